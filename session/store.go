@@ -116,10 +116,11 @@ type Store interface {
 	// transaction. Finishing a run that is no longer in progress is ErrInvalid.
 	FinishRun(ctx context.Context, key Key, invocationID, status string, events ...NewEvent) ([]Event, error)
 	GetRun(ctx context.Context, key Key, invocationID string) (Run, error)
-	// GetRunByResponseID finds a run by its response id among the user's runs of app;
-	// deleted runs are ErrNotFound.
-	GetRunByResponseID(ctx context.Context, app, user, responseID string) (Run, error)
-	DeleteRunResponse(ctx context.Context, app, user, responseID string) error
+	// GetRunByResponseID finds a run by its response id among the user's runs (of any
+	// app: a response id is globally unique); deleted runs are ErrNotFound.
+	GetRunByResponseID(ctx context.Context, user, responseID string) (Run, error)
+	// DeleteRunResponse marks the run's response deleted (ErrNotFound if unknown).
+	DeleteRunResponse(ctx context.Context, user, responseID string) error
 	// ActiveRuns lists every in-progress run (all apps and users), for startup recovery.
 	ActiveRuns(ctx context.Context) ([]Run, error)
 
