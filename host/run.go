@@ -1,0 +1,343 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/session"
+)
+
+// Run is one turn: its identity and its journal of events.
+type Run struct {
+	Key          session.Key
+	InvocationID string
+	ResponseID   string
+	Agent        string
+	CreatedAt    time.Time
+	Meta         json.RawMessage
+
+	j      *journal
+	done   chan struct{}
+	cancel context.CancelCauseFunc
+
+	mu     sync.Mutex
+	status string
+}
+
+// Subscribe returns a cursor over the run's events, starting at journal index from.
+func (r *Run) Subscribe(from int) *Subscription {
+	if from < 0 {
+		from = 0
+	}
+	return &Subscription{j: r.j, next: from}
+}
+
+// Done is closed when the run has ended and its terminal event is journaled.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Status is the run's current status.
+func (r *Run) Status() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status
+}
+
+// Wait blocks until the run ends and returns all its events.
+func (r *Run) Wait(ctx context.Context) ([]Event, error) {
+	select {
+	case <-r.done:
+		return r.j.snapshot(), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// turnState aggregates a runner's stream into durable events.
+type turnState struct {
+	rt  *Runtime
+	ctx context.Context
+	r   *Run
+
+	msgID, msgText   string
+	rsID, rsText     string
+	calls            map[string]*openCall
+	callOrder        []string
+	usage            session.Usage
+	haveUsage        bool
+	interrupted      bool
+	failure          *session.RunError
+	storeErr         error
+}
+
+type openCall struct {
+	itemID, name string
+	args         []byte
+}
+
+func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
+	ts := &turnState{rt: rt, ctx: ctx, r: r, calls: map[string]*openCall{}}
+	streamErr := ts.consume(ctx, ag, rr)
+	ts.flushAll()
+
+	status, runErr := session.StatusCompleted, ts.failure
+	switch {
+	case ts.storeErr != nil:
+		status = session.StatusFailed
+		runErr = &session.RunError{Code: "server_error", Message: "the session store failed while recording the run"}
+		rt.log.Error("store failed during run", "invocation", r.InvocationID, "error", ts.storeErr)
+	case errors.Is(context.Cause(ctx), errCancelled):
+		status = session.StatusCancelled
+	case errors.Is(context.Cause(ctx), errShutdown):
+		status = session.StatusInterrupted
+		runErr = &session.RunError{Code: "host_shutdown", Message: "the host shut down during the run"}
+	case streamErr != nil:
+		status = session.StatusFailed
+		runErr = &session.RunError{Code: "runner_error", Message: runnerFailureMessage(streamErr)}
+		rt.log.Error("runner stream failed", "agent", ag.Name, "invocation", r.InvocationID, "error", streamErr)
+	case ts.failure != nil:
+		status = session.StatusFailed
+	case ts.interrupted:
+		status = session.StatusInterrupted
+	}
+	data := session.RunStatusData{Status: status, Error: runErr}
+	if ts.haveUsage {
+		u := ts.usage
+		data.Usage = &u
+	}
+	ts.finish(status, data)
+}
+
+// runnerFailureMessage is the client-safe text for a broken runner stream.
+func runnerFailureMessage(err error) string {
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+		return "the agent's runner process exited or disconnected during the run"
+	}
+	return "the agent's runner failed during the run"
+}
+
+func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequest) error {
+	stream, err := ag.Runner.Run(ctx, rr)
+	if err != nil {
+		return fmt.Errorf("start run on runner: %w", err)
+	}
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // cancelled or shutting down: the cause decides the status
+			}
+			return err
+		}
+		if ts.storeErr != nil || ts.failure != nil {
+			continue // drain; the run's outcome is already decided
+		}
+		ts.handle(ev)
+	}
+}
+
+func (ts *turnState) handle(ev *runnerv1.RunEvent) {
+	switch e := ev.Event.(type) {
+	case *runnerv1.RunEvent_TextDelta:
+		ts.flushReasoning()
+		if ts.msgID == "" {
+			ts.msgID = newID("msg_")
+		}
+		ts.msgText += e.TextDelta.Text
+		ts.live(Event{Kind: KindTextDelta, ItemID: ts.msgID, Text: e.TextDelta.Text})
+	case *runnerv1.RunEvent_MessageDone:
+		ts.flushReasoning()
+		if e.MessageDone.Text != "" {
+			if ts.msgID == "" {
+				ts.msgID = newID("msg_")
+			}
+			ts.msgText = e.MessageDone.Text
+		}
+		ts.flushMessage()
+	case *runnerv1.RunEvent_ReasoningDelta:
+		ts.flushMessage()
+		if ts.rsID == "" {
+			ts.rsID = newID("rs_")
+		}
+		ts.rsText += e.ReasoningDelta.Text
+		ts.live(Event{Kind: KindReasoningDelta, ItemID: ts.rsID, Text: e.ReasoningDelta.Text})
+	case *runnerv1.RunEvent_ToolCallDelta:
+		ts.flushMessage()
+		ts.flushReasoning()
+		c := ts.call(e.ToolCallDelta.CallId, e.ToolCallDelta.Name)
+		c.args = append(c.args, e.ToolCallDelta.ArgumentsDelta...)
+		ts.live(Event{Kind: KindToolArgsDelta, ItemID: c.itemID, CallID: e.ToolCallDelta.CallId, Name: c.name, Text: e.ToolCallDelta.ArgumentsDelta})
+	case *runnerv1.RunEvent_ToolCall:
+		ts.flushMessage()
+		ts.flushReasoning()
+		c := ts.call(e.ToolCall.CallId, e.ToolCall.Name)
+		if e.ToolCall.Arguments != "" {
+			c.args = []byte(e.ToolCall.Arguments)
+		}
+		ts.flushCall(e.ToolCall.CallId)
+	case *runnerv1.RunEvent_ToolResult:
+		ts.flushAll()
+		t := e.ToolResult
+		ts.store(session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
+	case *runnerv1.RunEvent_ApprovalRequest:
+		ts.flushAll()
+		a := e.ApprovalRequest
+		id := a.Id
+		if id == "" {
+			id = newID("apr_")
+		}
+		args := a.Arguments
+		if args == "" {
+			args = "{}"
+		}
+		d := session.ApprovalRequestData{CallID: a.CallId, Name: a.Name, Arguments: args, Message: a.Message}
+		if len(a.DetailJson) > 0 && json.Valid(a.DetailJson) {
+			d.Detail = a.DetailJson
+		}
+		ts.store(session.NewEvent{Type: session.TypeApprovalRequest, ItemID: id, Data: session.MustJSON(d)})
+		ts.interrupted = true
+	case *runnerv1.RunEvent_StateDelta:
+		ts.flushAll()
+		if !json.Valid(e.StateDelta.DeltaJson) {
+			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a state delta that is not valid JSON"}
+			return
+		}
+		ts.store(session.NewEvent{Type: session.TypeStateDelta, Data: e.StateDelta.DeltaJson, StateDelta: e.StateDelta.DeltaJson})
+	case *runnerv1.RunEvent_Usage:
+		u := e.Usage
+		ts.usage.InputTokens += u.InputTokens
+		ts.usage.OutputTokens += u.OutputTokens
+		ts.usage.ReasoningTokens += u.ReasoningTokens
+		ts.usage.CachedTokens += u.CachedTokens
+		ts.haveUsage = true
+	case *runnerv1.RunEvent_Error:
+		ts.flushAll()
+		code := e.Error.Code
+		if code == "" {
+			code = "agent_error"
+		}
+		ts.failure = &session.RunError{Code: code, Message: e.Error.Message}
+		ts.rt.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
+	case *runnerv1.RunEvent_Native:
+		ts.live(Event{Kind: KindNative, Name: e.Native.Kind, Text: string(e.Native.DataJson)})
+	}
+}
+
+func (ts *turnState) call(callID, name string) *openCall {
+	c, ok := ts.calls[callID]
+	if !ok {
+		c = &openCall{itemID: newID("fc_"), name: name}
+		ts.calls[callID] = c
+		ts.callOrder = append(ts.callOrder, callID)
+	}
+	if c.name == "" {
+		c.name = name
+	}
+	return c
+}
+
+func (ts *turnState) live(e Event) { ts.r.j.add(e) }
+
+// store appends a durable event for the run and journals it with its seq.
+func (ts *turnState) store(ne session.NewEvent) {
+	if ts.storeErr != nil {
+		return
+	}
+	ne.InvocationID = ts.r.InvocationID
+	if ne.Author == "" {
+		ne.Author = ts.r.Agent
+	}
+	// The store must record what happened even when the run is being cancelled.
+	ctx := context.WithoutCancel(ts.ctx)
+	evs, err := ts.rt.store.Append(ctx, ts.r.Key, ne)
+	if err != nil {
+		ts.storeErr = err
+		return
+	}
+	for i := range evs {
+		ts.r.j.add(Event{Kind: KindStored, Stored: &evs[i]})
+	}
+}
+
+func (ts *turnState) flushMessage() {
+	if ts.msgID == "" {
+		return
+	}
+	ts.store(session.NewEvent{Type: session.TypeAssistantMessage, ItemID: ts.msgID, Data: session.MustJSON(session.AssistantMessageData{Text: ts.msgText})})
+	ts.msgID, ts.msgText = "", ""
+}
+
+func (ts *turnState) flushReasoning() {
+	if ts.rsID == "" {
+		return
+	}
+	ts.store(session.NewEvent{Type: session.TypeReasoning, ItemID: ts.rsID, Data: session.MustJSON(session.ReasoningData{Text: ts.rsText})})
+	ts.rsID, ts.rsText = "", ""
+}
+
+func (ts *turnState) flushCall(callID string) {
+	c, ok := ts.calls[callID]
+	if !ok {
+		return
+	}
+	args := string(c.args)
+	if args == "" {
+		args = "{}"
+	}
+	ts.store(session.NewEvent{Type: session.TypeToolCall, ItemID: c.itemID, Data: session.MustJSON(session.ToolCallData{CallID: callID, Name: c.name, Arguments: args})})
+	delete(ts.calls, callID)
+	for i, id := range ts.callOrder {
+		if id == callID {
+			ts.callOrder = append(ts.callOrder[:i], ts.callOrder[i+1:]...)
+			break
+		}
+	}
+}
+
+func (ts *turnState) flushAll() {
+	ts.flushReasoning()
+	ts.flushMessage()
+	for len(ts.callOrder) > 0 {
+		ts.flushCall(ts.callOrder[0])
+	}
+}
+
+// finish records the terminal status and closes the journal. A store failure here is
+// logged and the terminal event is still journaled so no subscriber waits forever.
+func (ts *turnState) finish(status string, data session.RunStatusData) {
+	r := ts.r
+	ne := session.NewEvent{InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Agent, Data: session.MustJSON(data)}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
+	defer cancel()
+	evs, err := ts.rt.store.FinishRun(ctx, r.Key, r.InvocationID, status, ne)
+	if err != nil {
+		ts.rt.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
+		evs = []session.Event{{SessionID: r.Key.ID, InvocationID: r.InvocationID, Type: ne.Type, Author: ne.Author, Data: ne.Data, Time: time.Now().UTC()}}
+	}
+	r.mu.Lock()
+	r.status = status
+	r.mu.Unlock()
+	for i := range evs {
+		r.j.add(Event{Kind: KindStored, Stored: &evs[i]})
+	}
+	r.j.close()
+	close(r.done)
+	time.AfterFunc(ts.rt.retention, func() {
+		ts.rt.mu.Lock()
+		if ts.rt.runs[r.InvocationID] == r {
+			delete(ts.rt.runs, r.InvocationID)
+		}
+		ts.rt.mu.Unlock()
+	})
+}

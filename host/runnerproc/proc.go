@@ -1,0 +1,338 @@
+package runnerproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/agentengine/agentengine/pluginsdk"
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+)
+
+// proc is one runner process.
+type proc struct {
+	log     hclog.Logger
+	pid     int
+	started time.Time
+	cmd     *exec.Cmd
+	client  *plugin.Client
+	rpc     runnerv1.RunnerClient
+	health  healthpb.HealthClient
+	sockDir string
+	stderr  *lineLogger
+	outputs []*lineLogger
+
+	// exited is go-plugin's done context: closed after the process has been waited for.
+	exited <-chan struct{}
+	// hardKill cancels the exec context, whose Cancel SIGKILLs the process group.
+	hardKill context.CancelFunc
+
+	// dead is cancelled (with the reason as cause) once the process must not be used any
+	// more; in-flight runs are tied to it.
+	dead     context.Context
+	markDead context.CancelCauseFunc
+
+	// closing: the supervisor stops this process on purpose (Close); its exit is no crash.
+	closing  bool // guarded by Supervisor.mu
+	killOnce sync.Once
+	killDone chan struct{}
+}
+
+// dispenser is the host-side plugin: pluginsdk's client plus a hook that keeps go-plugin's
+// done context (cancelled when the process exits; there is no exit callback, #92) and the
+// connection (for a health check that reads SERVING, which go-plugin's Ping ignores, #341).
+type dispenser struct {
+	pluginsdk.GRPCPlugin
+	done context.Context
+	conn *grpc.ClientConn
+}
+
+func (d *dispenser) GRPCClient(ctx context.Context, b *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	d.done, d.conn = ctx, c
+	return d.GRPCPlugin.GRPCClient(ctx, b, c)
+}
+
+// spawn starts a runner process and waits until it serves. abort is closed to give up
+// early (Close during a slow start).
+func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
+	cfg := &s.cfg
+	dir, err := socketDir()
+	if err != nil {
+		return nil, fmt.Errorf("runner %q: create socket directory: %w", cfg.Name, err)
+	}
+	execCtx, hardKill := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(execCtx, cfg.Command[0], cfg.Command[1:]...)
+	cmd.Dir = cfg.Dir
+	// go-plugin appends its cookie and PLUGIN_* variables; with SkipHostEnv nothing else
+	// from the host's environment (secrets included) reaches the runner.
+	cmd.Env = append(append(make([]string, 0, len(cfg.Env)+1), cfg.Env...), "PLUGIN_UNIX_SOCKET_DIR="+dir)
+	// Own process group: the runner's children can be killed with it (go-plugin #136).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if errors.Is(err, syscall.ESRCH) {
+			return os.ErrProcessDone
+		}
+		return err
+	}
+
+	log := s.log
+	stderr := newLineLogger(log, "stderr", hclog.Debug)
+	stdout := newLineLogger(log, "stdout", hclog.Info)
+	syncStderr := newLineLogger(log, "stderr", hclog.Info)
+	disp := &dispenser{}
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  pluginsdk.Handshake,
+		Plugins:          plugin.PluginSet{pluginsdk.PluginName: disp},
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		StartTimeout:     cfg.StartTimeout,
+		SkipHostEnv:      true,
+		// Level Off disables go-plugin's stderr JSON parser (it can panic the host, #38);
+		// our lineLogger gets the raw lines through Stderr instead.
+		Logger:     hclog.New(&hclog.LoggerOptions{Name: "go-plugin", Level: hclog.Off, Output: io.Discard}),
+		Stderr:     stderr,
+		SyncStdout: stdout,
+		SyncStderr: syncStderr,
+	})
+	p := &proc{
+		log: log, cmd: cmd, client: client, sockDir: dir, stderr: stderr,
+		outputs: []*lineLogger{stderr, stdout, syncStderr}, hardKill: hardKill,
+		killDone: make(chan struct{}),
+	}
+	p.dead, p.markDead = context.WithCancelCause(context.Background())
+
+	// go-plugin's Start blocks without a context; abort kills the process group, which
+	// makes it return ("plugin exited before we could connect").
+	stopAbort := make(chan struct{})
+	defer close(stopAbort)
+	go func() {
+		select {
+		case <-abort:
+			hardKill()
+		case <-stopAbort:
+		}
+	}()
+
+	t0 := time.Now()
+	proto, err := client.Client()
+	if err != nil {
+		return nil, s.startFailed(p, err)
+	}
+	raw, err := proto.Dispense(pluginsdk.PluginName)
+	if err != nil {
+		return nil, s.startFailed(p, fmt.Errorf("dispense: %w", err))
+	}
+	rc, ok := raw.(runnerv1.RunnerClient)
+	if !ok {
+		return nil, s.startFailed(p, fmt.Errorf("dispense: unexpected client type %T", raw))
+	}
+	p.rpc = rc
+	p.exited = disp.done.Done()
+	p.health = healthpb.NewHealthClient(disp.conn)
+	// client.Client ran cmd.Start on this goroutine, so cmd.Process is safe to read.
+	p.pid = cmd.Process.Pid
+	p.log = log.With("pid", p.pid)
+	for _, o := range p.outputs {
+		o.setLogger(p.log)
+	}
+
+	hctx, cancel := context.WithTimeout(context.Background(), min(cfg.StartTimeout, cfg.HealthTimeout))
+	defer cancel()
+	go func() {
+		select {
+		case <-abort:
+			cancel()
+		case <-hctx.Done():
+		}
+	}()
+	if err := p.ping(hctx); err != nil {
+		return nil, s.startFailed(p, fmt.Errorf("health check: %w", err))
+	}
+	p.started = time.Now()
+	p.log.Info("runner started", "command", cfg.Command[0], "start_ms", float64(p.started.Sub(t0).Microseconds())/1000)
+	return p, nil
+}
+
+// startFailed cleans up after a failed start and builds the error, quoting the runner's
+// last stderr lines: that is where a missing import or a bad config shows.
+func (s *Supervisor) startFailed(p *proc, err error) error {
+	if p.cmd.Process != nil {
+		// Set by cmd.Start on this goroutine (inside client.Client), so safe to read.
+		p.pid = p.cmd.Process.Pid
+	}
+	p.terminate(context.Background(), s.cfg.KillTimeout)
+	s.log.Debug("go-plugin start error", "error", err)
+	reason := startReason(err, s.cfg.StartTimeout)
+	if st := p.waitedStatus(); st != "" {
+		reason += " (" + st + ")"
+	}
+	msg := fmt.Sprintf("runner %q: start %s: %s", s.cfg.Name, s.cfg.Command[0], reason)
+	if tail := p.stderr.lastLines(); len(tail) > 0 {
+		msg += "\nlast stderr lines:\n  " + strings.Join(tail, "\n  ")
+	}
+	return &startError{msg: msg, err: err}
+}
+
+// startReason rewords go-plugin's start errors, whose text is written for plugin authors
+// of Go programs (and appends file mode and ELF notes), into what went wrong.
+func startReason(err error, timeout time.Duration) string {
+	msg := err.Error()
+	const unrecognized = "Unrecognized remote plugin message: "
+	switch {
+	case strings.HasPrefix(msg, unrecognized):
+		first, _, _ := strings.Cut(strings.TrimPrefix(msg, unrecognized), "\n")
+		if first == "" {
+			return "the process closed stdout without the go-plugin handshake line"
+		}
+		if len(first) > 200 {
+			first = strings.ToValidUTF8(first[:200], "") + "…"
+		}
+		return fmt.Sprintf("the process printed %q to stdout instead of the go-plugin handshake line "+
+			"(a runner must not write to stdout before the handshake)", first)
+	case msg == "timeout while waiting for plugin to start":
+		return fmt.Sprintf("no go-plugin handshake within the start timeout (%s)", timeout)
+	case msg == "plugin exited before we could connect":
+		return "the process exited before the go-plugin handshake"
+	}
+	return msg
+}
+
+type startError struct {
+	msg string
+	err error
+}
+
+func (e *startError) Error() string { return e.msg }
+func (e *startError) Unwrap() error { return e.err }
+
+func (p *proc) ping(ctx context.Context) error {
+	resp, err := p.health.Check(ctx, &healthpb.HealthCheckRequest{Service: plugin.GRPCServiceName})
+	if err != nil {
+		return err
+	}
+	if st := resp.GetStatus(); st != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("runner reports %s", st)
+	}
+	return nil
+}
+
+// alive reports whether the process may take calls.
+func (p *proc) alive() bool {
+	if p.dead.Err() != nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// terminate stops the process and everything in its process group. It asks nicely first
+// (go-plugin Kill: GRPCController.Shutdown, then SIGKILL of the direct child after 2 s)
+// and SIGKILLs the whole group when that has not finished within killTimeout or ctx ends:
+// go-plugin's Kill waits for the stdout/stderr pipes to close, which never happens while
+// a grandchild holds them (research A.8). Safe to call more than once and concurrently.
+func (p *proc) terminate(ctx context.Context, killTimeout time.Duration) {
+	p.killOnce.Do(func() {
+		go func() {
+			p.client.Kill()
+			close(p.killDone)
+		}()
+	})
+	timer := time.NewTimer(killTimeout)
+	defer timer.Stop()
+	select {
+	case <-p.killDone:
+	case <-timer.C:
+		p.log.Warn("runner did not exit in time; killing its process group", "kill_timeout", killTimeout)
+		p.hardKill()
+	case <-ctx.Done():
+		p.log.Warn("stop cancelled; killing the runner's process group", "error", ctx.Err())
+		p.hardKill()
+	}
+	select {
+	case <-p.killDone:
+	case <-ctx.Done():
+	case <-time.After(killTimeout):
+		// Only a process that left the group (setsid) and kept our pipes gets here.
+		p.log.Error("runner pipes still open after SIGKILL of its process group; giving up waiting")
+	}
+	p.hardKill()
+	p.sweep()
+}
+
+// sweep kills what is left of the process group (children that closed their pipes and so
+// did not hold up Kill) and removes the socket directory.
+func (p *proc) sweep() {
+	// The group id is the runner's pid (Setpgid). Linux does not reuse a pid while it is
+	// still a process group id, so while members remain this only hits them; once the
+	// group is empty it fails with ESRCH (barring reuse of the pid by a new group leader
+	// in the milliseconds since the exit).
+	if p.pid > 0 {
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	}
+	for _, o := range p.outputs {
+		o.flush()
+	}
+	if p.sockDir != "" {
+		_ = os.RemoveAll(p.sockDir)
+	}
+}
+
+// waitedStatus is the exit status once terminate has seen the process reaped, else "".
+func (p *proc) waitedStatus() string {
+	select {
+	case <-p.killDone:
+		// client.Kill returned, so go-plugin's goroutine that ran cmd.Wait has finished.
+	default:
+		return ""
+	}
+	if st := p.cmd.ProcessState; st != nil {
+		return st.String()
+	}
+	return ""
+}
+
+// exitStatus describes how the process ended; only valid after exited is closed.
+func (p *proc) exitStatus() string {
+	if st := p.cmd.ProcessState; st != nil {
+		return st.String()
+	}
+	return "unknown"
+}
+
+// socketDir makes a private directory for the runner's unix socket. Socket paths are
+// limited to 108 bytes (104 on macOS) and go-plugin adds "/plugin" and ten digits, so a
+// long TMPDIR falls back to /tmp (terraform #22198).
+func socketDir() (string, error) {
+	base := os.TempDir()
+	if len(base) > 64 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "ae")
+	if err != nil {
+		return "", err
+	}
+	// MkdirTemp already uses 0700; be explicit, the socket must not be reachable by others.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return filepath.Clean(dir), nil
+}

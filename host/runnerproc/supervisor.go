@@ -1,0 +1,526 @@
+// Package runnerproc supervises one agent's runner subprocess: it starts it through
+// hashicorp/go-plugin (gRPC only), hands calls to the live process, notices crashes,
+// restarts with backoff and stops it without ever hanging. A Supervisor is a
+// runnerv1.RunnerClient, so the rest of the host does not know processes exist.
+//
+// go-plugin traps this package handles (research/runtimes.md A.12-A.15): its stderr JSON
+// parser can panic the host (#38), Kill hangs while a grandchild holds the plugin's pipes
+// and never kills grandchildren (#136), there is no exit callback (#92) or restart (#31),
+// long TMPDIRs break unix sockets, and the host's whole environment leaks to plugins.
+package runnerproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+)
+
+// Errors a Supervisor's methods wrap; test with errors.Is.
+var (
+	// ErrClosed: the supervisor was closed.
+	ErrClosed = errors.New("runner supervisor closed")
+	// ErrExited: the runner process exited or its connection broke; calls in flight fail
+	// with it. The next call starts a new process.
+	ErrExited = errors.New("runner process exited")
+	// ErrBackoff: the runner failed recently and the next start attempt is not due yet.
+	ErrBackoff = errors.New("runner is restarting after a failure")
+	// ErrNotRunning: Ping found no live process (Ping never starts one).
+	ErrNotRunning = errors.New("runner is not running")
+)
+
+// Config describes how to run one agent's runner.
+type Config struct {
+	// Name identifies the runner in logs and errors (default: the command's base name).
+	Name string
+	// Command is the absolute path of the executable and its arguments; no shell is used.
+	Command []string
+	// Dir is the working directory ("" means the host's).
+	Dir string
+	// Env is the child's entire environment. Nothing else from the host's environment
+	// is passed on; go-plugin adds its cookie and PLUGIN_* variables.
+	Env []string
+	// StartTimeout bounds spawn + handshake + first health check (default 60s: Python
+	// runners import frameworks for seconds).
+	StartTimeout time.Duration
+	// KillTimeout is how long a graceful stop may take before the process group is
+	// SIGKILLed (default 5s).
+	KillTimeout time.Duration
+	// Logger receives the supervisor's records and the runner's own log lines.
+	Logger hclog.Logger
+	// Backoff paces restarts after crashes and failed starts.
+	Backoff Backoff
+	// HealthInterval is the period of health checks on a live process (default 30s;
+	// negative disables them). Two failures in a row retire the process.
+	HealthInterval time.Duration
+	// HealthTimeout bounds one health check (default 5s).
+	HealthTimeout time.Duration
+}
+
+// Backoff paces restarts: the first restart after a failure is immediate, then the delay
+// starts at Initial and doubles up to Max. A process that stayed up for Reset clears the
+// count.
+type Backoff struct {
+	Initial time.Duration // default 250ms
+	Max     time.Duration // default 30s
+	Reset   time.Duration // default 1m
+}
+
+// delay is the wait before the next start after the n-th consecutive failure.
+func (b Backoff) delay(n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	d := b.Initial
+	for i := 2; i < n && d < b.Max; i++ {
+		d *= 2
+	}
+	return min(d, b.Max)
+}
+
+func (c *Config) setDefaults() {
+	if c.Name == "" && len(c.Command) > 0 && c.Command[0] != "" {
+		c.Name = filepath.Base(c.Command[0])
+	}
+	if c.Name == "" {
+		c.Name = "runner"
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = time.Minute
+	}
+	if c.KillTimeout <= 0 {
+		c.KillTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	if c.Backoff.Initial <= 0 {
+		c.Backoff.Initial = 250 * time.Millisecond
+	}
+	if c.Backoff.Max <= 0 {
+		c.Backoff.Max = 30 * time.Second
+	}
+	if c.Backoff.Reset <= 0 {
+		c.Backoff.Reset = time.Minute
+	}
+	if c.HealthInterval == 0 {
+		c.HealthInterval = 30 * time.Second
+	}
+	if c.HealthTimeout <= 0 {
+		c.HealthTimeout = 5 * time.Second
+	}
+}
+
+func (c *Config) validate() error {
+	switch {
+	case len(c.Command) == 0 || c.Command[0] == "":
+		return fmt.Errorf("runner %q: no command configured", c.Name)
+	case !filepath.IsAbs(c.Command[0]):
+		return fmt.Errorf("runner %q: command %q must be an absolute path (no PATH lookup, no shell)", c.Name, c.Command[0])
+	}
+	return nil
+}
+
+// Supervisor runs one agent's runner process. It implements runnerv1.RunnerClient by
+// delegating to the live process, starting one on first use. Safe for concurrent use.
+type Supervisor struct {
+	cfg    Config
+	cfgErr error
+	log    hclog.Logger
+	// abort is closed by Close: it ends a start in progress and the monitors.
+	abort     chan struct{}
+	closeDone chan struct{}
+
+	mu        sync.Mutex
+	cur       *proc
+	procs     map[*proc]struct{} // every process not yet cleaned up, cur included
+	attempt   *attempt
+	failures  int
+	notBefore time.Time
+	lastErr   error
+	closed    bool
+}
+
+var _ runnerv1.RunnerClient = (*Supervisor)(nil)
+
+// attempt is one start in progress; everyone who needs a process waits for it.
+type attempt struct {
+	done chan struct{}
+	err  error
+}
+
+// New returns a supervisor; nothing starts until Start or the first call. A bad Config
+// is reported by Start and by every call.
+func New(cfg Config) *Supervisor {
+	cfg.Command = append([]string(nil), cfg.Command...)
+	cfg.Env = append([]string(nil), cfg.Env...)
+	cfg.setDefaults()
+	return &Supervisor{
+		cfg:       cfg,
+		cfgErr:    cfg.validate(),
+		log:       cfg.Logger.With("runner", cfg.Name),
+		abort:     make(chan struct{}),
+		closeDone: make(chan struct{}),
+		procs:     map[*proc]struct{}{},
+	}
+}
+
+// Start starts the runner now (at boot) instead of on first use, and reports failure.
+func (s *Supervisor) Start(ctx context.Context) error {
+	_, err := s.get(ctx)
+	return err
+}
+
+// PID returns the pid of the live runner process (also its process group id), or 0.
+func (s *Supervisor) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil || !s.cur.alive() {
+		return 0
+	}
+	return s.cur.pid
+}
+
+// Ping checks the live process's health (gRPC health service "plugin" is SERVING). It
+// never starts a process.
+func (s *Supervisor) Ping(ctx context.Context) error {
+	s.mu.Lock()
+	p, closed := s.cur, s.closed
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return fmt.Errorf("runner %q: %w", s.cfg.Name, ErrClosed)
+	case p == nil || !p.alive():
+		return fmt.Errorf("runner %q: %w", s.cfg.Name, ErrNotRunning)
+	}
+	if err := p.ping(ctx); err != nil {
+		return s.callErr(p, "health check", err, ctx)
+	}
+	return nil
+}
+
+// Describe implements runnerv1.RunnerClient.
+func (s *Supervisor) Describe(ctx context.Context, in *runnerv1.DescribeRequest, opts ...grpc.CallOption) (*runnerv1.DescribeResponse, error) {
+	p, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.rpc.Describe(ctx, in, opts...)
+	if err != nil {
+		return nil, s.callErr(p, "describe", err, ctx)
+	}
+	return resp, nil
+}
+
+// Summarize implements runnerv1.RunnerClient.
+func (s *Supervisor) Summarize(ctx context.Context, in *runnerv1.SummarizeRequest, opts ...grpc.CallOption) (*runnerv1.SummarizeResponse, error) {
+	p, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.rpc.Summarize(ctx, in, opts...)
+	if err != nil {
+		return nil, s.callErr(p, "summarize", err, ctx)
+	}
+	return resp, nil
+}
+
+// Run implements runnerv1.RunnerClient. Cancelling ctx cancels the remote stream. If the
+// process dies, Recv fails promptly with an error wrapping ErrExited (and the gRPC
+// status). Read the stream until Recv returns an error, or cancel ctx, to release it.
+func (s *Supervisor) Run(ctx context.Context, in *runnerv1.RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[runnerv1.RunEvent], error) {
+	p, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Tie the run to the process: a broken connection would fail the stream anyway, but
+	// a process retired while its socket still answers (failed health checks) would not.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(p.dead, func() { cancel(context.Cause(p.dead)) })
+	release := func() {
+		stop()
+		cancel(nil)
+	}
+	st, err := p.rpc.Run(runCtx, in, opts...)
+	if err != nil {
+		err = s.callErr(p, "run", err, runCtx)
+		release()
+		return nil, err
+	}
+	return &runStream{ServerStreamingClient: st, s: s, p: p, ctx: runCtx, release: release}, nil
+}
+
+// runStream translates a run's stream errors and releases the run's context at its end.
+type runStream struct {
+	grpc.ServerStreamingClient[runnerv1.RunEvent]
+	s       *Supervisor
+	p       *proc
+	ctx     context.Context
+	release func()
+	once    sync.Once
+}
+
+func (r *runStream) Recv() (*runnerv1.RunEvent, error) {
+	ev, err := r.ServerStreamingClient.Recv()
+	if err == nil {
+		return ev, nil
+	}
+	if err != io.EOF {
+		err = r.s.callErr(r.p, "run", err, r.ctx)
+	}
+	r.once.Do(r.release)
+	return nil, err
+}
+
+// callErr wraps a call's error. A broken connection means the process is dead or dying:
+// it is retired so that the next call starts a fresh one.
+func (s *Supervisor) callErr(p *proc, op string, err error, ctx context.Context) error {
+	if ctx.Err() != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrExited) || errors.Is(cause, ErrClosed) {
+			return fmt.Errorf("runner %q: %s: %w", s.cfg.Name, op, cause)
+		}
+	}
+	if status.Code(err) == codes.Unavailable {
+		s.mu.Lock()
+		closing := p.closing
+		s.mu.Unlock()
+		if closing {
+			return fmt.Errorf("runner %q: %s: %w: %w", s.cfg.Name, op, ErrClosed, err)
+		}
+		s.retire(p, "connection lost")
+		return fmt.Errorf("runner %q: %s: %w: %w", s.cfg.Name, op, ErrExited, err)
+	}
+	return fmt.Errorf("runner %q: %s: %w", s.cfg.Name, op, err)
+}
+
+// get returns the live process, starting one if needed.
+func (s *Supervisor) get(ctx context.Context) (*proc, error) {
+	if s.cfgErr != nil {
+		return nil, s.cfgErr
+	}
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("runner %q: %w", s.cfg.Name, ErrClosed)
+		}
+		if p := s.cur; p != nil {
+			if p.alive() {
+				s.mu.Unlock()
+				return p, nil
+			}
+			s.cur = nil
+		}
+		a := s.attempt
+		if a == nil {
+			if wait := time.Until(s.notBefore); wait > 0 {
+				err := fmt.Errorf("runner %q: %w; next start attempt in %s (last failure: %v)",
+					s.cfg.Name, ErrBackoff, wait.Round(time.Millisecond), s.lastErr)
+				s.mu.Unlock()
+				return nil, err
+			}
+			a = &attempt{done: make(chan struct{})}
+			s.attempt = a
+			// The start is not tied to ctx: other callers may be waiting for it too.
+			go s.start(a)
+		}
+		s.mu.Unlock()
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("runner %q: waiting for the runner to start: %w", s.cfg.Name, context.Cause(ctx))
+		}
+		if a.err != nil {
+			return nil, a.err
+		}
+	}
+}
+
+func (s *Supervisor) start(a *attempt) {
+	defer close(a.done)
+	p, err := s.spawn(s.abort)
+	s.mu.Lock()
+	s.attempt = nil
+	closed := s.closed
+	switch {
+	case err != nil:
+		retry := s.failLocked(err)
+		s.mu.Unlock()
+		if closed {
+			a.err = fmt.Errorf("runner %q: %w", s.cfg.Name, ErrClosed)
+			return
+		}
+		s.log.Error("runner failed to start", "error", err, "next_start_in", retry)
+		a.err = err
+		return
+	case closed:
+		p.closing = true
+		s.mu.Unlock()
+		p.markDead(ErrClosed)
+		p.terminate(context.Background(), s.cfg.KillTimeout)
+		a.err = fmt.Errorf("runner %q: %w", s.cfg.Name, ErrClosed)
+		return
+	}
+	s.cur = p
+	s.procs[p] = struct{}{}
+	s.mu.Unlock()
+	go s.monitor(p)
+}
+
+// failLocked records a failure and returns the delay before the next start.
+func (s *Supervisor) failLocked(err error) time.Duration {
+	s.failures++
+	d := s.cfg.Backoff.delay(s.failures)
+	s.notBefore = time.Now().Add(d)
+	s.lastErr = err
+	return d
+}
+
+// monitor watches one process: its exit (go-plugin's done context) and its health.
+func (s *Supervisor) monitor(p *proc) {
+	var tick <-chan time.Time
+	if s.cfg.HealthInterval > 0 {
+		t := time.NewTicker(s.cfg.HealthInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	misses := 0
+	for {
+		select {
+		case <-p.exited:
+			s.exited(p)
+			return
+		case <-s.abort:
+			return // Close stops the process itself.
+		case <-tick:
+			if p.dead.Err() != nil {
+				continue // being retired; wait for the exit
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.HealthTimeout)
+			err := p.ping(ctx)
+			cancel()
+			if err == nil {
+				misses = 0
+				continue
+			}
+			misses++
+			p.log.Warn("runner health check failed", "error", err, "misses", misses)
+			if misses >= 2 {
+				s.retire(p, "health checks failed")
+			}
+		}
+	}
+}
+
+// exited accounts for a process that has exited and cleans up after it.
+func (s *Supervisor) exited(p *proc) {
+	st := p.exitStatus()
+	cause := fmt.Errorf("%w (%s)", ErrExited, st)
+	s.mu.Lock()
+	if s.cur == p {
+		s.cur = nil
+	}
+	crashed := !p.closing
+	var retry time.Duration
+	if crashed {
+		if time.Since(p.started) >= s.cfg.Backoff.Reset {
+			s.failures = 0 // it was healthy for a while: restart at once
+		}
+		retry = s.failLocked(cause)
+	}
+	s.mu.Unlock()
+	p.markDead(cause)
+	if crashed {
+		p.log.Error("runner process exited unexpectedly", "status", st,
+			"uptime", time.Since(p.started).Round(time.Millisecond), "next_start_in", retry)
+	} else {
+		p.log.Info("runner process stopped", "status", st)
+	}
+	p.terminate(context.Background(), s.cfg.KillTimeout)
+	s.forget(p)
+}
+
+// retire takes a process out of service and stops it; its exit is then counted as a
+// failure by exited.
+func (s *Supervisor) retire(p *proc, reason string) {
+	s.mu.Lock()
+	if s.cur == p {
+		s.cur = nil
+	}
+	closing := p.closing
+	s.mu.Unlock()
+	if closing || p.dead.Err() != nil {
+		return
+	}
+	p.markDead(fmt.Errorf("%w: %s", ErrExited, reason))
+	p.log.Warn("retiring runner process", "reason", reason)
+	go p.terminate(context.Background(), s.cfg.KillTimeout)
+}
+
+func (s *Supervisor) forget(p *proc) {
+	s.mu.Lock()
+	delete(s.procs, p)
+	s.mu.Unlock()
+}
+
+// Close stops the runner: in-flight runs fail with ErrClosed, the process gets a graceful
+// shutdown and, after KillTimeout (or when ctx ends), its whole process group is
+// SIGKILLed. Calls after Close fail with ErrClosed. Close is idempotent: later calls wait
+// for the first to finish.
+func (s *Supervisor) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		select {
+		case <-s.closeDone:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("runner %q: close: %w", s.cfg.Name, ctx.Err())
+		}
+	}
+	s.closed = true
+	close(s.abort)
+	a := s.attempt
+	procs := make([]*proc, 0, len(s.procs))
+	for p := range s.procs {
+		p.closing = true
+		procs = append(procs, p)
+	}
+	s.cur = nil
+	s.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		p.markDead(ErrClosed)
+		wg.Go(func() {
+			p.terminate(ctx, s.cfg.KillTimeout)
+			s.forget(p)
+		})
+	}
+	if a != nil {
+		// abort makes the start give up and clean up after itself.
+		wg.Go(func() {
+			select {
+			case <-a.done:
+			case <-ctx.Done():
+			}
+		})
+	}
+	wg.Wait()
+	close(s.closeDone)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("runner %q: close: %w", s.cfg.Name, err)
+	}
+	s.log.Debug("runner supervisor closed")
+	return nil
+}

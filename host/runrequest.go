@@ -1,0 +1,193 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentengine/agentengine/pluginsdk"
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/session"
+)
+
+// buildRunRequest assembles the seed-003 payload and session context for a turn whose
+// opening events start at turnSeq; history is the projection of what came before it.
+func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req TurnRequest, resumes []pendingApproval, turnSeq int64) (*runnerv1.RunRequest, error) {
+	hist, _, err := session.LoadHistory(ctx, rt.store, key)
+	if err != nil {
+		return nil, fmt.Errorf("project history: %w", err)
+	}
+	prior := hist[:0:0]
+	for _, m := range hist {
+		if m.Seq < turnSeq {
+			prior = append(prior, m)
+		}
+	}
+	if prior == nil {
+		prior = []session.Message{}
+	}
+	state, err := rt.store.State(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("load state: %w", err)
+	}
+
+	in := req.Input
+	p := pluginsdk.Payload{
+		History:                  prior,
+		InputContent:             nonNilBlocks(in.Content),
+		InputMessages:            inputMessages(in),
+		InputParts:               inputParts(in.Content),
+		Attachments:              []json.RawMessage{},
+		AttachmentResults:        []json.RawMessage{},
+		CurrentAttachments:       []json.RawMessage{},
+		CurrentAttachmentResults: []json.RawMessage{},
+		Model:                    req.App,
+		ModelMetadata:            req.ModelMetadata,
+		ModelOptions:             req.ModelOptions,
+		Instructions:             req.Instructions,
+		Metadata:                 req.Metadata,
+		SessionID:                key.ID,
+		InvocationID:             req.InvocationID,
+	}
+	for _, b := range in.Content {
+		if b.Type == "input_text" {
+			continue
+		}
+		p.CurrentAttachments = append(p.CurrentAttachments, session.MustJSON(attachmentOf(b)))
+	}
+	p.HasCurrentFiles = len(p.CurrentAttachments) > 0
+	p.Attachments = append(p.Attachments, p.CurrentAttachments...)
+	isResume := len(resumes) > 0
+	if isResume {
+		first := resumes[0]
+		p.Resume = &pluginsdk.Resume{
+			ApprovalRequestID: first.itemID, Approve: first.resume.Approve, Reason: first.resume.Reason,
+			Output: first.resume.Output, CallID: first.data.CallID, Name: first.data.Name,
+			Arguments: first.data.Arguments, Detail: first.data.Detail,
+		}
+		if len(resumes) == 1 {
+			p.Input = first.resume.Raw
+		} else {
+			raws := make([]json.RawMessage, len(resumes))
+			for i, r := range resumes {
+				raws[i] = r.resume.Raw
+			}
+			p.Input = session.MustJSON(raws)
+		}
+	} else {
+		p.Input = session.MustJSON(in.Text())
+	}
+	sc := pluginsdk.SessionContext{
+		History: prior,
+		PlatformContext: pluginsdk.PlatformContext{
+			AgentID: req.App, AppName: req.App, UserID: key.User, SessionID: key.ID, InvocationID: req.InvocationID,
+		},
+		KBContext:     json.RawMessage("null"),
+		MemoryContext: json.RawMessage("null"),
+		IsResume:      isResume,
+		State:         state.Merged(),
+		StateTiers:    state,
+	}
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode payload: %w", err)
+	}
+	sctx, err := json.Marshal(sc)
+	if err != nil {
+		return nil, fmt.Errorf("encode session context: %w", err)
+	}
+	return &runnerv1.RunRequest{
+		AppName: req.App, UserId: key.User, SessionId: key.ID, InvocationId: req.InvocationID,
+		PayloadJson: payload, SessionContextJson: sctx,
+	}, nil
+}
+
+func nonNilBlocks(b []session.ContentBlock) []session.ContentBlock {
+	if b == nil {
+		return []session.ContentBlock{}
+	}
+	return b
+}
+
+// inputMessages is the current input as Responses-style items: one user message with the
+// content blocks, then any other items as sent.
+func inputMessages(in Input) []json.RawMessage {
+	out := []json.RawMessage{}
+	if len(in.Content) > 0 {
+		out = append(out, session.MustJSON(map[string]any{"type": "message", "role": "user", "content": in.Content}))
+	}
+	out = append(out, in.Items...)
+	return out
+}
+
+// inputParts is the legacy normalized parts list of seed 001.
+func inputParts(blocks []session.ContentBlock) []json.RawMessage {
+	out := []json.RawMessage{}
+	for _, b := range blocks {
+		switch b.Type {
+		case "input_text":
+			out = append(out, session.MustJSON(map[string]any{"text": b.Text}))
+		case "input_image":
+			out = append(out, session.MustJSON(partOf(b.ImageURL, b.Filename)))
+		case "input_file":
+			src := b.FileData
+			if src == "" {
+				src = b.FileURL
+			}
+			out = append(out, session.MustJSON(partOf(src, b.Filename)))
+		}
+	}
+	return out
+}
+
+func partOf(url, name string) map[string]any {
+	if mime, data, ok := splitDataURL(url); ok {
+		return map[string]any{"inline_data": map[string]any{"mime_type": mime, "data": data, "display_name": name}}
+	}
+	return map[string]any{"file_data": map[string]any{"file_uri": url, "display_name": name}}
+}
+
+// splitDataURL splits "data:<mime>;base64,<data>".
+func splitDataURL(u string) (mime, data string, ok bool) {
+	rest, found := strings.CutPrefix(u, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, data, found := strings.Cut(rest, ",")
+	if !found {
+		return "", "", false
+	}
+	mime, _, _ = strings.Cut(meta, ";")
+	return mime, data, true
+}
+
+// attachment describes a current-turn file or image for the runner.
+type attachment struct {
+	Kind      string `json:"kind"` // image or file
+	Name      string `json:"name,omitempty"`
+	MimeType  string `json:"mime_type,omitempty"`
+	Transport string `json:"transport"` // inline or reference
+	URI       string `json:"uri,omitempty"`
+	SizeBytes int    `json:"size_bytes,omitempty"`
+}
+
+func attachmentOf(b session.ContentBlock) attachment {
+	a := attachment{Kind: "file", Name: b.Filename, Transport: "reference"}
+	src := b.FileData
+	if b.Type == "input_image" {
+		a.Kind, src = "image", b.ImageURL
+	}
+	if src == "" {
+		src = b.FileURL
+	}
+	if mime, data, ok := splitDataURL(src); ok {
+		a.Transport, a.MimeType, a.SizeBytes = "inline", mime, len(data)*3/4
+	} else {
+		a.URI = src
+		if a.URI == "" && b.FileID != "" {
+			a.URI = b.FileID
+		}
+	}
+	return a
+}

@@ -1,0 +1,482 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/session"
+)
+
+// Agent is a hosted agent: a name clients select it by and the runner that executes it.
+type Agent struct {
+	Name        string
+	Description string
+	Framework   string
+	Runner      runnerv1.RunnerClient
+}
+
+// Config configures a Runtime.
+type Config struct {
+	Store  session.Store
+	Agents []Agent
+	Logger hclog.Logger
+	// Retention is how long a finished run's journal stays in memory for late
+	// subscribers before they are served from the store instead (default 5 minutes).
+	Retention time.Duration
+	// DefaultUser owns sessions of requests that name no user (default "user").
+	DefaultUser string
+}
+
+// Runtime runs turns for every surface. It is safe for concurrent use.
+type Runtime struct {
+	store     session.Store
+	agents    map[string]Agent
+	log       hclog.Logger
+	retention time.Duration
+	defUser   string
+
+	baseCtx context.Context
+	stop    context.CancelCauseFunc
+	wg      sync.WaitGroup
+
+	mu   sync.Mutex
+	runs map[string]*Run // live and recently finished runs by invocation id
+}
+
+// errShutdown is the cancel cause of runs stopped by Close: they end interrupted.
+var errShutdown = errors.New("host shutting down")
+
+// errCancelled is the cancel cause of runs stopped by Cancel: they end cancelled.
+var errCancelled = errors.New("run cancelled")
+
+// New builds a Runtime. Call Recover once before serving.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("host: a session store is required")
+	}
+	rt := &Runtime{
+		store:     cfg.Store,
+		agents:    map[string]Agent{},
+		log:       cfg.Logger,
+		retention: cfg.Retention,
+		defUser:   cfg.DefaultUser,
+		runs:      map[string]*Run{},
+	}
+	if rt.log == nil {
+		rt.log = hclog.NewNullLogger()
+	}
+	if rt.retention <= 0 {
+		rt.retention = 5 * time.Minute
+	}
+	if rt.defUser == "" {
+		rt.defUser = "user"
+	}
+	for _, a := range cfg.Agents {
+		if a.Name == "" || a.Runner == nil {
+			return nil, fmt.Errorf("host: agent %q needs a name and a runner", a.Name)
+		}
+		if _, dup := rt.agents[a.Name]; dup {
+			return nil, fmt.Errorf("host: two agents are named %q; names must be unique", a.Name)
+		}
+		rt.agents[a.Name] = a
+	}
+	rt.baseCtx, rt.stop = context.WithCancelCause(context.Background())
+	return rt, nil
+}
+
+// AgentInfo describes a hosted agent.
+type AgentInfo struct {
+	Name        string
+	Description string
+	Framework   string
+}
+
+// Agents lists the hosted agents by name.
+func (rt *Runtime) Agents() []AgentInfo {
+	out := make([]AgentInfo, 0, len(rt.agents))
+	for _, a := range rt.agents {
+		out = append(out, AgentInfo{Name: a.Name, Description: a.Description, Framework: a.Framework})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// DefaultUser is the user of requests that name none.
+func (rt *Runtime) DefaultUser() string { return rt.defUser }
+
+func (rt *Runtime) agent(name string) (Agent, error) {
+	if a, ok := rt.agents[name]; ok {
+		return a, nil
+	}
+	if name == "" && len(rt.agents) == 1 {
+		for _, a := range rt.agents {
+			return a, nil
+		}
+	}
+	names := make([]string, 0, len(rt.agents))
+	for n := range rt.agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if name == "" {
+		return Agent{}, clientErr(ErrUnknownAgent, "model", "model is required: this server hosts %s", strings.Join(names, ", "))
+	}
+	return Agent{}, clientErr(ErrUnknownAgent, "model", "the model %q does not exist; this server hosts: %s", name, strings.Join(names, ", "))
+}
+
+// ResolveAgent returns the agent a request's model names (the only agent when empty and
+// there is just one).
+func (rt *Runtime) ResolveAgent(name string) (AgentInfo, error) {
+	a, err := rt.agent(name)
+	if err != nil {
+		return AgentInfo{}, err
+	}
+	return AgentInfo{Name: a.Name, Description: a.Description, Framework: a.Framework}, nil
+}
+
+// Recover marks runs left in progress by a previous host process as interrupted, so every
+// run ends with exactly one terminal status even across a crash.
+func (rt *Runtime) Recover(ctx context.Context) error {
+	runs, err := rt.store.ActiveRuns(ctx)
+	if err != nil {
+		return fmt.Errorf("list orphaned runs: %w", err)
+	}
+	for _, r := range runs {
+		rt.mu.Lock()
+		_, live := rt.runs[r.InvocationID]
+		rt.mu.Unlock()
+		if live {
+			continue
+		}
+		data := session.RunStatusData{Status: session.StatusInterrupted, Error: &session.RunError{Code: "host_restarted", Message: "the host stopped while this run was in progress"}}
+		_, err := rt.store.FinishRun(ctx, r.Key, r.InvocationID, session.StatusInterrupted, session.NewEvent{
+			InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Key.App, Data: session.MustJSON(data),
+		})
+		if err != nil && !errors.Is(err, session.ErrInvalid) {
+			return fmt.Errorf("interrupt orphaned run %s: %w", r.InvocationID, err)
+		}
+		rt.log.Info("marked orphaned run interrupted", "invocation", r.InvocationID, "session", r.Key.ID)
+	}
+	return nil
+}
+
+// Close stops every live run (each ends interrupted) and waits for them until ctx ends.
+func (rt *Runtime) Close(ctx context.Context) error {
+	rt.stop(errShutdown)
+	done := make(chan struct{})
+	go func() { rt.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("host: runs still finishing: %w", ctx.Err())
+	}
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("host: crypto/rand failed: " + err.Error())
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// NewID returns a random id with the given prefix, for surfaces that name things
+// before starting a run (response ids).
+func NewID(prefix string) string { return newID(prefix) }
+
+// Session returns a session of the user, for surfaces that resolve ids.
+func (rt *Runtime) Session(ctx context.Context, key session.Key) (session.Session, error) {
+	s, err := rt.store.GetSession(ctx, key)
+	if errors.Is(err, session.ErrNotFound) {
+		return s, clientErr(ErrNotFound, "", "session %q not found", key.ID)
+	}
+	return s, err
+}
+
+// RunByResponseID finds the run of a response id among the user's runs.
+func (rt *Runtime) RunByResponseID(ctx context.Context, user, responseID string) (session.Run, error) {
+	r, err := rt.store.GetRunByResponseID(ctx, user, responseID)
+	if errors.Is(err, session.ErrNotFound) {
+		return r, clientErr(ErrNotFound, "", "response %q not found", responseID)
+	}
+	return r, err
+}
+
+// DeleteResponse hides a response from lookups; the session's events stay.
+func (rt *Runtime) DeleteResponse(ctx context.Context, user, responseID string) error {
+	err := rt.store.DeleteRunResponse(ctx, user, responseID)
+	if errors.Is(err, session.ErrNotFound) {
+		return clientErr(ErrNotFound, "", "response %q not found", responseID)
+	}
+	return err
+}
+
+// FindItem resolves an item id (item_reference) among the user's sessions of app.
+func (rt *Runtime) FindItem(ctx context.Context, app, user, itemID string) (session.Event, error) {
+	e, err := rt.store.FindItem(ctx, app, user, itemID)
+	if errors.Is(err, session.ErrNotFound) {
+		return e, clientErr(ErrNotFound, "input", "item %q not found", itemID)
+	}
+	return e, err
+}
+
+// Open returns the run of an invocation: the live one if it is still in memory, else one
+// rebuilt from the store whose journal holds the stored events only.
+func (rt *Runtime) Open(ctx context.Context, key session.Key, invocationID string) (*Run, error) {
+	rt.mu.Lock()
+	r, ok := rt.runs[invocationID]
+	rt.mu.Unlock()
+	if ok && r.Key == key {
+		return r, nil
+	}
+	rec, err := rt.store.GetRun(ctx, key, invocationID)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, clientErr(ErrNotFound, "", "run %q not found", invocationID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load run: %w", err)
+	}
+	evs, err := rt.store.Events(ctx, key, session.EventQuery{InvocationID: invocationID})
+	if err != nil {
+		return nil, fmt.Errorf("load run events: %w", err)
+	}
+	r = &Run{Key: key, InvocationID: invocationID, ResponseID: rec.ResponseID, Agent: key.App,
+		CreatedAt: rec.CreatedAt, Meta: rec.Meta, status: rec.Status, j: newJournal(), done: make(chan struct{})}
+	for i := range evs {
+		r.j.add(Event{Kind: KindStored, Stored: &evs[i]})
+	}
+	r.j.close()
+	close(r.done)
+	return r, nil
+}
+
+// Cancel stops a live run; it ends with run_status=cancelled.
+func (rt *Runtime) Cancel(ctx context.Context, key session.Key, invocationID string) error {
+	rt.mu.Lock()
+	r, ok := rt.runs[invocationID]
+	rt.mu.Unlock()
+	if ok && r.Key == key && r.cancel != nil {
+		select {
+		case <-r.done:
+		default:
+			r.cancel(errCancelled)
+			return nil
+		}
+	}
+	rec, err := rt.store.GetRun(ctx, key, invocationID)
+	if errors.Is(err, session.ErrNotFound) {
+		return clientErr(ErrNotFound, "", "run %q not found", invocationID)
+	}
+	if err != nil {
+		return fmt.Errorf("load run: %w", err)
+	}
+	return clientErr(ErrRunNotActive, "", "run %q is not in progress (status %s)", invocationID, rec.Status)
+}
+
+// Start validates a turn, records it and starts the runner. The run is detached from
+// ctx: it goes on when the caller goes away, until it ends or is cancelled.
+func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
+	ag, err := rt.agent(req.App)
+	if err != nil {
+		return nil, err
+	}
+	req.App = ag.Name
+	if req.User == "" {
+		req.User = rt.defUser
+	}
+	if req.Input.Empty() {
+		return nil, clientErr(ErrInvalidInput, "input", "input is empty")
+	}
+	if len(req.Input.Resumes) > 0 && req.SessionID == "" {
+		return nil, clientErr(ErrNoPendingApproval, "input", "an approval response must continue the session that asked for it: send conversation or previous_response_id")
+	}
+	key, err := rt.openSession(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resumes, err := rt.pendingApprovals(ctx, key, req.Input.Resumes)
+	if err != nil {
+		return nil, err
+	}
+	if req.InvocationID == "" {
+		req.InvocationID = newID("run_")
+	}
+	opening := openingEvents(req, ag.Name, resumes)
+	now := time.Now().UTC()
+	stored, err := rt.store.StartRun(ctx, session.Run{
+		InvocationID: req.InvocationID, ResponseID: req.ResponseID, Key: key,
+		Status: session.StatusInProgress, Meta: req.Meta, CreatedAt: now, UpdatedAt: now,
+	}, opening...)
+	if errors.Is(err, session.ErrRunActive) {
+		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record turn: %w", err)
+	}
+	rr, err := rt.buildRunRequest(ctx, key, req, resumes, stored[0].Seq)
+	if err != nil {
+		rt.abortStart(key, req.InvocationID, ag.Name, err)
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancelCause(rt.baseCtx)
+	r := &Run{Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
+		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,
+		j: newJournal(), done: make(chan struct{}), cancel: cancel}
+	for i := range stored {
+		r.j.add(Event{Kind: KindStored, Stored: &stored[i]})
+	}
+	rt.mu.Lock()
+	rt.runs[r.InvocationID] = r
+	rt.mu.Unlock()
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		defer cancel(nil)
+		rt.execute(runCtx, ag, r, rr)
+	}()
+	return r, nil
+}
+
+// abortStart closes a run that was recorded but could not be handed to its runner.
+func (rt *Runtime) abortStart(key session.Key, invocationID, author string, cause error) {
+	rt.log.Error("turn could not start", "invocation", invocationID, "error", cause)
+	data := session.RunStatusData{Status: session.StatusFailed, Error: &session.RunError{Code: "server_error", Message: ClientMessage(cause)}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := rt.store.FinishRun(ctx, key, invocationID, session.StatusFailed, session.NewEvent{
+		InvocationID: invocationID, Type: session.TypeRunStatus, Author: author, Data: session.MustJSON(data),
+	}); err != nil {
+		rt.log.Error("could not record failed start", "invocation", invocationID, "error", err)
+	}
+}
+
+func (rt *Runtime) openSession(ctx context.Context, req TurnRequest) (session.Key, error) {
+	key := session.Key{App: req.App, User: req.User, ID: req.SessionID}
+	if key.ID == "" {
+		key.ID = newID("sess_")
+		if _, err := rt.store.CreateSession(ctx, key); err != nil {
+			return key, fmt.Errorf("create session: %w", err)
+		}
+		return key, nil
+	}
+	if err := ValidateID(key.ID); err != nil {
+		return key, clientErr(ErrInvalidInput, "conversation", "invalid session id: %v", err)
+	}
+	_, err := rt.store.GetSession(ctx, key)
+	if err == nil {
+		return key, nil
+	}
+	if !errors.Is(err, session.ErrNotFound) {
+		return key, fmt.Errorf("load session: %w", err)
+	}
+	if !req.CreateIfMissing {
+		return key, clientErr(ErrNotFound, "conversation", "session %q not found", key.ID)
+	}
+	if len(req.Input.Resumes) > 0 {
+		// Nothing can be pending in a session that does not exist; create nothing.
+		return key, clientErr(ErrNoPendingApproval, "input", "session %q has no pending approval request to resume", key.ID)
+	}
+	// A concurrent request may have created it first; that is the same session.
+	if _, err := rt.store.CreateSession(ctx, key); err != nil && !errors.Is(err, session.ErrExists) {
+		return key, fmt.Errorf("create session: %w", err)
+	}
+	return key, nil
+}
+
+// ValidateID checks a client-chosen id: printable, bounded, no control characters.
+func ValidateID(id string) error {
+	if id == "" || len(id) > 256 {
+		return errors.New("ids are 1 to 256 characters")
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f {
+			return errors.New("ids must not contain control characters")
+		}
+	}
+	return nil
+}
+
+// pendingApproval is an approval request a resume answers.
+type pendingApproval struct {
+	resume Resume
+	itemID string
+	data   session.ApprovalRequestData
+}
+
+// pendingApprovals matches resumes to the session's unanswered approval requests of its
+// latest interrupted run.
+func (rt *Runtime) pendingApprovals(ctx context.Context, key session.Key, resumes []Resume) ([]pendingApproval, error) {
+	if len(resumes) == 0 {
+		return nil, nil
+	}
+	sess, err := rt.store.GetSession(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	if sess.ActiveRunStatus != session.StatusInterrupted || sess.ActiveInvocationID == "" {
+		return nil, clientErr(ErrNoPendingApproval, "input", "session %q has no pending approval request to resume", key.ID)
+	}
+	reqs, err := rt.store.Events(ctx, key, session.EventQuery{InvocationID: sess.ActiveInvocationID, Types: []string{session.TypeApprovalRequest}})
+	if err != nil {
+		return nil, fmt.Errorf("load approval requests: %w", err)
+	}
+	out := make([]pendingApproval, 0, len(resumes))
+	for _, res := range resumes {
+		var found *pendingApproval
+		for _, e := range reqs {
+			var d session.ApprovalRequestData
+			if json.Unmarshal(e.Data, &d) != nil {
+				continue
+			}
+			if (res.ApprovalRequestID != "" && e.ItemID == res.ApprovalRequestID) || (res.CallID != "" && d.CallID == res.CallID) {
+				found = &pendingApproval{resume: res, itemID: e.ItemID, data: d}
+				break
+			}
+		}
+		if found == nil {
+			id := res.ApprovalRequestID
+			if id == "" {
+				id = res.CallID
+			}
+			return nil, clientErr(ErrNoPendingApproval, "input", "no pending approval request %q in session %q", id, key.ID)
+		}
+		out = append(out, *found)
+	}
+	return out, nil
+}
+
+func openingEvents(req TurnRequest, author string, resumes []pendingApproval) []session.NewEvent {
+	var evs []session.NewEvent
+	for _, p := range resumes {
+		evs = append(evs, session.NewEvent{
+			InvocationID: req.InvocationID, Type: session.TypeApprovalResponse, Author: "user",
+			Data: session.MustJSON(session.ApprovalResponseData{ApprovalRequestID: p.itemID, Approve: p.resume.Approve, Reason: p.resume.Reason, Output: p.resume.Output}),
+		})
+	}
+	if len(req.Input.Content) > 0 || len(req.Input.Items) > 0 {
+		evs = append(evs, session.NewEvent{
+			InvocationID: req.InvocationID, Type: session.TypeUserMessage, Author: "user",
+			Data: session.MustJSON(session.UserMessageData{
+				Text: req.Input.Text(), Content: req.Input.Content, Items: req.Input.Items,
+				Instructions: req.Instructions, Metadata: req.Metadata,
+			}),
+		})
+	}
+	evs = append(evs, session.NewEvent{
+		InvocationID: req.InvocationID, Type: session.TypeRunStatus, Author: author,
+		Data: session.MustJSON(session.RunStatusData{Status: session.StatusInProgress}),
+	})
+	return evs
+}

@@ -1,0 +1,74 @@
+package host
+
+import (
+	"encoding/json"
+
+	"github.com/agentengine/agentengine/session"
+)
+
+// TurnRequest is a protocol-neutral request for one turn; every surface maps its wire
+// format onto it.
+type TurnRequest struct {
+	// App is the hosted agent's name (the OpenAI "model").
+	App  string
+	User string
+	// SessionID continues that session; empty starts a new one. With CreateIfMissing an
+	// unknown id is created (client-chosen conversation ids), otherwise it is ErrNotFound.
+	SessionID       string
+	CreateIfMissing bool
+	// InvocationID and ResponseID are optional client- or surface-chosen ids for the run.
+	InvocationID string
+	ResponseID   string
+	Input        Input
+	Instructions string
+	Metadata     map[string]string
+	// ModelMetadata and ModelOptions are passed to the runner untouched.
+	ModelMetadata json.RawMessage
+	ModelOptions  json.RawMessage
+	// Meta is the surface's echo of the request, stored on the run record.
+	Meta json.RawMessage
+}
+
+// Input is a turn's normalised user input.
+type Input struct {
+	// Content is the current user content as Responses-style blocks; the text blocks'
+	// concatenation is the turn's input text.
+	Content []session.ContentBlock
+	// Items are further input items passed to the runner as they came (for example a
+	// stateless client's earlier conversation items).
+	Items []json.RawMessage
+	// Resumes answer pending approval requests of the session.
+	Resumes []Resume
+}
+
+// Resume is one answer to a pending approval request.
+type Resume struct {
+	// ApprovalRequestID answers the approval request with this id (mcp_approval_response);
+	// CallID answers the one guarding that tool call (function_call_output).
+	ApprovalRequestID string
+	CallID            string
+	Approve           bool
+	Reason            string
+	Output            string
+	// Raw is the input item as the client sent it; it becomes the runner's input.
+	Raw json.RawMessage
+}
+
+// Text returns the concatenated text blocks.
+func (in Input) Text() string {
+	var out string
+	for _, b := range in.Content {
+		if b.Type == "input_text" {
+			if out != "" {
+				out += "\n"
+			}
+			out += b.Text
+		}
+	}
+	return out
+}
+
+// Empty reports whether the input carries nothing to run.
+func (in Input) Empty() bool {
+	return len(in.Content) == 0 && len(in.Items) == 0 && len(in.Resumes) == 0
+}

@@ -1,0 +1,142 @@
+package pluginsdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/test/bufconn"
+
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+)
+
+// GRPCPlugin is the go-plugin plugin for the runner protocol. In a runner, Runner is set
+// and GRPCServer serves it; in the host, GRPCClient returns a runnerv1.RunnerClient.
+type GRPCPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	// Runner is served by GRPCServer; nil on the host side.
+	Runner Runner
+	// Logger receives the SDK's own log lines; nil discards them.
+	Logger hclog.Logger
+}
+
+var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
+
+// GRPCServer registers the Runner service.
+func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.Runner == nil {
+		return errors.New("pluginsdk: GRPCPlugin.Runner is nil")
+	}
+	newRunnerServer(p.Runner, p.Logger).register(s)
+	return nil
+}
+
+// GRPCClient returns a runnerv1.RunnerClient on the plugin's connection.
+func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return runnerv1.NewRunnerClient(c), nil
+}
+
+// LogLevelEnv names the environment variable that sets a runner's log level (trace,
+// debug, info, warn, error); the default is info.
+const LogLevelEnv = "AGENTENGINE_RUNNER_LOG_LEVEL"
+
+// parentPollInterval is how often a runner checks that the host is still alive.
+const parentPollInterval = time.Second
+
+// Serve runs r as an agentengine runner subprocess and returns when the host shuts it
+// down. It is meant to be the whole of an agent's main function. Run directly (not by the
+// host) it prints what to do instead and exits with status 1.
+func Serve(r Runner) {
+	if os.Getenv(Handshake.MagicCookieKey) != Handshake.MagicCookieValue {
+		fmt.Fprintf(os.Stderr, "%s is an agentengine runner: the agentengine host starts it, it is not meant to be run directly.\n"+
+			"Run the agent with `agentengine run` (or `agentengine web`) in its project directory.\n"+
+			"(The %s environment variable that the host sets is missing or wrong.)\n",
+			filepath.Base(os.Args[0]), Handshake.MagicCookieKey)
+		os.Exit(1)
+	}
+
+	// Captured before plugin.Serve swaps os.Stderr for the GRPCStdio pipe: logs go to the
+	// real stderr, which the host reads line by line as hclog JSON.
+	logger := hclog.New(&hclog.LoggerOptions{
+		Name:       "runner",
+		Output:     os.Stderr,
+		JSONFormat: true,
+		Level:      logLevelFromEnv(),
+	})
+
+	// go-plugin has no parent watch: without one a runner outlives a host that died
+	// without Kill (SIGKILL, crash), holding its sockets and memory forever.
+	if ppid := os.Getppid(); ppid > 1 {
+		go watchParent(ppid)
+	}
+
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Runner: r, Logger: logger}},
+		GRPCServer:      plugin.DefaultGRPCServer,
+		Logger:          logger,
+	})
+}
+
+func logLevelFromEnv() hclog.Level {
+	if l := hclog.LevelFromString(os.Getenv(LogLevelEnv)); l != hclog.NoLevel {
+		return l
+	}
+	return hclog.Info
+}
+
+// watchParent exits the process once it has been reparented, i.e. the host is gone. It
+// does not log: the host's end of stderr is closed by then.
+func watchParent(ppid int) {
+	t := time.NewTicker(parentPollInterval)
+	defer t.Stop()
+	for range t.C {
+		if os.Getppid() != ppid {
+			os.Exit(0)
+		}
+	}
+}
+
+// bufconnSize is the in-memory pipe's buffer for ServeInProcess.
+const bufconnSize = 1 << 20
+
+// ServeInProcess serves r on an in-memory gRPC connection in this process and returns a
+// client for it: the same gRPC service a runner subprocess exposes (plus the "plugin"
+// health service), without a subprocess. For tests and single-binary setups. The returned
+// function stops the server and closes the client.
+func ServeInProcess(r Runner) (runnerv1.RunnerClient, func()) {
+	lis := bufconn.Listen(bufconnSize)
+	srv := grpc.NewServer()
+	newRunnerServer(r, hclog.NewNullLogger()).register(srv)
+	hs := health.NewServer()
+	hs.SetServingStatus(plugin.GRPCServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(srv, hs)
+	go func() { _ = srv.Serve(lis) }()
+
+	conn, err := grpc.NewClient("passthrough:///agentengine-inprocess",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// Same limits as go-plugin's client, so in-process behaves like a subprocess.
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
+	)
+	if err != nil {
+		// NewClient only fails on invalid options or target, both fixed here.
+		panic("pluginsdk: ServeInProcess: " + err.Error())
+	}
+	return runnerv1.NewRunnerClient(conn), func() {
+		_ = conn.Close()
+		srv.Stop()
+		_ = lis.Close()
+	}
+}
