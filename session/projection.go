@@ -119,6 +119,12 @@ func projectOne(e Event) (Message, bool) {
 	return m, true
 }
 
+// checkpointLookback is how many events before the latest checkpoint LoadHistory reads
+// along with it. Compaction appends a boundary right before its checkpoint, so the
+// uncovered events between the covered range and the checkpoint almost always fall in
+// this window and history loads in one query.
+const checkpointLookback = 4
+
 // LoadHistory reads the events that projection needs (from the latest checkpoint on, so
 // the cost does not grow with the whole log) and projects them.
 func LoadHistory(ctx context.Context, st Store, key Key) ([]Message, Session, error) {
@@ -128,22 +134,41 @@ func LoadHistory(ctx context.Context, st Store, key Key) ([]Message, Session, er
 	}
 	var after int64
 	if sess.CheckpointSeq > 0 {
-		after = sess.CheckpointSeq - 1
-		cp, err := st.Events(ctx, key, EventQuery{AfterSeq: after, Limit: 1})
-		if err != nil {
-			return nil, sess, fmt.Errorf("read checkpoint: %w", err)
-		}
-		if len(cp) == 1 && cp[0].Type == TypeContextCheckpoint {
-			var d ContextCheckpointData
-			if err := json.Unmarshal(cp[0].Data, &d); err == nil && d.UntilSeq < after {
-				// Tail events between the covered range and the checkpoint still count.
-				after = d.UntilSeq
-			}
-		}
+		after = max(0, sess.CheckpointSeq-1-checkpointLookback)
 	}
 	evs, err := st.Events(ctx, key, EventQuery{AfterSeq: after})
 	if err != nil {
 		return nil, sess, fmt.Errorf("read history: %w", err)
 	}
+	if sess.CheckpointSeq > 0 {
+		evs, err = checkpointWindow(ctx, st, key, sess.CheckpointSeq, after, evs)
+		if err != nil {
+			return nil, sess, err
+		}
+	}
 	return Project(evs), sess, nil
+}
+
+// checkpointWindow makes evs (read after seq after) start where the checkpoint at cpSeq
+// needs: right after its covered range, reading the rest of an uncovered gap if the
+// lookback fell short. Events the checkpoint covers are dropped by Project.
+func checkpointWindow(ctx context.Context, st Store, key Key, cpSeq, after int64, evs []Event) ([]Event, error) {
+	i := 0
+	for i < len(evs) && evs[i].Seq < cpSeq {
+		i++
+	}
+	var d ContextCheckpointData
+	if i == len(evs) || evs[i].Type != TypeContextCheckpoint || json.Unmarshal(evs[i].Data, &d) != nil {
+		// No usable checkpoint there: history starts at its seq.
+		return evs[i:], nil
+	}
+	if d.UntilSeq >= after {
+		return evs, nil
+	}
+	// Tail events between the covered range and the checkpoint still count.
+	gap, err := st.Events(ctx, key, EventQuery{AfterSeq: d.UntilSeq, BeforeSeq: after + 1})
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	return append(gap, evs...), nil
 }

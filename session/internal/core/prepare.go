@@ -1,0 +1,182 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentengine/agentengine/session"
+)
+
+// Pending is a validated event ready to be stored; Assign gives it its seq.
+type Pending struct {
+	Event session.Event
+	// Tier deltas routed by session.SplitStateDelta; nil when the event leaves a tier alone.
+	App, User, Sess map[string]any
+
+	prompt     string
+	hasPrompt  bool
+	checkpoint *session.ContextCheckpointData
+	runStatus  string
+}
+
+// ValidKey rejects keys with an empty component.
+func ValidKey(k session.Key) error {
+	if k.App == "" || k.User == "" || k.ID == "" {
+		return fmt.Errorf("%w: session key needs app, user and id", session.ErrInvalid)
+	}
+	return nil
+}
+
+// Prepare validates and copies events before any backend touches its data, so a bad
+// event in a batch fails the whole append with nothing stored. Zero times stay zero
+// until Assign, so that a backend stamps them inside its write critical section. A
+// non-empty invocationID (StartRun/FinishRun) is filled into events that carry none;
+// an event naming a different invocation is rejected.
+func Prepare(evs []session.NewEvent, invocationID string) ([]Pending, error) {
+	out := make([]Pending, len(evs))
+	for i, ne := range evs {
+		p, err := prepareOne(ne, invocationID)
+		if err != nil {
+			return nil, fmt.Errorf("event %d (%q): %w", i, ne.Type, err)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+func prepareOne(ne session.NewEvent, invocationID string) (Pending, error) {
+	var p Pending
+	if ne.Type == "" {
+		return p, fmt.Errorf("%w: event type is empty", session.ErrInvalid)
+	}
+	inv := ne.InvocationID
+	if invocationID != "" {
+		if inv == "" {
+			inv = invocationID
+		} else if inv != invocationID {
+			return p, fmt.Errorf("%w: event invocation %q is not the run's %q", session.ErrInvalid, inv, invocationID)
+		}
+	}
+	data := []byte("{}")
+	if len(ne.Data) > 0 {
+		if !json.Valid(ne.Data) {
+			return p, fmt.Errorf("%w: event data is not valid JSON", session.ErrInvalid)
+		}
+		data = CopyBytes(ne.Data)
+	}
+	var t time.Time
+	if !ne.Time.IsZero() {
+		if !InRange(ne.Time) {
+			return p, fmt.Errorf("%w: event time %s out of range", session.ErrInvalid, ne.Time)
+		}
+		t = Norm(ne.Time)
+	}
+	delta, err := prepareDelta(ne.StateDelta, &p)
+	if err != nil {
+		return p, err
+	}
+	if err := p.parseControl(ne.Type, data); err != nil {
+		return p, err
+	}
+	p.Event = session.Event{
+		InvocationID: inv,
+		ItemID:       ne.ItemID,
+		Type:         ne.Type,
+		Author:       ne.Author,
+		Data:         data,
+		StateDelta:   delta,
+		Time:         t,
+	}
+	return p, nil
+}
+
+// prepareDelta routes the delta to the tiers and returns what is stored on the event:
+// the delta without temp: keys, which are never persisted anywhere.
+func prepareDelta(raw json.RawMessage, p *Pending) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	app, user, sess, err := session.SplitStateDelta(raw)
+	if err != nil {
+		return nil, fmt.Errorf("state delta: %w", err)
+	}
+	p.App, p.User, p.Sess = app, user, sess
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%w: state delta: %w", session.ErrInvalid, err)
+	}
+	if m == nil { // JSON null: no delta at all
+		return nil, nil
+	}
+	temp := false
+	for k := range m {
+		if strings.HasPrefix(k, session.TierTempPrefix) {
+			delete(m, k)
+			temp = true
+		}
+	}
+	if !temp {
+		return CopyBytes(raw), nil
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: state delta: %w", session.ErrInvalid, err)
+	}
+	return b, nil
+}
+
+// parseControl decodes the payloads the store itself interprets (summary, checkpoint,
+// run status); a malformed one would corrupt the session row, so it is rejected.
+func (p *Pending) parseControl(typ string, data []byte) error {
+	switch typ {
+	case session.TypeUserMessage:
+		var d session.UserMessageData
+		if err := json.Unmarshal(data, &d); err != nil {
+			return fmt.Errorf("%w: user_message data: %w", session.ErrInvalid, err)
+		}
+		p.prompt, p.hasPrompt = d.Text, strings.TrimSpace(d.Text) != ""
+	case session.TypeRunStatus:
+		var d session.RunStatusData
+		if err := json.Unmarshal(data, &d); err != nil {
+			return fmt.Errorf("%w: run_status data: %w", session.ErrInvalid, err)
+		}
+		if d.Status == "" {
+			return fmt.Errorf("%w: run_status data has no status", session.ErrInvalid)
+		}
+		p.runStatus = d.Status
+	case session.TypeContextCheckpoint:
+		var d session.ContextCheckpointData
+		if err := json.Unmarshal(data, &d); err != nil {
+			return fmt.Errorf("%w: context_checkpoint data: %w", session.ErrInvalid, err)
+		}
+		if d.FromSeq < 0 || d.UntilSeq < d.FromSeq {
+			return fmt.Errorf("%w: context_checkpoint range %d..%d", session.ErrInvalid, d.FromSeq, d.UntilSeq)
+		}
+		p.checkpoint = &d
+	}
+	return nil
+}
+
+// Assign gives the pending events the seqs after lastSeq and now as their time when they
+// have none, and checks what depends on the seq (a checkpoint covers only earlier events).
+func Assign(ps []Pending, sessionID string, lastSeq int64, now time.Time) ([]session.Event, error) {
+	out := make([]session.Event, len(ps))
+	for i := range ps {
+		e := ps[i].Event
+		e.Seq = lastSeq + int64(i) + 1
+		e.SessionID = sessionID
+		if e.Time.IsZero() {
+			e.Time = now
+		}
+		if cp := ps[i].checkpoint; cp != nil && cp.UntilSeq >= e.Seq {
+			return nil, fmt.Errorf("%w: context_checkpoint at seq %d covers up to %d", session.ErrInvalid, e.Seq, cp.UntilSeq)
+		}
+		out[i] = e
+	}
+	return out, nil
+}

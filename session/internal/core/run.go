@@ -1,0 +1,49 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentengine/agentengine/session"
+)
+
+// NewRun validates a run to start and returns the record to store; the backend sets
+// its times.
+func NewRun(run session.Run) (session.Run, error) {
+	if err := ValidKey(run.Key); err != nil {
+		return run, err
+	}
+	if run.InvocationID == "" {
+		return run, fmt.Errorf("%w: run needs an invocation id", session.ErrInvalid)
+	}
+	if run.Status != "" && run.Status != session.StatusInProgress {
+		return run, fmt.Errorf("%w: a run starts in_progress, not %q", session.ErrInvalid, run.Status)
+	}
+	if len(run.Meta) > 0 && !json.Valid(run.Meta) {
+		return run, fmt.Errorf("%w: run meta is not valid JSON", session.ErrInvalid)
+	}
+	run.Status = session.StatusInProgress
+	run.Deleted = false
+	run.Meta = CopyBytes(run.Meta)
+	return run, nil
+}
+
+// CheckFinish validates FinishRun's arguments.
+func CheckFinish(key session.Key, invocationID, status string) error {
+	if err := ValidKey(key); err != nil {
+		return err
+	}
+	if invocationID == "" {
+		return fmt.Errorf("%w: finish needs an invocation id", session.ErrInvalid)
+	}
+	if !session.IsTerminalStatus(status) {
+		return fmt.Errorf("%w: %q is not a terminal run status", session.ErrInvalid, status)
+	}
+	return nil
+}
+
+// CopyRun deep-copies a run record.
+func CopyRun(r session.Run) session.Run {
+	r.Meta = CopyBytes(r.Meta)
+	return r
+}

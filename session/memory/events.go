@@ -1,0 +1,142 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/internal/core"
+)
+
+// Append stores events atomically: everything is validated before anything changes.
+func (s *Store) Append(ctx context.Context, key session.Key, events ...session.NewEvent) ([]session.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	rec, err := s.lookup(key)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("%w: no events to append", session.ErrInvalid)
+	}
+	return s.appendLocked(rec, events, "")
+}
+
+// appendLocked validates, assigns seqs and applies everything; it fails only before the
+// first change. The caller holds mu.
+func (s *Store) appendLocked(rec *sessionRec, events []session.NewEvent, invocationID string) ([]session.Event, error) {
+	ps, err := core.Prepare(events, invocationID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	evs, err := core.Assign(ps, rec.row.ID, rec.row.LastSeq, now)
+	if err != nil {
+		return nil, err
+	}
+	s.commitLocked(rec, ps, evs, now)
+	out := make([]session.Event, len(evs))
+	for i, e := range evs {
+		out[i] = core.CopyEvent(e)
+	}
+	return out, nil
+}
+
+func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.Event, now time.Time) {
+	key := rec.row.Key
+	au := appUser{key.App, key.User}
+	for i, p := range ps {
+		if p.App != nil {
+			s.apps[key.App] = session.ApplyDelta(s.apps[key.App], p.App)
+		}
+		if p.User != nil {
+			s.users[au] = session.ApplyDelta(s.users[au], p.User)
+		}
+		if p.Sess != nil {
+			rec.state = session.ApplyDelta(rec.state, p.Sess)
+		}
+		if id := evs[i].ItemID; id != "" {
+			k := itemKey{key.App, key.User, id}
+			s.items[k] = append(s.items[k], itemRef{id: key.ID, seq: evs[i].Seq})
+		}
+	}
+	rec.events = append(rec.events, evs...)
+	core.Summarize(&rec.row, rec.renamed, ps, evs, now)
+}
+
+func (s *Store) unindexItem(key session.Key, item string) {
+	k := itemKey{key.App, key.User, item}
+	refs := slices.DeleteFunc(s.items[k], func(r itemRef) bool { return r.id == key.ID })
+	if len(refs) == 0 {
+		delete(s.items, k)
+		return
+	}
+	s.items[k] = refs
+}
+
+// Events returns the session's events matching q in ascending seq order.
+func (s *Store) Events(ctx context.Context, key session.Key, q session.EventQuery) ([]session.Event, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	rec, err := s.lookup(key)
+	if err != nil {
+		return nil, err
+	}
+	if err := core.CheckEventQuery(q); err != nil {
+		return nil, err
+	}
+	// Seqs are dense from 1, so the exclusive bounds are slice indexes.
+	n := int64(len(rec.events))
+	start, end := min(q.AfterSeq, n), n
+	if q.BeforeSeq > 0 {
+		end = max(start, min(q.BeforeSeq-1, n))
+	}
+	evs := rec.events[start:end]
+	out := []session.Event{}
+	if q.Tail && q.Limit > 0 {
+		for i := len(evs) - 1; i >= 0 && len(out) < q.Limit; i-- {
+			if core.MatchEvent(&evs[i], &q) {
+				out = append(out, core.CopyEvent(evs[i]))
+			}
+		}
+		slices.Reverse(out)
+		return out, nil
+	}
+	for i := range evs {
+		if q.Limit > 0 && len(out) == q.Limit {
+			break
+		}
+		if core.MatchEvent(&evs[i], &q) {
+			out = append(out, core.CopyEvent(evs[i]))
+		}
+	}
+	return out, nil
+}
+
+// FindItem returns the most recently stored event with this item id among the user's
+// sessions of app.
+func (s *Store) FindItem(ctx context.Context, app, user, itemID string) (session.Event, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usable(ctx); err != nil {
+		return session.Event{}, err
+	}
+	if app == "" || user == "" || itemID == "" {
+		return session.Event{}, fmt.Errorf("%w: finding an item needs app, user and item id", session.ErrInvalid)
+	}
+	refs := s.items[itemKey{app, user, itemID}]
+	if len(refs) == 0 {
+		return session.Event{}, fmt.Errorf("item %q: %w", itemID, session.ErrNotFound)
+	}
+	ref := refs[len(refs)-1]
+	rec := s.sessions[session.Key{App: app, User: user, ID: ref.id}]
+	return core.CopyEvent(rec.events[ref.seq-1]), nil
+}

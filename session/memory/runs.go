@@ -1,0 +1,161 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/internal/core"
+)
+
+// StartRun records an in-progress run and appends its opening events atomically.
+func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session.NewEvent) ([]session.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	run, err := core.NewRun(run)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.lookup(run.Key)
+	if err != nil {
+		return nil, err
+	}
+	if rec.active != "" {
+		return nil, fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, rec.active)
+	}
+	if _, ok := rec.runs[run.InvocationID]; ok {
+		return nil, fmt.Errorf("run %q: %w", run.InvocationID, session.ErrExists)
+	}
+	if _, ok := s.responses[run.ResponseID]; ok && run.ResponseID != "" {
+		return nil, fmt.Errorf("response %q: %w", run.ResponseID, session.ErrExists)
+	}
+	evs, err := s.appendLocked(rec, events, run.InvocationID)
+	if err != nil {
+		return nil, err
+	}
+	run.CreatedAt, run.UpdatedAt = rec.row.UpdatedAt, rec.row.UpdatedAt
+	r := &runRec{run: run, order: s.next()}
+	rec.runs[run.InvocationID] = r
+	rec.active = run.InvocationID
+	if run.ResponseID != "" {
+		s.responses[run.ResponseID] = r
+	}
+	return evs, nil
+}
+
+// FinishRun sets the run's terminal status and appends its closing events atomically.
+func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, status string, events ...session.NewEvent) ([]session.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	if err := core.CheckFinish(key, invocationID, status); err != nil {
+		return nil, err
+	}
+	rec, err := s.lookup(key)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := rec.runs[invocationID]
+	if !ok {
+		return nil, fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
+	}
+	if r.run.Status != session.StatusInProgress {
+		return nil, fmt.Errorf("%w: run %q is already %s", session.ErrInvalid, invocationID, r.run.Status)
+	}
+	evs, err := s.appendLocked(rec, events, invocationID)
+	if err != nil {
+		return nil, err
+	}
+	r.run.Status = status
+	r.run.UpdatedAt = rec.row.UpdatedAt
+	rec.active = ""
+	return evs, nil
+}
+
+// GetRun returns a run of the session by invocation id (deleted responses included).
+func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string) (session.Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usable(ctx); err != nil {
+		return session.Run{}, err
+	}
+	rec, err := s.lookup(key)
+	if err != nil {
+		return session.Run{}, err
+	}
+	r, ok := rec.runs[invocationID]
+	if !ok {
+		return session.Run{}, fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
+	}
+	return core.CopyRun(r.run), nil
+}
+
+// responseLocked finds a live (not deleted) response of user; the caller holds mu.
+func (s *Store) responseLocked(user, responseID string) (*runRec, error) {
+	if user == "" || responseID == "" {
+		return nil, fmt.Errorf("%w: response lookup needs user and response id", session.ErrInvalid)
+	}
+	r, ok := s.responses[responseID]
+	if !ok || r.run.Key.User != user || r.run.Deleted {
+		return nil, fmt.Errorf("response %q: %w", responseID, session.ErrNotFound)
+	}
+	return r, nil
+}
+
+// GetRunByResponseID finds the user's run by response id; deleted ones are ErrNotFound.
+func (s *Store) GetRunByResponseID(ctx context.Context, user, responseID string) (session.Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usable(ctx); err != nil {
+		return session.Run{}, err
+	}
+	r, err := s.responseLocked(user, responseID)
+	if err != nil {
+		return session.Run{}, err
+	}
+	return core.CopyRun(r.run), nil
+}
+
+// DeleteRunResponse hides the run from response lookups; a second delete is ErrNotFound.
+func (s *Store) DeleteRunResponse(ctx context.Context, user, responseID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
+	r, err := s.responseLocked(user, responseID)
+	if err != nil {
+		return err
+	}
+	r.run.Deleted = true
+	r.run.UpdatedAt = s.clock.Now()
+	return nil
+}
+
+// ActiveRuns lists every in-progress run, oldest first.
+func (s *Store) ActiveRuns(ctx context.Context) ([]session.Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	var recs []*runRec
+	for _, rec := range s.sessions {
+		if rec.active != "" {
+			recs = append(recs, rec.runs[rec.active])
+		}
+	}
+	slices.SortFunc(recs, func(a, b *runRec) int { return cmp.Compare(a.order, b.order) })
+	out := make([]session.Run, len(recs))
+	for i, r := range recs {
+		out[i] = core.CopyRun(r.run)
+	}
+	return out, nil
+}

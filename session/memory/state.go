@@ -1,0 +1,26 @@
+package memory
+
+import (
+	"context"
+
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/internal/core"
+)
+
+// State returns copies of the session's three state tiers.
+func (s *Store) State(ctx context.Context, key session.Key) (session.State, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usable(ctx); err != nil {
+		return session.State{}, err
+	}
+	rec, err := s.lookup(key)
+	if err != nil {
+		return session.State{}, err
+	}
+	return session.State{
+		App:     core.CopyMap(s.apps[key.App]),
+		User:    core.CopyMap(s.users[appUser{key.App, key.User}]),
+		Session: core.CopyMap(rec.state),
+	}, nil
+}

@@ -1,0 +1,197 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/internal/core"
+)
+
+// StartRun records an in-progress run and appends its opening events in one transaction.
+func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session.NewEvent) ([]session.Event, error) {
+	run, err := core.NewRun(run)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := core.Prepare(events, run.InvocationID)
+	if err != nil {
+		return nil, err
+	}
+	var out []session.Event
+	err = s.write(ctx, func(tx *sql.Tx, now time.Time) error {
+		r, err := s.lookupW(ctx, tx, run.Key)
+		if err != nil {
+			return err
+		}
+		var active string
+		err = tx.StmtContext(ctx, s.st.wActiveRun).QueryRowContext(ctx, r.pk).Scan(&active)
+		switch {
+		case err == nil:
+			return fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, active)
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("start run %q: %w", run.InvocationID, err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
+			session_id, status, meta, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.pk, run.InvocationID, nullable(run.ResponseID), run.Key.App, run.Key.User, run.Key.ID,
+			run.Status, nullableJSON(run.Meta), ns(now), ns(now))
+		if isUnique(err) {
+			// The in-progress check ran above, so the conflict is the invocation or response id.
+			return fmt.Errorf("run %q (response %q): %w", run.InvocationID, run.ResponseID, session.ErrExists)
+		}
+		if err != nil {
+			return fmt.Errorf("start run %q: %w", run.InvocationID, err)
+		}
+		out, err = s.appendTx(ctx, tx, &r, ps, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FinishRun sets the run's terminal status and appends its closing events in one
+// transaction.
+func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, status string, events ...session.NewEvent) ([]session.Event, error) {
+	if err := core.CheckFinish(key, invocationID, status); err != nil {
+		return nil, err
+	}
+	ps, err := core.Prepare(events, invocationID)
+	if err != nil {
+		return nil, err
+	}
+	var out []session.Event
+	err = s.write(ctx, func(tx *sql.Tx, now time.Time) error {
+		r, err := s.lookupW(ctx, tx, key)
+		if err != nil {
+			return err
+		}
+		var cur string
+		err = tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE session_pk = ? AND invocation_id = ?`,
+			r.pk, invocationID).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("finish run %q: %w", invocationID, err)
+		}
+		if cur != session.StatusInProgress {
+			return fmt.Errorf("%w: run %q is already %s", session.ErrInvalid, invocationID, cur)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, updated_at = ? WHERE session_pk = ? AND invocation_id = ?`,
+			status, ns(now), r.pk, invocationID); err != nil {
+			return fmt.Errorf("finish run %q: %w", invocationID, err)
+		}
+		out, err = s.appendTx(ctx, tx, &r, ps, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func scanRun(sc scanner) (session.Run, error) {
+	var (
+		r                session.Run
+		resp, meta       sql.NullString
+		created, updated int64
+	)
+	err := sc.Scan(&r.InvocationID, &resp, &r.Key.App, &r.Key.User, &r.Key.ID, &r.Status, &r.Deleted, &meta,
+		&created, &updated)
+	r.ResponseID = resp.String
+	if meta.Valid {
+		r.Meta = json.RawMessage(meta.String)
+	}
+	r.CreatedAt, r.UpdatedAt = fromNS(created), fromNS(updated)
+	return r, err
+}
+
+// GetRun returns a run of the session by invocation id (deleted responses included).
+func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string) (session.Run, error) {
+	if err := core.ValidKey(key); err != nil {
+		return session.Run{}, err
+	}
+	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs
+		WHERE session_pk = (SELECT pk FROM sessions WHERE app_id = ? AND user_id = ? AND id = ?)
+		AND invocation_id = ?`, key.App, key.User, key.ID, invocationID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read run %q: %w", invocationID, err)
+	}
+	return r, nil
+}
+
+func checkResponseArgs(user, responseID string) error {
+	if user == "" || responseID == "" {
+		return fmt.Errorf("%w: response lookup needs user and response id", session.ErrInvalid)
+	}
+	return nil
+}
+
+// GetRunByResponseID finds the user's run by response id; deleted ones are ErrNotFound.
+func (s *Store) GetRunByResponseID(ctx context.Context, user, responseID string) (session.Run, error) {
+	if err := checkResponseArgs(user, responseID); err != nil {
+		return session.Run{}, err
+	}
+	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs
+		WHERE response_id = ? AND user_id = ? AND deleted = 0`, responseID, user))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("response %q: %w", responseID, session.ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read response %q: %w", responseID, err)
+	}
+	return r, nil
+}
+
+// DeleteRunResponse hides the run from response lookups; a second delete is ErrNotFound.
+func (s *Store) DeleteRunResponse(ctx context.Context, user, responseID string) error {
+	if err := checkResponseArgs(user, responseID); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx, now time.Time) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET deleted = 1, updated_at = ?
+			WHERE response_id = ? AND user_id = ? AND deleted = 0`, ns(now), responseID, user)
+		if err != nil {
+			return fmt.Errorf("delete response %q: %w", responseID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return fmt.Errorf("response %q: %w", responseID, errors.Join(session.ErrNotFound, err))
+		}
+		return nil
+	})
+}
+
+// ActiveRuns lists every in-progress run, oldest first.
+func (s *Store) ActiveRuns(ctx context.Context) ([]session.Run, error) {
+	// No ORDER BY: it would make SQLite scan all runs instead of the partial index of
+	// in-progress ones. Creation times come from the writer's strictly increasing clock.
+	rows, err := s.r.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'in_progress'`)
+	if err != nil {
+		return nil, fmt.Errorf("active runs: %w", err)
+	}
+	defer rows.Close()
+	out := []session.Run{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("active runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("active runs: %w", err)
+	}
+	slices.SortStableFunc(out, func(a, b session.Run) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}

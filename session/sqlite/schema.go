@@ -1,0 +1,124 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// SchemaVersion is the schema version this build writes: the number of migrations.
+const SchemaVersion = 1
+
+// migrations are forward-only: migration i moves a database from version i to i+1.
+// Never edit a released entry; append a new one.
+func migrations() []string {
+	return []string{
+		// 1: initial schema. Sessions get an integer surrogate key so that the opaque
+		// (app, user, id) strings are only ever compared as separate columns.
+		`
+CREATE TABLE sessions (
+	pk                   INTEGER PRIMARY KEY,
+	app_id               TEXT NOT NULL,
+	user_id              TEXT NOT NULL,
+	id                   TEXT NOT NULL,
+	title                TEXT NOT NULL DEFAULT '',
+	renamed              INTEGER NOT NULL DEFAULT 0,
+	first_prompt         TEXT NOT NULL DEFAULT '',
+	last_prompt          TEXT NOT NULL DEFAULT '',
+	last_seq             INTEGER NOT NULL DEFAULT 0,
+	checkpoint_seq       INTEGER NOT NULL DEFAULT 0,
+	active_invocation_id TEXT NOT NULL DEFAULT '',
+	active_run_status    TEXT NOT NULL DEFAULT '',
+	state                TEXT NOT NULL DEFAULT '{}',
+	created_at           INTEGER NOT NULL,
+	updated_at           INTEGER NOT NULL,
+	UNIQUE (app_id, user_id, id)
+);
+CREATE INDEX sessions_by_update ON sessions (app_id, user_id, updated_at DESC, pk DESC);
+
+CREATE TABLE events (
+	id            INTEGER PRIMARY KEY,
+	session_pk    INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+	seq           INTEGER NOT NULL,
+	invocation_id TEXT NOT NULL DEFAULT '',
+	item_id       TEXT,
+	type          TEXT NOT NULL,
+	author        TEXT NOT NULL DEFAULT '',
+	data          TEXT NOT NULL,
+	state_delta   TEXT,
+	time          INTEGER NOT NULL,
+	UNIQUE (session_pk, seq)
+);
+CREATE INDEX events_by_item ON events (item_id) WHERE item_id IS NOT NULL;
+CREATE INDEX events_by_invocation ON events (session_pk, invocation_id, seq);
+
+CREATE TABLE runs (
+	pk            INTEGER PRIMARY KEY,
+	session_pk    INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+	invocation_id TEXT NOT NULL,
+	response_id   TEXT UNIQUE,
+	app_id        TEXT NOT NULL,
+	user_id       TEXT NOT NULL,
+	session_id    TEXT NOT NULL,
+	status        TEXT NOT NULL,
+	deleted       INTEGER NOT NULL DEFAULT 0,
+	meta          TEXT,
+	created_at    INTEGER NOT NULL,
+	updated_at    INTEGER NOT NULL,
+	UNIQUE (session_pk, invocation_id)
+);
+-- At most one in-progress run per session, enforced by the database itself.
+CREATE UNIQUE INDEX runs_in_progress ON runs (session_pk) WHERE status = 'in_progress';
+
+CREATE TABLE app_state (
+	app_id TEXT PRIMARY KEY,
+	state  TEXT NOT NULL
+);
+CREATE TABLE user_state (
+	app_id  TEXT NOT NULL,
+	user_id TEXT NOT NULL,
+	state   TEXT NOT NULL,
+	PRIMARY KEY (app_id, user_id)
+);
+`,
+	}
+}
+
+// migrate brings the database to SchemaVersion in one write transaction, so concurrent
+// openers of a new file cannot both run a migration.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer rollback(tx)
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: version table: %w", err)
+	}
+	var version int
+	err = tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version)
+	switch {
+	case err == sql.ErrNoRows:
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("migrate: init version: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("migrate: read version: %w", err)
+	}
+	all := migrations()
+	if version > len(all) {
+		return fmt.Errorf("session database schema version %d is newer than this build supports (%d); upgrade agentengine", version, len(all))
+	}
+	for v := version; v < len(all); v++ {
+		if _, err := tx.ExecContext(ctx, all[v]); err != nil {
+			return fmt.Errorf("migrate to version %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, len(all)); err != nil {
+		return fmt.Errorf("migrate: set version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
