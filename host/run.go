@@ -67,15 +67,15 @@ type turnState struct {
 	ctx context.Context
 	r   *Run
 
-	msgID, msgText   string
-	rsID, rsText     string
-	calls            map[string]*openCall
-	callOrder        []string
-	usage            session.Usage
-	haveUsage        bool
-	interrupted      bool
-	failure          *session.RunError
-	storeErr         error
+	msgID, msgText string
+	rsID, rsText   string
+	calls          map[string]*openCall
+	callOrder      []string
+	usage          session.Usage
+	haveUsage      bool
+	interrupted    bool
+	failure        *session.RunError
+	storeErr       error
 }
 
 type openCall struct {

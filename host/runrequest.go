@@ -24,6 +24,8 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 			prior = append(prior, m)
 		}
 	}
+	// Earlier conversation items a stateless client sent with this turn come last.
+	prior = append(prior, session.ItemMessages(req.Input.Items, turnSeq)...)
 	if prior == nil {
 		prior = []session.Message{}
 	}

@@ -296,7 +296,9 @@ func TestAgentErrorFailsTheRunWithItsMessage(t *testing.T) {
 // brokenRunner is a runner whose stream dies the way a killed process's does.
 type brokenRunner struct{ runnerv1.RunnerClient }
 
-type brokenStream struct{ grpc.ServerStreamingClient[runnerv1.RunEvent] }
+type brokenStream struct {
+	grpc.ServerStreamingClient[runnerv1.RunEvent]
+}
 
 func (brokenStream) Recv() (*runnerv1.RunEvent, error) {
 	return nil, status.Error(codes.Unavailable, "connection closed")
@@ -500,5 +502,37 @@ func TestStartRejectsBadRequests(t *testing.T) {
 	}
 	if _, err := f.rt.Start(ctx, host.TurnRequest{App: "nope", Input: text("x")}); !strings.Contains(host.ClientMessage(err), "scripted") {
 		t.Fatalf("unknown agent message should list hosted agents: %q", host.ClientMessage(err))
+	}
+}
+
+func TestClientTranscriptItemsBecomeHistory(t *testing.T) {
+	f := newFixture(t, nil)
+	in := text("delta")
+	in.Items = []json.RawMessage{
+		json.RawMessage(`{"role":"user","content":"alpha beta"}`),
+		json.RawMessage(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Echo: alpha beta"}]}`),
+		json.RawMessage(`{"type":"function_call","call_id":"c1","name":"lookup","arguments":"{}"}`),
+		json.RawMessage(`{"type":"function_call_output","call_id":"c1","output":"42"}`),
+		json.RawMessage(`{"type":"reasoning","summary":[]}`),
+	}
+	f.turn(t, host.TurnRequest{Input: in})
+	h := f.agent.last().Payload.History
+	want := []struct{ role, content string }{
+		{"user", "alpha beta"}, {"assistant", "Echo: alpha beta"},
+		{"assistant", "[tool_call] lookup({})"}, {"user", "[tool_result] 42"},
+	}
+	if len(h) != len(want) {
+		t.Fatalf("history = %+v", h)
+	}
+	for i, w := range want {
+		if h[i].Role != w.role || h[i].Content != w.content {
+			t.Fatalf("history[%d] = %+v, want %v", i, h[i], w)
+		}
+	}
+	// The next turn of the same session sees that transcript too, before the stored turn.
+	r := f.agent.last()
+	f.turn(t, host.TurnRequest{SessionID: r.SessionID, Input: text("next")})
+	if h2 := f.agent.last().Payload.History; len(h2) != len(want)+2 || h2[0].Content != "alpha beta" || h2[4].Content != "delta" {
+		t.Fatalf("second-turn history = %+v", h2)
 	}
 }

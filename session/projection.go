@@ -45,6 +45,14 @@ func Project(events []Event) []Message {
 		if e.Seq <= coveredUntil {
 			continue
 		}
+		if e.Type == TypeUserMessage {
+			// A stateless client's own transcript, sent along with its message, is
+			// history as much as stored turns are.
+			var d UserMessageData
+			if json.Unmarshal(e.Data, &d) == nil {
+				out = append(out, ItemMessages(d.Items, e.Seq)...)
+			}
+		}
 		if m, ok := projectOne(e); ok {
 			out = append(out, m)
 		}
@@ -124,6 +132,71 @@ func projectOne(e Event) (Message, bool) {
 // uncovered events between the covered range and the checkpoint almost always fall in
 // this window and history loads in one query.
 const checkpointLookback = 4
+
+// ItemMessages projects Responses-style input items a client sent as its own transcript
+// (messages, function calls and their outputs) into history messages stamped with seq.
+// Items of other kinds (approvals, reasoning, references) carry no history and are skipped.
+func ItemMessages(items []json.RawMessage, seq int64) []Message {
+	var out []Message
+	for _, raw := range items {
+		var it struct {
+			Type      string          `json:"type"`
+			Role      string          `json:"role"`
+			Content   json.RawMessage `json:"content"`
+			CallID    string          `json:"call_id"`
+			Name      string          `json:"name"`
+			Arguments string          `json:"arguments"`
+			Output    json.RawMessage `json:"output"`
+		}
+		if json.Unmarshal(raw, &it) != nil {
+			continue
+		}
+		m := Message{Seq: seq, Type: TypeUserMessage}
+		switch {
+		case (it.Type == "message" || it.Type == "") && (it.Role == "user" || it.Role == "assistant"):
+			m.Role, m.Content = it.Role, contentText(it.Content)
+			if it.Role == "assistant" {
+				m.Type = TypeAssistantMessage
+			}
+		case it.Type == "function_call":
+			m.Role, m.Type = "assistant", TypeToolCall
+			m.Content = fmt.Sprintf("[tool_call] %s(%s)", it.Name, it.Arguments)
+			m.CallID, m.Name, m.Arguments = it.CallID, it.Name, it.Arguments
+		case it.Type == "function_call_output":
+			m.Role, m.Type, m.CallID = "user", TypeToolResult, it.CallID
+			m.Content = "[tool_result] " + contentText(it.Output)
+		default:
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// contentText flattens a content value (a string, or parts carrying text) to text.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var out string
+	for _, p := range parts {
+		if p.Text == "" {
+			continue
+		}
+		if out != "" {
+			out += "\n"
+		}
+		out += p.Text
+	}
+	return out
+}
 
 // LoadHistory reads the events that projection needs (from the latest checkpoint on, so
 // the cost does not grow with the whole log) and projects them.

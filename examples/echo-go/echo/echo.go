@@ -216,8 +216,9 @@ func (t *turn) echo(in string) error {
 		return err
 	}
 	return t.emit.Usage(pluginsdk.Usage{
-		InputTokens:     int64(len(strings.Fields(in)) + historyWords(t.req.Payload.History)),
-		OutputTokens:    int64(len(deltas)),
+		InputTokens: int64(len(strings.Fields(in)) + historyWords(t.req.Payload.History)),
+		// As in OpenAI's usage, output tokens include the reasoning tokens.
+		OutputTokens:    int64(len(deltas) + len(strings.Fields(strings.Join(thought, "")))),
 		ReasoningTokens: int64(len(strings.Fields(strings.Join(thought, "")))),
 	})
 }

@@ -125,7 +125,8 @@ func TestEchoBehaviours(t *testing.T) {
 				if s.reasoning != "Thinking about: hello there" {
 					t.Errorf("reasoning %q", s.reasoning)
 				}
-				if s.usage.GetOutputTokens() != 3 || s.usage.GetInputTokens() != 2 {
+				// Output tokens include the 4 reasoning tokens, as OpenAI counts them.
+				if s.usage.GetOutputTokens() != 7 || s.usage.GetReasoningTokens() != 4 || s.usage.GetInputTokens() != 2 {
 					t.Errorf("usage %v", s.usage)
 				}
 			},
@@ -143,7 +144,7 @@ func TestEchoBehaviours(t *testing.T) {
 			name: "deltas option", payload: `{"input":"a b","model_options":{"deltas":10,"delay_ms":0}}`,
 			wantKinds: "native reasoning text done usage",
 			check: func(t *testing.T, s summary) {
-				if s.textDelta != 10 || s.usage.GetOutputTokens() != 10 || !strings.HasPrefix(s.text, "Echo: a b Echo: a b") {
+				if s.textDelta != 10 || s.usage.GetOutputTokens() != 10+s.usage.GetReasoningTokens() || !strings.HasPrefix(s.text, "Echo: a b Echo: a b") {
 					t.Errorf("%d deltas, text %q", s.textDelta, s.text)
 				}
 			},

@@ -1,0 +1,196 @@
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class DescribeRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DescribeResponse(_message.Message):
+    __slots__ = ("protocol_version", "framework", "agent_name", "description", "capabilities")
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_FIELD_NUMBER: _ClassVar[int]
+    AGENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
+    protocol_version: str
+    framework: str
+    agent_name: str
+    description: str
+    capabilities: Capabilities
+    def __init__(self, protocol_version: _Optional[str] = ..., framework: _Optional[str] = ..., agent_name: _Optional[str] = ..., description: _Optional[str] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ...) -> None: ...
+
+class Capabilities(_message.Message):
+    __slots__ = ("streaming", "resume", "multimodal_input", "summarize")
+    STREAMING_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
+    MULTIMODAL_INPUT_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIZE_FIELD_NUMBER: _ClassVar[int]
+    streaming: bool
+    resume: bool
+    multimodal_input: bool
+    summarize: bool
+    def __init__(self, streaming: _Optional[bool] = ..., resume: _Optional[bool] = ..., multimodal_input: _Optional[bool] = ..., summarize: _Optional[bool] = ...) -> None: ...
+
+class RunRequest(_message.Message):
+    __slots__ = ("app_name", "user_id", "session_id", "invocation_id", "payload_json", "session_context_json")
+    APP_NAME_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_JSON_FIELD_NUMBER: _ClassVar[int]
+    SESSION_CONTEXT_JSON_FIELD_NUMBER: _ClassVar[int]
+    app_name: str
+    user_id: str
+    session_id: str
+    invocation_id: str
+    payload_json: bytes
+    session_context_json: bytes
+    def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., invocation_id: _Optional[str] = ..., payload_json: _Optional[bytes] = ..., session_context_json: _Optional[bytes] = ...) -> None: ...
+
+class RunEvent(_message.Message):
+    __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native")
+    TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_DONE_FIELD_NUMBER: _ClassVar[int]
+    REASONING_DELTA_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_DELTA_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    STATE_DELTA_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    NATIVE_FIELD_NUMBER: _ClassVar[int]
+    text_delta: TextDelta
+    message_done: MessageDone
+    reasoning_delta: ReasoningDelta
+    tool_call_delta: ToolCallDelta
+    tool_call: ToolCall
+    tool_result: ToolResult
+    approval_request: ApprovalRequest
+    state_delta: StateDelta
+    usage: Usage
+    error: Error
+    native: Native
+    def __init__(self, text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message_done: _Optional[_Union[MessageDone, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., state_delta: _Optional[_Union[StateDelta, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ...) -> None: ...
+
+class TextDelta(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class MessageDone(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class ReasoningDelta(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class ToolCallDelta(_message.Message):
+    __slots__ = ("call_id", "name", "arguments_delta")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_DELTA_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    name: str
+    arguments_delta: str
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_delta: _Optional[str] = ...) -> None: ...
+
+class ToolCall(_message.Message):
+    __slots__ = ("call_id", "name", "arguments")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    name: str
+    arguments: str
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+
+class ToolResult(_message.Message):
+    __slots__ = ("call_id", "name", "output", "is_error")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    name: str
+    output: str
+    is_error: bool
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., output: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+
+class ApprovalRequest(_message.Message):
+    __slots__ = ("id", "call_id", "name", "arguments", "message", "detail_json")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_JSON_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    call_id: str
+    name: str
+    arguments: str
+    message: str
+    detail_json: bytes
+    def __init__(self, id: _Optional[str] = ..., call_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ..., message: _Optional[str] = ..., detail_json: _Optional[bytes] = ...) -> None: ...
+
+class StateDelta(_message.Message):
+    __slots__ = ("delta_json",)
+    DELTA_JSON_FIELD_NUMBER: _ClassVar[int]
+    delta_json: bytes
+    def __init__(self, delta_json: _Optional[bytes] = ...) -> None: ...
+
+class Usage(_message.Message):
+    __slots__ = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens")
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    REASONING_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHED_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    cached_tokens: int
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., reasoning_tokens: _Optional[int] = ..., cached_tokens: _Optional[int] = ...) -> None: ...
+
+class Error(_message.Message):
+    __slots__ = ("message", "code", "detail")
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    message: str
+    code: str
+    detail: str
+    def __init__(self, message: _Optional[str] = ..., code: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class Native(_message.Message):
+    __slots__ = ("framework", "kind", "data_json")
+    FRAMEWORK_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    DATA_JSON_FIELD_NUMBER: _ClassVar[int]
+    framework: str
+    kind: str
+    data_json: bytes
+    def __init__(self, framework: _Optional[str] = ..., kind: _Optional[str] = ..., data_json: _Optional[bytes] = ...) -> None: ...
+
+class SummarizeRequest(_message.Message):
+    __slots__ = ("history_json", "instructions")
+    HISTORY_JSON_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    history_json: bytes
+    instructions: str
+    def __init__(self, history_json: _Optional[bytes] = ..., instructions: _Optional[str] = ...) -> None: ...
+
+class SummarizeResponse(_message.Message):
+    __slots__ = ("summary",)
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    summary: str
+    def __init__(self, summary: _Optional[str] = ...) -> None: ...

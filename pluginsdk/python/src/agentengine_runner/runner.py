@@ -1,0 +1,95 @@
+"""The interface a runner implements, and the plain types it sees."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
+
+
+class Framework:
+    """Framework names the host knows (DescribeResponse.framework)."""
+
+    GO = "go"
+    LANGGRAPH = "langgraph"
+    LANGCHAIN = "langchain"
+    DEEPAGENTS = "deepagents"
+    ADK = "adk"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    streaming: bool = True
+    resume: bool = False
+    multimodal_input: bool = False
+    # None: derived from whether the runner overrides Runner.summarize.
+    summarize: bool | None = None
+
+
+@dataclass(frozen=True)
+class Description:
+    framework: str
+    agent_name: str
+    description: str = ""
+    capabilities: Capabilities = field(default_factory=Capabilities)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One turn. payload and session_context are the host's JSON documents as plain dicts
+    (the seed-003 fields), ready to hand to user hooks such as ksadk_prepare_state."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    invocation_id: str
+    payload: dict[str, Any]
+    session_context: dict[str, Any]
+
+    @property
+    def input(self) -> Any:
+        return self.payload.get("input")
+
+    @property
+    def is_resume(self) -> bool:
+        return bool(self.session_context.get("is_resume"))
+
+
+@dataclass(frozen=True)
+class SummarizeRequest:
+    history: list[Any]
+    instructions: str
+
+
+class RunnerError(Exception):
+    """An error with a machine-readable code for the host (runnerv1.Error.code)."""
+
+    def __init__(self, message: str, code: str = "agent_error") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Runner(abc.ABC):
+    """Implement describe() and run(); override summarize() to offer summaries.
+
+    One instance serves every run of the process, concurrently: keep per-run state in
+    locals (or the invocation context), not on self.
+    """
+
+    @abc.abstractmethod
+    def describe(self) -> Description: ...
+
+    @abc.abstractmethod
+    async def run(self, request: RunRequest, emit: Emitter) -> None:
+        """Runs one turn, reporting through emit. Returning ends the stream; raising turns
+        into an Error event. Cancellation (the host cancelled the call) arrives as
+        asyncio.CancelledError at the current await."""
+
+    async def summarize(self, request: SummarizeRequest) -> str:
+        raise NotImplementedError
+
+    def supports_summarize(self) -> bool:
+        return type(self).summarize is not Runner.summarize

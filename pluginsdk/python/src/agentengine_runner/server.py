@@ -1,0 +1,211 @@
+"""serve(): the go-plugin server side of a runner process, on grpc.aio.
+
+Lifecycle contract (research/runtimes.md A.2-A.8): cookie check, one handshake line on the
+real stdout, health "plugin"=SERVING, GRPCController/Shutdown and GRPCStdio served, SIGINT
+ignored (the host shuts us down itself), exit on SIGTERM, on Shutdown and when the parent
+process goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import grp
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from . import stdio
+from ._proto.plugin import grpc_broker_pb2_grpc as broker_grpc
+from ._proto.plugin import grpc_controller_pb2_grpc as controller_grpc
+from ._proto.plugin import grpc_stdio_pb2_grpc as stdio_grpc
+from ._proto.runner.v1 import runner_pb2_grpc as runner_grpc
+from .handshake import HandshakeEnv, HandshakeError, check_env, handshake_line
+from .hclog import get_logger, handler, install_root_handler
+from .runner import Runner
+from .services import Broker, BrokerService, ControllerService, RunnerService, StdioService
+
+log = get_logger()
+
+# go-plugin's host: health checks use this service name.
+HEALTH_SERVICE = "plugin"
+# Kill() waits 2 s for a graceful exit before SIGKILL: stay well inside that.
+DEFAULT_GRACE = 0.5
+PARENT_POLL_INTERVAL = 1.0
+# sockaddr_un.sun_path is 108 bytes on Linux (104 on macOS), NUL included.
+MAX_SOCKET_PATH = 103
+
+_broker = Broker()
+
+
+def broker() -> Broker:
+    """Host-brokered servers (host callbacks such as durable key/value), by service id."""
+    return _broker
+
+
+def prepare() -> HandshakeEnv:
+    """Checks the handshake env (exit 1 with a message if wrong), ignores SIGINT and captures
+    stdout. Idempotent; call it before importing user code."""
+    try:
+        env = check_env()
+    except HandshakeError as exc:
+        # Plain text: most likely a human ran the runner by hand.
+        sys.stderr.write(f"{exc}\n")
+        sys.stderr.flush()
+        raise SystemExit(1) from None
+    # The host's Ctrl-C reaches the whole process group; the host stops us itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    stdio.capture()
+    return env
+
+
+def serve(runner: Runner, *, grace: float = DEFAULT_GRACE) -> None:
+    """Serves runner until the host shuts it down, SIGTERM, or the parent process exits.
+
+    Prefer starting the process with `python -m agentengine_runner module:attr`, which
+    captures stdout before your module is imported; a runner script calling serve() itself
+    must not print anything at import time. Returns once stopped; the process is ended 2 s
+    later even if non-daemon threads remain.
+    """
+    env = prepare()
+    install_root_handler()
+    try:
+        asyncio.run(_serve(runner, env, grace))
+    except (HandshakeError, OSError, RuntimeError) as exc:  # e.g. the socket cannot be bound
+        log.error("runner cannot serve", extra={"error": f"{type(exc).__name__}: {exc}"})
+        raise SystemExit(1) from None
+    finally:
+        # Non-daemon threads left by user code would otherwise keep the process alive past
+        # the host's 2 s Kill window.
+        _exit_after(2.0)
+
+
+@dataclass
+class _Lifecycle:
+    loop: asyncio.AbstractEventLoop
+    stop: asyncio.Event
+    stopping: bool = False
+    reason: str = ""
+
+    def request_stop(self, reason: str) -> None:
+        """Loop thread only."""
+        self.stopping = True
+        self.reason = self.reason or reason
+        self.stop.set()
+
+    def request_stop_threadsafe(self, reason: str) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.request_stop, reason)
+        except RuntimeError:  # loop already closed
+            pass
+
+
+async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
+    loop = asyncio.get_running_loop()
+    life = _Lifecycle(loop, asyncio.Event())
+    hub = stdio.hub() or stdio.StdioHub()
+
+    server = grpc.aio.server(
+        # The host allows MaxInt32 messages; don't be the side that refuses a big payload.
+        options=[("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+    )
+    health_servicer = health.aio.HealthServicer()
+    await health_servicer.set(HEALTH_SERVICE, health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    runner_grpc.add_RunnerServicer_to_server(RunnerService(runner), server)
+    controller_grpc.add_GRPCControllerServicer_to_server(
+        ControllerService(life.request_stop), server
+    )
+    stdio_grpc.add_GRPCStdioServicer_to_server(StdioService(hub), server)
+    broker_grpc.add_GRPCBrokerServicer_to_server(BrokerService(_broker), server)
+
+    sock_dir, own_dir = _socket_dir(env)
+    path = os.path.join(sock_dir, f"r{os.getpid()}.sock")
+    try:
+        if len(path.encode()) > MAX_SOCKET_PATH:
+            raise HandshakeError(f"unix socket path too long ({len(path)} bytes): {path}")
+        if os.path.exists(path):
+            os.unlink(path)  # stale socket of a dead process with our pid
+        server.add_insecure_port(f"unix:{path}")
+        await server.start()
+        if env.socket_group:
+            _share_with_group(path, env.socket_group)
+
+        loop.add_signal_handler(signal.SIGTERM, life.request_stop, "SIGTERM")
+        threading.Thread(
+            target=_watch_parent, args=(life, grace), name="agentengine-parent-watch", daemon=True
+        ).start()
+
+        stdio.write_handshake(handshake_line(env.app_version, "unix", path))
+        log.debug("runner serving", extra={"address": path, "pid": os.getpid()})
+
+        await life.stop.wait()
+        # A run that swallows cancellation or a stuck stop must not outlive the host's
+        # patience (a loop blocked outright is caught by the parent watch instead).
+        _exit_after(grace + 2.0)
+        log.debug("runner stopping", extra={"reason": life.reason})
+        await health_servicer.enter_graceful_shutdown()
+        await server.stop(grace)
+        # grpc's per-RPC tasks can still be winding down after stop() returns; if
+        # asyncio.run() cancels them, grpc logs a bogus "Exception not handled" error with
+        # a raw traceback on stderr. Give them a moment (user tasks may never finish).
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        if others:
+            await asyncio.wait(others, timeout=0.2)
+    finally:
+        _remove(path, sock_dir if own_dir else None)
+
+
+def _socket_dir(env: HandshakeEnv) -> tuple[str, bool]:
+    if env.socket_dir:
+        return env.socket_dir, False
+    base = tempfile.gettempdir()
+    if len(base) > 60:  # a long TMPDIR (macOS) would overflow sun_path
+        base = "/tmp"
+    return tempfile.mkdtemp(prefix="aer-", dir=base), True
+
+
+def _share_with_group(path: str, group: str) -> None:
+    gid = int(group) if group.isdigit() else grp.getgrnam(group).gr_gid
+    os.chown(path, -1, gid)
+    os.chmod(path, 0o770)
+
+
+def _remove(path: str, own_dir: str | None) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    if own_dir:
+        shutil.rmtree(own_dir, ignore_errors=True)
+
+
+def _watch_parent(life: _Lifecycle, grace: float) -> None:
+    """Exits when the host dies without a Shutdown (go-plugin has no Pdeathsig)."""
+    parent = os.getppid()
+    while not life.stopping:
+        time.sleep(PARENT_POLL_INTERVAL)
+        if os.getppid() != parent:
+            # Flag first, then log: stderr is probably a broken pipe now.
+            life.stopping = True
+            log.warning("parent process exited; stopping", extra={"parent_pid": str(parent)})
+            handler().mark_dead()  # nobody reads stderr any more; never block on it
+            life.request_stop_threadsafe("parent exited")
+            _exit_after(grace + 2.0)
+            return
+
+
+def _exit_after(seconds: float) -> None:
+    def hard_exit() -> None:
+        time.sleep(seconds)
+        os._exit(0)
+
+    threading.Thread(target=hard_exit, name="agentengine-exit-deadline", daemon=True).start()

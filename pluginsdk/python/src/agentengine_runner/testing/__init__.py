@@ -1,0 +1,62 @@
+"""Helpers for testing runners in-process, without a host or a subprocess."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+from .._proto.runner.v1 import runner_pb2 as pb
+from ..context import InvocationContext, invocation_scope
+from ..emitter import Emitter
+from ..runner import Runner, RunRequest
+from ..services import error_event
+
+
+def make_request(
+    input: Any = "hello",
+    *,
+    payload: dict[str, Any] | None = None,
+    session_context: dict[str, Any] | None = None,
+    app_name: str = "app",
+    user_id: str = "user",
+    session_id: str = "session",
+    invocation_id: str = "invocation",
+) -> RunRequest:
+    body = {"input": input, **(payload or {})}
+    ctx = session_context or {
+        "platform_context": {
+            "app_name": app_name,
+            "user_id": user_id,
+            "session_id": session_id,
+            "invocation_id": invocation_id,
+        }
+    }
+    return RunRequest(app_name, user_id, session_id, invocation_id, body, ctx)
+
+
+async def collect(runner: Runner, request: RunRequest) -> list[pb.RunEvent]:
+    """Runs one turn the way the server does (context set, exceptions become an Error
+    event) and returns the events."""
+    events: list[pb.RunEvent] = []
+
+    async def sink(event: pb.RunEvent) -> None:
+        events.append(event)
+
+    emit = Emitter(sink)
+    ictx = InvocationContext.from_request(
+        request.payload,
+        request.session_context,
+        app_name=request.app_name,
+        user_id=request.user_id,
+        session_id=request.session_id,
+        invocation_id=request.invocation_id,
+        runner_type=runner.describe().framework,
+    )
+    try:
+        with invocation_scope(ictx):
+            await runner.run(request, emit)
+    except Exception as exc:
+        events.append(error_event(exc, traceback.format_exc()))
+    finally:
+        emit.close()
+    return events
