@@ -112,14 +112,14 @@ func nonNilBlocks(b []session.ContentBlock) []session.ContentBlock {
 	return b
 }
 
-// inputMessages is the current input as Responses-style items: one user message with the
-// content blocks, then any other items as sent.
+// inputMessages is the current input as Responses-style items: any other items as sent,
+// then one user message with the content blocks.
 func inputMessages(in Input) []json.RawMessage {
-	out := []json.RawMessage{}
+	// Earlier items of a client's transcript come before the message they lead up to.
+	out := append([]json.RawMessage{}, in.Items...)
 	if len(in.Content) > 0 {
 		out = append(out, session.MustJSON(map[string]any{"type": "message", "role": "user", "content": in.Content}))
 	}
-	out = append(out, in.Items...)
 	return out
 }
 

@@ -99,7 +99,7 @@ def test_chat_stream_include_usage(client: OpenAI) -> None:
         chunks = list(stream)
     content, _, usage = check_chunks(chunks, usage=True)
     assert content == "Echo: count my tokens"
-    assert usage.prompt_tokens == 3 and usage.completion_tokens == 4
+    assert usage.prompt_tokens == 3 and usage.completion_tokens == 9  # 4 text deltas + 5 reasoning
 
 
 def test_chat_stream_helper(client: OpenAI) -> None:

@@ -56,7 +56,8 @@ def test_create_non_stream(client: OpenAI) -> None:
     check_usage(d.get("usage"), "response")
     assert r.usage is not None
     assert r.usage.input_tokens == 2
-    assert r.usage.output_tokens == 3
+    assert r.usage.output_tokens == 7  # 3 text deltas + 4 reasoning tokens
+    assert r.usage.output_tokens_details.reasoning_tokens == 4
 
 
 def test_retrieve_input_items_delete(client: OpenAI) -> None:

@@ -47,7 +47,7 @@ for (const [name, model] of [['responses', () => openai(MODEL)], ['chat', () => 
     assert.ok(r.response.timestamp instanceof Date && Math.abs(r.response.timestamp - Date.now()) < 3600_000,
       `response.timestamp ${r.response.timestamp} (created_at must be unix seconds)`);
     assert.equal(r.usage.inputTokens, 2);
-    assert.equal(r.usage.outputTokens, 3);
+    assert.equal(r.usage.outputTokens, 7);
     assert.deepEqual(r.warnings ?? [], []);
   });
 

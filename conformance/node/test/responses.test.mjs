@@ -38,7 +38,8 @@ test('responses.create non-stream: output, ids, usage, output_text', async () =>
   assert.equal(new Set(r.output.map((i) => i.id)).size, r.output.length, 'output item ids must be unique');
   checkUsage(r.usage, 'response');
   assert.equal(r.usage.input_tokens, 2, 'echo counts the input words as input tokens');
-  assert.equal(r.usage.output_tokens, 3, 'echo counts one output token per text delta');
+  assert.equal(r.usage.output_tokens, 7, 'echo counts a token per text delta plus its 4 reasoning tokens');
+  assert.equal(r.usage.output_tokens_details.reasoning_tokens, 4, 'reasoning tokens are part of output tokens');
 });
 
 test('responses.retrieve returns the stored response; input_items lists the input; delete removes it', async () => {

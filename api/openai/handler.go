@@ -1,0 +1,180 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentengine/agentengine/host"
+)
+
+// Request headers this surface reads.
+const (
+	// HeaderUser selects the tenant (session owner) of a request; it wins over the
+	// body's safety_identifier and user.
+	HeaderUser = "X-AgentEngine-User"
+	// HeaderExtensions opts in to KsADK extension events: a comma-separated list of
+	// tool_result (Responses) and reasoning (chat reasoning_content deltas).
+	HeaderExtensions = "X-AgentEngine-Extensions"
+	// HeaderSession carries the session id of a chat completion.
+	HeaderSession = "X-AgentEngine-Session-Id"
+)
+
+// Defaults.
+const (
+	DefaultKeepAlive    = 15 * time.Second
+	DefaultMaxBodyBytes = 32 << 20
+	DefaultCancelWait   = 10 * time.Second
+)
+
+// Config configures the OpenAI-compatible surface.
+type Config struct {
+	Runtime *host.Runtime
+	Logger  hclog.Logger
+	// KeepAlive is the interval of ": ping" comments on idle streams.
+	KeepAlive time.Duration
+	// MaxBodyBytes caps request bodies; larger ones get 413.
+	MaxBodyBytes int64
+	// CancelWait bounds how long POST /v1/responses/{id}/cancel waits for the run to
+	// end before answering with its current state.
+	CancelWait time.Duration
+}
+
+// Handler serves /v1/responses, /v1/chat/completions and /v1/models.
+type Handler struct {
+	rt         *host.Runtime
+	log        hclog.Logger
+	keepAlive  time.Duration
+	maxBody    int64
+	cancelWait time.Duration
+	started    int64 // the "created" of models
+}
+
+// New builds the surface.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Runtime == nil {
+		return nil, errors.New("openai: a host runtime is required")
+	}
+	h := &Handler{rt: cfg.Runtime, log: cfg.Logger, keepAlive: cfg.KeepAlive, maxBody: cfg.MaxBodyBytes,
+		cancelWait: cfg.CancelWait, started: time.Now().Unix()}
+	if h.log == nil {
+		h.log = hclog.NewNullLogger()
+	}
+	if h.keepAlive <= 0 {
+		h.keepAlive = DefaultKeepAlive
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	if h.cancelWait <= 0 {
+		h.cancelWait = DefaultCancelWait
+	}
+	return h, nil
+}
+
+// Prefix is the path prefix this surface owns; middleware in front of it writes its
+// errors with WriteError.
+func (h *Handler) Prefix() string { return "/v1/" }
+
+// WriteError writes an error in this surface's shape (api.ErrorWriter).
+func (h *Handler) WriteError(c *gin.Context, status int, code, message string) {
+	WriteError(c, status, code, message)
+}
+
+// Register mounts the routes on r.
+func (h *Handler) Register(r gin.IRouter) {
+	v1 := r.Group("/v1")
+	v1.POST("/responses", h.createResponse)
+	v1.GET("/responses/:id", h.getResponse)
+	v1.DELETE("/responses/:id", h.deleteResponse)
+	v1.POST("/responses/:id/cancel", h.cancelResponse)
+	v1.GET("/responses/:id/input_items", h.listInputItems)
+	v1.POST("/chat/completions", h.createChatCompletion)
+	v1.GET("/models", h.listModels)
+	v1.GET("/models/:id", h.getModel)
+}
+
+// readJSON reads a JSON request body within the size limit.
+func (h *Handler) readJSON(c *gin.Context) ([]byte, *apiError) {
+	if ct := c.GetHeader("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return nil, &apiError{Status: http.StatusUnsupportedMediaType, Type: typeInvalidRequest, Code: "unsupported_media_type",
+				Message: "the request body must be JSON (Content-Type: application/json)"}
+		}
+	}
+	tooLarge := &apiError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
+		Message: "the request body is larger than the server's limit"}
+	if c.Request.ContentLength > h.maxBody {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, h.maxBody))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, tooLarge
+	}
+	if err != nil {
+		return nil, badRequest("", "invalid_body", "could not read the request body")
+	}
+	return body, nil
+}
+
+// user resolves the tenant: the header, else the first non-empty body field, else the
+// runtime's default user.
+func (h *Handler) user(c *gin.Context, fromBody ...string) (string, *apiError) {
+	if u := c.GetHeader(HeaderUser); u != "" {
+		if err := host.ValidateID(u); err != nil {
+			return "", badRequest("", "", "the %s header is not a valid user id: %v", HeaderUser, err)
+		}
+		return u, nil
+	}
+	for _, u := range fromBody {
+		if u != "" {
+			return u, nil
+		}
+	}
+	return h.rt.DefaultUser(), nil
+}
+
+// extension reports whether the client opted in to an extension by header.
+func extension(c *gin.Context, name string) bool {
+	for _, v := range c.Request.Header.Values(HeaderExtensions) {
+		for _, tok := range strings.Split(v, ",") {
+			if t := strings.TrimSpace(tok); strings.EqualFold(t, name) || t == "*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeJSON writes v as the response body.
+func writeJSON(c *gin.Context, status int, v any) {
+	c.Render(status, jsonRender{v})
+}
+
+// jsonRender encodes without HTML escaping, like OpenAI.
+type jsonRender struct{ v any }
+
+func (r jsonRender) Render(w http.ResponseWriter) error {
+	r.WriteContentType(w)
+	enc := newJSONEncoder(w)
+	return enc.Encode(r.v)
+}
+
+func newJSONEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+func (r jsonRender) WriteContentType(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+}

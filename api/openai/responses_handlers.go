@@ -1,0 +1,389 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
+)
+
+// createResponse serves POST /v1/responses.
+func (h *Handler) createResponse(c *gin.Context) {
+	body, aerr := h.readJSON(c)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	req, aerr := parseResponsesRequest(body)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	user, aerr := h.user(c, req.SafetyIdentifier, req.User)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	ctx := c.Request.Context()
+	turn, echo, aerr := h.responsesTurn(ctx, req, user)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	respID := host.NewID("resp_")
+	if req.Store {
+		// Without a response id on the run record, a store=false response can be
+		// neither retrieved nor chained, as with OpenAI; its session still records it.
+		turn.ResponseID = respID
+	}
+	run, err := h.rt.Start(ctx, turn)
+	if err != nil {
+		writeAPIError(c, fromHostError(h.log, "start response", err))
+		return
+	}
+	base := baseResponse(runIdentity{ResponseID: respID, CreatedAt: run.CreatedAt, SessionID: run.Key.ID}, echo)
+	opts := encodeOptions{ToolResults: req.KsadkEvents || extension(c, "tool_result")}
+	switch {
+	case req.Stream:
+		h.streamResponse(c, run, base, opts, -1)
+	case req.Background:
+		writeJSON(c, http.StatusOK, snapshot(run, base))
+	default:
+		evs, err := run.Wait(ctx)
+		if err != nil {
+			return // the client went away; the run goes on
+		}
+		enc := newResponseEncoder(base, opts, false)
+		for _, ev := range evs {
+			enc.Add(ev)
+		}
+		writeJSON(c, http.StatusOK, enc.Response())
+	}
+}
+
+// responsesTurn maps a request to a turn: agent, session, input and the echo.
+func (h *Handler) responsesTurn(ctx context.Context, req *responsesRequest, user string) (host.TurnRequest, requestEcho, *apiError) {
+	t := host.TurnRequest{User: user, Metadata: req.Metadata, ModelMetadata: req.ModelMetadata, ModelOptions: req.ModelOptions}
+	if req.Instructions != nil {
+		t.Instructions = *req.Instructions
+	}
+	model := req.Model
+	if req.PreviousResponseID != "" {
+		// Continue the session of that response (KsADK started a new one instead).
+		prev, err := h.rt.RunByResponseID(ctx, user, req.PreviousResponseID)
+		if err != nil {
+			aerr := fromHostError(h.log, "previous response", err)
+			if aerr.Status == http.StatusNotFound {
+				aerr.Param = "previous_response_id"
+			}
+			return t, requestEcho{}, aerr
+		}
+		if model == "" {
+			model = prev.Key.App
+		}
+		t.SessionID = prev.Key.ID
+		if agent, err := h.rt.ResolveAgent(model); err == nil && agent.Name != prev.Key.App {
+			return t, requestEcho{}, badRequest("previous_response_id", "", "previous response %q belongs to model %q, not %q", req.PreviousResponseID, prev.Key.App, agent.Name)
+		}
+	}
+	agent, err := h.rt.ResolveAgent(model)
+	if err != nil {
+		return t, requestEcho{}, fromHostError(h.log, "resolve agent", err)
+	}
+	t.App = agent.Name
+	if req.SessionID != "" {
+		t.SessionID, t.CreateIfMissing = req.SessionID, true
+	}
+	var pending []host.PendingApproval
+	if t.SessionID != "" && hasKind(req.Input, itemFunctionCallOutput) {
+		pending, err = h.rt.PendingApprovals(ctx, session.Key{App: t.App, User: user, ID: t.SessionID})
+		if err != nil {
+			return t, requestEcho{}, fromHostError(h.log, "pending approvals", err)
+		}
+	}
+	in, slots, aerr := h.assembleInput(ctx, t.App, user, req.Input, pending)
+	if aerr != nil {
+		return t, requestEcho{}, aerr
+	}
+	t.Input = in
+	echo := echoOf(req, agent.Name)
+	echo.Input = slots
+	t.Meta = session.MustJSON(echo)
+	return t, echo, nil
+}
+
+func hasKind(items []inputItem, kind string) bool {
+	for _, it := range items {
+		if it.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// assembleInput splits the items into the turn's input. The last user message is the
+// current content; mcp_approval_response items, and function_call_output items whose
+// call (or approval) id matches a pending approval of the continued session, resume
+// it; item references are resolved to the stored items; everything else is passed to
+// the runner as an item, in order.
+func (h *Handler) assembleInput(ctx context.Context, app, user string, items []inputItem, pending []host.PendingApproval) (host.Input, []inputSlot, *apiError) {
+	var in host.Input
+	slots := make([]inputSlot, 0, len(items))
+	last := -1
+	for i, it := range items {
+		if it.Kind == itemMessage && it.Role == roleUser {
+			last = i
+		}
+	}
+	for i, it := range items {
+		switch {
+		case i == last:
+			in.Content = it.Blocks
+			slots = append(slots, inputSlot{ID: idOr(it.ID, "msg_"), Src: "message"})
+		case it.Kind == itemMCPApprovalResponse:
+			in.Resumes = append(in.Resumes, host.Resume{ApprovalRequestID: it.ApprovalID, Approve: it.Approve, Reason: it.Reason, Raw: it.Raw})
+			slots = append(slots, inputSlot{ID: idOr(it.ID, "mcpr_"), Src: "resume", Item: it.Raw})
+		case it.Kind == itemFunctionCallOutput && answersApproval(it.CallID, pending) != nil:
+			p := answersApproval(it.CallID, pending)
+			res := host.Resume{Approve: it.Approve, Reason: it.Reason, Output: it.Output, Raw: it.Raw}
+			if p.CallID == it.CallID {
+				res.CallID = it.CallID
+			} else {
+				res.ApprovalRequestID = p.ID
+			}
+			in.Resumes = append(in.Resumes, res)
+			slots = append(slots, inputSlot{ID: idOr(it.ID, "fco_"), Src: "resume", Item: it.Raw})
+		case it.Kind == itemReference:
+			ev, err := h.rt.FindItem(ctx, app, user, it.RefID)
+			if err != nil {
+				aerr := fromHostError(h.log, "item reference", err)
+				if aerr.Status == http.StatusNotFound {
+					aerr.Param = "input"
+				}
+				return in, nil, aerr
+			}
+			raw, ok := itemOfEvent(ev)
+			if !ok {
+				return in, nil, badRequest("input", "", "item %q cannot be referenced as input", it.RefID)
+			}
+			in.Items = append(in.Items, raw)
+			slots = append(slots, inputSlot{ID: it.RefID, Src: "item"})
+		default:
+			in.Items = append(in.Items, it.Raw)
+			slots = append(slots, inputSlot{ID: idOr(it.ID, itemPrefix(it.Kind)), Src: "item"})
+		}
+	}
+	return in, slots, nil
+}
+
+// answersApproval returns the pending approval a tool output answers, matched by the
+// guarded call id or by the approval id itself.
+func answersApproval(callID string, pending []host.PendingApproval) *host.PendingApproval {
+	for i := range pending {
+		if pending[i].CallID == callID && callID != "" {
+			return &pending[i]
+		}
+	}
+	for i := range pending {
+		if pending[i].ID == callID {
+			return &pending[i]
+		}
+	}
+	return nil
+}
+
+func idOr(id, prefix string) string {
+	if id != "" {
+		return id
+	}
+	return host.NewID(prefix)
+}
+
+func itemPrefix(kind string) string {
+	switch kind {
+	case itemMessage:
+		return "msg_"
+	case itemFunctionCall:
+		return "fc_"
+	case itemFunctionCallOutput:
+		return "fco_"
+	case itemReasoning:
+		return "rs_"
+	case itemMCPApprovalRequest:
+		return "mcpr_"
+	}
+	return "item_"
+}
+
+// streamResponse writes the run as a Responses event stream, skipping events with
+// sequence numbers up to startingAfter (replays).
+func (h *Handler) streamResponse(c *gin.Context, run *host.Run, base Response, opts encodeOptions, startingAfter int) {
+	s := startSSE(c)
+	enc := newResponseEncoder(base, opts, true)
+	write := func(evs []sseEvent) error {
+		for _, ev := range evs {
+			if ev.Seq <= startingAfter {
+				continue
+			}
+			if err := s.event(ev.Name, ev.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := write(enc.Start()); err != nil {
+		return
+	}
+	err := follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, func(ev host.Event) error {
+		return write(enc.Add(ev))
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		h.log.Debug("response stream ended early", "response", base.ID, "error", err)
+	}
+}
+
+// snapshot is the Response of a run as of now, without waiting.
+func snapshot(run *host.Run, base Response) Response {
+	enc := newResponseEncoder(base, encodeOptions{}, false)
+	for _, ev := range available(run.Subscribe(0)) {
+		enc.Add(ev)
+	}
+	return enc.Response()
+}
+
+// openResponse finds a stored response of the user and opens its run.
+func (h *Handler) openResponse(c *gin.Context) (*host.Run, Response, *apiError) {
+	user, aerr := h.user(c)
+	if aerr != nil {
+		return nil, Response{}, aerr
+	}
+	ctx := c.Request.Context()
+	id := c.Param("id")
+	rec, err := h.rt.RunByResponseID(ctx, user, id)
+	if err != nil {
+		return nil, Response{}, fromHostError(h.log, "find response", err)
+	}
+	run, err := h.rt.Open(ctx, rec.Key, rec.InvocationID)
+	if err != nil {
+		return nil, Response{}, fromHostError(h.log, "open response", err)
+	}
+	echo := parseEcho(run.Meta, run.Agent)
+	base := baseResponse(runIdentity{ResponseID: id, CreatedAt: run.CreatedAt, SessionID: run.Key.ID}, echo)
+	return run, base, nil
+}
+
+// getResponse serves GET /v1/responses/{id}, and with stream=true replays the stream
+// after starting_after, following the run live if it is still going. The options come
+// from the query (openai-python, openai-node) or from a JSON body (openai-go sends
+// {"stream":true} with its GET).
+func (h *Handler) getResponse(c *gin.Context) {
+	stream, after, aerr := h.replayOptions(c)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	run, base, aerr := h.openResponse(c)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	if stream {
+		// Extension events change sequence numbers, so replays honour only the header
+		// (the original request's ksadk_events is not stored).
+		h.streamResponse(c, run, base, encodeOptions{ToolResults: extension(c, "tool_result")}, after)
+		return
+	}
+	writeJSON(c, http.StatusOK, snapshot(run, base))
+}
+
+func (h *Handler) replayOptions(c *gin.Context) (stream bool, after int, aerr *apiError) {
+	after = -1
+	if c.Request.ContentLength != 0 && c.Request.Body != nil && c.Request.Body != http.NoBody {
+		body, aerr := h.readJSON(c)
+		if aerr != nil {
+			return false, 0, aerr
+		}
+		if len(bytes.TrimSpace(body)) > 0 {
+			f, aerr := decodeObject(body, "", "the request body")
+			if aerr != nil {
+				return false, 0, aerr
+			}
+			if stream, _, aerr = f.boolean("stream"); aerr != nil {
+				return false, 0, aerr
+			}
+			n, aerr := f.integer("starting_after")
+			if aerr != nil {
+				return false, 0, aerr
+			}
+			if n != nil {
+				after = int(*n)
+			}
+		}
+	}
+	if v := c.Query("stream"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, 0, badRequest("stream", "invalid_type", "stream must be true or false")
+		}
+		stream = b
+	}
+	if v := c.Query("starting_after"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -1 {
+			return false, 0, badRequest("starting_after", "invalid_type", "starting_after must be a sequence number")
+		}
+		after = n
+	}
+	return stream, after, nil
+}
+
+// deleteResponse serves DELETE /v1/responses/{id}. The session keeps its events; the
+// response just cannot be retrieved or chained any more.
+func (h *Handler) deleteResponse(c *gin.Context) {
+	user, aerr := h.user(c)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	id := c.Param("id")
+	if err := h.rt.DeleteResponse(c.Request.Context(), user, id); err != nil {
+		writeAPIError(c, fromHostError(h.log, "delete response", err))
+		return
+	}
+	writeJSON(c, http.StatusOK, struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Deleted bool   `json:"deleted"`
+	}{id, "response", true})
+}
+
+// cancelResponse serves POST /v1/responses/{id}/cancel. OpenAI only cancels background
+// responses; this server cancels any run in progress (a foreground stream's client may
+// be gone while the run goes on). Cancelling a finished response returns it unchanged,
+// so the call is idempotent.
+func (h *Handler) cancelResponse(c *gin.Context) {
+	run, base, aerr := h.openResponse(c)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	ctx := c.Request.Context()
+	err := h.rt.Cancel(ctx, run.Key, run.InvocationID)
+	if err != nil && !errors.Is(err, host.ErrRunNotActive) {
+		writeAPIError(c, fromHostError(h.log, "cancel response", err))
+		return
+	}
+	wait, stop := context.WithTimeout(ctx, h.cancelWait)
+	defer stop()
+	select {
+	case <-run.Done():
+	case <-wait.Done():
+	}
+	writeJSON(c, http.StatusOK, snapshot(run, base))
+}

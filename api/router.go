@@ -1,0 +1,112 @@
+// Package api assembles agentengine's HTTP surfaces on one gin engine, behind the
+// security defaults: loopback Host names only (DNS rebinding), no cross-origin browser
+// requests unless allowed, an optional bearer token, and a request body limit.
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/host"
+)
+
+// Surface is a protocol surface mounted on the router.
+type Surface interface {
+	// Register mounts the surface's routes.
+	Register(r gin.IRouter)
+	// Prefix is the path prefix the surface owns ("/v1/").
+	Prefix() string
+}
+
+// ErrorWriter is implemented by surfaces whose errors have their own shape; the
+// security middleware answers requests under the surface's prefix with it.
+type ErrorWriter interface {
+	WriteError(c *gin.Context, status int, code, message string)
+}
+
+// Config configures the router.
+type Config struct {
+	Runtime *host.Runtime
+	Logger  hclog.Logger
+	// MaxBodyBytes caps request bodies (default 32 MiB); larger ones get 413.
+	MaxBodyBytes int64
+	// AllowedOrigins lists browser origins ("http://localhost:5173") allowed to call
+	// the API cross-origin; "*" allows any. Same-origin requests are always allowed.
+	AllowedOrigins []string
+	// AllowedHosts lists extra Host header names (without port) accepted besides the
+	// loopback names; "*" accepts any (for deployments behind a trusted proxy).
+	AllowedHosts []string
+	// AuthToken, when set, is required as "Authorization: Bearer <token>".
+	AuthToken string
+	// KeepAlive is the SSE keep-alive interval (default 15 s).
+	KeepAlive time.Duration
+	// Surfaces are mounted after the OpenAI-compatible one.
+	Surfaces []Surface
+}
+
+// NewRouter builds the engine with /health, the OpenAI-compatible surface and any
+// further surfaces. Set gin's mode (gin.SetMode) before calling it. A nil Runtime is
+// a programming error and panics.
+func NewRouter(cfg Config) *gin.Engine {
+	if cfg.Runtime == nil {
+		panic("api: NewRouter needs a host runtime")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = openai.DefaultMaxBodyBytes
+	}
+	oa, err := openai.New(openai.Config{Runtime: cfg.Runtime, Logger: cfg.Logger.Named("openai"),
+		KeepAlive: cfg.KeepAlive, MaxBodyBytes: cfg.MaxBodyBytes})
+	if err != nil {
+		panic("api: " + err.Error()) // only a nil runtime fails, checked above
+	}
+	surfaces := append([]Surface{oa}, cfg.Surfaces...)
+	g := &guard{cfg: cfg, surfaces: surfaces}
+
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(g.recovery, g.hostCheck, g.originCheck, g.auth, g.bodyLimit)
+	r.GET("/health", g.health)
+	for _, s := range surfaces {
+		s.Register(r)
+	}
+	r.NoRoute(func(c *gin.Context) {
+		g.fail(c, http.StatusNotFound, "not_found", "no route for "+c.Request.Method+" "+c.Request.URL.Path)
+	})
+	r.NoMethod(func(c *gin.Context) {
+		g.fail(c, http.StatusMethodNotAllowed, "method_not_allowed", "method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path)
+	})
+	return r
+}
+
+// fail writes an error in the shape of the surface that owns the path (OpenAI's
+// envelope by default).
+func (g *guard) fail(c *gin.Context, status int, code, message string) {
+	for _, s := range g.surfaces {
+		if ew, ok := s.(ErrorWriter); ok && strings.HasPrefix(c.Request.URL.Path, s.Prefix()) {
+			ew.WriteError(c, status, code, message)
+			c.Abort()
+			return
+		}
+	}
+	openai.WriteError(c, status, code, message)
+	c.Abort()
+}
+
+// health serves GET /health. Agent names are only listed to authorised callers.
+func (g *guard) health(c *gin.Context) {
+	agents := []string{}
+	if g.authorised(c) {
+		for _, a := range g.cfg.Runtime.Agents() {
+			agents = append(agents, a.Name)
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ok", "agents": agents})
+}

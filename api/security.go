@@ -1,0 +1,150 @@
+package api
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/api/openai"
+)
+
+// guard holds the router's middleware.
+type guard struct {
+	cfg      Config
+	surfaces []Surface
+}
+
+// recovery turns a handler panic into a logged 500 instead of a dropped connection.
+func (g *guard) recovery(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+				panic(v)
+			}
+			g.cfg.Logger.Error("handler panic", "method", c.Request.Method, "path", c.Request.URL.Path, "panic", v)
+			g.fail(c, http.StatusInternalServerError, "server_error", "The server had an error while processing your request.")
+		}
+	}()
+	c.Next()
+}
+
+// hostCheck rejects Host names other than loopback (or the configured ones): a web
+// page can point its own DNS name at 127.0.0.1 (DNS rebinding) and would then be
+// same-origin with this server as far as the browser knows.
+func (g *guard) hostCheck(c *gin.Context) {
+	h := c.Request.Host
+	if name, _, err := net.SplitHostPort(h); err == nil {
+		h = name
+	}
+	h = strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
+	if isLoopbackName(h) {
+		c.Next()
+		return
+	}
+	for _, a := range g.cfg.AllowedHosts {
+		if a == "*" || strings.EqualFold(a, h) {
+			c.Next()
+			return
+		}
+	}
+	g.fail(c, http.StatusForbidden, "forbidden_host", "requests for host "+c.Request.Host+" are not accepted; configure allowed hosts to serve other names")
+}
+
+func isLoopbackName(h string) bool {
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// originCheck rejects cross-origin browser requests unless the origin is allowed, and
+// answers CORS preflights for allowed ones.
+func (g *guard) originCheck(c *gin.Context) {
+	origin := c.GetHeader("Origin")
+	if origin == "" {
+		// Browsers omit Origin on some cross-site GETs but label them.
+		if c.GetHeader("Sec-Fetch-Site") == "cross-site" {
+			g.fail(c, http.StatusForbidden, "forbidden_origin", "cross-site requests are not accepted")
+			return
+		}
+		c.Next()
+		return
+	}
+	same := sameOrigin(origin, c.Request.Host)
+	allowed := same || g.originAllowed(origin)
+	if !allowed {
+		g.fail(c, http.StatusForbidden, "forbidden_origin", "cross-origin requests from "+origin+" are not accepted; configure allowed origins to permit them")
+		return
+	}
+	if !same {
+		h := c.Writer.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "X-AgentEngine-Session-Id, X-Request-Id")
+		if c.Request.Method == http.MethodOptions && c.GetHeader("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-AgentEngine-User, X-AgentEngine-Extensions, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout")
+			h.Set("Access-Control-Max-Age", "600")
+			c.AbortWithStatus(http.StatusNoContent)
+			return
+		}
+	}
+	c.Next()
+}
+
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return strings.EqualFold(u.Host, host)
+}
+
+func (g *guard) originAllowed(origin string) bool {
+	for _, a := range g.cfg.AllowedOrigins {
+		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// auth requires the bearer token when one is configured. /health stays open for
+// probes (it hides agent names from unauthorised callers).
+func (g *guard) auth(c *gin.Context) {
+	if g.authorised(c) || (c.Request.URL.Path == "/health" && c.Request.Method == http.MethodGet) {
+		c.Next()
+		return
+	}
+	c.Header("WWW-Authenticate", `Bearer realm="agentengine"`)
+	g.fail(c, http.StatusUnauthorized, "invalid_api_key", "a valid bearer token is required (Authorization: Bearer <token>)")
+}
+
+func (g *guard) authorised(c *gin.Context) bool {
+	if g.cfg.AuthToken == "" {
+		return true
+	}
+	tok, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(g.cfg.AuthToken)) == 1
+}
+
+// bodyLimit rejects bodies over the limit: at once when Content-Length says so, and
+// while reading otherwise (handlers map the read error to 413).
+func (g *guard) bodyLimit(c *gin.Context) {
+	if c.Request.ContentLength > g.cfg.MaxBodyBytes {
+		g.fail(c, http.StatusRequestEntityTooLarge, "request_too_large", "the request body is larger than the server's limit")
+		return
+	}
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, g.cfg.MaxBodyBytes)
+	}
+	c.Next()
+}
+
+var _ ErrorWriter = (*openai.Handler)(nil)

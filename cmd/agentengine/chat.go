@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
+)
+
+const chatHelp = `commands: /new starts a new session, /session shows its id, /exit quits (or Ctrl-D)`
+
+// chat is `run -i`: a terminal conversation with the first agent through the same
+// runtime and store as the HTTP API, streaming its output as it comes.
+func chat(ctx context.Context, rt *host.Runtime, in io.Reader, out io.Writer) error {
+	agents := rt.Agents()
+	agent := agents[0].Name
+	fmt.Fprintf(out, "chatting with %s — %s\n", agent, chatHelp)
+	lines := bufio.NewScanner(in)
+	lines.Buffer(make([]byte, 64<<10), 1<<20)
+	var sessionID string
+	for {
+		fmt.Fprint(out, "\n> ")
+		if !lines.Scan() {
+			fmt.Fprintln(out)
+			return lines.Err()
+		}
+		text := strings.TrimSpace(lines.Text())
+		switch text {
+		case "":
+			continue
+		case "/exit", "/quit":
+			return nil
+		case "/new":
+			sessionID = ""
+			fmt.Fprintln(out, "new session")
+			continue
+		case "/session":
+			fmt.Fprintln(out, "session:", orDash(sessionID))
+			continue
+		case "/help":
+			fmt.Fprintln(out, chatHelp)
+			continue
+		}
+		req := host.TurnRequest{App: agent, SessionID: sessionID,
+			Input: host.Input{Content: []session.ContentBlock{{Type: "input_text", Text: text}}}}
+		for {
+			r, err := rt.Start(ctx, req)
+			if err != nil {
+				fmt.Fprintln(out, "error:", host.ClientMessage(err))
+				break
+			}
+			sessionID = r.Key.ID
+			approvals, err := printRun(ctx, r, out)
+			if err != nil {
+				return err
+			}
+			if len(approvals) == 0 {
+				break
+			}
+			req = host.TurnRequest{App: agent, SessionID: sessionID}
+			for _, a := range approvals {
+				ok, err := askApproval(lines, out, a)
+				if err != nil {
+					return err
+				}
+				raw, _ := json.Marshal(map[string]any{"type": "mcp_approval_response", "approval_request_id": a.id, "approve": ok})
+				req.Input.Resumes = append(req.Input.Resumes, host.Resume{ApprovalRequestID: a.id, Approve: ok, Raw: raw})
+			}
+		}
+	}
+}
+
+type pendingApproval struct {
+	id   string
+	data session.ApprovalRequestData
+}
+
+// printRun streams a run to the terminal and returns its approval requests.
+func printRun(ctx context.Context, r *host.Run, out io.Writer) ([]pendingApproval, error) {
+	sub := r.Subscribe(0)
+	var approvals []pendingApproval
+	inText, inThought := false, false
+	for {
+		ev, err := sub.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return approvals, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch ev.Kind {
+		case host.KindTextDelta:
+			if inThought {
+				fmt.Fprintln(out)
+				inThought = false
+			}
+			inText = true
+			fmt.Fprint(out, ev.Text)
+		case host.KindReasoningDelta:
+			if !inThought {
+				fmt.Fprint(out, "(thinking) ")
+				inThought = true
+			}
+			fmt.Fprint(out, ev.Text)
+		case host.KindStored:
+			e := ev.Stored
+			switch e.Type {
+			case session.TypeAssistantMessage, session.TypeReasoning:
+				if inText || inThought {
+					fmt.Fprintln(out)
+				}
+				inText, inThought = false, false
+			case session.TypeToolCall:
+				var d session.ToolCallData
+				_ = json.Unmarshal(e.Data, &d)
+				fmt.Fprintf(out, "[tool] %s(%s)\n", d.Name, d.Arguments)
+			case session.TypeToolResult:
+				var d session.ToolResultData
+				_ = json.Unmarshal(e.Data, &d)
+				fmt.Fprintf(out, "[result] %s\n", d.Output)
+			case session.TypeApprovalRequest:
+				var d session.ApprovalRequestData
+				_ = json.Unmarshal(e.Data, &d)
+				approvals = append(approvals, pendingApproval{id: e.ItemID, data: d})
+			case session.TypeRunStatus:
+				var d session.RunStatusData
+				_ = json.Unmarshal(e.Data, &d)
+				if d.Status == session.StatusFailed || d.Status == session.StatusCancelled {
+					msg := d.Status
+					if d.Error != nil {
+						msg += ": " + d.Error.Message
+					}
+					fmt.Fprintln(out, "[run "+msg+"]")
+				}
+			}
+		}
+	}
+}
+
+func askApproval(lines *bufio.Scanner, out io.Writer, a pendingApproval) (bool, error) {
+	msg := a.data.Message
+	if msg == "" {
+		msg = "the agent asks to run " + a.data.Name
+	}
+	fmt.Fprintf(out, "%s\n  %s(%s)\napprove? [y/N] ", msg, a.data.Name, a.data.Arguments)
+	if !lines.Scan() {
+		if err := lines.Err(); err != nil {
+			return false, err
+		}
+		return false, io.EOF
+	}
+	ans := strings.ToLower(strings.TrimSpace(lines.Text()))
+	return ans == "y" || ans == "yes", nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

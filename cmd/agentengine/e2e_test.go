@@ -1,0 +1,408 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests drive the real agentengine binary serving examples/echo-go, whose runner is
+// a real go-plugin subprocess.
+
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentengine-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = os.Getenv("AGENTENGINE_BIN")
+	if binPath == "" {
+		binPath = filepath.Join(dir, "agentengine")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build agentengine: %v\n%s", err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type server struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	url  string
+	logs *bytes.Buffer
+}
+
+var servingLine = regexp.MustCompile(`serving .* on (http://127\.0\.0\.1:\d+)`)
+
+// startServer runs `agentengine run` on a copy of examples/echo-go so each test has its
+// own state directory; extra args are appended.
+func startServer(t *testing.T, projectDir string, args ...string) *server {
+	t.Helper()
+	all := append([]string{"run", projectDir, "--port", "0"}, args...)
+	cmd := exec.Command(binPath, all...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{t: t, cmd: cmd, logs: &bytes.Buffer{}}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			s.logs.WriteString(line + "\n")
+			if m := servingLine.FindStringSubmatch(line); m != nil && !sent {
+				found <- m[1]
+				sent = true
+			}
+		}
+		close(found)
+	}()
+	select {
+	case u, ok := <-found:
+		if !ok {
+			cmd.Wait()
+			t.Fatalf("server exited before serving:\n%s", s.logs)
+		}
+		s.url = u
+	case <-time.After(90 * time.Second):
+		s.kill()
+		t.Fatalf("server did not start:\n%s", s.logs)
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *server) kill() {
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	_ = s.cmd.Wait()
+}
+
+func (s *server) stop() {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		s.t.Errorf("server did not stop on SIGTERM")
+		s.kill()
+	}
+	// Nothing of its process group (the runner) may be left behind.
+	if err := syscall.Kill(-s.cmd.Process.Pid, 0); err == nil {
+		s.t.Errorf("processes of the server's group are still alive after it stopped")
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// runnerPIDs lists the server's child processes (its runners).
+func (s *server) runnerPIDs() []int {
+	var pids []int
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", s.cmd.Process.Pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, p := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(p); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	return pids
+}
+
+func copyProject(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "echo-go")
+	src, err := filepath.Abs("../../examples/echo-go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The runner is built from the example's package inside this module, so the copy is
+	// a config that points back at it via a prebuilt binary.
+	runner := filepath.Join(t.TempDir(), "echo-runner")
+	if out, err := exec.Command("go", "build", "-o", runner, src).CombinedOutput(); err != nil {
+		t.Fatalf("build echo runner: %v\n%s", err, out)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("name: echo-go\nframework: go\nbinary: %s\n", runner)
+	if err := os.WriteFile(filepath.Join(dst, "agentengine.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+type sseEvent struct {
+	Type string
+	Data map[string]any
+}
+
+// readSSE parses one event block at a time from an SSE body.
+func readSSE(r *bufio.Reader) (sseEvent, error) {
+	var ev sseEvent
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return ev, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			if ev.Data != nil {
+				return ev, nil
+			}
+		case strings.HasPrefix(line, "event: "):
+			ev.Type = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev.Data); err != nil {
+				return ev, fmt.Errorf("bad data line %q: %w", line, err)
+			}
+		}
+	}
+}
+
+func post(t *testing.T, url string, body any) *http.Response {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func decode(t *testing.T, resp *http.Response) map[string]any {
+	t.Helper()
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestStreamingAnswerFromTheExample(t *testing.T) {
+	s := startServer(t, copyProject(t), "--session-backend", "memory")
+	resp := post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "count to three", "stream": true})
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	r := bufio.NewReader(resp.Body)
+	var text string
+	var last string
+	for {
+		ev, err := readSSE(r)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "response.output_text.delta" {
+			text += ev.Data["delta"].(string)
+		}
+		last = ev.Type
+	}
+	if text != "Echo: count to three" || last != "response.completed" {
+		t.Fatalf("streamed %q, last event %s", text, last)
+	}
+}
+
+func TestKilledRunnerFailsTheRunAndTheNextRequestWorks(t *testing.T) {
+	s := startServer(t, copyProject(t), "--session-backend", "memory")
+	resp := post(t, s.url+"/v1/responses", map[string]any{
+		"model": "echo-go", "input": "a long answer", "stream": true,
+		"model_options": map[string]any{"deltas": 2000, "delay_ms": 5},
+	})
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	deltas := 0
+	var types []string
+	killed := false
+	for {
+		ev, err := readSSE(r)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, ev.Type)
+		if ev.Type == "response.output_text.delta" {
+			deltas++
+			if deltas == 5 && !killed {
+				pids := s.runnerPIDs()
+				if len(pids) == 0 {
+					t.Fatal("no runner process found")
+				}
+				for _, p := range pids {
+					if err := syscall.Kill(p, syscall.SIGKILL); err != nil {
+						t.Fatal(err)
+					}
+				}
+				killed = true
+			}
+		}
+		if ev.Type == "response.failed" {
+			resp := ev.Data["response"].(map[string]any)
+			if resp["status"] != "failed" || resp["error"] == nil {
+				t.Fatalf("failed response %v", resp)
+			}
+		}
+	}
+	if !killed || len(types) == 0 || types[len(types)-1] != "response.failed" {
+		t.Fatalf("stream ended with %v (killed %v)", types[len(types)-5:], killed)
+	}
+	// The next request gets a fresh runner.
+	got := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "again"}))
+	if got["status"] != "completed" || got["output_text"] != "Echo: again" {
+		t.Fatalf("after the crash: %v", got)
+	}
+}
+
+func TestDisconnectedClientDoesNotStopTheRun(t *testing.T) {
+	s := startServer(t, copyProject(t), "--session-backend", "memory")
+	ctx, cancel := context.WithCancel(context.Background())
+	b, _ := json.Marshal(map[string]any{
+		"model": "echo-go", "input": "keep going", "stream": true,
+		"model_options": map[string]any{"deltas": 40, "delay_ms": 10},
+	})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/v1/responses", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(resp.Body)
+	ev, err := readSSE(r)
+	if err != nil || ev.Type != "response.created" {
+		t.Fatalf("first event %v %v", ev, err)
+	}
+	id := ev.Data["response"].(map[string]any)["id"].(string)
+	for ev.Type != "response.output_text.delta" {
+		if ev, err = readSSE(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel() // the client goes away mid-stream
+	resp.Body.Close()
+
+	// Follow the stored response until it ends, then read its final state.
+	follow, err := http.Get(s.url + "/v1/responses/" + id + "?stream=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := bufio.NewReader(follow.Body)
+	var last sseEvent
+	for {
+		ev, err := readSSE(fr)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = ev
+	}
+	follow.Body.Close()
+	if last.Type != "response.completed" {
+		t.Fatalf("followed stream ended with %s", last.Type)
+	}
+	got := decode(t, mustGet(t, s.url+"/v1/responses/"+id))
+	text, _ := got["output_text"].(string)
+	if got["status"] != "completed" || len(strings.Fields(text)) != 40 {
+		t.Fatalf("final response %v", got)
+	}
+}
+
+func mustGet(t *testing.T, url string) *http.Response {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestRestartMarksOrphanedRunsInterruptedAndKeepsSessions(t *testing.T) {
+	dir := copyProject(t)
+	s := startServer(t, dir)
+	first := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "remember me", "conversation": "conv-1"}))
+	if first["status"] != "completed" {
+		t.Fatalf("first turn %v", first)
+	}
+	// A run in progress when the host dies hard.
+	resp := post(t, s.url+"/v1/responses", map[string]any{
+		"model": "echo-go", "input": "slow", "stream": true, "conversation": "conv-2",
+		"model_options": map[string]any{"deltas": 1000, "delay_ms": 20},
+	})
+	r := bufio.NewReader(resp.Body)
+	ev, err := readSSE(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := ev.Data["response"].(map[string]any)["id"].(string)
+	s.kill()
+	resp.Body.Close()
+
+	s2 := startServer(t, dir)
+	got := decode(t, mustGet(t, s2.url+"/v1/responses/"+orphan))
+	if got["status"] == "in_progress" || got["status"] == "completed" {
+		t.Fatalf("orphaned run after restart: %v", got["status"])
+	}
+	// The SQLite session survived: history reaches the agent.
+	h := decode(t, post(t, s2.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "history", "conversation": "conv-1"}))
+	if !strings.Contains(fmt.Sprint(h["output_text"]), "First user message: remember me") {
+		t.Fatalf("history after restart: %v", h["output_text"])
+	}
+}
+
+func TestNonLoopbackBindNeedsAToken(t *testing.T) {
+	out, err := exec.Command(binPath, "run", copyProject(t), "--host", "0.0.0.0", "--port", "0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--token") {
+		t.Fatalf("want a refusal naming --token, got %v: %s", err, out)
+	}
+}
+
+func TestServesHealthOnAFreePort(t *testing.T) {
+	// --port 0 picks a free port; the serving line names it.
+	s := startServer(t, copyProject(t), "--session-backend", "memory")
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
+	if err != nil || host != "127.0.0.1" || port == "0" {
+		t.Fatalf("url %s", s.url)
+	}
+	h := decode(t, mustGet(t, s.url+"/health"))
+	if h["status"] != "ok" {
+		t.Fatalf("health %v", h)
+	}
+}

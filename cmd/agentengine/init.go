@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	agentengine "github.com/agentengine/agentengine"
+)
+
+var validProjectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+func newInitCmd() *cobra.Command {
+	var framework string
+	cmd := &cobra.Command{
+		Use:   "init NAME",
+		Short: "Create a new agent project that runs as is",
+		Long: `Create the directory NAME with an agent project: agentengine.yaml, the agent's code
+and a README. The project runs with "agentengine run NAME" straight away and works
+offline.
+
+Frameworks: go (a Go runner built on agentengine's Go SDK, which is copied into
+NAME/third_party/agentengine so the project builds without fetching it).`,
+		Example: `  agentengine init my-agent -f go && agentengine run my-agent`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInit(cmd, args[0], framework)
+		},
+	}
+	cmd.Flags().StringVarP(&framework, "framework", "f", "go", "framework of the new project: go")
+	return cmd
+}
+
+func runInit(cmd *cobra.Command, dir, framework string) error {
+	name := filepath.Base(filepath.Clean(dir))
+	if !validProjectName.MatchString(name) {
+		return fmt.Errorf("%q is not a valid project name: use letters, digits, '.', '_' and '-'", name)
+	}
+	if framework != "go" {
+		return fmt.Errorf("--framework %q: this build scaffolds go projects only", framework)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return fmt.Errorf("%s already exists; choose a new directory name", dir)
+	}
+	files := map[string]string{
+		"agentengine.yaml": fmt.Sprintf("name: %s\nframework: go\n# The runner's Go main package, relative to this file.\nentry_point: .\n", name),
+		"main.go":          goAgentTemplate,
+		"go.mod":           fmt.Sprintf("module %s\n\ngo 1.26\n\nrequire github.com/agentengine/agentengine v0.0.0\n\nreplace github.com/agentengine/agentengine => ./third_party/agentengine\n", name),
+		".gitignore":       ".agentengine/\n",
+		"README.md":        fmt.Sprintf(goReadmeTemplate, name, name, name, name),
+	}
+	for rel, content := range files {
+		if err := writeFile(filepath.Join(dir, rel), []byte(content)); err != nil {
+			return err
+		}
+	}
+	if err := copySDK(filepath.Join(dir, "third_party", "agentengine")); err != nil {
+		return err
+	}
+	sum, err := agentengine.SDKSource.ReadFile("go.sum")
+	if err != nil {
+		return fmt.Errorf("embedded SDK: %w", err)
+	}
+	if err := writeFile(filepath.Join(dir, "go.sum"), sum); err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "resolving Go module requirements (go mod tidy)…")
+	tidy := exec.CommandContext(cmd.Context(), "go", "mod", "tidy")
+	tidy.Dir = dir
+	if out, err := tidy.CombinedOutput(); err != nil {
+		return fmt.Errorf("go mod tidy in %s failed (the project is written; fix and rerun it there):\n%s", dir, out)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "created %s\nrun it:  agentengine run %s\nchat:    agentengine run -i %s\n", dir, dir, dir)
+	return nil
+}
+
+// copySDK writes the embedded SDK sources, without tests, as a local module.
+func copySDK(dst string) error {
+	return fs.WalkDir(agentengine.SDKSource, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		data, err := agentengine.SDKSource.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return writeFile(filepath.Join(dst, filepath.FromSlash(path)), data)
+	})
+}
+
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+const goAgentTemplate = `// An agentengine Go runner. Replace the body of Run with your agent.
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/agentengine/agentengine/pluginsdk"
+)
+
+type agent struct{}
+
+func (agent) Info() pluginsdk.Info {
+	return pluginsdk.Info{Name: "agent", Framework: "go", Description: "A Go agent that echoes its input"}
+}
+
+// Run handles one turn: read the input from req.Payload, emit events as they happen.
+func (agent) Run(ctx context.Context, req *pluginsdk.Request, emit *pluginsdk.Emitter) error {
+	words := strings.Fields("You said: " + req.Payload.InputText())
+	for i, w := range words {
+		if i > 0 {
+			w = " " + w
+		}
+		if err := emit.Text(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func main() { pluginsdk.Serve(agent{}) }
+`
+
+const goReadmeTemplate = `# %s
+
+An agentengine agent project with a Go runner.
+
+    agentengine run %s        # OpenAI-compatible API on http://127.0.0.1:8080
+    agentengine run -i %s     # chat in the terminal
+
+    curl http://127.0.0.1:8080/v1/responses -H 'Content-Type: application/json' \
+      -d '{"model":"%s","input":"hello","stream":true}'
+
+The agent is in main.go; third_party/agentengine holds the Go SDK it builds against.
+`

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at link time (-ldflags "-X main.version=…"); otherwise the module
+// version from the build info is shown.
+var version = ""
+
+func newRootCmd(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agentengine",
+		Short: "A local runtime for AI agents",
+		Long: `agentengine hosts agent projects (Go today; LangGraph, LangChain, DeepAgents and
+Google ADK bridges are on the way) and gives each an OpenAI-compatible API
+(/v1/responses, /v1/chat/completions) backed by a durable session store.
+
+Each agent's code runs in its own runner subprocess, never inside the server.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetIn(stdin)
+	root.AddCommand(newRunCmd(), newInitCmd(), newSessionsCmd(), newVersionCmd())
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the agentengine version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), "agentengine", versionString())
+			return nil
+		},
+	}
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}

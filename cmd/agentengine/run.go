@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/agentengine/agentengine/api"
+)
+
+type runOptions struct {
+	host        string
+	port        int
+	interactive bool
+	token       string
+	origins     []string
+	maxBody     int64
+	logLevel    string
+	logJSON     bool
+	store       storeFlags
+	startWait   time.Duration
+}
+
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [DIR...]",
+		Short: "Serve agent projects over an OpenAI-compatible API (or chat in the terminal with -i)",
+		Long: `Serve one or more agent projects. Each DIR holds an agentengine.yaml; each project
+gets its own runner subprocess and is selected by its name as the OpenAI "model".
+
+Endpoints: POST /v1/responses, POST /v1/chat/completions, GET /v1/models, GET /health.
+
+The server binds 127.0.0.1 unless told otherwise; binding any other address requires
+--token, which clients then send as "Authorization: Bearer <token>".
+
+Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unless
+--session-backend / --session-path or KSADK_SESSION_BACKEND, KSADK_STM_PATH say otherwise.`,
+		Example: `  agentengine run examples/echo-go
+  agentengine run ./agent-a ./agent-b --port 9000
+  agentengine run -i examples/echo-go`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.host, "host", "127.0.0.1", "address to bind; non-loopback addresses require --token")
+	f.IntVarP(&o.port, "port", "p", 8080, "port to listen on (0 picks a free one)")
+	f.BoolVarP(&o.interactive, "interactive", "i", false, "chat with the (first) agent in this terminal instead of serving HTTP")
+	f.StringVar(&o.token, "token", "", "bearer token clients must send (required for non-loopback binds); also AGENTENGINE_TOKEN")
+	f.StringSliceVar(&o.origins, "allow-origin", nil, "browser origins allowed to call the API (cross-origin requests are rejected otherwise)")
+	f.Int64Var(&o.maxBody, "max-body-bytes", 32<<20, "largest accepted request body")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	f.BoolVar(&o.logJSON, "log-json", false, "write logs as JSON lines")
+	f.StringVar(&o.store.backend, "session-backend", "", "session backend: memory or local (SQLite); default from KSADK_SESSION_BACKEND, else local")
+	f.StringVar(&o.store.path, "session-path", "", "SQLite session file for the local backend")
+	f.DurationVar(&o.startWait, "runner-start-timeout", 60*time.Second, "how long a runner may take to start")
+	return cmd
+}
+
+func newLogger(cmd *cobra.Command, level string, asJSON bool) (hclog.Logger, error) {
+	lvl := hclog.LevelFromString(level)
+	if lvl == hclog.NoLevel {
+		return nil, fmt.Errorf("--log-level %q: use trace, debug, info, warn or error", level)
+	}
+	return hclog.New(&hclog.LoggerOptions{
+		Name: "agentengine", Level: lvl, Output: cmd.ErrOrStderr(), JSONFormat: asJSON,
+	}), nil
+}
+
+func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
+	ctx := cmd.Context()
+	if o.token == "" {
+		o.token = envOr("AGENTENGINE_TOKEN", "")
+	}
+	if !o.interactive && !isLoopback(o.host) && o.token == "" {
+		return fmt.Errorf("--host %s is not a loopback address: set --token (or AGENTENGINE_TOKEN) so the API is not open to the network", o.host)
+	}
+	log, err := newLogger(cmd, o.logLevel, o.logJSON)
+	if err != nil {
+		return err
+	}
+	if o.interactive {
+		// Keep the terminal for the conversation: only warnings and errors are logged.
+		log.SetLevel(max(hclog.LevelFromString(o.logLevel), hclog.Warn))
+	}
+	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := st.close(cctx); err != nil {
+			log.Warn("shutdown", "error", err)
+		}
+	}()
+	if o.interactive {
+		return chat(ctx, st.runtime, cmd.InOrStdin(), cmd.OutOrStdout())
+	}
+
+	router := api.NewRouter(api.Config{
+		Runtime:        st.runtime,
+		Logger:         log.Named("http"),
+		MaxBodyBytes:   o.maxBody,
+		AllowedOrigins: o.origins,
+		AuthToken:      o.token,
+	})
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(o.port)))
+	if err != nil {
+		return fmt.Errorf("listen on %s:%d: %w", o.host, o.port, err)
+	}
+	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	names := ""
+	for i, a := range st.runtime.Agents() {
+		if i > 0 {
+			names += ", "
+		}
+		names += a.Name
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "agentengine serving %s on http://%s (Ctrl-C to stop)\n", names, ln.Addr())
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+	case <-ctx.Done():
+		fmt.Fprintln(cmd.ErrOrStderr(), "shutting down")
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Streams last as long as their runs: end the runs first (each gets its terminal
+	// event), then let the connections drain.
+	if err := st.runtime.Close(sctx); err != nil {
+		log.Warn("runs did not finish in time", "error", err)
+	}
+	_ = srv.Shutdown(sctx)
+	return nil
+}
+
+func isLoopback(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
