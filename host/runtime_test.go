@@ -536,3 +536,63 @@ func TestClientTranscriptItemsBecomeHistory(t *testing.T) {
 		t.Fatalf("second-turn history = %+v", h2)
 	}
 }
+
+func TestSessionManagementIsScopedByUser(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	s, err := f.rt.CreateSession(ctx, session.Key{App: "scripted", User: "alice"})
+	if err != nil || !strings.HasPrefix(s.ID, "sess_") {
+		t.Fatalf("create: %+v %v", s, err)
+	}
+	if _, err := f.rt.CreateSession(ctx, s.Key); !errors.Is(err, host.ErrInvalidInput) {
+		t.Fatalf("duplicate id: %v", err)
+	}
+	if _, err := f.rt.CreateSession(ctx, session.Key{App: "nope", User: "alice"}); !errors.Is(err, host.ErrUnknownAgent) {
+		t.Fatalf("unknown app: %v", err)
+	}
+	bob := s.Key
+	bob.User = "bob"
+	if _, err := f.rt.Events(ctx, bob, session.EventQuery{}); !errors.Is(err, host.ErrNotFound) {
+		t.Fatalf("bob reads alice's events: %v", err)
+	}
+	if err := f.rt.DeleteSession(ctx, bob); !errors.Is(err, host.ErrNotFound) {
+		t.Fatalf("bob deletes alice's session: %v", err)
+	}
+	if _, err := f.rt.RenameSession(ctx, s.Key, "Trip planning"); err != nil {
+		t.Fatal(err)
+	}
+	list, total, err := f.rt.ListSessions(ctx, "scripted", "alice", session.ListQuery{Limit: 10})
+	if err != nil || total != 1 || list[0].Title != "Trip planning" {
+		t.Fatalf("list %+v %d %v", list, total, err)
+	}
+	if _, err := f.rt.AppendEvents(ctx, s.Key, session.NewEvent{Type: session.TypeAssistantMessage, Data: json.RawMessage(`{}`)}); !errors.Is(err, host.ErrInvalidInput) {
+		t.Fatalf("appending run events from outside a run: %v", err)
+	}
+	if err := f.rt.DeleteSession(ctx, s.Key); err != nil {
+		t.Fatal(err)
+	}
+	if _, total, _ := f.rt.ListSessions(ctx, "scripted", "alice", session.ListQuery{}); total != 0 {
+		t.Fatalf("%d sessions left", total)
+	}
+}
+
+func TestDeleteSessionCancelsItsLiveRun(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	r, err := f.rt.Start(ctx, host.TurnRequest{App: "scripted", Input: text("block")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-f.agent.started
+	if err := f.rt.DeleteSession(ctx, r.Key); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("run still live after its session was deleted")
+	}
+	if _, err := f.rt.Session(ctx, r.Key); !errors.Is(err, host.ErrNotFound) {
+		t.Fatalf("session after delete: %v", err)
+	}
+}
