@@ -32,10 +32,12 @@ type Config struct {
 	Agents []Agent
 	Logger hclog.Logger
 	// Retention is how long a finished run's journal stays in memory for late
-	// subscribers before they are served from the store instead (default 5 minutes).
+	// subscribers before they are served from the store instead (default 2 minutes).
 	Retention time.Duration
 	// DefaultUser owns sessions of requests that name no user (default "user").
 	DefaultUser string
+	// Compaction decides when session history is summarised into a checkpoint.
+	Compaction CompactionPolicy
 }
 
 // Runtime runs turns for every surface. It is safe for concurrent use.
@@ -50,8 +52,12 @@ type Runtime struct {
 	stop    context.CancelCauseFunc
 	wg      sync.WaitGroup
 
-	mu   sync.Mutex
-	runs map[string]*Run // live and recently finished runs by invocation id
+	compaction CompactionPolicy
+
+	mu          sync.Mutex
+	runs        map[string]*Run // live and recently finished runs by invocation id
+	compacting  map[string]bool // sessions being compacted → another check is due
+	noSummarize map[string]bool // agents whose runner has no Summarize
 }
 
 // errShutdown is the cancel cause of runs stopped by Close: they end interrupted.
@@ -72,12 +78,18 @@ func New(cfg Config) (*Runtime, error) {
 		retention: cfg.Retention,
 		defUser:   cfg.DefaultUser,
 		runs:      map[string]*Run{},
+
+		compaction:  cfg.Compaction.withDefaults(),
+		compacting:  map[string]bool{},
+		noSummarize: map[string]bool{},
 	}
 	if rt.log == nil {
 		rt.log = hclog.NewNullLogger()
 	}
 	if rt.retention <= 0 {
-		rt.retention = 5 * time.Minute
+		// Long enough for a dropped stream to reconnect and replay with the exact live
+		// sequence; short enough that finished runs' deltas don't pile up in memory.
+		rt.retention = 2 * time.Minute
 	}
 	if rt.defUser == "" {
 		rt.defUser = "user"
@@ -169,6 +181,18 @@ func (rt *Runtime) Recover(ctx context.Context) error {
 		rt.log.Info("marked orphaned run interrupted", "invocation", r.InvocationID, "session", r.Key.ID)
 	}
 	return nil
+}
+
+// Idle waits until no run or post-run work (compaction) is in flight, or ctx ends.
+func (rt *Runtime) Idle(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { rt.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Close stops every live run (each ends interrupted) and waits for them until ctx ends.
@@ -345,6 +369,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		defer rt.wg.Done()
 		defer cancel(nil)
 		rt.execute(runCtx, ag, r, rr)
+		rt.maybeCompact(rt.baseCtx, ag, key)
 	}()
 	return r, nil
 }

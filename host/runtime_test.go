@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -98,13 +99,18 @@ type fixture struct {
 
 func newFixture(t *testing.T, runner runnerv1.RunnerClient) *fixture {
 	t.Helper()
-	f := &fixture{store: memory.New(), agent: &scripted{started: make(chan struct{}, 1)}}
+	return newFixtureWith(t, runner, memory.New(), host.CompactionPolicy{})
+}
+
+func newFixtureWith(t *testing.T, runner runnerv1.RunnerClient, store session.Store, policy host.CompactionPolicy) *fixture {
+	t.Helper()
+	f := &fixture{store: store, agent: &scripted{started: make(chan struct{}, 1)}}
 	if runner == nil {
 		client, stop := pluginsdk.ServeInProcess(f.agent)
 		t.Cleanup(stop)
 		runner = client
 	}
-	rt, err := host.New(host.Config{Store: f.store, Agents: []host.Agent{{Name: "scripted", Runner: runner}}})
+	rt, err := host.New(host.Config{Store: f.store, Agents: []host.Agent{{Name: "scripted", Runner: runner}}, Compaction: policy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,5 +600,70 @@ func TestDeleteSessionCancelsItsLiveRun(t *testing.T) {
 	}
 	if _, err := f.rt.Session(ctx, r.Key); !errors.Is(err, host.ErrNotFound) {
 		t.Fatalf("session after delete: %v", err)
+	}
+}
+
+// summarizing is the scripted agent with a runner-side Summarize.
+type summarizing struct{ *scripted }
+
+func (summarizing) Summarize(_ context.Context, history []session.Message, _ string) (string, error) {
+	return fmt.Sprintf("SUMMARY of %d messages", len(history)), nil
+}
+
+func TestLongHistoryIsCompactedIntoACheckpoint(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		summarize   bool
+		wantSummary string
+	}{
+		{"extractive", false, "Summary of the earlier conversation (extractive):\nuser: turn 0\nassistant: you said turn 0"},
+		{"runner summary", true, "SUMMARY of 6 messages"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := memory.New()
+			policy := host.CompactionPolicy{MaxMessages: 6, KeepMessages: 2}
+			var runner runnerv1.RunnerClient
+			if c.summarize {
+				client, stop := pluginsdk.ServeInProcess(summarizing{&scripted{}})
+				t.Cleanup(stop)
+				runner = client
+			}
+			f := newFixtureWith(t, runner, store, policy)
+			r, _ := f.turn(t, host.TurnRequest{Input: text("turn 0")})
+			for i := 1; i < 4; i++ {
+				f.turn(t, host.TurnRequest{SessionID: r.Key.ID, Input: text(fmt.Sprintf("turn %d", i))})
+			}
+			// Compaction runs after the run ends.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := f.rt.Idle(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cps, _ := store.Events(ctx, r.Key, session.EventQuery{Types: []string{session.TypeContextCheckpoint, session.TypeCompactionBound}})
+			if len(cps) != 2 || cps[0].Type != session.TypeCompactionBound {
+				t.Fatalf("compaction events = %+v", cps)
+			}
+			var cp session.ContextCheckpointData
+			_ = json.Unmarshal(cps[1].Data, &cp)
+			if !strings.HasPrefix(cp.Summary, c.wantSummary) || cp.FromSeq != 1 || cp.UntilSeq >= cps[1].Seq {
+				t.Fatalf("checkpoint = %+v", cp)
+			}
+
+			// A new runtime on the same store: the next turn sees the summary and the tail.
+			g := newFixtureWith(t, nil, store, policy)
+			g.turn(t, host.TurnRequest{SessionID: r.Key.ID, Input: text("turn 4")})
+			h := g.agent.last().Payload.History
+			if len(h) != 3 || h[0].Type != session.TypeContextCheckpoint || h[1].Content != "turn 3" || h[2].Content != "you said turn 3" {
+				t.Fatalf("history after compaction = %+v", h)
+			}
+		})
+	}
+}
+
+func TestEstimateTokens(t *testing.T) {
+	for in, want := range map[string]int{"": 0, "abcd": 1, "abcde": 2, "你好": 2, "hi 你好": 3} {
+		if got := host.EstimateTokens(in); got != want {
+			t.Errorf("EstimateTokens(%q) = %d, want %d", in, got, want)
+		}
 	}
 }
