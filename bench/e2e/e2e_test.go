@@ -1,0 +1,220 @@
+// Package e2e_test runs bench/load against the real agentengine stack (host runtime, the
+// api router and a session store) served on 127.0.0.1 in this process: tests check that
+// the load generator reads agentengine's responses correctly, and benchmarks give a CPU
+// profile of the server's turn path (go test -bench . -cpuprofile cpu.out ./bench/e2e).
+package e2e_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/bench/load"
+	"github.com/agentengine/agentengine/examples/echo-go/echo"
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/pluginsdk"
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/memory"
+	"github.com/agentengine/agentengine/session/sqlite"
+)
+
+func TestMain(m *testing.M) {
+	gin.SetMode(gin.ReleaseMode)
+	os.Exit(m.Run())
+}
+
+const agent = "echo-go"
+
+// serve runs the runtime with store and runner behind the api router on 127.0.0.1.
+func serve(tb testing.TB, store session.Store, runner runnerv1.RunnerClient) string {
+	tb.Helper()
+	rt, err := host.New(host.Config{Store: store, Agents: []host.Agent{{Name: agent, Framework: "go", Runner: runner}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := rt.Recover(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(api.NewRouter(api.Config{Runtime: rt}))
+	tb.Cleanup(func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = rt.Close(ctx)
+	})
+	return srv.URL
+}
+
+func inProcessRunner(tb testing.TB) runnerv1.RunnerClient {
+	c, stop := pluginsdk.ServeInProcess(echo.New())
+	tb.Cleanup(stop)
+	return c
+}
+
+// subprocessRunner builds examples/echo-go and runs it under the host's supervisor, as
+// `agentengine run` does.
+func subprocessRunner(tb testing.TB) runnerv1.RunnerClient {
+	tb.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		tb.Skip("needs the go command to build examples/echo-go")
+	}
+	bin := filepath.Join(tb.TempDir(), "echo-go")
+	if out, err := exec.Command(goTool, "build", "-o", bin, "../../examples/echo-go").CombinedOutput(); err != nil {
+		tb.Fatalf("build echo-go: %v\n%s", err, out)
+	}
+	s := runnerproc.New(runnerproc.Config{Name: agent, Command: []string{bin}})
+	tb.Cleanup(func() { _ = s.Close(context.Background()) })
+	if err := s.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func sqliteStore(tb testing.TB) session.Store {
+	tb.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "sessions.sqlite"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
+func stores(tb testing.TB) map[string]func() session.Store {
+	return map[string]func() session.Store{
+		"memory": func() session.Store { return memory.New() },
+		"sqlite": func() session.Store { return sqliteStore(tb) },
+	}
+}
+
+// TestLoadReadsAgentengine runs every scenario briefly against agentengine and expects
+// no errors: the load generator understands the server's responses and streams.
+func TestLoadReadsAgentengine(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			url := serve(t, open(), inProcessRunner(t))
+			ctx := context.Background()
+			check := func(cfg load.Config) *load.Result {
+				t.Helper()
+				cfg.URL = url
+				res, err := load.Run(ctx, cfg)
+				if err != nil {
+					t.Fatalf("%s: %v", cfg.Scenario, err)
+				}
+				if res.Errors != 0 || res.OK == 0 {
+					t.Fatalf("%s: ok %d, errors %v", cfg.Scenario, res.OK, res.ErrorSamples)
+				}
+				return res
+			}
+			check(load.Config{Scenario: load.NonStream, Concurrency: 4, Requests: 40, PID: os.Getpid()})
+			if res := check(load.Config{Scenario: load.Stream, Deltas: 100, Requests: 5}); res.DeltasPerTurn != 100 || res.FirstDelta == nil {
+				t.Errorf("stream: %v deltas per turn", res.DeltasPerTurn)
+			}
+			if res := check(load.Config{Scenario: load.History, History: 50, Requests: 12, Concurrency: 2}); res.History.SeedErrors != 0 {
+				t.Errorf("history: %+v", res.History)
+			}
+			if res := check(load.Config{Scenario: load.Streams, Streams: 40, Deltas: 3, DelayMS: 20}); res.Streams.Completed != 40 {
+				t.Errorf("streams: %+v", res.Streams)
+			}
+		})
+	}
+}
+
+// TestEventsPerTurn pins load.DefaultEventsPerTurn, which the history scenario uses to
+// seed a conversation with a given number of events, to what agentengine stores.
+func TestEventsPerTurn(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			store := open()
+			url := serve(t, store, inProcessRunner(t))
+			for range 3 {
+				resp, err := http.Post(url+"/v1/responses", "application/json",
+					strings.NewReader(`{"model":"echo-go","input":"hello there","conversation":"count-me"}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("HTTP %d: %s", resp.StatusCode, b)
+				}
+			}
+			s, err := store.GetSession(context.Background(), session.Key{App: agent, User: "user", ID: "count-me"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.LastSeq != 3*load.DefaultEventsPerTurn {
+				t.Fatalf("3 turns stored %d events, want %d (update load.DefaultEventsPerTurn)", s.LastSeq, 3*load.DefaultEventsPerTurn)
+			}
+		})
+	}
+}
+
+// post sends one turn and reads the whole response.
+func post(b *testing.B, client *http.Client, url, body string) {
+	resp, err := client.Post(url+"/v1/responses", "application/json", strings.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		b.Fatalf("HTTP %d: %v", resp.StatusCode, err)
+	}
+}
+
+// BenchmarkTurn measures turns through the whole server with the echo-go runner as a
+// real subprocess: non-stream turns with 16 in flight, and 1000-delta streams.
+func BenchmarkTurn(b *testing.B) {
+	runner := subprocessRunner(b)
+	for name, open := range stores(b) {
+		url := serve(b, open(), runner)
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, Proxy: nil}}
+		b.Run(name+"/nonstream", func(b *testing.B) {
+			b.SetParallelism(8) // 16 in flight on 2 cores
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					post(b, client, url, `{"model":"echo-go","input":"hello there"}`)
+				}
+			})
+		})
+		b.Run(name+"/stream1000", func(b *testing.B) {
+			for b.Loop() {
+				post(b, client, url, `{"model":"echo-go","input":"hello there","stream":true,"model_options":{"deltas":1000}}`)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/delta")
+		})
+	}
+}
+
+// BenchmarkHistory measures non-stream turns on a conversation that already holds about
+// 2,000 events (400 seeding turns, not timed), for a profile of what grows with history.
+func BenchmarkHistory(b *testing.B) {
+	runner := subprocessRunner(b)
+	for name, open := range stores(b) {
+		b.Run(name+"/h2000", func(b *testing.B) {
+			url := serve(b, open(), runner)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, Proxy: nil}}
+			body := `{"model":"echo-go","input":"hello there","conversation":"long-` + name + `"}`
+			for range 2000 / load.DefaultEventsPerTurn {
+				post(b, client, url, body)
+			}
+			for b.Loop() {
+				post(b, client, url, body)
+			}
+		})
+	}
+}
