@@ -1,0 +1,42 @@
+"""`python -m agentengine_adapters`: the framework runner process the Go host starts.
+
+    python -u -m agentengine_adapters           serve the project (under go-plugin)
+    python -m agentengine_adapters doctor       print a JSON health report, exit 0 if ok
+
+The environment (AGENTENGINE_PROJECT_DIR, AGENTENGINE_FRAMEWORK, AGENTENGINE_ENTRY_POINT,
+AGENTENGINE_AGENT_VARIABLE, AGENTENGINE_AGENT_NAME, AGENTENGINE_STATE_DIR) says what to
+load; see config.py.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] == "doctor":
+        from .doctor import main as doctor_main
+
+        raise SystemExit(doctor_main())
+    if args:
+        sys.stderr.write("usage: python -m agentengine_adapters [doctor]\n")
+        raise SystemExit(2)
+    serve_project()
+
+
+def serve_project() -> None:
+    from agentengine_runner import prepare, serve
+    from agentengine_runner.hclog import get_logger
+
+    # Handshake check and stdout capture first: the user's module may print on import.
+    prepare()
+    get_logger()  # hclog JSON on stderr for load errors too (our logger is its child)
+    from .bridges import make_runner
+    from .config import Settings
+
+    serve(make_runner(Settings.from_env()))
+
+
+if __name__ == "__main__":
+    main()

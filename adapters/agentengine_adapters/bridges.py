@@ -1,0 +1,56 @@
+"""Picking the bridge for a project: framework + the kind of object the entry exports."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from agentengine_runner import Runner
+
+from .broken import BrokenRunner
+from .checkpoint import DurableCheckpointer
+from .config import FRAMEWORKS, Settings
+from .deepagents_bridge import DeepAgentsRunner
+from .langchain_bridge import LangChainGraphRunner, RunnableRunner
+from .langgraph_bridge import GraphRunner
+from .loader import LoadedEntry, kind_of, load_entry
+
+log = logging.getLogger("agentengine_runner.adapters")
+
+
+def make_runner(settings: Settings, *, checkpointer: DurableCheckpointer | None = None) -> Runner:
+    """The runner for the project; a BrokenRunner when it cannot be loaded."""
+    try:
+        if settings.framework not in FRAMEWORKS:
+            raise ValueError(
+                f"unsupported framework {settings.framework!r} for the Python adapters "
+                f"(supported: {', '.join(FRAMEWORKS)})"
+            )
+        entry = load_entry(settings)
+    except Exception as exc:
+        log.error("cannot load the agent %s", settings.entry_point, exc_info=True)
+        return BrokenRunner(settings, exc)
+    return runner_for(settings, entry, checkpointer=checkpointer)
+
+
+def runner_for(
+    settings: Settings, entry: LoadedEntry, *, checkpointer: DurableCheckpointer | None = None
+) -> Runner:
+    kind = kind_of(entry.obj)
+    runner: Any
+    if kind == "runnable":
+        runner = RunnableRunner(settings, entry)
+    elif settings.framework == "deepagents" or is_deep_agent(entry.obj):
+        runner = DeepAgentsRunner(settings, entry, checkpointer=checkpointer)
+    elif settings.framework == "langchain":
+        runner = LangChainGraphRunner(settings, entry, checkpointer=checkpointer)
+    else:
+        runner = GraphRunner(settings, entry, checkpointer=checkpointer)
+    runner.framework = settings.framework  # Describe reports what the project declares
+    return runner
+
+
+def is_deep_agent(obj: Any) -> bool:
+    # create_deep_agent tags its graph's config metadata.
+    metadata = (getattr(obj, "config", None) or {}).get("metadata") or {}
+    return metadata.get("ls_integration") == "deepagents"

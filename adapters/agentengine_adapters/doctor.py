@@ -1,0 +1,255 @@
+"""`python -m agentengine_adapters doctor`: can this project run here, and if not, how to
+fix it. Prints one JSON object {"ok", "checks": [{"name", "ok", "detail", "fix"}]} on
+stdout and exits 0 when every check passed, else 1. Runs outside go-plugin (no cookie).
+
+Whatever the project prints while it is imported goes to stderr, so stdout stays one JSON
+document.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.metadata as metadata
+import json
+import os
+import shlex
+import sys
+import traceback
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from . import pins
+from .config import FRAMEWORKS, Settings
+from .hooks import HOOK_NAMES, SIGNATURE, find_hook, signature_problem
+from .loader import (
+    EntryPointError,
+    agent_candidates,
+    get_attr,
+    import_module,
+    kind_of,
+    parse_entry,
+    prepare_sys_path,
+)
+
+MIN_PYTHON = (3, 11)
+RUNTIME_IMPORTS = {"grpcio": "grpc", "grpcio-health-checking": "grpc_health.v1", "protobuf": "google.protobuf"}
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def pip(*requirements: str) -> str:
+    return f"{shlex.quote(sys.executable)} -m pip install " + " ".join(shlex.quote(r) for r in requirements)
+
+
+def check_python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    ok = sys.version_info[:2] >= MIN_PYTHON
+    return Check(
+        "python",
+        ok,
+        f"Python {version} at {sys.executable}",
+        "" if ok else "uv venv --python 3.11 .venv && uv pip install --python .venv -r requirements.txt "
+        "(then point the host at .venv/bin/python)",
+    )
+
+
+def check_runtime() -> Check:
+    problems, found = [], []
+    for dist, module in RUNTIME_IMPORTS.items():
+        want = pins.RUNTIME[dist]
+        try:
+            importlib.import_module(module)
+            have = metadata.version(dist)
+        except Exception as exc:  # ImportError, PackageNotFoundError, broken wheels
+            problems.append(f"{dist}: not importable ({type(exc).__name__}: {exc})")
+            continue
+        found.append(f"{dist}=={have}")
+        if have != want:
+            problems.append(f"{dist} is {have}, the runner protocol is pinned to {want}")
+    fix = pip(*(f"{d}=={v}" for d, v in pins.RUNTIME.items()))
+    if problems:
+        return Check("grpc_protobuf", False, "; ".join(problems), fix)
+    return Check("grpc_protobuf", True, ", ".join(found))
+
+
+def check_framework(framework: str) -> Check:
+    if framework not in FRAMEWORKS:
+        return Check(
+            "framework",
+            False,
+            f"unsupported framework {framework!r}",
+            f"set `framework:` to one of {', '.join(FRAMEWORKS)} in agentengine.yaml",
+        )
+    missing, found, notes = [], [], []
+    for dist, module in pins.FRAMEWORK_PACKAGES[framework]:
+        try:
+            importlib.import_module(module)
+            have = metadata.version(dist)
+        except Exception as exc:
+            missing.append((dist, f"{type(exc).__name__}: {exc}"))
+            continue
+        found.append(f"{dist}=={have}")
+        want = pins.FRAMEWORK.get(dist)
+        if want and have != want:
+            notes.append(f"{dist} {have} differs from the tested {want}")
+    if missing:
+        detail = "; ".join(f"{d} not importable ({why})" for d, why in missing)
+        return Check("framework", False, detail, pip(*(f"{d}=={pins.FRAMEWORK.get(d, '')}".rstrip("=") for d, _ in missing)))
+    return Check("framework", True, ", ".join(found) + (f" ({'; '.join(notes)})" if notes else ""))
+
+
+def check_checkpointer(settings: Settings) -> Check:
+    try:
+        importlib.import_module("langgraph.checkpoint.sqlite.aio")
+        importlib.import_module("aiosqlite")
+    except Exception as exc:
+        return Check(
+            "checkpointer",
+            False,
+            f"durable checkpoints unavailable ({type(exc).__name__}: {exc})",
+            pip(f"langgraph-checkpoint-sqlite=={pins.FRAMEWORK['langgraph-checkpoint-sqlite']}", f"aiosqlite=={pins.FRAMEWORK['aiosqlite']}"),
+        )
+    target = settings.state_dir
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    if not os.access(target, os.W_OK):
+        return Check(
+            "checkpointer",
+            False,
+            f"state dir {settings.state_dir} is not writable",
+            f"mkdir -p {shlex.quote(str(settings.state_dir))} && chmod u+w {shlex.quote(str(settings.state_dir))}",
+        )
+    return Check("checkpointer", True, f"sqlite checkpoints in {settings.checkpoint_path}")
+
+
+def check_entry(settings: Settings) -> tuple[Check, ModuleType | None, str]:
+    prepare_sys_path(settings.project_dir)
+    spec = parse_entry(settings.entry_point, settings.agent_variable, settings.project_dir)
+    where = str(spec.file) if spec.file else spec.module
+    try:
+        module = import_module(spec)
+    except EntryPointError as exc:
+        files = sorted(p.name for p in settings.project_dir.glob("*.py"))[:5]
+        example = f"{files[0]}:{spec.attr}" if files else f"agent.py:{spec.attr}"
+        return Check(
+            "entry_module",
+            False,
+            str(exc),
+            f"set `entry_point: {example}` in {settings.project_dir / 'agentengine.yaml'}"
+            + (f" (Python files here: {', '.join(files)})" if files else ""),
+        ), None, spec.attr
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] != spec.module.split(".")[0]:
+            requirements = settings.project_dir / "requirements.txt"
+            fix = pip("-r", str(requirements)) if requirements.exists() else pip(exc.name.split(".")[0])
+            return Check("entry_module", False, f"{where}: {type(exc).__name__}: {exc}", fix), None, spec.attr
+        return Check(
+            "entry_module",
+            False,
+            f"{type(exc).__name__}: {exc}",
+            f"set `entry_point:` in {settings.project_dir / 'agentengine.yaml'} to an importable "
+            "module or file (e.g. agent.py:graph)",
+        ), None, spec.attr
+    except BaseException as exc:  # noqa: BLE001 - the user's import may raise anything
+        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" at {frame.filename}:{frame.lineno}" if frame else ""
+        return Check(
+            "entry_module",
+            False,
+            f"{type(exc).__name__}: {exc}{at}",
+            f"fix the error{at}, then check with: cd {shlex.quote(str(settings.project_dir))} && "
+            f"{shlex.quote(sys.executable)} -c {shlex.quote('import ' + spec.module)}",
+        ), None, spec.attr
+    return Check("entry_module", True, f"imported {module.__name__} from {where}"), module, spec.attr
+
+
+def check_variable(settings: Settings, module: ModuleType | None, attr: str) -> Check:
+    if module is None:
+        return Check("agent_variable", False, "not checked: the entry module did not import", "fix entry_module first")
+    try:
+        obj = get_attr(module, attr)
+    except EntryPointError as exc:
+        candidates = agent_candidates(module)
+        fix = (
+            f"set `agent_variable: {candidates[0]}` in agentengine.yaml"
+            if candidates
+            else f"assign the agent in {module.__file__}: {attr} = builder.compile()"
+        )
+        return Check("agent_variable", False, str(exc), fix)
+    kind = kind_of(obj)
+    allowed = {"graph", "builder", "factory"} if settings.framework in ("langgraph", "deepagents") else {"graph", "builder", "runnable", "factory"}
+    if settings.framework == "langgraph":
+        allowed.add("runnable")
+    if kind not in allowed:
+        return Check(
+            "agent_variable",
+            False,
+            f"{attr} is a {type(obj).__name__} ({kind}), not a LangGraph graph or LangChain Runnable",
+            f"assign a compiled graph to {attr} in {module.__file__} (e.g. {attr} = create_agent(...))",
+        )
+    return Check("agent_variable", True, f"{attr}: {type(obj).__module__}.{type(obj).__name__} ({kind})")
+
+
+def check_hook(module: ModuleType | None) -> Check:
+    if module is None:
+        return Check("hook", False, "not checked: the entry module did not import", "fix entry_module first")
+    found = find_hook(module, *HOOK_NAMES)
+    if found is None:
+        return Check("hook", True, "no ksadk_prepare_state / ksadk_prepare_input: the default input mapping is used")
+    name, hook = found
+    problem = signature_problem(hook)
+    if problem:
+        return Check(
+            "hook",
+            False,
+            f"{name}: {problem}",
+            f"define it in {module.__file__} as: def {name}{SIGNATURE} -> dict",
+        )
+    return Check("hook", True, f"{name}{SIGNATURE}")
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    checks = [check_python(), check_runtime(), check_framework(settings.framework), check_checkpointer(settings)]
+    entry, module, attr = check_entry(settings)
+    checks += [entry, check_variable(settings, module, attr), check_hook(module)]
+    return checks
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    # fd level too: C extensions and subprocesses write to fd 1 directly.
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def report(checks: list[Check]) -> dict[str, Any]:
+    return {"ok": all(c.ok for c in checks), "checks": [asdict(c) for c in checks]}
+
+
+def main() -> int:
+    with stdout_to_stderr():
+        settings = Settings.from_env()
+        os.chdir(settings.project_dir) if Path(settings.project_dir).is_dir() else None
+        checks = run_checks(settings)
+    out = report(checks)
+    sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    return 0 if out["ok"] else 1

@@ -1,0 +1,209 @@
+"""Translating LangChain/LangGraph output into runner events.
+
+One EventWriter per run. It is fed AIMessageChunks (token streaming), complete messages
+(node updates / model ends) and custom writer payloads, and keeps the bookkeeping that
+makes the event stream consistent:
+
+- tool calls keep the model's own ids from the first argument delta to the result;
+- each tool call / result is sent once even when a message shows up again (a subgraph's
+  messages reappear in its parent's update);
+- a message whose text never streamed (a node that builds an AIMessage itself) is sent
+  whole, and text that did stream is never sent twice;
+- usage is counted once per model message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from agentengine_runner import Emitter
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+
+from .think import ThinkSplitter
+
+
+class EventWriter:
+    def __init__(self, emit: Emitter, framework: str) -> None:
+        self.emit = emit
+        self.framework = framework
+        self._text_open = False  # the host holds an open assistant message we can end
+        self._current: str | None = None  # id of the message streaming now
+        self._streamed: set[str] = set()  # message ids whose text streamed
+        self._think: dict[str, ThinkSplitter] = {}
+        self._chunk_calls: dict[tuple[str, int], str] = {}  # (message id, index) -> call id
+        self._started_calls: set[str] = set()
+        self._calls: set[str] = set()
+        self._results: set[str] = set()
+        self._usage: set[str] = set()
+        self._whole: set[str] = set()
+        self.any_text = False  # whether this run sent any assistant text
+
+    def already_reported(self, messages: list[Any]) -> None:
+        """Marks a thread's checkpointed messages as reported by earlier runs: nodes that
+        re-emit them on a resume (HITL's after_model returns the model's message again)
+        must not repeat their tool calls, results or usage."""
+        for message in messages:
+            if isinstance(message, ToolMessage) and message.tool_call_id:
+                self._results.add(message.tool_call_id)
+            elif isinstance(message, AIMessage):
+                if message.id:
+                    self._whole.add(message.id)
+                    self._usage.add(message.id)
+                self._calls.update(str(c.get("id")) for c in message.tool_calls if c.get("id"))
+
+    # -- low level -------------------------------------------------------------------
+
+    async def text(self, text: str) -> None:
+        if text:
+            await self.emit.text(text)
+            self._text_open = True
+            self.any_text = True
+
+    async def reasoning(self, text: str) -> None:
+        if text:
+            self._text_open = False
+            await self.emit.reasoning(text)
+
+    async def end_message(self) -> None:
+        if self._text_open:
+            self._text_open = False
+            await self.emit.message_done()
+
+    async def native(self, kind: str, data: Any) -> None:
+        await self.emit.native(self.framework, kind, data)
+
+    async def state_delta(self, delta: Mapping[str, Any]) -> None:
+        self._text_open = False
+        await self.emit.state_delta(delta)
+
+    # -- model output ----------------------------------------------------------------
+
+    async def chunk(self, chunk: AIMessageChunk) -> None:
+        """One streamed token chunk of a model call."""
+        mid = chunk.id or "anonymous"
+        if self._current != mid:
+            await self.end_message()
+            self._current = mid
+        for block in chunk.content_blocks:
+            if block.get("type") == "reasoning":
+                await self.reasoning(str(block.get("reasoning") or ""))
+        text = chunk.text
+        if text:
+            self._streamed.add(mid)
+            splitter = self._think.setdefault(mid, ThinkSplitter())
+            for kind, piece in splitter.feed(text):
+                await (self.reasoning(piece) if kind == "reasoning" else self.text(piece))
+        for position, tc in enumerate(chunk.tool_call_chunks):
+            index = tc.get("index")
+            key = (mid, index if isinstance(index, int) else position)
+            if tc.get("id"):
+                self._chunk_calls[key] = str(tc["id"])
+            call_id = self._chunk_calls.get(key)
+            if not call_id or call_id in self._calls:
+                continue
+            args = tc.get("args") or ""
+            first = call_id not in self._started_calls
+            if first or args:
+                self._text_open = False
+                self._started_calls.add(call_id)
+                await self.emit.tool_call_delta(call_id, args, name=(tc.get("name") or "") if first else "")
+
+    async def message(self, message: BaseMessage) -> None:
+        """A complete message (from a node update or a model's end event)."""
+        if isinstance(message, ToolMessage):
+            await self.tool_result(message)
+        elif isinstance(message, AIMessage):
+            await self._ai_message(message)
+
+    async def _ai_message(self, message: AIMessage) -> None:
+        mid = message.id or f"anon:{id(message)}"
+        if mid in self._streamed:
+            splitter = self._think.pop(mid, None)
+            for kind, piece in splitter.flush() if splitter else []:
+                await (self.reasoning(piece) if kind == "reasoning" else self.text(piece))
+            if self._current == mid:
+                await self.end_message()
+        elif mid not in self._whole:
+            self._whole.add(mid)
+            for block in message.content_blocks:
+                if block.get("type") == "reasoning":
+                    await self.reasoning(str(block.get("reasoning") or ""))
+            if message.text:
+                await self.end_message()
+                splitter = ThinkSplitter()
+                for kind, piece in [*splitter.feed(message.text), *splitter.flush()]:
+                    await (self.reasoning(piece) if kind == "reasoning" else self.text(piece))
+                await self.end_message()
+        for call in message.tool_calls:
+            await self.tool_call(str(call.get("id") or ""), call["name"], call.get("args") or {})
+        for bad in message.invalid_tool_calls:
+            await self.tool_call(str(bad.get("id") or ""), str(bad.get("name") or ""), bad.get("args") or "")
+        await self.usage(mid, message)
+
+    async def tool_call(self, call_id: str, name: str, args: Any) -> None:
+        if not call_id or call_id in self._calls:
+            return
+        self._calls.add(call_id)
+        self._text_open = False
+        await self.emit.tool_call(call_id, name, args if isinstance(args, Mapping | str) else json.dumps(args))
+
+    async def tool_result(self, message: ToolMessage) -> None:
+        call_id = message.tool_call_id
+        if not call_id or call_id in self._results:
+            return
+        self._results.add(call_id)
+        self._text_open = False
+        await self.emit.tool_result(
+            call_id, message.name or "", tool_output(message), is_error=message.status == "error"
+        )
+
+    async def usage(self, mid: str, message: AIMessage) -> None:
+        u = message.usage_metadata
+        if not u or mid in self._usage:
+            return
+        self._usage.add(mid)
+        details_in: Mapping[str, Any] = u.get("input_token_details") or {}
+        details_out: Mapping[str, Any] = u.get("output_token_details") or {}
+        await self.emit.usage(
+            input_tokens=int(u.get("input_tokens") or 0),
+            output_tokens=int(u.get("output_tokens") or 0),
+            reasoning_tokens=int(details_out.get("reasoning") or 0),
+            cached_tokens=int(details_in.get("cache_read") or 0),
+        )
+
+    # -- custom stream writer --------------------------------------------------------
+
+    async def custom(self, data: Any) -> None:
+        """get_stream_writer() payloads: text when they carry text, else native."""
+        if isinstance(data, str):
+            await self.text(data)
+            return
+        if isinstance(data, Mapping):
+            kind = data.get("type")
+            text = next((data[k] for k in ("delta", "text", "content") if isinstance(data.get(k), str)), None)
+            if kind in ("text", "text_delta", "delta", "token") and text is not None:
+                await self.text(text)
+                return
+            if kind in ("reasoning", "thinking", "reasoning_delta") and text is not None:
+                await self.reasoning(text)
+                return
+        await self.native("custom", data)
+
+    async def finish(self) -> None:
+        for mid, splitter in list(self._think.items()):
+            for kind, piece in splitter.flush():
+                await (self.reasoning(piece) if kind == "reasoning" else self.text(piece))
+            del self._think[mid]
+        await self.end_message()
+
+
+def tool_output(message: ToolMessage) -> Any:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    texts = [b.get("text") for b in content if isinstance(b, Mapping) and b.get("type") == "text"]
+    if texts and len(texts) == len(content):
+        return "".join(str(t) for t in texts)
+    return content

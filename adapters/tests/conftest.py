@@ -1,0 +1,120 @@
+"""Shared helpers: throwaway projects on disk, runners driven in-process, event filters.
+
+Every test is offline: OPENAI_API_KEY is removed, so chat_model() is the scripted model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from agentengine_runner.testing import collect, make_request
+
+from agentengine_adapters.bridges import make_runner
+from agentengine_adapters.config import Settings
+
+T = TypeVar("T")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("AGENTENGINE_MODEL", raising=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Callable[..., Settings]]:
+    """project(source, framework=..., entry=..., variable=...) -> Settings of a new project
+    whose agent.py is source. Imported project modules are forgotten afterwards, so the
+    next test's "agent" module is its own."""
+    made: list[Path] = []
+
+    def make(
+        source: str,
+        *,
+        framework: str = "langgraph",
+        entry: str = "agent.py",
+        variable: str = "graph",
+        files: dict[str, str] | None = None,
+        name: str = "proj",
+    ) -> Settings:
+        root = tmp_path / f"{name}{len(made)}"
+        root.mkdir()
+        (root / "agent.py").write_text(textwrap.dedent(source))
+        for rel, text in (files or {}).items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text))
+        made.append(root)
+        return Settings(
+            project_dir=root,
+            agent_name=name,
+            framework=framework,
+            entry_point=entry,
+            agent_variable=variable,
+            state_dir=root / ".agentengine",
+        )
+
+    yield make
+    for name, module in list(sys.modules.items()):
+        if any(str(getattr(module, "__file__", "") or "").startswith(str(p)) for p in made):
+            del sys.modules[name]
+    sys.path[:] = [p for p in sys.path if not any(p.startswith(str(r)) for r in made)]
+
+
+def run(coro_fn: Callable[[], Awaitable[T]]) -> T:
+    return asyncio.run(coro_fn())  # type: ignore[arg-type]
+
+
+async def turn(runner: Any, input: Any = "hello", *, session: str = "s1", resume: bool = False,
+               state: dict[str, Any] | None = None, invocation: str = "inv", **payload: Any) -> list[Any]:
+    ctx: dict[str, Any] = {
+        "platform_context": {"app_name": "app", "user_id": "u1", "session_id": session, "invocation_id": invocation},
+        "history": payload.get("history", []),
+        "is_resume": resume,
+        "state": state or {},
+    }
+    return await collect(runner, make_request(input, payload=payload, session_context=ctx, session_id=session,
+                                              user_id="u1", invocation_id=invocation))
+
+
+async def close(runner: Any) -> None:
+    if hasattr(runner, "aclose"):
+        await runner.aclose()
+
+
+def kinds(events: list[Any]) -> list[str]:
+    return [e.WhichOneof("event") for e in events]
+
+
+def text(events: list[Any]) -> str:
+    return "".join(e.text_delta.text for e in events if e.WhichOneof("event") == "text_delta")
+
+
+def of(events: list[Any], kind: str) -> list[Any]:
+    return [getattr(e, kind) for e in events if e.WhichOneof("event") == kind]
+
+
+def errors(events: list[Any]) -> list[Any]:
+    return of(events, "error")
+
+
+def natives(events: list[Any], kind: str) -> list[Any]:
+    return [json.loads(n.data_json) for n in of(events, "native") if n.kind == kind]
+
+
+def approval(a: Any, approve: bool = True, reason: str = "", **extra: Any) -> dict[str, Any]:
+    item = {"type": "mcp_approval_response", "approval_request_id": a.id, "approve": approve, **extra}
+    if reason:
+        item["reason"] = reason
+    return item
+
+
+__all__ = ["REPO", "approval", "close", "errors", "kinds", "make_runner", "natives", "of", "run", "text", "turn"]

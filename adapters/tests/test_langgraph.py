@@ -1,0 +1,513 @@
+"""The LangGraph bridge, driven in-process against real LangGraph graphs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from conftest import approval, close, errors, kinds, make_runner, natives, of, run, text, turn
+
+CHAT = """
+from langchain_core.tools import tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from agentengine_adapters.models import chat_model
+
+@tool
+def get_weather(city: str) -> str:
+    '''Weather for a city.'''
+    return f"sunny in {city}"
+
+model = chat_model(scripted=SCRIPTED).bind_tools([get_weather])
+
+async def call_model(state: MessagesState):
+    return {"messages": [await model.ainvoke(state["messages"])]}
+
+b = StateGraph(MessagesState)
+b.add_node("model", call_model)
+b.add_node("tools", ToolNode([get_weather]))
+b.add_edge(START, "model")
+b.add_conditional_edges("model", tools_condition)
+b.add_edge("tools", "model")
+graph = b   # a builder: the bridge compiles it with the durable checkpointer
+"""
+
+
+def chat(project: Any, scripted: str = "{}", **kw: Any) -> Any:
+    return project(CHAT.replace("SCRIPTED", scripted), **kw)
+
+
+def test_streams_text_and_usage(project: Any) -> None:
+    settings = chat(project)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "hello there")
+        finally:
+            await close(runner)
+
+    events = run(go)
+    assert text(events) == "You said: hello there"
+    assert kinds(events).count("text_delta") >= 2
+    assert "message_done" in kinds(events)
+    usage = of(events, "usage")
+    assert len(usage) == 1 and usage[0].output_tokens > 0
+    assert not errors(events)
+
+
+def test_tool_call_ids_and_arguments_are_continuous(project: Any) -> None:
+    settings = chat(project)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "what is the weather in Paris?")
+        finally:
+            await close(runner)
+
+    events = run(go)
+    deltas = of(events, "tool_call_delta")
+    calls = of(events, "tool_call")
+    results = of(events, "tool_result")
+    assert len(calls) == 1 and len(results) == 1
+    call = calls[0]
+    assert call.call_id.startswith("call_")  # the model's own id, not a callback run id
+    assert {d.call_id for d in deltas} == {call.call_id}
+    assert deltas[0].name == "get_weather"
+    assert json.loads("".join(d.arguments_delta for d in deltas)) == json.loads(call.arguments) == {"city": "Paris"}
+    assert results[0].call_id == call.call_id and results[0].output == "sunny in Paris"
+    assert "sunny in Paris" in text(events)
+    # Order: call before result before the answer.
+    order = kinds(events)
+    assert order.index("tool_call") < order.index("tool_result") < order.index("text_delta")
+
+
+def test_history_goes_in_once_and_instructions_as_system(project: Any) -> None:
+    settings = project(
+        """
+        from langchain_core.messages import AIMessage
+        from langgraph.graph import START, MessagesState, StateGraph
+
+        def echo(state: MessagesState):
+            seen = ",".join(f"{m.type}:{m.text}" for m in state["messages"])
+            return {"messages": [AIMessage(content=seen)]}
+
+        b = StateGraph(MessagesState)
+        b.add_node("echo", echo)
+        b.add_edge(START, "echo")
+        graph = b.compile()
+        """
+    )
+    history = [
+        {"role": "user", "content": "earlier question", "type": "user_message", "seq": 1},
+        {"role": "assistant", "content": "earlier answer", "type": "assistant_message", "seq": 2},
+    ]
+
+    async def go() -> tuple[list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "now", history=history, instructions="be brief")
+            second = await turn(runner, "again", history=history, instructions="be brief")
+            return first, second
+        finally:
+            await close(runner)
+
+    first, second = run(go)
+    # A node-built AIMessage (never streamed) arrives whole, ended by message_done.
+    assert text(first) == "system:be brief,human:earlier question,ai:earlier answer,human:now"
+    assert "message_done" in kinds(first)
+    # The checkpointed thread already has the history: only the new turn is added, and
+    # the instructions keep their single place (stable id).
+    assert text(second) == (
+        "system:be brief,human:earlier question,ai:earlier answer,human:now,"
+        "ai:system:be brief,human:earlier question,ai:earlier answer,human:now,human:again"
+    )
+
+
+PARALLEL_INTERRUPTS = """
+from typing import Annotated, TypedDict
+import operator
+from langgraph.graph import START, END, StateGraph
+from langgraph.types import interrupt
+
+class S(TypedDict):
+    answers: Annotated[list, operator.add]
+
+def ask(name):
+    def node(state):
+        got = interrupt({"name": name, "args": {"target": name}, "message": f"allow {name}?"})
+        return {"answers": [f"{name}={got.get('approve')}:{got.get('reason')}"]}
+    return node
+
+def report(state):
+    return {"answers": ["done"]}
+
+b = StateGraph(S)
+b.add_node("first", ask("first"))
+b.add_node("second", ask("second"))
+b.add_node("report", report)
+b.add_edge(START, "first")
+b.add_edge(START, "second")
+b.add_edge(["first", "second"], "report")
+b.add_edge("report", END)
+graph = b.compile()
+"""
+
+
+def test_every_pending_interrupt_is_an_approval_and_they_resume_together(project: Any) -> None:
+    settings = project(PARALLEL_INTERRUPTS)
+
+    async def go() -> tuple[list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "go")
+            reqs = of(first, "approval_request")
+            by_name = {r.name: r for r in reqs}
+            # Answer only one: the other stays pending and is asked again.
+            partial = await turn(runner, approval(by_name["first"], True), resume=True)
+            again = of(partial, "approval_request")
+            final = await turn(runner, approval(again[0], False, "not now"), resume=True)
+            return first, partial, final
+        finally:
+            await close(runner)
+
+    first, partial, final = run(go)
+    reqs = of(first, "approval_request")
+    assert sorted(r.name for r in reqs) == ["first", "second"]
+    assert len({r.id for r in reqs}) == 2
+    detail = json.loads(reqs[0].detail_json)
+    assert detail["interrupt_id"] == reqs[0].id and detail["kind"] == "interrupt"
+    assert json.loads(reqs[0].arguments) == {"target": reqs[0].name}
+    assert reqs[0].message == f"allow {reqs[0].name}?"
+    again = of(partial, "approval_request")
+    assert [r.name for r in again] == ["second"]
+    assert again[0].id == {r.name: r.id for r in reqs}["second"]
+    assert not errors(final) and not of(final, "approval_request")
+
+
+def test_several_interrupts_answered_in_one_resume(project: Any) -> None:
+    settings = project(PARALLEL_INTERRUPTS)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "go")
+            answers = [approval(r, r.name == "first", "nope" if r.name == "second" else "") for r in of(first, "approval_request")]
+            await turn(runner, answers, resume=True)
+            graph = await runner.graph()
+            snap = await graph.aget_state({"configurable": {"thread_id": "2:u1/s1"}})
+            return snap.values["answers"]
+        finally:
+            await close(runner)
+
+    assert sorted(run(go)) == ["done", "first=True:", "second=False:nope"]
+
+
+def test_resume_of_an_unknown_interrupt_is_an_error(project: Any) -> None:
+    settings = project(PARALLEL_INTERRUPTS)
+
+    async def go() -> tuple[list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            nothing = await turn(runner, {"type": "mcp_approval_response", "approval_request_id": "nope", "approve": True}, resume=True)
+            await turn(runner, "go")
+            unknown = await turn(runner, {"type": "mcp_approval_response", "approval_request_id": "nope", "approve": True}, resume=True)
+            return nothing, unknown
+        finally:
+            await close(runner)
+
+    nothing, unknown = run(go)
+    assert errors(nothing)[0].code == "invalid_resume"
+    assert "has no pending interrupt to resume" in errors(nothing)[0].message
+    err = errors(unknown)[0]
+    assert err.code == "invalid_resume"
+    assert "no pending interrupt matches approval 'nope'" in err.message
+    assert kinds(unknown) == ["error"]  # nothing ran
+
+
+def test_interrupt_survives_a_new_runner_process(project: Any) -> None:
+    settings = project(PARALLEL_INTERRUPTS)
+
+    async def first_process() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return of(await turn(runner, "go"), "approval_request")
+        finally:
+            await close(runner)
+
+    reqs = run(first_process)
+    assert (settings.state_dir / "checkpoints.sqlite").exists()
+
+    async def second_process() -> list[Any]:
+        runner = make_runner(settings)  # a new instance and a new event loop: a restart
+        try:
+            events = await turn(runner, [approval(r) for r in reqs], resume=True)
+            graph = await runner.graph()
+            snap = await graph.aget_state({"configurable": {"thread_id": "2:u1/s1"}})
+            return [events, snap.values["answers"]]
+        finally:
+            await close(runner)
+
+    events, answers = run(second_process)
+    assert not errors(events)
+    assert sorted(answers) == ["done", "first=True:", "second=True:"]
+
+
+def test_prepare_state_hook_gets_payload_and_context_and_passes_resume_through(project: Any) -> None:
+    settings = project(
+        """
+        from langchain_core.messages import AIMessage, HumanMessage
+        from langgraph.graph import START, MessagesState, StateGraph
+        from langgraph.types import interrupt
+
+        CALLS = []
+
+        def ksadk_prepare_state(payload, session_context):
+            CALLS.append((payload, session_context))
+            if session_context.get("is_resume"):
+                return payload.get("input")
+            return {"messages": [HumanMessage(content="hooked: " + payload["input"])]}
+
+        def node(state: MessagesState):
+            answer = interrupt({"name": "publish", "args": {}})
+            return {"messages": [AIMessage(content=f"{state['messages'][-1].text} / approve={answer['approve']} reason={answer['reason']}")]}
+
+        b = StateGraph(MessagesState)
+        b.add_node("node", node)
+        b.add_edge(START, "node")
+        graph = b.compile()
+        """
+    )
+
+    async def go() -> tuple[list[Any], list[Any], Any]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "hi", model_metadata={"capabilities": {"multimodal_input_image": False}})
+            req = of(first, "approval_request")[0]
+            second = await turn(runner, approval(req, False, "later"), resume=True)
+            return first, second, runner.entry.module.CALLS
+        finally:
+            await close(runner)
+
+    first, second, calls = run(go)
+    assert len(calls) == 2
+    payload, ctx = calls[0]
+    assert payload["input"] == "hi" and payload["model_metadata"] == {"capabilities": {"multimodal_input_image": False}}
+    assert ctx["platform_context"]["session_id"] == "s1" and ctx["is_resume"] is False
+    assert calls[1][1]["is_resume"] is True
+    assert calls[1][0]["input"]["approval_request_id"] == of(first, "approval_request")[0].id
+    # The hook returned the resume payload as is: the bridge answered the interrupt with it.
+    assert text(second) == "hooked: hi / approve=False reason=later"
+
+
+def test_hook_that_raises_is_an_error_event(project: Any) -> None:
+    settings = project(
+        """
+        from langgraph.graph import START, MessagesState, StateGraph
+        def ksadk_prepare_state(payload, session_context):
+            raise ValueError("bad payload: " + payload["input"])
+        b = StateGraph(MessagesState)
+        b.add_node("n", lambda s: {})
+        b.add_edge(START, "n")
+        graph = b.compile()
+        """
+    )
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "x")
+        finally:
+            await close(runner)
+
+    events = run(go)
+    assert kinds(events) == ["error"]
+    assert errors(events)[0].message == "ValueError: bad payload: x"
+    assert "ksadk_prepare_state" in errors(events)[0].detail
+
+
+def test_graph_raising_mid_stream_is_an_error_event(project: Any) -> None:
+    settings = chat(project, scripted='{"fail_with": "model exploded"}')
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "hello there")
+        finally:
+            await close(runner)
+
+    events = run(go)
+    assert text(events) == "You "  # the first token streamed before the failure
+    assert kinds(events)[-1] == "error"
+    assert errors(events)[0].message == "RuntimeError: model exploded"
+
+
+CONTEXT = """
+import asyncio
+from dataclasses import dataclass
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.runtime import Runtime
+from ksadk.runtime_context import get_current_invocation_context
+
+@dataclass
+class Ctx:
+    session_id: str = ""
+    model_options: dict | None = None
+
+async def node(state: MessagesState, config, runtime: Runtime[Ctx]):
+    before = get_current_invocation_context().session_id
+    await asyncio.sleep(0.05 * len(before))
+    after = get_current_invocation_context().session_id
+    opts = config["configurable"]["agentengine"]["model_options"]
+    return {"messages": [AIMessage(content=f"{before}|{after}|{runtime.context.session_id}|{opts}|{runtime.context.model_options}")]}
+
+b = StateGraph(MessagesState, context_schema=Ctx)
+b.add_node("node", node)
+b.add_edge(START, "node")
+graph = b.compile()
+"""
+
+
+def test_concurrent_runs_keep_their_runtime_context(project: Any) -> None:
+    settings = project(CONTEXT)
+
+    async def go() -> list[list[Any]]:
+        runner = make_runner(settings)
+        try:
+            return list(
+                await asyncio.gather(
+                    *(turn(runner, "hi", session=s, model_options={"n": s}) for s in ("a", "bbb", "cc"))
+                )
+            )
+        finally:
+            await close(runner)
+
+    results = run(go)
+    for session, events in zip(("a", "bbb", "cc"), results, strict=True):
+        opts = str({"n": session})
+        assert text(events) == f"{session}|{session}|{session}|{opts}|{opts}"
+
+
+def test_cancelling_the_run_stops_the_graph_task(project: Any) -> None:
+    settings = project(
+        """
+        import asyncio
+        from langchain_core.messages import AIMessage
+        from langgraph.graph import START, MessagesState, StateGraph
+
+        STARTED = asyncio.Event()
+        STATE = {"finished": False, "cancelled": False}
+
+        async def slow(state: MessagesState):
+            STARTED.set()
+            try:
+                await asyncio.sleep(5)
+            except asyncio.CancelledError:
+                STATE["cancelled"] = True
+                raise
+            STATE["finished"] = True
+            return {"messages": [AIMessage(content="late")]}
+
+        b = StateGraph(MessagesState)
+        b.add_node("slow", slow)
+        b.add_edge(START, "slow")
+        graph = b.compile()
+        """
+    )
+
+    async def go() -> tuple[bool, dict[str, bool]]:
+        runner = make_runner(settings)
+        module = runner.entry.module
+        module.STARTED = asyncio.Event()  # bound to this test's loop
+        try:
+            task = asyncio.create_task(turn(runner, "go"))
+            await asyncio.wait_for(module.STARTED.wait(), 5)
+            task.cancel()
+            cancelled = False
+            try:
+                await task
+            except asyncio.CancelledError:
+                cancelled = True
+            await asyncio.sleep(0.1)
+            return cancelled, dict(module.STATE)
+        finally:
+            await close(runner)
+
+    cancelled, state = run(go)
+    assert cancelled
+    assert state == {"finished": False, "cancelled": True}
+
+
+def test_custom_writer_events_and_reasoning(project: Any) -> None:
+    settings = project(
+        """
+        from langgraph.config import get_stream_writer
+        from langgraph.graph import START, MessagesState, StateGraph
+        from agentengine_adapters.models import chat_model
+
+        model = chat_model(scripted={"reasoning": True})
+
+        async def node(state: MessagesState):
+            write = get_stream_writer()
+            write({"type": "progress", "step": 1})
+            write("custom text. ")
+            return {"messages": [await model.ainvoke(state["messages"])]}
+
+        b = StateGraph(MessagesState)
+        b.add_node("node", node)
+        b.add_edge(START, "node")
+        graph = b.compile()
+        """
+    )
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "hello")
+        finally:
+            await close(runner)
+
+    events = run(go)
+    assert natives(events, "custom") == [{"type": "progress", "step": 1}]
+    assert text(events) == "custom text. You said: hello"
+    reasoning = "".join(r.text for r in of(events, "reasoning_delta"))
+    assert reasoning.startswith("The user asked: hello")
+    assert not errors(events)
+
+
+def test_new_message_after_an_interrupt_closes_the_dangling_tool_call(project: Any) -> None:
+    settings = project(
+        """
+        from langchain.agents import create_agent
+        from langchain.agents.middleware import HumanInTheLoopMiddleware
+        from langchain_core.tools import tool
+        from agentengine_adapters.models import chat_model
+
+        @tool
+        def send_email(to: str, body: str) -> str:
+            '''Send an email.'''
+            return "sent"
+
+        graph = create_agent(chat_model(), [send_email], middleware=[HumanInTheLoopMiddleware({"send_email": True})])
+        """
+    )
+
+    async def go() -> tuple[list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "send an email to bob")
+            second = await turn(runner, "never mind, hello")
+            graph = await runner.graph()
+            snap = await graph.aget_state({"configurable": {"thread_id": "2:u1/s1"}})
+            return first, second, snap.values["messages"]
+        finally:
+            await close(runner)
+
+    first, second, messages = run(go)
+    assert len(of(first, "approval_request")) == 1
+    assert not errors(second) and text(second) == "You said: never mind, hello"
+    patched = [m for m in messages if m.type == "tool" and m.status == "error"]
+    assert patched and patched[0].tool_call_id == of(first, "tool_call")[0].call_id

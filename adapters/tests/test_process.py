@@ -1,0 +1,246 @@
+"""The process contract: `python -m agentengine_adapters` under go-plugin (handshake,
+Describe, Run, a broken project that keeps serving, a SIGKILL between interrupt and
+resume) and `python -m agentengine_adapters doctor`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from agentengine_runner._proto.runner.v1 import runner_pb2 as pb
+from agentengine_runner._proto.runner.v1 import runner_pb2_grpc as runner_grpc
+from agentengine_runner.handshake import MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE
+from conftest import REPO
+
+ADAPTERS = REPO / "adapters"
+SDK = REPO / "pluginsdk" / "python" / "src"
+
+GOOD = """
+'''A test agent.'''
+print("noise on stdout at import time")
+from typing import TypedDict
+from langgraph.config import get_stream_writer
+from langgraph.graph import START, StateGraph
+from langgraph.types import interrupt
+
+class S(TypedDict):
+    query: str
+    result: str
+
+def node(state: S):
+    answer = interrupt({"name": "deploy", "args": {"target": state["query"]}})
+    get_stream_writer()(f"deployed={answer['approve']}")
+    return {"result": f"deployed={answer['approve']}"}
+
+b = StateGraph(S)
+b.add_node("node", node)
+b.add_edge(START, "node")
+graph = b.compile()
+"""
+
+
+def write_project(root: Path, source: str, requirements: str = "") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "agent.py").write_text(textwrap.dedent(source))
+    if requirements:
+        (root / "requirements.txt").write_text(requirements)
+    return root
+
+
+def env_for(project: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTENGINE_", "PLUGIN_", "OPENAI_"))}
+    env.pop(MAGIC_COOKIE_KEY, None)
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join([str(SDK), str(ADAPTERS)]),
+            "AGENTENGINE_PROJECT_DIR": str(project),
+            "AGENTENGINE_AGENT_NAME": "proc-agent",
+            "AGENTENGINE_FRAMEWORK": "langgraph",
+            "AGENTENGINE_ENTRY_POINT": "agent.py:graph",
+            "AGENTENGINE_STATE_DIR": str(project / ".agentengine"),
+        }
+    )
+    env.update(extra)
+    return env
+
+
+class Plugin:
+    def __init__(self, project: Path, socket_dir: str, **env: str) -> None:
+        self.stderr_path = Path(socket_dir) / f"stderr-{time.monotonic_ns()}.log"
+        full = env_for(project, **env)
+        full.update(
+            {
+                MAGIC_COOKIE_KEY: MAGIC_COOKIE_VALUE,
+                "PLUGIN_UNIX_SOCKET_DIR": socket_dir,
+                "PLUGIN_PROTOCOL_VERSIONS": "1",
+                "PLUGIN_MIN_PORT": "10000",
+                "PLUGIN_MAX_PORT": "25000",
+            }
+        )
+        with open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-u", "-m", "agentengine_adapters"],
+                cwd=project,
+                env=full,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+            )
+        line = _read_line(self.proc.stdout, 60).decode()
+        parts = line.rstrip("\n").split("|")
+        assert len(parts) == 5 and parts[0] == "1" and parts[4] == "grpc", line
+        self.target = f"unix:{parts[3]}"
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text()
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
+def _read_line(stream: Any, timeout: float) -> bytes:
+    fd, buf, deadline = stream.fileno(), b"", time.monotonic() + timeout
+    while not buf.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise TimeoutError(f"no handshake line within {timeout}s (got {buf!r})")
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def request(input: Any, *, resume: bool = False, session: str = "s1") -> pb.RunRequest:
+    ctx = {"platform_context": {"session_id": session, "user_id": "u"}, "history": [], "is_resume": resume, "state": {}}
+    return pb.RunRequest(
+        app_name="app", user_id="u", session_id=session, invocation_id="i",
+        payload_json=json.dumps({"input": input}).encode(), session_context_json=json.dumps(ctx).encode(),
+    )
+
+
+async def call(target: str, *reqs: pb.RunRequest) -> tuple[pb.DescribeResponse, list[list[pb.RunEvent]]]:
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = runner_grpc.RunnerStub(channel)
+        described = await stub.Describe(pb.DescribeRequest(), timeout=10)
+        runs = [[e async for e in stub.Run(r, timeout=60)] for r in reqs]
+        return described, runs
+
+
+@pytest.fixture
+def socket_dir() -> Iterator[str]:
+    d = tempfile.mkdtemp(prefix="aea-", dir="/tmp")  # short: unix socket paths are limited
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_serves_and_an_interrupt_survives_sigkill(tmp_path: Path, socket_dir: str) -> None:
+    project = write_project(tmp_path / "good", GOOD)
+    first = Plugin(project, socket_dir)
+    try:
+        described, (events,) = asyncio.run(call(first.target, request("prod")))
+    finally:
+        first.stop(signal.SIGKILL)  # no goodbye: only the sqlite checkpoint remains
+    assert described.framework == "langgraph" and described.agent_name == "proc-agent"
+    assert described.description == "A test agent." and described.capabilities.resume
+    (req,) = [e.approval_request for e in events if e.WhichOneof("event") == "approval_request"]
+    assert req.name == "deploy" and json.loads(req.arguments) == {"target": "prod"}
+
+    second = Plugin(project, socket_dir)
+    try:
+        answer = {"type": "mcp_approval_response", "approval_request_id": req.id, "approve": True}
+        _, (resumed,) = asyncio.run(call(second.target, request(answer, resume=True)))
+    finally:
+        second.stop()
+    assert [e.WhichOneof("event") for e in resumed] == ["text_delta", "message_done"]
+    assert resumed[0].text_delta.text == "deployed=True"
+    # The import-time print went to the host's stdio stream, not the handshake.
+    assert "noise on stdout" not in first.stderr()
+
+
+def test_a_project_that_fails_to_import_still_serves(tmp_path: Path, socket_dir: str) -> None:
+    project = write_project(tmp_path / "bad", "import not_a_real_package_xyz\ngraph = None\n")
+    plugin = Plugin(project, socket_dir)
+    try:
+        described, runs = asyncio.run(call(plugin.target, request("a"), request("b")))
+        assert plugin.proc.poll() is None  # still serving after the failed runs
+    finally:
+        plugin.stop()
+    assert described.agent_name == "proc-agent"
+    assert "ModuleNotFoundError" in described.description
+    for events in runs:
+        assert [e.WhichOneof("event") for e in events] == ["error"]
+        err = events[0].error
+        assert err.message == "ModuleNotFoundError: No module named 'not_a_real_package_xyz'"
+        assert "import not_a_real_package_xyz" in err.detail  # the import traceback
+    assert "not_a_real_package_xyz" in plugin.stderr()
+
+
+def doctor(project: Path, **env: str) -> tuple[int, dict[str, Any], str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentengine_adapters", "doctor"],
+        cwd=project, env=env_for(project, **env), capture_output=True, text=True, timeout=120,
+    )
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1, proc.stdout  # exactly one JSON document
+    return proc.returncode, json.loads(lines[0]), proc.stderr
+
+
+def test_doctor_on_a_good_project(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "good", GOOD)
+    code, report, stderr = doctor(project)
+    assert code == 0 and report["ok"] is True, report
+    names = [c["name"] for c in report["checks"]]
+    assert names == ["python", "grpc_protobuf", "framework", "checkpointer", "entry_module", "agent_variable", "hook"]
+    assert all(set(c) == {"name", "ok", "detail", "fix"} for c in report["checks"])
+    assert "noise on stdout" in stderr  # the project's print went to stderr
+
+
+def test_doctor_on_broken_projects(tmp_path: Path) -> None:
+    missing_dep = write_project(tmp_path / "dep", "import not_a_real_package_xyz\n", requirements="not-a-real-package-xyz\n")
+    code, report, _ = doctor(missing_dep)
+    entry = {c["name"]: c for c in report["checks"]}["entry_module"]
+    assert code == 1 and not report["ok"] and not entry["ok"]
+    assert entry["fix"] == f"{sys.executable} -m pip install -r {missing_dep / 'requirements.txt'}"
+
+    wrong_var = write_project(tmp_path / "var", GOOD)
+    code, report, _ = doctor(wrong_var, AGENTENGINE_ENTRY_POINT="agent.py:nope")
+    check = {c["name"]: c for c in report["checks"]}["agent_variable"]
+    assert code == 1 and not check["ok"] and "set `agent_variable: graph`" in check["fix"]
+
+    no_file = write_project(tmp_path / "file", GOOD)
+    code, report, _ = doctor(no_file, AGENTENGINE_ENTRY_POINT="graf.py:graph")
+    check = {c["name"]: c for c in report["checks"]}["entry_module"]
+    assert code == 1 and "graf.py does not exist" in check["detail"] and "agent.py" in check["fix"]
+
+    bad_hook = write_project(tmp_path / "hook", GOOD + "\ndef ksadk_prepare_state(payload):\n    return payload\n")
+    code, report, _ = doctor(bad_hook)
+    check = {c["name"]: c for c in report["checks"]}["hook"]
+    assert code == 1 and not check["ok"]
+    assert "def ksadk_prepare_state(payload: dict, session_context: dict) -> dict" in check["fix"]
+
+    bad_framework = write_project(tmp_path / "fw", GOOD)
+    code, report, _ = doctor(bad_framework, AGENTENGINE_FRAMEWORK="crewai")
+    assert code == 1 and not {c["name"]: c for c in report["checks"]}["framework"]["ok"]

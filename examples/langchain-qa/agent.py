@@ -1,0 +1,60 @@
+"""langchain-qa: a LangChain v1 create_agent that answers from docs and attachments.
+
+- search_docs looks things up in a small built-in document set.
+- ksadk_prepare_input(payload, session_context) builds the agent's input: the question
+  plus the text agentengine extracted from attached files (attachment_results), so
+  "summarize this PDF" and follow-ups about it work. agentengine calls it every turn.
+
+chat_model() is OpenAI when OPENAI_API_KEY is set and an offline scripted model otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage
+from langchain_core.tools import tool
+
+from agentengine_adapters.models import chat_model
+
+DOCS = {
+    "checkpoints": "LangGraph saves a checkpoint of the graph state after every step; "
+    "agentengine keeps them in .agentengine/checkpoints.sqlite so interrupts survive restarts.",
+    "interrupts": "interrupt() pauses a graph until a person answers; the answer is the "
+    "value interrupt() returns when the run resumes.",
+    "streaming": "agentengine streams model tokens, tool calls and tool results as they happen.",
+}
+
+
+@tool
+def search_docs(query: str) -> str:
+    """Search the product documentation for a topic."""
+    words = {w.strip("?.,!").lower() for w in query.split()}
+    hits = [text for topic, text in DOCS.items() if topic in words or topic.rstrip("s") in words]
+    return "\n".join(hits) or f"No documentation mentions {query!r}."
+
+
+agent = create_agent(
+    chat_model(),
+    [search_docs],
+    system_prompt="You answer questions about agentengine. Use search_docs for product "
+    "questions and the attached documents when the user refers to them.",
+)
+
+
+def ksadk_prepare_input(payload: dict[str, Any], session_context: dict[str, Any]) -> dict[str, Any]:
+    """The turn's input: the question, with extracted attachment text appended.
+
+    Earlier turns are already in the agent's checkpointed thread, so only the new message
+    is sent (session_context["history"] is there for agents without a checkpointer).
+    """
+    question = payload.get("input") or ""
+    texts = [
+        item["text"]
+        for item in payload.get("attachment_results", [])
+        if isinstance(item, dict) and item.get("text")
+    ]
+    if texts:
+        question = f"{question}\n\nContext: " + "\n\n".join(texts)
+    return {"messages": [HumanMessage(content=question)]}
