@@ -335,8 +335,8 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	close(r.done)
 	time.AfterFunc(ts.rt.retention, func() {
 		ts.rt.mu.Lock()
-		if ts.rt.runs[r.InvocationID] == r {
-			delete(ts.rt.runs, r.InvocationID)
+		if k := (runKey{r.Key, r.InvocationID}); ts.rt.runs[k] == r {
+			delete(ts.rt.runs, k)
 		}
 		ts.rt.mu.Unlock()
 	})

@@ -36,6 +36,12 @@ type Config struct {
 	Retention time.Duration
 	// DefaultUser owns sessions of requests that name no user (default "user").
 	DefaultUser string
+	// Attachments, when set, stores the turns' files and extracts their text for the
+	// runner; without it files reach the runner as sent, unextracted.
+	Attachments Attachments
+	// AttachmentWait bounds how long a turn waits for its files' text (default 30 s);
+	// a file still being extracted then is passed on as skipped, with a warning.
+	AttachmentWait time.Duration
 	// Compaction decides when session history is summarised into a checkpoint.
 	Compaction CompactionPolicy
 }
@@ -47,6 +53,8 @@ type Runtime struct {
 	log       hclog.Logger
 	retention time.Duration
 	defUser   string
+	attach    Attachments
+	attachTTL time.Duration
 
 	baseCtx context.Context
 	stop    context.CancelCauseFunc
@@ -55,9 +63,16 @@ type Runtime struct {
 	compaction CompactionPolicy
 
 	mu          sync.Mutex
-	runs        map[string]*Run // live and recently finished runs by invocation id
+	runs        map[runKey]*Run // live and recently finished runs
 	compacting  map[string]bool // sessions being compacted → another check is due
 	noSummarize map[string]bool // agents whose runner has no Summarize
+}
+
+// runKey indexes runs by session and invocation: invocation ids may be chosen by
+// clients, so one session's id must never shadow another session's run.
+type runKey struct {
+	session      session.Key
+	invocationID string
 }
 
 // errShutdown is the cancel cause of runs stopped by Close: they end interrupted.
@@ -77,7 +92,9 @@ func New(cfg Config) (*Runtime, error) {
 		log:       cfg.Logger,
 		retention: cfg.Retention,
 		defUser:   cfg.DefaultUser,
-		runs:      map[string]*Run{},
+		attach:    cfg.Attachments,
+		attachTTL: cfg.AttachmentWait,
+		runs:      map[runKey]*Run{},
 
 		compaction:  cfg.Compaction.withDefaults(),
 		compacting:  map[string]bool{},
@@ -93,6 +110,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if rt.defUser == "" {
 		rt.defUser = "user"
+	}
+	if rt.attachTTL <= 0 {
+		rt.attachTTL = 30 * time.Second
 	}
 	for _, a := range cfg.Agents {
 		if a.Name == "" || a.Runner == nil {
@@ -166,7 +186,7 @@ func (rt *Runtime) Recover(ctx context.Context) error {
 	}
 	for _, r := range runs {
 		rt.mu.Lock()
-		_, live := rt.runs[r.InvocationID]
+		_, live := rt.runs[runKey{r.Key, r.InvocationID}]
 		rt.mu.Unlock()
 		if live {
 			continue
@@ -260,9 +280,9 @@ func (rt *Runtime) FindItem(ctx context.Context, app, user, itemID string) (sess
 // rebuilt from the store whose journal holds the stored events only.
 func (rt *Runtime) Open(ctx context.Context, key session.Key, invocationID string) (*Run, error) {
 	rt.mu.Lock()
-	r, ok := rt.runs[invocationID]
+	r, ok := rt.runs[runKey{key, invocationID}]
 	rt.mu.Unlock()
-	if ok && r.Key == key {
+	if ok {
 		return r, nil
 	}
 	rec, err := rt.store.GetRun(ctx, key, invocationID)
@@ -289,9 +309,9 @@ func (rt *Runtime) Open(ctx context.Context, key session.Key, invocationID strin
 // Cancel stops a live run; it ends with run_status=cancelled.
 func (rt *Runtime) Cancel(ctx context.Context, key session.Key, invocationID string) error {
 	rt.mu.Lock()
-	r, ok := rt.runs[invocationID]
+	r, ok := rt.runs[runKey{key, invocationID}]
 	rt.mu.Unlock()
-	if ok && r.Key == key && r.cancel != nil {
+	if ok && r.cancel != nil {
 		select {
 		case <-r.done:
 		default:
@@ -326,6 +346,11 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	if len(req.Input.Resumes) > 0 && req.SessionID == "" {
 		return nil, clientErr(ErrNoPendingApproval, "input", "an approval response must continue the session that asked for it: send conversation or previous_response_id")
 	}
+	// Files are resolved before anything is recorded: a bad reference stores nothing.
+	files, err := rt.resolveFiles(ctx, req.Input.Content)
+	if err != nil {
+		return nil, err
+	}
 	key, err := rt.openSession(ctx, req)
 	if err != nil {
 		return nil, err
@@ -336,8 +361,11 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	}
 	if req.InvocationID == "" {
 		req.InvocationID = newID("run_")
+	} else if err := ValidateID(req.InvocationID); err != nil {
+		return nil, clientErr(ErrInvalidInput, "invocation_id", "invalid invocation id: %v", err)
 	}
-	opening := openingEvents(req, ag.Name, resumes)
+	rt.awaitResults(ctx, files)
+	opening := openingEvents(req, ag.Name, resumes, files)
 	now := time.Now().UTC()
 	stored, err := rt.store.StartRun(ctx, session.Run{
 		InvocationID: req.InvocationID, ResponseID: req.ResponseID, Key: key,
@@ -346,10 +374,13 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
 	}
+	if errors.Is(err, session.ErrExists) {
+		return nil, clientErr(ErrRunActive, "invocation_id", "invocation id %q is already used in session %q; every run needs a new one", req.InvocationID, key.ID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("record turn: %w", err)
 	}
-	rr, err := rt.buildRunRequest(ctx, key, req, resumes, stored[0].Seq)
+	rr, err := rt.buildRunRequest(ctx, key, req, resumes, stored[0].Seq, files)
 	if err != nil {
 		rt.abortStart(key, req.InvocationID, ag.Name, err)
 		return nil, err
@@ -362,7 +393,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		r.j.add(Event{Kind: KindStored, Stored: &stored[i]})
 	}
 	rt.mu.Lock()
-	rt.runs[r.InvocationID] = r
+	rt.runs[runKey{r.Key, r.InvocationID}] = r
 	rt.mu.Unlock()
 	rt.wg.Add(1)
 	go func() {
@@ -482,7 +513,7 @@ func (rt *Runtime) pendingApprovals(ctx context.Context, key session.Key, resume
 	return out, nil
 }
 
-func openingEvents(req TurnRequest, author string, resumes []pendingApproval) []session.NewEvent {
+func openingEvents(req TurnRequest, author string, resumes []pendingApproval, files []turnFile) []session.NewEvent {
 	var evs []session.NewEvent
 	for _, p := range resumes {
 		evs = append(evs, session.NewEvent{
@@ -497,6 +528,14 @@ func openingEvents(req TurnRequest, author string, resumes []pendingApproval) []
 				Text: req.Input.Text(), Content: req.Input.Content, Items: req.Input.Items,
 				Instructions: req.Instructions, Metadata: req.Metadata,
 			}),
+		})
+	}
+	evs = append(evs, attachmentRefEvents(req.InvocationID, files)...)
+	if len(req.StateDelta) > 0 {
+		// Recorded with the turn's other opening events: a rejected turn changes no state.
+		evs = append(evs, session.NewEvent{
+			InvocationID: req.InvocationID, Type: session.TypeStateDelta, Author: "user",
+			Data: req.StateDelta, StateDelta: req.StateDelta,
 		})
 	}
 	evs = append(evs, session.NewEvent{

@@ -80,9 +80,9 @@ func (rt *Runtime) DeleteSession(ctx context.Context, key session.Key) error {
 	}
 	if sess.ActiveRunStatus == session.StatusInProgress && sess.ActiveInvocationID != "" {
 		rt.mu.Lock()
-		r, ok := rt.runs[sess.ActiveInvocationID]
+		r, ok := rt.runs[runKey{key, sess.ActiveInvocationID}]
 		rt.mu.Unlock()
-		if ok && r.Key == key && r.cancel != nil {
+		if ok && r.cancel != nil {
 			r.cancel(errCancelled)
 			select {
 			case <-r.done:
@@ -133,9 +133,6 @@ func (rt *Runtime) AppendEvents(ctx context.Context, key session.Key, evs ...ses
 func (rt *Runtime) LiveRun(key session.Key, invocationID string) (*Run, bool) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	r, ok := rt.runs[invocationID]
-	if !ok || r.Key != key {
-		return nil, false
-	}
-	return r, true
+	r, ok := rt.runs[runKey{key, invocationID}]
+	return r, ok
 }

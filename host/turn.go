@@ -1,7 +1,9 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/agentengine/agentengine/session"
 )
@@ -27,6 +29,9 @@ type TurnRequest struct {
 	ModelOptions  json.RawMessage
 	// Meta is the surface's echo of the request, stored on the run record.
 	Meta json.RawMessage
+	// StateDelta is a JSON object of state changes the client sends with the turn
+	// (ADK's stateDelta); it is applied atomically with the turn's opening events.
+	StateDelta json.RawMessage
 }
 
 // Input is a turn's normalised user input.
@@ -71,4 +76,41 @@ func (in Input) Text() string {
 // Empty reports whether the input carries nothing to run.
 func (in Input) Empty() bool {
 	return len(in.Content) == 0 && len(in.Items) == 0 && len(in.Resumes) == 0
+}
+
+// Attachments stores and extracts the files of turns (host/attach implements it).
+// Errors that are *ClientError carry client-safe messages (an unknown or malformed
+// upload reference, a file over the limit); others are internal.
+type Attachments interface {
+	// Put stores a turn's inline file (a data: URL's bytes) as an upload.
+	Put(ctx context.Context, name, declaredMime string, r io.Reader) (AttachmentMeta, error)
+	// IsRef reports whether uri is one of the store's references (ksadk-upload://…),
+	// well formed or not.
+	IsRef(uri string) bool
+	// Stat resolves a reference.
+	Stat(ctx context.Context, uri string) (AttachmentMeta, error)
+	// Result waits for the extraction of a reference until ctx ends.
+	Result(ctx context.Context, uri string) (AttachmentResult, error)
+}
+
+// AttachmentMeta describes a stored upload.
+type AttachmentMeta struct {
+	URI       string
+	Name      string
+	MimeType  string
+	Kind      string // image, text, document, archive or binary (from the content)
+	SizeBytes int64
+}
+
+// AttachmentResult is an extraction result: an attachment_results item of seed 003.
+type AttachmentResult struct {
+	FileURI          string   `json:"file_uri"`
+	Name             string   `json:"name"`
+	MimeType         string   `json:"mime_type"`
+	Kind             string   `json:"kind"`
+	Status           string   `json:"status"` // ok, partial, failed or skipped
+	ExtractionMethod string   `json:"extraction_method"`
+	Text             string   `json:"text"`
+	TextExcerpt      string   `json:"text_excerpt"`
+	Warnings         []string `json:"warnings"`
 }

@@ -3,7 +3,7 @@
 #   build   go build of cmd/agentengine (exported as AGENTENGINE_BIN for the black-box suites)
 #   vet     go vet ./...
 #   go      go test -race ./...            (cgo on: the SQLite store needs it)
-#   python  pytest pluginsdk/python/tests conformance/python
+#   python  pytest pluginsdk/python/tests conformance/python, then adapters/tests
 #   node    node --test in conformance/node (openai + Vercel AI SDK against a live server)
 #
 # Usage: scripts/test.sh [SUITE...]     e.g. scripts/test.sh go node   (default: all)
@@ -109,10 +109,15 @@ run_go() {
 }
 
 run_python() {
-  note "python: $PYTHON -m pytest pluginsdk/python/tests conformance/python"
+  note "python: $PYTHON -m pytest pluginsdk/python/tests conformance/python; then adapters/tests"
   local log="$WORK/python.log"
   "$PYTHON" -m pytest -p no:cacheprovider --rootdir "$ROOT" pluginsdk/python/tests conformance/python 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
+  # The bridges' suite has a conftest of its own, so it runs as a second session.
+  if [ "$rc" -eq 0 ]; then
+    (cd adapters && "$PYTHON" -m pytest -p no:cacheprovider tests) 2>&1 | tee -a "$log"
+    rc=${PIPESTATUS[0]}
+  fi
   if [ "$rc" -eq 5 ]; then
     echo "pytest collected no tests: the test paths above are wrong or empty (exit 5 is a failure here)" >&2
   fi

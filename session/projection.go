@@ -31,10 +31,9 @@ func Project(events []Event) []Message {
 			var d ContextCheckpointData
 			if json.Unmarshal(e.Data, &d) == nil {
 				// A checkpoint supersedes everything projected so far that it covers.
-				// It also supersedes any earlier checkpoint's summary.
 				kept := out[:0]
 				for _, m := range out {
-					if m.Seq > d.UntilSeq && m.Type != TypeContextCheckpoint {
+					if m.Seq > d.UntilSeq {
 						kept = append(kept, m)
 					}
 				}

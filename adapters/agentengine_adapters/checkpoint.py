@@ -31,7 +31,12 @@ class DurableCheckpointer:
                 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._conn = await aiosqlite.connect(str(self.path))
+                # Several runner processes of one project share this file: wait for the
+                # lock instead of failing with "database is locked", and use WAL so
+                # readers never block the writer.
+                self._conn = await aiosqlite.connect(str(self.path), timeout=30)
+                await self._conn.execute("PRAGMA busy_timeout = 30000")
+                await self._conn.execute("PRAGMA journal_mode = WAL")
                 self._saver = AsyncSqliteSaver(self._conn)
                 await self._saver.setup()
             return self._saver

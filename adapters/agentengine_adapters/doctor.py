@@ -58,8 +58,7 @@ def check_python() -> Check:
         "python",
         ok,
         f"Python {version} at {sys.executable}",
-        "" if ok else "uv venv --python 3.11 .venv && uv pip install --python .venv -r requirements.txt "
-        "(then point the host at .venv/bin/python)",
+        "" if ok else "install Python 3.11 or newer, then run `agentengine setup .` (it creates .venv)",
     )
 
 

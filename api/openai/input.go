@@ -61,22 +61,28 @@ type inputItem struct {
 // parseInput reads the Responses "input": a string, one item object, or an array of
 // items.
 func parseInput(raw json.RawMessage) ([]inputItem, *apiError) {
+	return parseInputAt(raw, "input")
+}
+
+// parseInputAt is parseInput for a value held in the request field name (errors name
+// that field and its items, e.g. "ResponsesInput[0].content").
+func parseInputAt(raw json.RawMessage, name string) ([]inputItem, *apiError) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 {
-		return nil, badRequest("input", "missing_required_parameter", "input is required")
+		return nil, badRequest(name, "missing_required_parameter", "%s is required", name)
 	}
 	switch t[0] {
 	case '"':
 		var s string
 		if err := json.Unmarshal(t, &s); err != nil {
-			return nil, badRequest("input", "invalid_json", "input is not a valid JSON string")
+			return nil, badRequest(name, "invalid_json", "%s is not a valid JSON string", name)
 		}
 		if s == "" {
-			return nil, badRequest("input", "", "input must not be empty")
+			return nil, badRequest(name, "", "%s must not be empty", name)
 		}
 		return []inputItem{textMessage(roleUser, s, "")}, nil
 	case '{':
-		it, aerr := parseInputItem(t, "input.")
+		it, aerr := parseInputItem(t, name+".")
 		if aerr != nil {
 			return nil, aerr
 		}
@@ -84,17 +90,17 @@ func parseInput(raw json.RawMessage) ([]inputItem, *apiError) {
 	case '[':
 		var raws []json.RawMessage
 		if err := json.Unmarshal(t, &raws); err != nil {
-			return nil, badRequest("input", "invalid_type", "input must be an array of input items")
+			return nil, badRequest(name, "invalid_type", "%s must be an array of input items", name)
 		}
 		if len(raws) == 0 {
-			return nil, badRequest("input", "", "input must not be empty")
+			return nil, badRequest(name, "", "%s must not be empty", name)
 		}
 		if len(raws) > maxInputItems {
-			return nil, badRequest("input", "", "input has %d items; at most %d are allowed", len(raws), maxInputItems)
+			return nil, badRequest(name, "", "%s has %d items; at most %d are allowed", name, len(raws), maxInputItems)
 		}
 		out := make([]inputItem, 0, len(raws))
 		for i, r := range raws {
-			it, aerr := parseInputItem(r, itemPath("input", i))
+			it, aerr := parseInputItem(r, itemPath(name, i))
 			if aerr != nil {
 				return nil, aerr
 			}
@@ -102,7 +108,7 @@ func parseInput(raw json.RawMessage) ([]inputItem, *apiError) {
 		}
 		return out, nil
 	}
-	return nil, badRequest("input", "invalid_type", "input must be a string, an input item object or an array of input items")
+	return nil, badRequest(name, "invalid_type", "%s must be a string, an input item object or an array of input items", name)
 }
 
 func textMessage(role, text, id string) inputItem {

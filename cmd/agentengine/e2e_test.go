@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,7 +50,27 @@ type server struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	url  string
-	logs *bytes.Buffer
+	logs *syncBuffer
+	// logsDone is closed when the server's stderr has been read to the end.
+	logsDone chan struct{}
+}
+
+// syncBuffer collects the server's output; tests may read it while it is being written.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) WriteString(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.b.WriteString(s)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 var servingLine = regexp.MustCompile(`serving .* on (http://127\.0\.0\.1:\d+)`)
@@ -57,6 +78,13 @@ var servingLine = regexp.MustCompile(`serving .* on (http://127\.0\.0\.1:\d+)`)
 // startServer runs `agentengine run` on a copy of examples/echo-go so each test has its
 // own state directory; extra args are appended.
 func startServer(t *testing.T, projectDir string, args ...string) *server {
+	t.Helper()
+	return startServerWithin(t, 90*time.Second, projectDir, args...)
+}
+
+// startServerWithin is startServer with a start deadline (Python runners import their
+// framework; a first run may also create a virtualenv).
+func startServerWithin(t *testing.T, wait time.Duration, projectDir string, args ...string) *server {
 	t.Helper()
 	all := append([]string{"run", projectDir, "--port", "0"}, args...)
 	cmd := exec.Command(binPath, all...)
@@ -68,7 +96,7 @@ func startServer(t *testing.T, projectDir string, args ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, cmd: cmd, logs: &bytes.Buffer{}}
+	s := &server{t: t, cmd: cmd, logs: &syncBuffer{}, logsDone: make(chan struct{})}
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -82,6 +110,7 @@ func startServer(t *testing.T, projectDir string, args ...string) *server {
 			}
 		}
 		close(found)
+		close(s.logsDone)
 	}()
 	select {
 	case u, ok := <-found:
@@ -90,7 +119,7 @@ func startServer(t *testing.T, projectDir string, args ...string) *server {
 			t.Fatalf("server exited before serving:\n%s", s.logs)
 		}
 		s.url = u
-	case <-time.After(90 * time.Second):
+	case <-time.After(wait):
 		s.kill()
 		t.Fatalf("server did not start:\n%s", s.logs)
 	}
@@ -109,7 +138,9 @@ func (s *server) stop() {
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }()
+	// Read stderr to its end before Wait closes the pipe: the logs are then complete and
+	// safe to read.
+	go func() { <-s.logsDone; s.cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):

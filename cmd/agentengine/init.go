@@ -25,15 +25,21 @@ func newInitCmd() *cobra.Command {
 and a README. The project runs with "agentengine run NAME" straight away and works
 offline.
 
-Frameworks: go (a Go runner built on agentengine's Go SDK, which is copied into
-NAME/third_party/agentengine so the project builds without fetching it).`,
-		Example: `  agentengine init my-agent -f go && agentengine run my-agent`,
-		Args:    cobra.ExactArgs(1),
+Frameworks:
+  langgraph, langchain, deepagents  agent.py, requirements.txt pinned to the versions
+      agentengine is tested with, .env.example, .gitignore. The first "agentengine run"
+      creates NAME/.venv and installs the requirements. Without OPENAI_API_KEY (in
+      NAME/.env) the agent uses an offline scripted model.
+  go  a Go runner built on agentengine's Go SDK, which is copied into
+      NAME/third_party/agentengine so the project builds without fetching it.`,
+		Example: `  agentengine init my-agent -f langgraph && agentengine run my-agent
+  agentengine init my-agent -f go && agentengine run my-agent`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runInit(cmd, args[0], framework)
 		},
 	}
-	cmd.Flags().StringVarP(&framework, "framework", "f", "go", "framework of the new project: go")
+	cmd.Flags().StringVarP(&framework, "framework", "f", "langgraph", "framework of the new project: langgraph, langchain, deepagents or go")
 	return cmd
 }
 
@@ -42,11 +48,15 @@ func runInit(cmd *cobra.Command, dir, framework string) error {
 	if !validProjectName.MatchString(name) {
 		return fmt.Errorf("%q is not a valid project name: use letters, digits, '.', '_' and '-'", name)
 	}
-	if framework != "go" {
-		return fmt.Errorf("--framework %q: this build scaffolds go projects only", framework)
+	framework = strings.ToLower(strings.TrimSpace(framework))
+	if _, ok := pythonScaffolds()[framework]; !ok && framework != "go" {
+		return fmt.Errorf("--framework %q: use langgraph, langchain, deepagents or go", framework)
 	}
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("%s already exists; choose a new directory name", dir)
+	}
+	if framework != "go" {
+		return initPython(cmd, dir, name, framework)
 	}
 	files := map[string]string{
 		"agentengine.yaml": fmt.Sprintf("name: %s\nframework: go\n# The runner's Go main package, relative to this file.\nentry_point: .\n", name),
@@ -77,6 +87,21 @@ func runInit(cmd *cobra.Command, dir, framework string) error {
 		return fmt.Errorf("go mod tidy in %s failed (the project is written; fix and rerun it there):\n%s", dir, out)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "created %s\nrun it:  agentengine run %s\nchat:    agentengine run -i %s\n", dir, dir, dir)
+	return nil
+}
+
+func initPython(cmd *cobra.Command, dir, name, framework string) error {
+	files, err := pythonProjectFiles(dir, name, framework)
+	if err != nil {
+		return err
+	}
+	for rel, content := range files {
+		if err := writeFile(filepath.Join(dir, rel), content); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "created %s (%s)\nrun it:  agentengine run %s      (the first run creates %s and installs requirements.txt)\nchat:    agentengine run -i %s\ncheck:   agentengine doctor %s\n",
+		dir, framework, dir, filepath.Join(dir, ".venv"), dir, dir)
 	return nil
 }
 

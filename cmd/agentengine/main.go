@@ -10,9 +10,14 @@ import (
 	"syscall"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/host/attach"
 )
 
 func main() {
+	// The same binary is also the sandboxed PDF-extraction worker: it must branch off
+	// before anything else runs.
+	attach.RunWorkerIfRequested()
 	// gin's debug mode prints every route and a warning at startup; the binary is a product.
 	gin.SetMode(gin.ReleaseMode)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

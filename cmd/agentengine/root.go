@@ -16,9 +16,9 @@ func newRootCmd(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentengine",
 		Short: "A local runtime for AI agents",
-		Long: `agentengine hosts agent projects (Go today; LangGraph, LangChain, DeepAgents and
-Google ADK bridges are on the way) and gives each an OpenAI-compatible API
-(/v1/responses, /v1/chat/completions) backed by a durable session store.
+		Long: `agentengine hosts agent projects (LangGraph, LangChain, DeepAgents and Go; a Google
+ADK bridge is on the way) and gives each an OpenAI-compatible API (/v1/responses,
+/v1/chat/completions) backed by a durable session store.
 
 Each agent's code runs in its own runner subprocess, never inside the server.`,
 		SilenceUsage:  true,
@@ -27,7 +27,7 @@ Each agent's code runs in its own runner subprocess, never inside the server.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetIn(stdin)
-	root.AddCommand(newRunCmd(), newInitCmd(), newSessionsCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newInitCmd(), newSetupCmd(), newDoctorCmd(), newSessionsCmd(), newVersionCmd())
 	return root
 }
 

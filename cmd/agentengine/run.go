@@ -13,6 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/api/actions"
+	"github.com/agentengine/agentengine/api/adkweb"
+	"github.com/agentengine/agentengine/api/files"
 )
 
 type runOptions struct {
@@ -61,7 +64,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.BoolVar(&o.logJSON, "log-json", false, "write logs as JSON lines")
 	f.StringVar(&o.store.backend, "session-backend", "", "session backend: memory or local (SQLite); default from KSADK_SESSION_BACKEND, else local")
 	f.StringVar(&o.store.path, "session-path", "", "SQLite session file for the local backend")
-	f.DurationVar(&o.startWait, "runner-start-timeout", 60*time.Second, "how long a runner may take to start")
+	f.DurationVar(&o.startWait, "runner-start-timeout", 0, "how long a runner may take to start (default 60s for Go, 120s for Python runners)")
 	return cmd
 }
 
@@ -106,10 +109,22 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		return chat(ctx, st.runtime, cmd.InOrStdin(), cmd.OutOrStdout())
 	}
 
+	ui, err := actions.New(actions.Config{
+		Runtime: st.runtime, Logger: log.Named("actions"), MaxBodyBytes: o.maxBody, SessionBackend: st.backend,
+		Features: actions.Features{Attachments: true, WorkspaceFiles: true},
+	})
+	if err != nil {
+		return err
+	}
 	router := api.NewRouter(api.Config{
-		Runtime:        st.runtime,
-		Logger:         log.Named("http"),
-		MaxBodyBytes:   o.maxBody,
+		Runtime:      st.runtime,
+		Logger:       log.Named("http"),
+		MaxBodyBytes: o.maxBody,
+		Surfaces: []api.Surface{
+			adkweb.New(adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb"), MaxBodyBytes: o.maxBody}),
+			ui,
+			files.NewSurface(files.Deps{Uploads: st.uploads, Workspaces: st.workspaces, Logger: log.Named("files")}),
+		},
 		AllowedOrigins: o.origins,
 		AuthToken:      o.token,
 	})

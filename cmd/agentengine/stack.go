@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/host/attach"
 	"github.com/agentengine/agentengine/host/project"
-	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/host/pybridge"
+	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/backend"
 )
@@ -28,10 +31,14 @@ type storeFlags struct {
 // stack is everything a serving or interactive agentengine process runs: the store,
 // one runner supervisor per project and the runtime on top.
 type stack struct {
-	store       session.Store
-	supervisors []*runnerproc.Supervisor
-	runtime     *host.Runtime
-	log         hclog.Logger
+	store   session.Store
+	backend string // the selected session backend's name
+	// uploads and workspaces back the Web UI's file actions.
+	uploads    *attach.Store
+	workspaces map[string]*workspace.Workspace
+	runners    []agentRunner
+	runtime    *host.Runtime
+	log        hclog.Logger
 }
 
 type stackOptions struct {
@@ -60,45 +67,60 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 		projects = append(projects, p)
 	}
 
-	st, err := backend.Open(ctx, backend.Config{
+	storeCfg := backend.Config{
 		Backend:    opt.store.backend,
 		Path:       opt.store.path,
 		DSN:        opt.store.dsn,
 		ProjectDir: projects[0].Dir,
 		Getenv:     os.Getenv,
-	})
+	}
+	sel, err := backend.Select(storeCfg)
 	if err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
-	s := &stack{store: st, log: opt.log}
+	st, err := backend.Open(ctx, storeCfg)
+	if err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	s := &stack{store: st, backend: sel.Backend, log: opt.log}
 
 	agents := make([]host.Agent, 0, len(projects))
-	for _, p := range projects {
-		l, err := p.RunnerLaunch(ctx, project.BuildOptions{Progress: opt.progress})
+	lo := launchOptions{startWait: opt.startWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
+	for i, p := range projects {
+		lo.display = opt.dirs[i]
+		r, err := newAgentRunner(ctx, p, lo)
 		if err != nil {
 			s.close(context.Background())
 			return nil, err
 		}
-		sup := runnerproc.New(runnerproc.Config{
-			Name:         p.Name,
-			Command:      l.Command,
-			Dir:          l.Dir,
-			Env:          l.Env,
-			StartTimeout: opt.startWait,
-			Logger:       opt.log.Named(p.Name),
-		})
-		s.supervisors = append(s.supervisors, sup)
+		s.runners = append(s.runners, r)
 		if opt.progress != nil {
 			fmt.Fprintf(opt.progress, "starting runner %s (%s)\n", p.Name, p.Framework)
 		}
-		if err := sup.Start(ctx); err != nil {
+		if err := r.Start(ctx); err != nil {
 			s.close(context.Background())
-			return nil, fmt.Errorf("start runner for %s: %w", p.Name, err)
+			return nil, startHint(p, lo.display, fmt.Errorf("start runner for %s: %w", p.Name, err))
 		}
-		agents = append(agents, host.Agent{Name: p.Name, Description: p.Description, Framework: p.Framework, Runner: sup})
+		agents = append(agents, host.Agent{Name: p.Name, Description: p.Description, Framework: p.Framework, Runner: r})
 	}
 
-	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime")})
+	// Uploads live with the sessions of the first project; each agent has its workspace.
+	s.uploads, err = attach.New(attach.Config{Dir: attach.DefaultDir(projects[0].Dir), IsolatePDF: true, Logger: opt.log.Named("attach")})
+	if err != nil {
+		s.close(context.Background())
+		return nil, fmt.Errorf("open upload store: %w", err)
+	}
+	s.workspaces = map[string]*workspace.Workspace{}
+	for _, p := range projects {
+		w, err := workspace.Open(workspace.Config{Dir: workspace.DefaultDir(p.Dir)})
+		if err != nil {
+			s.close(context.Background())
+			return nil, fmt.Errorf("open workspace of %s: %w", p.Name, err)
+		}
+		s.workspaces[p.Name] = w
+	}
+
+	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost()})
 	if err != nil {
 		s.close(context.Background())
 		return nil, err
@@ -117,11 +139,23 @@ func (s *stack) close(ctx context.Context) error {
 	if s.runtime != nil {
 		errs = append(errs, s.runtime.Close(ctx))
 	}
-	for _, sup := range s.supervisors {
-		errs = append(errs, sup.Close(ctx))
+	for _, r := range s.runners {
+		errs = append(errs, r.Close(ctx))
+	}
+	if s.uploads != nil {
+		errs = append(errs, s.uploads.Close())
+	}
+	for _, w := range s.workspaces {
+		errs = append(errs, w.Close())
 	}
 	if s.store != nil {
 		errs = append(errs, s.store.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// onceBridge extracts the Python bridge on first use only: Go-only stacks never touch
+// the cache directory.
+func onceBridge() func() (pybridge.Bridge, error) {
+	return sync.OnceValues(extractBridge)
 }

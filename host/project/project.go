@@ -17,6 +17,9 @@ import (
 // ConfigFiles are the file names looked up in a project directory, in order.
 var configFiles = []string{"agentengine.yaml", "ksadk.yaml", "ksadk.yml"}
 
+// DefaultAgentVariable is the object a Python entry point without ":attr" names (KsADK's).
+const DefaultAgentVariable = "root_agent"
+
 // Frameworks this host can run.
 const (
 	FrameworkGo         = "go"
@@ -28,10 +31,18 @@ const (
 
 // Project is a loaded agent project.
 type Project struct {
-	// Dir is the project's absolute directory; ConfigPath the file it was read from.
+	// Dir is the project's absolute directory; ConfigPath the file it was read from
+	// (agentengine.yaml, or langgraph.json for a LangGraph project without one).
 	Dir        string
 	ConfigPath string
 	Config
+	// LangGraph is the project's langgraph.json, if it has one.
+	LangGraph *LangGraphConfig
+	// Entry is the parsed entry point of a Python project.
+	Entry EntryPoint
+
+	// entryFrom is the file the entry point came from when it is not ConfigPath.
+	entryFrom string
 }
 
 // Config is the content of agentengine.yaml. KsADK's fields come first; the rest are this
@@ -88,8 +99,18 @@ func Load(dir string) (*Project, error) {
 		}
 		break
 	}
+	lg, err := readLangGraph(abs)
+	if err != nil {
+		return nil, err
+	}
+	p.LangGraph = lg
 	if p.ConfigPath == "" {
-		return nil, fmt.Errorf("no agentengine.yaml in %s: create one with `agentengine init` or write one with at least `name`, `framework` and `entry_point`", abs)
+		if lg == nil {
+			return nil, fmt.Errorf("no agentengine.yaml (or langgraph.json) in %s: create a project with `agentengine init NAME -f langgraph`, or write agentengine.yaml with at least `name`, `framework` and `entry_point`", abs)
+		}
+		// A LangGraph project as langgraph-cli knows it: its one graph is the agent.
+		p.ConfigPath = lg.Path
+		p.Framework = FrameworkLangGraph
 	}
 	if err := p.normalise(); err != nil {
 		return nil, err
@@ -110,11 +131,11 @@ func (p *Project) normalise() error {
 	}
 	p.Framework = strings.ToLower(strings.TrimSpace(p.Framework))
 	switch p.Framework {
-	case FrameworkGo:
+	case FrameworkGo, FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents:
 	case "":
 		return p.fieldErr("framework", "missing: set it to one of go, langgraph, langchain, deepagents, adk")
-	case FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK:
-		return p.fieldErr("framework", "%q runners are not supported by this build yet; supported: go", p.Framework)
+	case FrameworkADK:
+		return p.fieldErr("framework", "%q runners are not supported by this build yet; supported: go, langgraph, langchain, deepagents", p.Framework)
 	default:
 		return p.fieldErr("framework", "unknown framework %q: use one of go, langgraph, langchain, deepagents, adk", p.Framework)
 	}
@@ -123,6 +144,12 @@ func (p *Project) normalise() error {
 	}
 	if p.Processes == 0 {
 		p.Processes = 1
+	}
+	if p.IsPython() {
+		return p.normalisePython()
+	}
+	if p.Python != "" {
+		return p.fieldErr("python", "only Python frameworks use an interpreter; remove it or set `framework` to langgraph, langchain or deepagents")
 	}
 	if p.Binary != "" {
 		if _, err := p.contained(p.Binary); err != nil {
@@ -136,6 +163,47 @@ func (p *Project) normalise() error {
 	if _, err := p.contained(p.EntryPoint); err != nil {
 		return p.fieldErr("entry_point", "%v", err)
 	}
+	return nil
+}
+
+// IsPython reports whether the project's runner is a Python framework bridge.
+func (p *Project) IsPython() bool {
+	switch p.Framework {
+	case FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK:
+		return true
+	}
+	return false
+}
+
+// normalisePython fills a Python project's defaults and checks its entry point, so a
+// wrong one is reported before any process starts.
+func (p *Project) normalisePython() error {
+	if p.Binary != "" {
+		return p.fieldErr("binary", "only Go runners use `binary`; a %s project names its agent with `entry_point`", p.Framework)
+	}
+	if p.AgentVariable == "" {
+		p.AgentVariable = DefaultAgentVariable
+	}
+	if p.EntryPoint == "" {
+		switch {
+		case p.LangGraph != nil:
+			ep, err := p.LangGraph.pickGraph(p.Dir, p.LangGraph.Path != p.ConfigPath)
+			if err != nil {
+				return err
+			}
+			p.EntryPoint, p.entryFrom = ep, p.LangGraph.Path
+		default:
+			if _, err := os.Stat(filepath.Join(p.Dir, "agent.py")); err != nil {
+				return p.fieldErr("entry_point", "missing, and there is no agent.py (KsADK's default); fix: set it to the file that defines your agent, e.g. `entry_point: %s`", suggestEntry(p.Dir))
+			}
+			p.EntryPoint = "agent.py"
+		}
+	}
+	e, err := p.parseEntry()
+	if err != nil {
+		return err
+	}
+	p.Entry = e
 	return nil
 }
 

@@ -16,6 +16,8 @@ type Launch struct {
 	Command []string
 	Dir     string
 	Env     []string
+	// Python is the interpreter of a Python runner (zero for Go runners).
+	Python Interpreter
 }
 
 // BuildOptions tunes RunnerLaunch.
@@ -24,16 +26,25 @@ type BuildOptions struct {
 	Progress io.Writer
 	// GoTool is the go command for Go runners (default: "go" on PATH).
 	GoTool string
+	// PythonPath lists the directories holding the Python bridge (agentengine_runner and
+	// agentengine_adapters); required for Python projects.
+	PythonPath []string
 }
 
 // RunnerLaunch resolves the command that starts the project's runner, building a Go
 // runner from source when the project has no prebuilt binary.
 func (p *Project) RunnerLaunch(ctx context.Context, opt BuildOptions) (Launch, error) {
-	l := Launch{Dir: p.Dir, Env: p.runnerEnv()}
+	if p.IsPython() {
+		return p.pythonLaunch(opt)
+	}
+	l := Launch{Dir: p.Dir}
 	switch p.Framework {
 	case FrameworkGo:
 		bin, err := p.goRunner(ctx, opt)
 		if err != nil {
+			return l, err
+		}
+		if l.Env, err = p.runnerEnv(nil); err != nil {
 			return l, err
 		}
 		l.Command = []string{bin}
@@ -87,16 +98,67 @@ func (p *Project) goRunner(ctx context.Context, opt BuildOptions) (string, error
 	return out, nil
 }
 
-// runnerEnv is the runner's whole environment: the project's env plus the basics a
-// process needs. Secrets in the host's environment are not passed on.
-func (p *Project) runnerEnv() []string {
+// Env is the project's own environment for its runner: langgraph.json's "env" object,
+// then the .env file (and langgraph.json's env file), then agentengine.yaml's `env:`,
+// later ones winning (as Docker Compose lets `environment:` override `env_file`).
+// Nothing of the host's environment is in it.
+func (p *Project) ProjectEnv() (map[string]string, error) {
 	env := map[string]string{}
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "SYSTEMROOT"} {
-		if v, ok := os.LookupEnv(k); ok {
+	if p.LangGraph != nil {
+		for k, v := range p.LangGraph.Env {
+			env[k] = v
+		}
+	}
+	files := []string{filepath.Join(p.Dir, ".env")}
+	if p.LangGraph != nil && p.LangGraph.EnvFile != "" && p.LangGraph.EnvFile != files[0] {
+		files = append(files, p.LangGraph.EnvFile)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		vals, err := ParseDotenv(string(data), func(k string) (string, bool) {
+			v, ok := env[k]
+			return v, ok
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for k, v := range vals {
 			env[k] = v
 		}
 	}
 	for k, v := range p.Env {
+		env[k] = v
+	}
+	return env, nil
+}
+
+// hostBasics are the only variables of the host's environment a runner inherits.
+var hostBasics = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "SYSTEMROOT"}
+
+// runnerEnv is the runner's whole environment: the host's basics, the project's env,
+// then the overrides (the host's contract with the runner). Secrets in the host's
+// environment are not passed on.
+func (p *Project) runnerEnv(overrides map[string]string) ([]string, error) {
+	env := map[string]string{}
+	for _, k := range hostBasics {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	penv, err := p.ProjectEnv()
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range penv {
+		env[k] = v
+	}
+	for k, v := range overrides {
 		env[k] = v
 	}
 	out := make([]string, 0, len(env))
@@ -104,5 +166,5 @@ func (p *Project) runnerEnv() []string {
 		out = append(out, k+"="+v)
 	}
 	sort.Strings(out)
-	return out
+	return out, nil
 }

@@ -1,0 +1,197 @@
+package actions
+
+import (
+	"context"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/host"
+)
+
+type bootstrapRequest struct {
+	AgentID   string `json:"AgentId"`
+	SessionID string `json:"SessionId"`
+}
+
+type agentPayload struct {
+	AgentID     string `json:"AgentId"`
+	Name        string `json:"Name"`
+	Description string `json:"Description"`
+	Framework   string `json:"Framework"`
+}
+
+func agentOf(a host.AgentInfo) agentPayload {
+	return agentPayload{AgentID: a.Name, Name: a.Name, Description: a.Description, Framework: a.Framework}
+}
+
+// capabilities are the UI's feature switches. Every flag is true only for what this
+// runtime does today: a flag the UI trusts but the server lacks is a broken button.
+type capabilities struct {
+	Attachments    bool           `json:"Attachments"`
+	WorkspaceFiles bool           `json:"WorkspaceFiles"`
+	Approval       bool           `json:"Approval"`
+	ApprovalPolicy approvalPolicy `json:"ApprovalPolicy"`
+	// Thinking is the thinking-mode switch; ModelOptions reach the agent untouched but
+	// the runtime cannot tell whether the agent honours them.
+	Thinking      bool         `json:"Thinking"`
+	StopRun       bool         `json:"StopRun"`
+	ResumeRun     bool         `json:"ResumeRun"`
+	RunLifecycle  runLifecycle `json:"RunLifecycle"`
+	Feedback      bool         `json:"Feedback"`
+	RenameSession bool         `json:"RenameSession"`
+	MCP           bool         `json:"MCP"`
+	BuiltinTools  []any        `json:"BuiltinTools"`
+}
+
+// approvalPolicy: approvals are always asked; the runtime has no auto-approve modes.
+type approvalPolicy struct {
+	Modes           []string `json:"Modes"`
+	DefaultMode     string   `json:"DefaultMode"`
+	RuntimeOverride bool     `json:"RuntimeOverride"`
+}
+
+type runLifecycle struct {
+	Enabled                 bool `json:"Enabled"`
+	Resume                  bool `json:"Resume"` // reconnect with SubscribeRunEvents
+	Abort                   bool `json:"Abort"`
+	Checkpoints             bool `json:"Checkpoints"`
+	CheckpointResume        bool `json:"CheckpointResume"`
+	CheckpointResumePreview bool `json:"CheckpointResumePreview"`
+}
+
+type transport struct {
+	Protocol     string           `json:"Protocol"`
+	Runtime      string           `json:"Runtime"`
+	Endpoint     string           `json:"Endpoint"`
+	Version      string           `json:"Version"`
+	Capabilities transportAbility `json:"Capabilities"`
+}
+
+type transportAbility struct {
+	A2UI      bool `json:"A2UI"`
+	Interrupt bool `json:"Interrupt"`
+	Cancel    bool `json:"Cancel"`
+}
+
+type hostedChat struct {
+	PreferredTransport string      `json:"PreferredTransport"`
+	Transports         []transport `json:"Transports"`
+}
+
+type sessionBackend struct {
+	Backend        string `json:"Backend"`
+	Shared         bool   `json:"Shared"`
+	ProductionSafe bool   `json:"ProductionSafe"`
+}
+
+type modelRef struct {
+	ID     string `json:"id"`
+	Source string `json:"source"`
+}
+
+type customUI struct {
+	Enabled bool `json:"Enabled"`
+}
+
+type bootstrapPayload struct {
+	Agent        agentPayload   `json:"Agent"`
+	Agents       []agentPayload `json:"Agents"`
+	Modules      []string       `json:"Modules"`
+	Capabilities capabilities   `json:"Capabilities"`
+	CustomUI     customUI       `json:"CustomUI"`
+	APIFormats   []string       `json:"ApiFormats"`
+	HostedChat   hostedChat     `json:"HostedChat"`
+	Stream       bool           `json:"Stream"`
+	SessionID    *string        `json:"SessionId"`
+	SessionBack  sessionBackend `json:"SessionBackend"`
+	Model        modelRef       `json:"Model"`
+}
+
+// bootstrap serves GetAgentUiBootstrap. Without AgentId it describes the only agent,
+// or the first of several (Agents lists them all, for a multi-agent UI).
+func (s *Surface) bootstrap(_ context.Context, _ *gin.Context, req *bootstrapRequest) (any, *actionError) {
+	agents := s.rt.Agents()
+	var a host.AgentInfo
+	if req.AgentID != "" || len(agents) == 1 {
+		var e *actionError
+		if a, e = s.agent(req.AgentID); e != nil {
+			return nil, e
+		}
+	} else if len(agents) > 0 {
+		a = agents[0]
+	}
+	list := make([]agentPayload, 0, len(agents))
+	for _, ag := range agents {
+		list = append(list, agentOf(ag))
+	}
+	var sid *string
+	if req.SessionID != "" {
+		sid = &req.SessionID
+	}
+	return bootstrapPayload{
+		Agent:   agentOf(a),
+		Agents:  list,
+		Modules: []string{"Chat"},
+		Capabilities: capabilities{
+			Attachments:    s.cfg.Features.Attachments,
+			WorkspaceFiles: s.cfg.Features.WorkspaceFiles,
+			Approval:       true,
+			ApprovalPolicy: approvalPolicy{Modes: []string{"ask"}, DefaultMode: "ask"},
+			StopRun:        true,
+			RunLifecycle:   runLifecycle{Enabled: true, Resume: true, Abort: true},
+			Feedback:       true,
+			RenameSession:  true,
+			BuiltinTools:   []any{},
+		},
+		APIFormats: []string{"responses", "chat_completions"},
+		HostedChat: hostedChat{PreferredTransport: "responses", Transports: []transport{{
+			Protocol: "responses", Runtime: "agentengine", Endpoint: "/v1/responses", Version: "v1",
+			Capabilities: transportAbility{Interrupt: true, Cancel: true},
+		}}},
+		Stream:      true,
+		SessionID:   sid,
+		SessionBack: sessionBackend{Backend: s.cfg.SessionBackend, Shared: s.cfg.SessionBackend == "postgres", ProductionSafe: s.cfg.SessionBackend == "postgres"},
+		Model:       modelRef{ID: a.Name, Source: "agent"},
+	}, nil
+}
+
+type listModelsRequest struct {
+	AgentID string `json:"AgentId"`
+	Name    string `json:"Name"`
+}
+
+type modelPayload struct {
+	ID          string `json:"id"`
+	Object      string `json:"object"`
+	Created     int64  `json:"created"`
+	OwnedBy     string `json:"owned_by"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Framework   string `json:"framework"`
+}
+
+// listModels serves ListAgentModels: every hosted agent is a model, as on /v1/models.
+// Current is the requested agent, else the only one.
+func (s *Surface) listModels(_ context.Context, _ *gin.Context, req *listModelsRequest) (any, *actionError) {
+	current := ""
+	if req.AgentID != "" || len(s.rt.Agents()) == 1 {
+		a, e := s.agent(req.AgentID)
+		if e != nil {
+			return nil, e
+		}
+		current = a.Name
+	}
+	models := []modelPayload{}
+	for _, a := range s.rt.Agents() {
+		if req.Name != "" && a.Name != req.Name {
+			continue
+		}
+		models = append(models, modelPayload{ID: a.Name, Object: "model", Created: s.started, OwnedBy: "agentengine",
+			Name: a.Name, Description: a.Description, Framework: a.Framework})
+	}
+	return struct {
+		Models  []modelPayload `json:"Models"`
+		Current string         `json:"Current"`
+		Source  string         `json:"Source"`
+	}{models, current, "agents"}, nil
+}

@@ -1,0 +1,86 @@
+package actions_test
+
+import (
+	"testing"
+
+	"github.com/agentengine/agentengine/api/actions"
+)
+
+type bootstrapData struct {
+	Agent        struct{ AgentId, Name, Description, Framework string }
+	Agents       []struct{ AgentId string }
+	Capabilities struct {
+		Attachments, WorkspaceFiles, Approval, StopRun, ResumeRun, Thinking bool
+		RunLifecycle                                                        struct{ Enabled, Resume, Abort, Checkpoints bool }
+		ApprovalPolicy                                                      struct{ Modes []string }
+	}
+	ApiFormats     []string
+	SessionBackend struct{ Backend string }
+	Model          struct{ Id string }
+	SessionId      *string
+}
+
+func TestBootstrap(t *testing.T) {
+	e := newEnv(t)
+	var d bootstrapData
+	e.must("GetAgentUiBootstrap", map[string]any{"SessionId": "s1"}, &d)
+	if d.Agent.AgentId != "echo" || d.Agent.Framework != "go" || d.Agent.Description == "" {
+		t.Errorf("Agent %+v", d.Agent)
+	}
+	c := d.Capabilities
+	if !c.StopRun || !c.Approval || c.Attachments || c.WorkspaceFiles || c.ResumeRun || c.RunLifecycle.Checkpoints || !c.RunLifecycle.Resume {
+		t.Errorf("capabilities %+v", c)
+	}
+	if len(d.ApiFormats) != 2 || d.ApiFormats[0] != "responses" || d.ApiFormats[1] != "chat_completions" {
+		t.Errorf("ApiFormats %v", d.ApiFormats)
+	}
+	if d.SessionBackend.Backend != "memory" || d.Model.Id != "echo" || d.SessionId == nil || *d.SessionId != "s1" {
+		t.Errorf("bootstrap %+v", d)
+	}
+
+	// Features served elsewhere are switched on by configuration only.
+	e2 := newEnv(t, func(o *envOptions) {
+		o.cfg.Features = actions.Features{Attachments: true, WorkspaceFiles: true}
+	})
+	e2.must("GetAgentUiBootstrap", map[string]any{}, &d)
+	if !d.Capabilities.Attachments || !d.Capabilities.WorkspaceFiles {
+		t.Errorf("features %+v", d.Capabilities)
+	}
+
+	wantError(t, e.post("GetAgentUiBootstrap", map[string]any{"AgentId": "nobody"}), 404, actions.CodeNotFound, "nobody")
+	wantError(t, e.post("GetAgentUiBootstrap", map[string]any{"AgentId": 7}), 400, actions.CodeInvalidParameter, "AgentId")
+}
+
+func TestBootstrapSeveralAgents(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.agents = []string{"alpha", "beta"} })
+	var d bootstrapData
+	e.must("GetAgentUiBootstrap", map[string]any{}, &d)
+	if d.Agent.AgentId != "alpha" || len(d.Agents) != 2 {
+		t.Errorf("agents %+v %+v", d.Agent, d.Agents)
+	}
+	e.must("GetAgentUiBootstrap", map[string]any{"AgentId": "beta"}, &d)
+	if d.Agent.AgentId != "beta" {
+		t.Errorf("agent %+v", d.Agent)
+	}
+	// Other actions need AgentId when it is ambiguous.
+	wantError(t, e.post("GetSession", map[string]any{"SessionId": "s"}), 400, actions.CodeMissingParameter, "AgentId", "alpha", "beta")
+}
+
+func TestListAgentModels(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.agents = []string{"alpha", "beta"} })
+	var d struct {
+		Models []struct {
+			Id, Object, Name string
+		}
+		Current, Source string
+	}
+	e.must("ListAgentModels", map[string]any{"AgentId": "beta"}, &d)
+	if len(d.Models) != 2 || d.Models[0].Id != "alpha" || d.Models[0].Object != "model" || d.Current != "beta" {
+		t.Errorf("models %+v", d)
+	}
+	e.must("ListAgentModels", map[string]any{"Name": "alpha"}, &d)
+	if len(d.Models) != 1 || d.Current != "" {
+		t.Errorf("filtered %+v", d)
+	}
+	wantError(t, e.post("ListAgentModels", map[string]any{"AgentId": "gamma"}), 404, actions.CodeNotFound, "gamma")
+}

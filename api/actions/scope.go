@@ -1,0 +1,93 @@
+package actions
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
+)
+
+// scoped is the scope fields most actions share.
+type scoped struct {
+	AgentID string `json:"AgentId"`
+	UserID  string `json:"UserId"`
+}
+
+// agent resolves AgentId; empty means the only hosted agent.
+func (s *Surface) agent(id string) (host.AgentInfo, *actionError) {
+	if e := checkID("AgentId", id); e != nil {
+		return host.AgentInfo{}, e
+	}
+	a, err := s.rt.ResolveAgent(id)
+	if err == nil {
+		return a, nil
+	}
+	names := s.agentNames()
+	if id == "" {
+		return a, &actionError{Status: 400, Code: CodeMissingParameter, Message: "AgentId is required: this server hosts " + names}
+	}
+	return a, notFound("agent %q is not hosted here; agents: %s", id, names)
+}
+
+func (s *Surface) agentNames() string {
+	var names []string
+	for _, a := range s.rt.Agents() {
+		names = append(names, a.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// user resolves the tenant: the X-AgentEngine-User header (a trusted proxy pins it),
+// else UserId, else the runtime's default user.
+func (s *Surface) user(c *gin.Context, fromBody string) (string, *actionError) {
+	if u := c.GetHeader(openai.HeaderUser); u != "" {
+		if e := checkID(openai.HeaderUser+" header", u); e != nil {
+			return "", e
+		}
+		return u, nil
+	}
+	if e := checkID("UserId", fromBody); e != nil {
+		return "", e
+	}
+	if fromBody != "" {
+		return fromBody, nil
+	}
+	return s.rt.DefaultUser(), nil
+}
+
+// owner resolves the agent and user of a request.
+func (s *Surface) owner(c *gin.Context, sc scoped) (app, user string, e *actionError) {
+	a, e := s.agent(sc.AgentID)
+	if e != nil {
+		return "", "", e
+	}
+	if user, e = s.user(c, sc.UserID); e != nil {
+		return "", "", e
+	}
+	return a.Name, user, nil
+}
+
+// sessionKey resolves the key of a required SessionId.
+func (s *Surface) sessionKey(c *gin.Context, sc scoped, sessionID string) (session.Key, *actionError) {
+	if e := requireID("SessionId", sessionID); e != nil {
+		return session.Key{}, e
+	}
+	app, user, e := s.owner(c, sc)
+	if e != nil {
+		return session.Key{}, e
+	}
+	return session.Key{App: app, User: user, ID: sessionID}, nil
+}
+
+// existing loads the caller's session; another user's is as absent as an unknown one.
+func (s *Surface) existing(ctx context.Context, action string, key session.Key) (session.Session, *actionError) {
+	sess, err := s.rt.Session(ctx, key)
+	if err != nil {
+		return sess, s.fromHost(action, err)
+	}
+	return sess, nil
+}

@@ -1,0 +1,148 @@
+package actions
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
+)
+
+type sessionRequest struct {
+	scoped
+	SessionID string `json:"SessionId"`
+}
+
+type sessionData struct {
+	Session sessionPayload `json:"Session"`
+}
+
+// createSession serves CreateSession. A given SessionId that the caller already owns
+// is returned as is (KsADK's "ensure" semantics, so retries are harmless).
+func (s *Surface) createSession(ctx context.Context, c *gin.Context, req *sessionRequest) (any, *actionError) {
+	if e := checkID("SessionId", req.SessionID); e != nil {
+		return nil, e
+	}
+	app, user, e := s.owner(c, req.scoped)
+	if e != nil {
+		return nil, e
+	}
+	key := session.Key{App: app, User: user, ID: req.SessionID}
+	for attempt := 0; ; attempt++ {
+		if key.ID != "" {
+			sess, err := s.rt.Session(ctx, key)
+			if err == nil {
+				return sessionData{sessionOf(sess)}, nil
+			}
+			if !errors.Is(err, host.ErrNotFound) {
+				return nil, s.fromHost("CreateSession", err)
+			}
+		}
+		sess, err := s.rt.CreateSession(ctx, key)
+		if err == nil {
+			return sessionData{sessionOf(sess)}, nil
+		}
+		// A concurrent create of the same id won: read what it made.
+		if attempt > 0 || key.ID == "" || !errors.Is(err, host.ErrInvalidInput) {
+			return nil, s.fromHost("CreateSession", err)
+		}
+	}
+}
+
+type listSessionsRequest struct {
+	scoped
+	Page     *int `json:"Page"`
+	PageSize *int `json:"PageSize"`
+}
+
+type listSessionsData struct {
+	Sessions               []sessionPayload `json:"Sessions"`
+	Total                  int              `json:"Total"`
+	Page                   int              `json:"Page"`
+	PageSize               int              `json:"PageSize"`
+	DataSource             string           `json:"DataSource"`
+	Degraded               bool             `json:"Degraded"`
+	SessionContractVersion int              `json:"SessionContractVersion"`
+}
+
+// listSessions serves ListSessions, most recently updated first, from the store's
+// summary rows: no event log is read.
+func (s *Surface) listSessions(ctx context.Context, c *gin.Context, req *listSessionsRequest) (any, *actionError) {
+	if req.AgentID == "" {
+		return nil, missing("AgentId")
+	}
+	if e := checkRange("Page", req.Page, 1, 1<<20); e != nil {
+		return nil, e
+	}
+	if e := checkRange("PageSize", req.PageSize, 1, 200); e != nil {
+		return nil, e
+	}
+	app, user, e := s.owner(c, req.scoped)
+	if e != nil {
+		return nil, e
+	}
+	page, size := orDefault(req.Page, 1), orDefault(req.PageSize, 20)
+	rows, total, err := s.rt.ListSessions(ctx, app, user, session.ListQuery{Offset: (page - 1) * size, Limit: size})
+	if err != nil {
+		return nil, s.fromHost("ListSessions", err)
+	}
+	out := listSessionsData{Sessions: make([]sessionPayload, 0, len(rows)), Total: total, Page: page, PageSize: size,
+		DataSource: "runtime", SessionContractVersion: 2}
+	for _, r := range rows {
+		out.Sessions = append(out.Sessions, sessionOf(r))
+	}
+	return out, nil
+}
+
+// getSession serves GetSession.
+func (s *Surface) getSession(ctx context.Context, c *gin.Context, req *sessionRequest) (any, *actionError) {
+	key, e := s.sessionKey(c, req.scoped, req.SessionID)
+	if e != nil {
+		return nil, e
+	}
+	sess, e := s.existing(ctx, "GetSession", key)
+	if e != nil {
+		return nil, e
+	}
+	return sessionData{sessionOf(sess)}, nil
+}
+
+// deleteSession serves DeleteSession; the runtime cancels a live run of the session
+// first.
+func (s *Surface) deleteSession(ctx context.Context, c *gin.Context, req *sessionRequest) (any, *actionError) {
+	key, e := s.sessionKey(c, req.scoped, req.SessionID)
+	if e != nil {
+		return nil, e
+	}
+	if err := s.rt.DeleteSession(ctx, key); err != nil {
+		return nil, s.fromHost("DeleteSession", err)
+	}
+	return struct {
+		Deleted   bool   `json:"Deleted"`
+		SessionID string `json:"SessionId"`
+	}{true, key.ID}, nil
+}
+
+type renameRequest struct {
+	sessionRequest
+	Title *string `json:"Title"`
+}
+
+// renameSession serves RenameSession (new: KsADK only derives titles). An empty Title
+// goes back to the automatic one.
+func (s *Surface) renameSession(ctx context.Context, c *gin.Context, req *renameRequest) (any, *actionError) {
+	if req.Title == nil {
+		return nil, missing("Title")
+	}
+	key, e := s.sessionKey(c, req.scoped, req.SessionID)
+	if e != nil {
+		return nil, e
+	}
+	sess, err := s.rt.RenameSession(ctx, key, *req.Title)
+	if err != nil {
+		return nil, s.fromHost("RenameSession", err)
+	}
+	return sessionData{sessionOf(sess)}, nil
+}

@@ -1,0 +1,154 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/host"
+)
+
+// Prefix is the path prefix of every action.
+const Prefix = "/agentengine/api/v1/"
+
+// Defaults.
+const (
+	DefaultKeepAlive    = 15 * time.Second
+	DefaultCancelWait   = 2 * time.Second
+	DefaultLiveInterval = 50 * time.Millisecond
+)
+
+// Config configures the action surface.
+type Config struct {
+	Runtime *host.Runtime
+	Logger  hclog.Logger
+	// KeepAlive is the interval of SSE keep-alive comments on idle streams.
+	KeepAlive time.Duration
+	// MaxBodyBytes caps request bodies (default openai.DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// CancelWait bounds how long CancelRun waits for the run to stop before answering.
+	CancelWait time.Duration
+	// LiveInterval is the minimum spacing of live text frames per SubscribeRunEvents
+	// stream; text produced in between is coalesced into the next frame.
+	LiveInterval time.Duration
+	// SessionBackend names the store ("memory", "local", "postgres") for the bootstrap.
+	SessionBackend string
+	// Features are capabilities served by other surfaces under the same prefix.
+	Features Features
+}
+
+// Features are bootstrap capability flags of actions this package does not serve.
+type Features struct {
+	// Attachments: UploadFile and AttachmentContent are mounted.
+	Attachments bool
+	// WorkspaceFiles: the workspace file actions are mounted.
+	WorkspaceFiles bool
+}
+
+// Surface serves the actions. It holds no mutable state.
+type Surface struct {
+	rt  *host.Runtime
+	oa  *openai.Handler // renders RunAgent streams and parses their input
+	log hclog.Logger
+	cfg Config
+	// started is the "created" of models.
+	started int64
+}
+
+// New builds the surface.
+func New(cfg Config) (*Surface, error) {
+	if cfg.Runtime == nil {
+		return nil, errors.New("actions: a host runtime is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = openai.DefaultMaxBodyBytes
+	}
+	if cfg.CancelWait <= 0 {
+		cfg.CancelWait = DefaultCancelWait
+	}
+	if cfg.LiveInterval <= 0 {
+		cfg.LiveInterval = DefaultLiveInterval
+	}
+	if cfg.SessionBackend == "" {
+		cfg.SessionBackend = "local"
+	}
+	oa, err := openai.New(openai.Config{Runtime: cfg.Runtime, Logger: cfg.Logger, KeepAlive: cfg.KeepAlive, MaxBodyBytes: cfg.MaxBodyBytes})
+	if err != nil {
+		return nil, err
+	}
+	return &Surface{rt: cfg.Runtime, oa: oa, log: cfg.Logger, cfg: cfg, started: time.Now().Unix()}, nil
+}
+
+// Prefix is the path prefix this surface owns; the router's middleware answers errors
+// under it with WriteError.
+func (s *Surface) Prefix() string { return Prefix }
+
+// Register mounts one route per action. Unknown actions fall through to the router's
+// NoRoute, which answers with WriteError; other surfaces may mount further actions
+// under the same prefix.
+func (s *Surface) Register(r gin.IRouter) {
+	r.POST(Prefix+"GetAgentUiBootstrap", handle(s, "GetAgentUiBootstrap", s.bootstrap))
+	r.POST(Prefix+"ListAgentModels", handle(s, "ListAgentModels", s.listModels))
+	r.POST(Prefix+"CreateSession", handle(s, "CreateSession", s.createSession))
+	r.POST(Prefix+"ListSessions", handle(s, "ListSessions", s.listSessions))
+	r.POST(Prefix+"GetSession", handle(s, "GetSession", s.getSession))
+	r.POST(Prefix+"DeleteSession", handle(s, "DeleteSession", s.deleteSession))
+	r.POST(Prefix+"RenameSession", handle(s, "RenameSession", s.renameSession))
+	r.POST(Prefix+"ListSessionEvents", handle(s, "ListSessionEvents", s.listEvents))
+	r.POST(Prefix+"ListSessionMessages", handle(s, "ListSessionMessages", s.listMessages))
+	r.POST(Prefix+"RunAgent", handle(s, "RunAgent", s.runAgent))
+	r.POST(Prefix+"CancelRun", handle(s, "CancelRun", s.cancelRun))
+	r.POST(Prefix+"GetResponseFeedback", handle(s, "GetResponseFeedback", s.getFeedback))
+	r.POST(Prefix+"UpsertResponseFeedback", handle(s, "UpsertResponseFeedback", s.upsertFeedback))
+	r.POST(Prefix+"DeleteResponseFeedback", handle(s, "DeleteResponseFeedback", s.deleteFeedback))
+	r.GET(Prefix+"SubscribeRunEvents", s.subscribe)
+}
+
+// methodOf is the HTTP method of an action this surface serves ("" if none).
+func methodOf(action string) string {
+	switch action {
+	case "SubscribeRunEvents":
+		return http.MethodGet
+	case "GetAgentUiBootstrap", "ListAgentModels", "CreateSession", "ListSessions", "GetSession",
+		"DeleteSession", "RenameSession", "ListSessionEvents", "ListSessionMessages", "RunAgent",
+		"CancelRun", "GetResponseFeedback", "UpsertResponseFeedback", "DeleteResponseFeedback":
+		return http.MethodPost
+	}
+	return ""
+}
+
+// handle adapts an action to gin: decode the body into a fresh T, run fn, answer with
+// the envelope (unless fn already wrote a response, as streams do).
+func handle[T any](s *Surface, action string, fn func(ctx context.Context, c *gin.Context, req *T) (any, *actionError)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		requestID(c)
+		body, e := s.readBody(c)
+		if e != nil {
+			fail(c, action, e)
+			return
+		}
+		req := new(T)
+		if e := decodeJSON(body, req); e != nil {
+			fail(c, action, e)
+			return
+		}
+		data, e := fn(c.Request.Context(), c, req)
+		switch {
+		case e != nil:
+			fail(c, action, e)
+		case !c.Writer.Written():
+			ok(c, action, data)
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package adkweb
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
+)
+
+// Names and texts adk-python uses for tool confirmations; ADK web keys its approval
+// form on the function name.
+const (
+	confirmationFunction = "adk_request_confirmation"
+	confirmationPending  = "This tool call requires confirmation, please approve or reject."
+)
+
+// encodeOptions choose what an encoder emits.
+type encodeOptions struct {
+	// Streaming emits a partial event per text or reasoning delta (ADK's SSE mode).
+	Streaming bool
+	// UserEvents emits user-authored events. A run's stream leaves them out, as ADK's
+	// Runner does not yield the user's own message; a session replay includes them.
+	UserEvents bool
+}
+
+// encoder turns host events (a run's journal, or a session's stored events) into ADK
+// events. It is a deterministic function of its input: ids derive from invocation ids,
+// seqs and journal indexes, timestamps from stored event times, so a replay of the same
+// journal gives the same JSON.
+type encoder struct {
+	opts  encodeOptions
+	agent string // author of partial events
+	inv   string // invocation of partial events
+	last  time.Time
+	// names remembers tool names by call id, for results that do not repeat them.
+	names map[string]string
+	// approvals and awaiting remember confirmation requests, by approval id and by
+	// invocation, to project answers and to tell a confirmation wait from a failure.
+	approvals map[string]session.ApprovalRequestData
+	awaiting  map[string]bool
+}
+
+func newEncoder(agent, invocationID string, opts encodeOptions) *encoder {
+	return &encoder{opts: opts, agent: agent, inv: invocationID, names: map[string]string{},
+		approvals: map[string]session.ApprovalRequestData{}, awaiting: map[string]bool{}}
+}
+
+// Add encodes one host event into zero or more ADK events.
+func (e *encoder) Add(ev host.Event) []Event {
+	switch ev.Kind {
+	case host.KindTextDelta, host.KindReasoningDelta:
+		if !e.opts.Streaming || ev.Text == "" {
+			return nil
+		}
+		return []Event{e.partial(ev)}
+	case host.KindStored:
+		if ev.Stored == nil {
+			return nil
+		}
+		e.last = ev.Stored.Time
+		if ev.Stored.Author == "user" && !e.opts.UserEvents {
+			return nil
+		}
+		return e.stored(ev.Stored)
+	}
+	return nil // argument deltas and native events have no ADK counterpart
+}
+
+// partial is a delta as ADK streams it: partial text (or thought) with the delta only;
+// the stored event that ends the item carries the whole text.
+func (e *encoder) partial(ev host.Event) Event {
+	return Event{
+		Content:      &Content{Role: "model", Parts: []Part{textPart(ev.Text, ev.Kind == host.KindReasoningDelta)}},
+		Partial:      true,
+		InvocationID: e.inv,
+		Author:       e.agent,
+		Actions:      noActions(),
+		ID:           e.inv + "-p" + strconv.Itoa(ev.Index),
+		Timestamp:    seconds(e.last),
+	}
+}
+
+func (e *encoder) stored(s *session.Event) []Event {
+	base := func(k int) Event {
+		return Event{InvocationID: s.InvocationID, Author: s.Author, Actions: noActions(), ID: eventID(s, k), Timestamp: seconds(s.Time)}
+	}
+	with := func(role string, parts ...Part) []Event {
+		ev := base(0)
+		ev.Content = &Content{Role: role, Parts: parts}
+		return []Event{ev}
+	}
+	switch s.Type {
+	case session.TypeUserMessage:
+		var d session.UserMessageData
+		if json.Unmarshal(s.Data, &d) != nil {
+			return nil
+		}
+		if parts := e.userParts(d); len(parts) > 0 {
+			return with("user", parts...)
+		}
+	case session.TypeAssistantMessage, session.TypeReasoning:
+		var d session.AssistantMessageData // the reasoning payload has the same shape
+		if json.Unmarshal(s.Data, &d) != nil || d.Text == "" {
+			return nil
+		}
+		return with("model", textPart(d.Text, s.Type == session.TypeReasoning))
+	case session.TypeToolCall:
+		var d session.ToolCallData
+		if json.Unmarshal(s.Data, &d) != nil {
+			return nil
+		}
+		e.names[d.CallID] = d.Name
+		return with("model", Part{FunctionCall: &FunctionCall{ID: d.CallID, Name: d.Name, Args: argsObject(d.Arguments)}})
+	case session.TypeToolResult:
+		var d session.ToolResultData
+		if json.Unmarshal(s.Data, &d) != nil {
+			return nil
+		}
+		name := d.Name
+		if name == "" {
+			name = e.names[d.CallID]
+		}
+		// ADK sends function responses as user-role content authored by the agent.
+		return with("user", Part{FunctionResponse: &FunctionResponse{ID: d.CallID, Name: name, Response: resultObject(d.Output, d.IsError)}})
+	case session.TypeApprovalRequest:
+		var d session.ApprovalRequestData
+		if json.Unmarshal(s.Data, &d) != nil {
+			return nil
+		}
+		return e.confirmation(s, d, base)
+	case session.TypeApprovalResponse:
+		var d session.ApprovalResponseData
+		if json.Unmarshal(s.Data, &d) != nil {
+			return nil
+		}
+		return with("user", Part{FunctionResponse: e.answer(d)})
+	case session.TypeStateDelta:
+		// A session's initial state (written at creation, outside any run) is its
+		// state, not an event, as in ADK.
+		if s.InvocationID == "" || !isObject(s.Data) {
+			return nil
+		}
+		ev := base(0)
+		ev.Actions.StateDelta = s.Data
+		return []Event{ev}
+	case session.TypeRunStatus:
+		var d session.RunStatusData
+		if json.Unmarshal(s.Data, &d) != nil {
+			return nil
+		}
+		code, msg, failed := e.failure(s.InvocationID, d)
+		if !failed {
+			return nil
+		}
+		ev := base(0)
+		ev.ErrorCode, ev.ErrorMessage = code, msg
+		return []Event{ev}
+	}
+	return nil
+}
+
+// confirmation renders an approval request as adk-python does for a tool that asks for
+// confirmation: the guarded call's placeholder response carrying
+// requestedToolConfirmations, then an adk_request_confirmation call (id = the approval
+// id) that the run waits on (longRunningToolIds). ADK web answers it with a
+// functionResponse of that id and name.
+func (e *encoder) confirmation(s *session.Event, d session.ApprovalRequestData, base func(int) Event) []Event {
+	id := s.ItemID
+	if id == "" {
+		id = eventID(s, 0)
+	}
+	e.approvals[id] = d
+	e.awaiting[s.InvocationID] = true
+	hint := d.Message
+	if hint == "" {
+		hint = fmt.Sprintf("Please approve or reject the tool call %s() by responding with a FunctionResponse with an expected ToolConfirmation payload.", d.Name)
+	}
+	tc := ToolConfirmation{Hint: hint, Payload: d.Detail}
+	var out []Event
+	if d.CallID != "" {
+		ev := base(0)
+		ev.Content = &Content{Role: "user", Parts: []Part{{FunctionResponse: &FunctionResponse{
+			ID: d.CallID, Name: d.Name, Response: mustJSON(map[string]string{"error": confirmationPending})}}}}
+		ev.Actions.RequestedToolConfirmations[d.CallID] = tc
+		out = append(out, ev)
+	}
+	args := mustJSON(confirmationArgs{
+		Original:     FunctionCall{ID: d.CallID, Args: argsObject(d.Arguments), Name: d.Name},
+		Confirmation: tc,
+	})
+	ev := base(len(out))
+	ev.Content = &Content{Role: "model", Parts: []Part{{FunctionCall: &FunctionCall{ID: id, Name: confirmationFunction, Args: args}}}}
+	ev.LongRunningToolIDs = []string{id}
+	return append(out, ev)
+}
+
+// answer is the user's function response that a stored approval response records: the
+// tool's result when the client answered the guarded call itself, else the answer to
+// the confirmation request.
+func (e *encoder) answer(d session.ApprovalResponseData) *FunctionResponse {
+	if req, ok := e.approvals[d.ApprovalRequestID]; ok && d.Output != "" && req.CallID != "" {
+		return &FunctionResponse{ID: req.CallID, Name: req.Name, Response: resultObject(d.Output, false)}
+	}
+	return &FunctionResponse{ID: d.ApprovalRequestID, Name: confirmationFunction, Response: mustJSON(map[string]bool{"confirmed": d.Approve})}
+}
+
+// failure reports whether a run status ends the run in a way ADK shows as an error
+// event. A run that stopped for a confirmation is waiting, not failed.
+func (e *encoder) failure(inv string, d session.RunStatusData) (code, msg string, failed bool) {
+	switch d.Status {
+	case session.StatusFailed:
+		code, msg = "run_failed", "the agent run failed"
+	case session.StatusCancelled:
+		code, msg = "cancelled", "the run was cancelled"
+	case session.StatusInterrupted:
+		if e.awaiting[inv] {
+			return "", "", false
+		}
+		code, msg = "interrupted", "the run was interrupted"
+	default:
+		return "", "", false
+	}
+	if d.Error != nil {
+		if d.Error.Code != "" {
+			code = d.Error.Code
+		}
+		if d.Error.Message != "" {
+			msg = d.Error.Message
+		}
+	}
+	return code, msg, true
+}
+
+// userParts rebuilds the parts of a user message: its content blocks, and the tool
+// results it carried as function_call_output items.
+func (e *encoder) userParts(d session.UserMessageData) []Part {
+	var parts []Part
+	for _, b := range d.Content {
+		switch b.Type {
+		case "input_text":
+			parts = append(parts, textPart(b.Text, false))
+		case "input_image", "input_file":
+			src := b.ImageURL
+			if b.Type == "input_file" {
+				src = b.FileData
+				if src == "" {
+					src = b.FileURL
+				}
+			}
+			if src == "" {
+				src = b.FileID
+			}
+			if mime, data, ok := splitDataURL(src); ok {
+				parts = append(parts, Part{InlineData: &Blob{MimeType: mime, Data: data, DisplayName: b.Filename}})
+			} else if src != "" {
+				parts = append(parts, Part{FileData: &FileData{FileURI: src, DisplayName: b.Filename}})
+			}
+		}
+	}
+	for _, raw := range d.Items {
+		var it struct {
+			Type   string          `json:"type"`
+			CallID string          `json:"call_id"`
+			Output json.RawMessage `json:"output"`
+		}
+		if json.Unmarshal(raw, &it) != nil || it.Type != "function_call_output" {
+			continue
+		}
+		out := string(it.Output)
+		var s string
+		if json.Unmarshal(it.Output, &s) == nil {
+			out = s
+		}
+		parts = append(parts, Part{FunctionResponse: &FunctionResponse{ID: it.CallID, Name: e.names[it.CallID], Response: resultObject(out, false)}})
+	}
+	return parts
+}
+
+// eventID names the k-th ADK event of a stored event: unique because invocation ids
+// are, and stable because seqs are.
+func eventID(s *session.Event, k int) string {
+	scope := s.InvocationID
+	if scope == "" {
+		scope = s.SessionID
+	}
+	id := scope + "-" + strconv.FormatInt(s.Seq, 10)
+	if k > 0 {
+		id += "-" + strconv.Itoa(k)
+	}
+	return id
+}
+
+// seconds is ADK's float timestamp (microsecond precision, as Python's time.time()).
+func seconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixMicro()) / 1e6
+}

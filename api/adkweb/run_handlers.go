@@ -1,0 +1,135 @@
+package adkweb
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
+)
+
+// runSSE serves POST /run_sse: the run's events as "data: <Event JSON>" lines.
+func (h *Handler) runSSE(c *gin.Context) {
+	run, req, aerr := h.startRun(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	s := startSSE(c)
+	enc := newEncoder(run.Agent, run.InvocationID, encodeOptions{Streaming: req.Streaming})
+	err := follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, func(ev host.Event) error {
+		for _, out := range enc.Add(ev) {
+			b, err := marshal(out)
+			if err != nil {
+				// ADK reports a broken stream in-band the same way.
+				h.log.Error("encode ADK event", "invocation", run.InvocationID, "error", err)
+				_ = s.data([]byte(`{"error":"internal error"}`))
+				return err
+			}
+			if err := s.data(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		h.log.Debug("run_sse stream ended early", "invocation", run.InvocationID, "error", err)
+	}
+}
+
+// run serves POST /run: every event of the run as one JSON array, when it has ended.
+func (h *Handler) run(c *gin.Context) {
+	run, _, aerr := h.startRun(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	evs, err := run.Wait(c.Request.Context())
+	if err != nil {
+		return // the client went away; the run goes on
+	}
+	enc := newEncoder(run.Agent, run.InvocationID, encodeOptions{})
+	out := []Event{}
+	for _, ev := range evs {
+		out = append(out, enc.Add(ev)...)
+	}
+	writeJSON(c, http.StatusOK, out)
+}
+
+// startRun validates a run request and starts its turn. Everything that can reject
+// the request is checked before anything is stored.
+func (h *Handler) startRun(c *gin.Context) (*host.Run, *runRequest, *httpError) {
+	body, aerr := h.readJSON(c)
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	req, aerr := parseRunRequest(body)
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	ctx := c.Request.Context()
+	turn, aerr := h.prepareTurn(ctx, req)
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	run, err := h.rt.Start(ctx, turn)
+	if err != nil {
+		aerr := fromHostError(h.log, "start run", err)
+		if errors.Is(err, host.ErrNotFound) {
+			aerr = sessionNotFound(req.SessionID) // deleted meanwhile
+		}
+		return nil, nil, aerr
+	}
+	return run, req, nil
+}
+
+// prepareTurn resolves the app and the caller's session (ADK requires it to exist),
+// maps the message to the turn's input and applies the request's state delta.
+//
+// The state delta is written just before the turn starts, in the turn's invocation, so
+// that the runner sees it. Every check that can reject the request here comes first;
+// only a rejection by Start itself (a run started concurrently on the session, a file
+// the host refuses) leaves the delta applied, because host.TurnRequest cannot carry a
+// delta to record atomically with the turn's opening events.
+func (h *Handler) prepareTurn(ctx context.Context, req *runRequest) (host.TurnRequest, *httpError) {
+	agent, err := h.rt.ResolveAgent(req.AppName)
+	if err != nil {
+		return host.TurnRequest{}, appNotFound(req.AppName)
+	}
+	key := session.Key{App: agent.Name, User: req.UserID, ID: req.SessionID}
+	if host.ValidateID(key.User) != nil || host.ValidateID(key.ID) != nil {
+		return host.TurnRequest{}, sessionNotFound(req.SessionID)
+	}
+	sess, err := h.rt.Session(ctx, key)
+	if errors.Is(err, host.ErrNotFound) {
+		return host.TurnRequest{}, sessionNotFound(req.SessionID)
+	}
+	if err != nil {
+		return host.TurnRequest{}, fromHostError(h.log, "load session", err)
+	}
+	if sess.ActiveRunStatus == session.StatusInProgress {
+		return host.TurnRequest{}, detail(http.StatusConflict, "Session %s already has a run in progress; wait for it to end", req.SessionID)
+	}
+	var pending []host.PendingApproval
+	for _, p := range req.Parts {
+		if p.Kind == partFunctionResponse {
+			if pending, err = h.rt.PendingApprovals(ctx, key); err != nil {
+				return host.TurnRequest{}, fromHostError(h.log, "pending approvals", err)
+			}
+			break
+		}
+	}
+	in, aerr := turnInput(req.Parts, pending)
+	if aerr != nil {
+		return host.TurnRequest{}, aerr
+	}
+	turn := host.TurnRequest{App: agent.Name, User: key.User, SessionID: key.ID, InvocationID: host.NewID("run_"),
+		Input: in, Meta: mustJSON(map[string]any{"surface": "adk-web", "streaming": req.Streaming})}
+	if len(req.StateDelta) > 2 { // not {}
+		turn.StateDelta = req.StateDelta
+	}
+	return turn, nil
+}

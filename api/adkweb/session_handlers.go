@@ -1,0 +1,248 @@
+package adkweb
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
+)
+
+// scope resolves the app and user of a sessions route.
+func (h *Handler) scope(c *gin.Context) (app, user string, aerr *httpError) {
+	agent, err := h.rt.ResolveAgent(c.Param("app"))
+	if err != nil || c.Param("app") == "" {
+		return "", "", appNotFound(c.Param("app"))
+	}
+	user = c.Param("user")
+	if err := host.ValidateID(user); err != nil {
+		return "", "", detail(http.StatusBadRequest, "invalid user id: %v", err)
+	}
+	return agent.Name, user, nil
+}
+
+// sessionKey resolves a session route's key. An id that cannot exist is not found.
+func (h *Handler) sessionKey(c *gin.Context) (session.Key, *httpError) {
+	app, user, aerr := h.scope(c)
+	if aerr != nil {
+		return session.Key{}, aerr
+	}
+	key := session.Key{App: app, User: user, ID: c.Param("session")}
+	if host.ValidateID(key.ID) != nil {
+		return key, sessionNotFound(key.ID)
+	}
+	return key, nil
+}
+
+// listSessions serves GET .../sessions: the user's sessions of the app, newest first,
+// with their state and without events (as ADK lists them).
+func (h *Handler) listSessions(c *gin.Context) {
+	app, user, aerr := h.scope(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	ctx := c.Request.Context()
+	sessions, _, err := h.rt.ListSessions(ctx, app, user, session.ListQuery{})
+	if err != nil {
+		writeError(c, fromHostError(h.log, "list sessions", err))
+		return
+	}
+	out := make([]Session, 0, len(sessions))
+	for _, s := range sessions {
+		st, err := h.rt.State(ctx, s.Key)
+		if errors.Is(err, host.ErrNotFound) {
+			continue // deleted while listing
+		}
+		if err != nil {
+			writeError(c, fromHostError(h.log, "session state", err))
+			return
+		}
+		out = append(out, sessionJSON(s, st, nil))
+	}
+	writeJSON(c, http.StatusOK, out)
+}
+
+// createSession serves POST .../sessions with an optional body {sessionId, state,
+// events}. Initial events cannot be written outside a run, so a non-empty events list
+// is rejected.
+func (h *Handler) createSession(c *gin.Context) {
+	app, user, aerr := h.scope(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	body, aerr := h.readJSON(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	id, state, aerr := parseCreateSession(body)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	h.create(c, session.Key{App: app, User: user, ID: id}, state)
+}
+
+// createSessionWithID serves ADK's deprecated POST .../sessions/{id}, whose body is
+// the initial state.
+func (h *Handler) createSessionWithID(c *gin.Context) {
+	app, user, aerr := h.scope(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	body, aerr := h.readJSON(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	state, aerr := parseState(body)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	h.create(c, session.Key{App: app, User: user, ID: c.Param("session")}, state)
+}
+
+// create makes the session, then writes its initial state as a state delta outside any
+// run (hidden from its events, as ADK's initial state is). If that write fails the
+// session is removed again.
+func (h *Handler) create(c *gin.Context, key session.Key, state []byte) {
+	ctx := c.Request.Context()
+	if key.ID != "" {
+		if _, err := h.rt.Session(ctx, key); err == nil {
+			writeError(c, detail(http.StatusConflict, "Session already exists: %s", key.ID))
+			return
+		}
+	}
+	sess, err := h.rt.CreateSession(ctx, key)
+	if err != nil {
+		writeError(c, fromHostError(h.log, "create session", err))
+		return
+	}
+	if len(state) > 2 { // not {}
+		if _, err := h.rt.AppendEvents(ctx, sess.Key, session.NewEvent{Type: session.TypeStateDelta, Author: "user", Data: state, StateDelta: state}); err != nil {
+			aerr := fromHostError(h.log, "initial state", err)
+			if derr := h.rt.DeleteSession(context.WithoutCancel(ctx), sess.Key); derr != nil {
+				h.log.Error("remove session after failed initial state", "session", sess.ID, "error", derr)
+			}
+			writeError(c, aerr)
+			return
+		}
+	}
+	h.respondSession(c, sess.Key, false)
+}
+
+// getSession serves GET .../sessions/{id} with its events.
+func (h *Handler) getSession(c *gin.Context) {
+	key, aerr := h.sessionKey(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	h.respondSession(c, key, true)
+}
+
+// patchSession serves PATCH .../sessions/{id} {stateDelta}: a user-authored state
+// change outside any run, recorded under a "p-" invocation as ADK does.
+func (h *Handler) patchSession(c *gin.Context) {
+	key, aerr := h.sessionKey(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	body, aerr := h.readJSON(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	delta, aerr := parsePatch(body)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	_, err := h.rt.AppendEvents(c.Request.Context(), key, session.NewEvent{InvocationID: "p-" + host.NewID(""),
+		Type: session.TypeStateDelta, Author: "user", Data: delta, StateDelta: delta})
+	if err != nil {
+		aerr := fromHostError(h.log, "patch session", err)
+		if aerr.Status == http.StatusNotFound {
+			aerr = sessionNotFound(key.ID)
+		}
+		writeError(c, aerr)
+		return
+	}
+	h.respondSession(c, key, true)
+}
+
+// deleteSession serves DELETE .../sessions/{id}; ADK answers null.
+func (h *Handler) deleteSession(c *gin.Context) {
+	key, aerr := h.sessionKey(c)
+	if aerr != nil {
+		writeError(c, aerr)
+		return
+	}
+	if err := h.rt.DeleteSession(c.Request.Context(), key); err != nil {
+		aerr := fromHostError(h.log, "delete session", err)
+		if aerr.Status == http.StatusNotFound {
+			aerr = sessionNotFound(key.ID)
+		}
+		writeError(c, aerr)
+		return
+	}
+	c.Data(http.StatusOK, "application/json", []byte("null"))
+}
+
+// respondSession writes a session as ADK's Session JSON.
+func (h *Handler) respondSession(c *gin.Context, key session.Key, withEvents bool) {
+	ctx := c.Request.Context()
+	fail := func(op string, err error) {
+		aerr := fromHostError(h.log, op, err)
+		if aerr.Status == http.StatusNotFound {
+			aerr = sessionNotFound(key.ID)
+		}
+		writeError(c, aerr)
+	}
+	sess, err := h.rt.Session(ctx, key)
+	if err != nil {
+		fail("load session", err)
+		return
+	}
+	st, err := h.rt.State(ctx, key)
+	if err != nil {
+		fail("session state", err)
+		return
+	}
+	var evs []session.Event
+	if withEvents {
+		if evs, err = h.rt.Events(ctx, key, session.EventQuery{}); err != nil {
+			fail("session events", err)
+			return
+		}
+	}
+	writeJSON(c, http.StatusOK, sessionJSON(sess, st, evs))
+}
+
+// sessionJSON projects a session: its state as ADK merges the tiers (app: and user:
+// keys prefixed) and its stored events as ADK events.
+func sessionJSON(s session.Session, st session.State, evs []session.Event) Session {
+	out := Session{ID: s.ID, AppName: s.App, UserID: s.User, State: map[string]any{}, Events: []Event{}, LastUpdateTime: seconds(s.UpdatedAt)}
+	for k, v := range st.App {
+		out.State[session.TierAppPrefix+k] = v
+	}
+	for k, v := range st.User {
+		out.State[session.TierUserPrefix+k] = v
+	}
+	for k, v := range st.Session {
+		out.State[k] = v
+	}
+	enc := newEncoder(s.App, "", encodeOptions{UserEvents: true})
+	for i := range evs {
+		out.Events = append(out.Events, enc.Add(host.Event{Index: i, Kind: host.KindStored, Stored: &evs[i]})...)
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	agentengine "github.com/agentengine/agentengine"
+	"github.com/agentengine/agentengine/host/project"
+	"github.com/agentengine/agentengine/host/pybridge"
+	"github.com/agentengine/agentengine/host/pyenv"
+	"github.com/agentengine/agentengine/host/runnerpool"
+	"github.com/agentengine/agentengine/host/runnerproc"
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+)
+
+// Default runner start timeouts: a Python runner imports its framework before the
+// handshake (langchain + langgraph take seconds on a cold 2-core machine).
+const (
+	goStartTimeout     = 60 * time.Second
+	pythonStartTimeout = 120 * time.Second
+)
+
+// extractBridge puts the embedded Python bridge into the user's cache directory.
+func extractBridge() (pybridge.Bridge, error) {
+	return pybridge.Extract(agentengine.PythonBridge, pybridge.CacheRoot())
+}
+
+// agentRunner is one agent's runner: a supervisor, or a pool of them.
+type agentRunner interface {
+	runnerv1.RunnerClient
+	Start(ctx context.Context) error
+	Close(ctx context.Context) error
+}
+
+// launchOptions are what newAgentRunner needs besides the project.
+type launchOptions struct {
+	display   string // the project dir as the user wrote it
+	startWait time.Duration
+	progress  io.Writer
+	log       hclog.Logger
+	bridge    func() (pybridge.Bridge, error)
+}
+
+// newAgentRunner prepares a project's environment and returns its (unstarted) runner.
+// A Python project that declares requirements but has no environment gets one first,
+// with pip's progress on the terminal.
+func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (agentRunner, error) {
+	bo := project.BuildOptions{Progress: o.progress}
+	timeout := o.startWait
+	if p.IsPython() {
+		b, err := o.bridge()
+		if err != nil {
+			return nil, err
+		}
+		if err := pyenv.Ensure(ctx, p, pyenv.Options{Constraints: b.Constraints(), Out: o.progress, DisplayDir: o.display}); err != nil {
+			return nil, fmt.Errorf("prepare the Python environment of %s: %w", o.display, err)
+		}
+		bo.PythonPath = b.PythonPath()
+		if timeout <= 0 {
+			timeout = pythonStartTimeout
+		}
+	} else if timeout <= 0 {
+		timeout = goStartTimeout
+	}
+	l, err := p.RunnerLaunch(ctx, bo)
+	if err != nil {
+		return nil, err
+	}
+	members := make([]runnerpool.Member, p.Processes)
+	for i := range members {
+		name := p.Name
+		if p.Processes > 1 {
+			name = fmt.Sprintf("%s#%d", p.Name, i+1)
+		}
+		members[i] = runnerproc.New(runnerproc.Config{
+			Name:         name,
+			Command:      l.Command,
+			Dir:          l.Dir,
+			Env:          l.Env,
+			StartTimeout: timeout,
+			Logger:       o.log.Named(p.Name),
+		})
+	}
+	if len(members) == 1 {
+		return members[0].(*runnerproc.Supervisor), nil
+	}
+	return runnerpool.New(members...), nil
+}
+
+// startHint adds where to look when a Python runner does not start.
+func startHint(p *project.Project, display string, err error) error {
+	if !p.IsPython() {
+		return err
+	}
+	return fmt.Errorf("%w\n`agentengine doctor %s` checks the interpreter, the packages and the entry point", err, display)
+}

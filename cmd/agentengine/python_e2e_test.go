@@ -1,0 +1,557 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests drive the real agentengine binary with Python runners: the embedded bridge,
+// the frameworks as pip installs them, go-plugin, the host and the HTTP API. They need a
+// Python with the frameworks installed ($PYTHON, default python3); without one they fail
+// and print the install command.
+
+// pythonInstall is the command that installs what these tests import.
+const pythonInstall = `%s -m pip install -c pluginsdk/python/constraints.txt -r examples/langgraph-chat/requirements.txt -r examples/langchain-qa/requirements.txt -r examples/deepagents-research/requirements.txt grpcio grpcio-health-checking protobuf`
+
+var testPython = sync.OnceValues(func() (string, error) {
+	name := os.Getenv("PYTHON")
+	if name == "" {
+		name = "python3"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("no %s on PATH: install Python 3.10+, then\n  %s", name, fmt.Sprintf(pythonInstall, name))
+	}
+	// The real executable (not a pyenv shim), so the runner is a direct child.
+	out, err := exec.Command(path, "-c", "import sys, grpc, grpc_health, langgraph, langchain, deepagents, aiosqlite, langgraph.checkpoint.sqlite; print(sys.executable)").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s lacks the packages the Python runners need:\n%s\ninstall them from the repository root with:\n  %s", path, out, fmt.Sprintf(pythonInstall, path))
+	}
+	return strings.TrimSpace(string(out)), nil
+})
+
+func needPython(t *testing.T) string {
+	t.Helper()
+	py, err := testPython()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return py
+}
+
+// copyPyProject copies a project (an example or a testdata fixture) into a temp dir,
+// without its environment or state, and points it at the test interpreter.
+func copyPyProject(t *testing.T, src string, extraYAML string) string {
+	t.Helper()
+	py := needPython(t)
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			switch d.Name() {
+			case ".venv", "venv", ".agentengine", "__pycache__":
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if py != "" {
+		appendYAML(t, dst, "python: "+py+"\n"+extraYAML)
+	}
+	return dst
+}
+
+func appendYAML(t *testing.T, dir, text string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "agentengine.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("\n" + text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// turn is what one streamed /v1/responses request produced.
+type turn struct {
+	id, text, last string
+	types          []string
+	calls          []map[string]any // function_call items, as output_item.done carried them
+	results        []map[string]any // response.ksadk.tool_result events
+	approvals      []map[string]any // mcp_approval_request items
+	response       map[string]any   // the terminal event's response object
+}
+
+// streamTurn posts a streaming request and reads it to the end; onEvent (optional) sees
+// every event as it arrives.
+func streamTurn(t *testing.T, url string, body map[string]any, onEvent func(sseEvent, *turn)) turn {
+	t.Helper()
+	body["stream"] = true
+	body["ksadk_events"] = true
+	resp := post(t, url+"/v1/responses", body)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	var tr turn
+	r := bufio.NewReader(resp.Body)
+	for {
+		ev, err := readSSE(r)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.types = append(tr.types, ev.Type)
+		tr.last = ev.Type
+		switch ev.Type {
+		case "response.created":
+			tr.id = ev.Data["response"].(map[string]any)["id"].(string)
+		case "response.output_text.delta":
+			tr.text += ev.Data["delta"].(string)
+		case "response.output_item.done":
+			item := ev.Data["item"].(map[string]any)
+			switch item["type"] {
+			case "function_call":
+				tr.calls = append(tr.calls, item)
+			case "mcp_approval_request":
+				tr.approvals = append(tr.approvals, item)
+			}
+		case "response.ksadk.tool_result":
+			tr.results = append(tr.results, ev.Data)
+		case "response.completed", "response.incomplete", "response.failed":
+			tr.response, _ = ev.Data["response"].(map[string]any)
+		}
+		if onEvent != nil {
+			onEvent(ev, &tr)
+		}
+	}
+	return tr
+}
+
+func (tr turn) status() string {
+	if tr.response == nil {
+		return ""
+	}
+	s, _ := tr.response["status"].(string)
+	return s
+}
+
+func (tr turn) callNamed(name string) map[string]any {
+	for _, c := range tr.calls {
+		if c["name"] == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// pyExamples are the framework examples and what makes each use a tool.
+var pyExamples = []struct {
+	dir       string
+	toolInput string
+	tool      string
+}{
+	{"langgraph-chat", "what is the weather in Paris?", "get_weather"},
+	{"langchain-qa", "search the docs for checkpoints", "search_docs"},
+	{"deepagents-research", "write_todos for a report on agent runtimes", "write_todos"},
+}
+
+func startPython(t *testing.T, dir string, args ...string) *server {
+	t.Helper()
+	return startServerWithin(t, 3*time.Minute, dir, append([]string{"--session-backend", "memory"}, args...)...)
+}
+
+func TestPythonExamples(t *testing.T) {
+	for _, ex := range pyExamples {
+		t.Run(ex.dir, func(t *testing.T) {
+			dir := copyPyProject(t, filepath.Join("../../examples", ex.dir), "")
+			s := startPython(t, dir)
+			model := modelOf(t, dir)
+
+			t.Run("streamed text", func(t *testing.T) {
+				tr := streamTurn(t, s.url, map[string]any{"model": model, "input": "hello there"}, nil)
+				deltas := 0
+				for _, ty := range tr.types {
+					if ty == "response.output_text.delta" {
+						deltas++
+					}
+				}
+				if tr.last != "response.completed" || tr.text == "" || deltas < 2 {
+					t.Fatalf("last %s, %d deltas, text %q", tr.last, deltas, tr.text)
+				}
+			})
+			t.Run("tool call and result", func(t *testing.T) {
+				tr := streamTurn(t, s.url, map[string]any{"model": model, "input": ex.toolInput}, nil)
+				call := tr.callNamed(ex.tool)
+				if tr.last != "response.completed" || call == nil {
+					t.Fatalf("last %s, calls %v, text %q", tr.last, tr.calls, tr.text)
+				}
+				found := false
+				for _, r := range tr.results {
+					if r["call_id"] == call["call_id"] {
+						found = true
+					}
+				}
+				if !found || tr.text == "" {
+					t.Fatalf("no result for call %v in %v (text %q)", call["call_id"], tr.results, tr.text)
+				}
+			})
+		})
+	}
+}
+
+// modelOf reads the agent name from a copied project's config.
+func modelOf(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "agentengine.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "name:"); ok {
+			v, _, _ = strings.Cut(v, "#")
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return filepath.Base(dir)
+}
+
+// approvalInput makes langgraph-chat ask for approval before a guarded tool.
+const approvalInput = "send an email to bob about the launch"
+
+func approve(t *testing.T, s *server, model string, first turn) turn {
+	t.Helper()
+	if first.status() != "incomplete" || len(first.approvals) != 1 {
+		t.Fatalf("first turn: status %q, approvals %v, types %v", first.status(), first.approvals, first.types)
+	}
+	apr := first.approvals[0]
+	return streamTurn(t, s.url, map[string]any{
+		"model": model, "previous_response_id": first.id,
+		"input": []any{map[string]any{"type": "mcp_approval_response", "approval_request_id": apr["id"], "approve": true}},
+	}, nil)
+}
+
+func TestPythonApproval(t *testing.T) {
+	dir := copyPyProject(t, "../../examples/langgraph-chat", "")
+	model := modelOf(t, dir)
+	// The SQLite store: the resume after a runner kill must find the session.
+	s := startServerWithin(t, 3*time.Minute, dir)
+
+	t.Run("interrupt, approve, complete", func(t *testing.T) {
+		first := streamTurn(t, s.url, map[string]any{"model": model, "input": approvalInput}, nil)
+		second := approve(t, s, model, first)
+		if second.last != "response.completed" || second.text == "" || len(second.results) == 0 {
+			t.Fatalf("after approval: last %s, text %q, results %v", second.last, second.text, second.results)
+		}
+	})
+	t.Run("runner killed between interrupt and resume", func(t *testing.T) {
+		first := streamTurn(t, s.url, map[string]any{"model": model, "input": approvalInput}, nil)
+		killRunners(t, s)
+		second := approve(t, s, model, first)
+		if second.last != "response.completed" || second.text == "" || len(second.results) == 0 {
+			t.Fatalf("resume in a new runner: last %s, text %q, results %v\n%s", second.last, second.text, second.results, s.logs)
+		}
+	})
+}
+
+// killRunners SIGKILLs the server's runner processes and waits until the server has
+// reaped them, i.e. noticed their death: a run sent in the microseconds between a
+// runner's death and the host noticing it fails like a run in flight would.
+func killRunners(t *testing.T, s *server) {
+	t.Helper()
+	pids := s.runnerPIDs()
+	if len(pids) == 0 {
+		t.Fatal("no runner process found")
+	}
+	for _, p := range pids {
+		if err := syscall.Kill(p, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, p := range pids {
+		for syscall.Kill(p, 0) == nil { // a zombie still answers until it is reaped
+			if time.Now().After(deadline) {
+				t.Fatalf("runner %d still alive", p)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func TestPythonConcurrentSessionsKeepTheirContext(t *testing.T) {
+	dir := copyPyProject(t, "testdata/pyfixture", "")
+	s := startPython(t, dir)
+	const n = 4
+	type result struct {
+		conv string
+		tr   turn
+	}
+	results := make(chan result, n)
+	for i := range n {
+		conv := fmt.Sprintf("conv-%d", i)
+		go func() {
+			var tr turn
+			defer func() { results <- result{conv, tr} }()
+			tr = streamTurnNoFatal(s.url, map[string]any{"model": "pyfixture", "input": "sleep 1", "conversation": conv})
+		}()
+	}
+	for range n {
+		r := <-results
+		want := fmt.Sprintf("session=%s after=%s", r.conv, r.conv)
+		if r.tr.last != "response.completed" || !strings.HasPrefix(r.tr.text, want) {
+			t.Errorf("%s: last %s, text %q, want %q", r.conv, r.tr.last, r.tr.text, want)
+		}
+	}
+}
+
+// streamTurnNoFatal is streamTurn for goroutines: errors end up in the turn's fields.
+func streamTurnNoFatal(url string, body map[string]any) turn {
+	body["stream"] = true
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(url+"/v1/responses", "application/json", bytes.NewReader(b))
+	if err != nil {
+		return turn{last: "error: " + err.Error()}
+	}
+	defer resp.Body.Close()
+	var tr turn
+	r := bufio.NewReader(resp.Body)
+	for {
+		ev, err := readSSE(r)
+		if err != nil {
+			return tr
+		}
+		tr.last = ev.Type
+		switch ev.Type {
+		case "response.output_text.delta":
+			tr.text += ev.Data["delta"].(string)
+		case "response.failed", "response.incomplete", "response.completed":
+			tr.response, _ = ev.Data["response"].(map[string]any)
+		}
+	}
+}
+
+func TestPythonPoolSpreadsConcurrentRuns(t *testing.T) {
+	dir := copyPyProject(t, "testdata/pyfixture", "processes: 2\n")
+	s := startPython(t, dir)
+	if pids := s.runnerPIDs(); len(pids) != 2 {
+		t.Fatalf("runner processes %v, want 2", pids)
+	}
+	// One run each first (idle members take runs in turn): the bridge opens the shared
+	// checkpoint database on a process's first run, and two processes doing that at the
+	// same moment can meet "database is locked" (a bridge issue, reported).
+	for i := range 2 {
+		if tr := streamTurnNoFatal(s.url, map[string]any{"model": "pyfixture", "input": "sleep 0", "conversation": fmt.Sprintf("warm-%d", i)}); tr.last != "response.completed" {
+			t.Fatalf("warm-up run: %s %v", tr.last, tr.response)
+		}
+	}
+	results := make(chan turn, 2)
+	for i := range 2 {
+		go func() {
+			results <- streamTurnNoFatal(s.url, map[string]any{"model": "pyfixture", "input": "sleep 1", "conversation": fmt.Sprintf("pool-%d", i)})
+		}()
+	}
+	pids := map[string]bool{}
+	for range 2 {
+		tr := <-results
+		_, pid, ok := strings.Cut(tr.text, "pid=")
+		if tr.last != "response.completed" || !ok {
+			t.Fatalf("last %s, text %q, response %v\n%s", tr.last, tr.text, tr.response, s.logs)
+		}
+		pids[pid] = true
+	}
+	if len(pids) != 2 {
+		t.Fatalf("two concurrent runs went to one process: %v", pids)
+	}
+}
+
+func TestPythonCancelStopsTheTask(t *testing.T) {
+	dir := copyPyProject(t, "testdata/pyfixture", "env:\n  FIXTURE_MARKER_SLEEP: \"2\"\n")
+	s := startPython(t, dir)
+	marker := func(name string) string { return filepath.Join(dir, ".agentengine", name) }
+
+	var cancelStatus int
+	tr := streamTurn(t, s.url, map[string]any{"model": "pyfixture", "input": "marker cancelled"}, func(ev sseEvent, tr *turn) {
+		if ev.Type == "response.output_item.done" && len(tr.calls) == 1 && cancelStatus == 0 {
+			// The tool is running in the runner now: cancel the response.
+			resp, err := http.Post(s.url+"/v1/responses/"+tr.id+"/cancel", "application/json", nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			cancelStatus = resp.StatusCode
+		}
+	})
+	if cancelStatus != http.StatusOK || tr.status() != "cancelled" {
+		t.Fatalf("cancel answered %d; stream ended %s with status %q (types %v)", cancelStatus, tr.last, tr.status(), tr.types)
+	}
+	// Long enough for the tool to have finished had it not been cancelled.
+	time.Sleep(3500 * time.Millisecond)
+	if _, err := os.Stat(marker("cancelled")); err == nil {
+		t.Fatal("the cancelled run's tool kept running and wrote its marker")
+	}
+	// The same tool, not cancelled, does write it: the check above means something.
+	done := streamTurn(t, s.url, map[string]any{"model": "pyfixture", "input": "marker completed"}, nil)
+	if done.last != "response.completed" || !strings.Contains(done.text, "marker completed written") {
+		t.Fatalf("uncancelled run: %s %q", done.last, done.text)
+	}
+	if _, err := os.Stat(marker("completed")); err != nil {
+		t.Fatalf("uncancelled run wrote no marker: %v", err)
+	}
+}
+
+func TestPythonScaffoldsRunAsIs(t *testing.T) {
+	py := needPython(t)
+	for _, fw := range []string{"langgraph", "langchain", "deepagents"} {
+		t.Run(fw, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "new-"+fw)
+			if out, err := exec.Command(binPath, "init", dir, "-f", fw).CombinedOutput(); err != nil {
+				t.Fatalf("init: %v\n%s", err, out)
+			}
+			appendYAML(t, dir, "python: "+py+"\n")
+			s := startPython(t, dir)
+			tr := streamTurn(t, s.url, map[string]any{"model": "new-" + fw, "input": "what is the weather in Paris?"}, nil)
+			if tr.last != "response.completed" || tr.callNamed("get_weather") == nil || !strings.Contains(tr.text, "Paris") {
+				t.Fatalf("last %s, calls %v, text %q\n%s", tr.last, tr.calls, tr.text, s.logs)
+			}
+		})
+	}
+}
+
+// A langgraph.json project without agentengine.yaml, with its interpreter in .venv.
+func TestPythonLangGraphJSONProjectWithVenv(t *testing.T) {
+	py := needPython(t)
+	dir := t.TempDir()
+	src, _ := os.ReadFile("testdata/pyfixture/graph.py")
+	files := map[string]string{
+		"langgraph.json": `{"dependencies": ["."], "graphs": {"fixture": "./graph.py:graph"}, "env": ".env"}`,
+		"graph.py":       string(src),
+		".env":           "FIXTURE_MARKER_SLEEP=0\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A real virtualenv that sees the test interpreter's packages.
+	if out, err := exec.Command(py, "-m", "venv", "--system-site-packages", "--without-pip", filepath.Join(dir, ".venv")).CombinedOutput(); err != nil {
+		t.Fatalf("venv: %v\n%s", err, out)
+	}
+	s := startPython(t, dir)
+	model := filepath.Base(dir)
+	tr := streamTurn(t, s.url, map[string]any{"model": model, "input": "marker m"}, nil)
+	if tr.last != "response.completed" || !strings.Contains(tr.text, "marker m written") {
+		t.Fatalf("last %s, text %q\n%s", tr.last, tr.text, s.logs)
+	}
+	// The runner ran in the venv.
+	if !strings.Contains(s.logs.String(), filepath.Join(dir, ".venv")) {
+		t.Logf("logs do not name the venv interpreter:\n%s", s.logs)
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	dir := copyPyProject(t, "testdata/pyfixture", "")
+	out, err := exec.Command(binPath, "doctor", dir, "--json").Output()
+	var rep struct {
+		OK     bool
+		Checks []struct {
+			Name, Detail, Fix string
+			OK                bool
+		}
+	}
+	if jerr := json.Unmarshal(out, &rep); jerr != nil {
+		t.Fatalf("doctor --json printed %q (%v)", out, err)
+	}
+	if err != nil || !rep.OK || len(rep.Checks) < 6 {
+		t.Fatalf("doctor on a good project: %v %+v", err, rep)
+	}
+
+	// A wrong entry point: a failing config check with the fix, exit status 1.
+	bad := copyPyProject(t, "testdata/pyfixture", "")
+	cfg := filepath.Join(bad, "agentengine.yaml")
+	data, _ := os.ReadFile(cfg)
+	if err := os.WriteFile(cfg, bytes.Replace(data, []byte("graph.py:graph"), []byte("graf.py:graph"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, err := exec.Command(binPath, "doctor", bad).CombinedOutput()
+	if code := exitStatus(err); code != 1 || !strings.Contains(string(text), "graf.py does not exist") || !strings.Contains(string(text), "fix:") || !strings.Contains(string(text), "graph.py") {
+		t.Fatalf("doctor on a bad entry point: exit %d\n%s", code, text)
+	}
+}
+
+func exitStatus(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// The README's main command on a machine without the project's environment: `run` creates
+// .venv, installs the pinned requirements from the package index with pip's output
+// shown, and serves; a second run finds the environment ready.
+func TestPythonFirstRunCreatesTheEnvironment(t *testing.T) {
+	needPython(t)
+	src := "../../examples/langgraph-chat"
+	dir := filepath.Join(t.TempDir(), "langgraph-chat")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	for _, leftover := range []string{".venv", "venv", ".agentengine"} {
+		os.RemoveAll(filepath.Join(dir, leftover))
+	}
+	s := startServerWithin(t, 15*time.Minute, dir, "--session-backend", "memory")
+	marker, err := os.ReadFile(filepath.Join(dir, ".venv", "agentengine-setup.json"))
+	if err != nil || !strings.Contains(string(marker), `"complete": true`) {
+		t.Fatalf("setup marker %q %v", marker, err)
+	}
+	tr := streamTurn(t, s.url, map[string]any{"model": "langgraph-chat", "input": "what is the weather in Paris?"}, nil)
+	if tr.last != "response.completed" || tr.callNamed("get_weather") == nil {
+		t.Fatalf("last %s, calls %v, text %q", tr.last, tr.calls, tr.text)
+	}
+	s.stop()
+	logs := s.logs.String()
+	for _, want := range []string{"has no Python environment: creating .venv", "pip install", "Successfully installed", "Python environment ready"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("first run's output lacks %q", want)
+		}
+	}
+	s2 := startServerWithin(t, 3*time.Minute, dir, "--session-backend", "memory")
+	s2.stop()
+	if strings.Contains(s2.logs.String(), "pip install") {
+		t.Errorf("the second run installed again:\n%s", s2.logs)
+	}
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentengine/agentengine/host/project"
+	"github.com/agentengine/agentengine/host/pyenv"
+)
+
+func newSetupCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "setup [DIR]",
+		Short: "Create a Python project's virtualenv and install its requirements",
+		Long: `Prepare the Python environment of the project in DIR (default "."):
+
+  - the interpreter is the one "python:" in agentengine.yaml names, else DIR/.venv, else
+    DIR/venv; when there is none, DIR/.venv is created with python3 from PATH (3.11+);
+  - pip installs what the project declares (requirements.txt, else pyproject.toml's
+    [project].dependencies, plus langgraph.json's "dependencies") and the runner SDK's
+    own packages (grpcio, grpcio-health-checking, protobuf), all under agentengine's
+    constraints file of pinned versions. pip's output is shown as it runs.
+
+"agentengine run" does the same by itself when a project declares requirements and has no
+environment yet, and reinstalls when the requirements of an environment it created change.
+The bridge between the framework and agentengine ships inside agentengine: it is never
+installed into the project.`,
+		Example: `  agentengine setup examples/langgraph-chat
+  agentengine setup .   # then: agentengine doctor .`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			p, err := project.Load(dir)
+			if err != nil {
+				return err
+			}
+			b, err := extractBridge()
+			if err != nil {
+				return err
+			}
+			in, err := pyenv.Setup(cmd.Context(), p, pyenv.Options{Constraints: b.Constraints(), Out: cmd.ErrOrStderr(), DisplayDir: dir})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is set up (%s)\ncheck it:  agentengine doctor %s\nrun it:    agentengine run %s\n", dir, in.Path, dir, dir)
+			return nil
+		},
+	}
+}
