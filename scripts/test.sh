@@ -40,10 +40,13 @@ counts() {
       p=$(sed -n 's/^go: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log" | tail -1)
       f=$(sed -n 's/^go: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log" | tail -1) ;;
     python)
-      local last
-      last=$(grep -E '^=+ .* in [0-9.]+s' "$log" | tail -1)
-      p=$(grep -oE '[0-9]+ passed' <<<"$last" | grep -oE '[0-9]+')
-      f=$(( $(grep -oE '[0-9]+ failed' <<<"$last" | grep -oE '[0-9]+' || echo 0) + $(grep -oE '[0-9]+ errors?' <<<"$last" | grep -oE '[0-9]+' || echo 0) )) ;;
+      # One closing line per pytest session (the SDK + conformance run, then the bridges'): add them up.
+      local line n
+      while IFS= read -r line; do
+        n=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true); p=$((p + ${n:-0}))
+        n=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+' || true); f=$((f + ${n:-0}))
+        n=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+' || true); f=$((f + ${n:-0}))
+      done < <(grep -E '^=+ .* in [0-9.]+s' "$log") ;;
     node)
       p=$(grep -E '^(# |ℹ )pass [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
       f=$(grep -E '^(# |ℹ )fail [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+') ;;
