@@ -77,3 +77,16 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 		}
 	}
 }
+
+// Ready returns the events journaled after the cursor so far, without waiting, and
+// advances past them.
+func (s *Subscription) Ready() []Event {
+	s.j.mu.Lock()
+	defer s.j.mu.Unlock()
+	if s.next >= len(s.j.events) {
+		return nil
+	}
+	out := append([]Event(nil), s.j.events[s.next:]...)
+	s.next = len(s.j.events)
+	return out
+}

@@ -1,17 +1,16 @@
 package actions
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/sse"
 	"github.com/agentengine/agentengine/host"
 )
 
@@ -76,7 +75,7 @@ func (s *Surface) openSubscription(c *gin.Context) (*host.Run, int64, *actionErr
 // fails. It blocks on the journal (no polling): what is already journaled goes out in
 // one flush; then it waits for the next event, for the live-text interval when text
 // is pending, or for the keep-alive interval, after which it sends ": heartbeat".
-func (s *Surface) follow(ctx context.Context, run *host.Run, after int64, w *sseWriter) error {
+func (s *Surface) follow(ctx context.Context, run *host.Run, after int64, w sseWriter) error {
 	f := newFollower(run, after)
 	sub := run.Subscribe(0)
 	ready, cancel := context.WithCancel(ctx)
@@ -131,51 +130,27 @@ func (s *Surface) follow(ctx context.Context, run *host.Run, after int64, w *sse
 	}
 }
 
-// sseWriter writes Server-Sent Events through a buffer flushed at catch-up points.
-type sseWriter struct {
-	w   gin.ResponseWriter
-	buf *bufio.Writer
-}
+// sseWriter frames the subscription's frames on the shared SSE writer.
+type sseWriter struct{ *sse.Writer }
 
-func startSSE(c *gin.Context) *sseWriter {
-	h := c.Writer.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // tell reverse proxies not to buffer
-	c.Writer.WriteHeader(http.StatusOK)
-	c.Writer.WriteHeaderNow()
-	return &sseWriter{w: c.Writer, buf: bufio.NewWriterSize(c.Writer, 8<<10)}
-}
+func startSSE(c *gin.Context) sseWriter { return sseWriter{sse.Start(c)} }
 
-func (s *sseWriter) frames(fs []frame) error {
+func (s sseWriter) frames(fs []frame) error {
 	for _, f := range fs {
-		if f.id != "" {
-			s.buf.WriteString("id: " + f.id + "\n")
-		}
-		if f.event != "" {
-			s.buf.WriteString("event: " + f.event + "\n")
-		}
-		s.buf.WriteString("data: ")
-		s.buf.Write(f.data)
-		if _, err := s.buf.WriteString("\n\n"); err != nil {
+		if err := s.Event(f.id, f.event, f.data); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// comment writes an SSE comment (KsADK's UI treats a comment-only frame as a ping).
-func (s *sseWriter) comment(text string) error {
-	if _, err := s.buf.WriteString(": " + text + "\n\n"); err != nil {
+// comment writes an SSE comment and flushes it (KsADK's UI treats a comment-only frame
+// as a ping).
+func (s sseWriter) comment(text string) error {
+	if err := s.Comment(text); err != nil {
 		return err
 	}
-	return s.flush()
+	return s.Flush()
 }
 
-func (s *sseWriter) flush() error {
-	if err := s.buf.Flush(); err != nil {
-		return err
-	}
-	s.w.Flush()
-	return nil
-}
+func (s sseWriter) flush() error { return s.Flush() }

@@ -133,8 +133,8 @@ func encodeAll(evs []host.Event, opts encodeOptions) []Event {
 	return out
 }
 
-// sse frames events as /run_sse writes them.
-func sse(t *testing.T, evs []Event) []byte {
+// frameSSE frames events as /run_sse writes them.
+func frameSSE(t *testing.T, evs []Event) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	for _, ev := range evs {
@@ -163,7 +163,7 @@ func TestEncoderGolden(t *testing.T) {
 	sc := scenarios()
 	for _, name := range names(sc) {
 		t.Run(name, func(t *testing.T) {
-			golden(t, "stream_"+name+".sse", sse(t, encodeAll(sc[name], encodeOptions{Streaming: true})))
+			golden(t, "stream_"+name+".sse", frameSSE(t, encodeAll(sc[name], encodeOptions{Streaming: true})))
 			raw, err := marshal(encodeAll(sc[name], encodeOptions{}))
 			if err != nil {
 				t.Fatal(err)
@@ -178,8 +178,8 @@ func TestEncoderGolden(t *testing.T) {
 func TestEncoderReplay(t *testing.T) {
 	sc := scenarios()
 	for _, name := range names(sc) {
-		live := sse(t, encodeAll(sc[name], encodeOptions{Streaming: true}))
-		if again := sse(t, encodeAll(sc[name], encodeOptions{Streaming: true})); !bytes.Equal(live, again) {
+		live := frameSSE(t, encodeAll(sc[name], encodeOptions{Streaming: true}))
+		if again := frameSSE(t, encodeAll(sc[name], encodeOptions{Streaming: true})); !bytes.Equal(live, again) {
 			t.Errorf("%s: two encodings of one journal differ", name)
 		}
 		var final []Event
@@ -188,11 +188,11 @@ func TestEncoderReplay(t *testing.T) {
 				final = append(final, ev)
 			}
 		}
-		plain := sse(t, encodeAll(sc[name], encodeOptions{}))
-		if !bytes.Equal(sse(t, final), plain) {
+		plain := frameSSE(t, encodeAll(sc[name], encodeOptions{}))
+		if !bytes.Equal(frameSSE(t, final), plain) {
 			t.Errorf("%s: non-streaming events differ from the streamed ones without partials", name)
 		}
-		if replay := sse(t, encodeAll(storedOnly(sc[name]), encodeOptions{Streaming: true})); !bytes.Equal(replay, plain) {
+		if replay := frameSSE(t, encodeAll(storedOnly(sc[name]), encodeOptions{Streaming: true})); !bytes.Equal(replay, plain) {
 			t.Errorf("%s: replay from stored events differs:\n%s\nwant\n%s", name, replay, plain)
 		}
 	}

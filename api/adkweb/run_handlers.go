@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/sse"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 )
@@ -18,18 +19,18 @@ func (h *Handler) runSSE(c *gin.Context) {
 		writeError(c, aerr)
 		return
 	}
-	s := startSSE(c)
+	s := sse.Start(c)
 	enc := newEncoder(run.Agent, run.InvocationID, encodeOptions{Streaming: req.Streaming})
-	err := follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, func(ev host.Event) error {
+	err := sse.Follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, "ping", func(ev host.Event) error {
 		for _, out := range enc.Add(ev) {
 			b, err := marshal(out)
 			if err != nil {
 				// ADK reports a broken stream in-band the same way.
 				h.log.Error("encode ADK event", "invocation", run.InvocationID, "error", err)
-				_ = s.data([]byte(`{"error":"internal error"}`))
+				_ = s.Event("", "", []byte(`{"error":"internal error"}`))
 				return err
 			}
-			if err := s.data(b); err != nil {
+			if err := s.Event("", "", b); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/sse"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 )
@@ -155,10 +156,10 @@ func (h *Handler) chatInput(ctx context.Context, t host.TurnRequest, req *chatRe
 
 // streamChat writes the run as chat.completion.chunk data lines ending in [DONE].
 func (h *Handler) streamChat(c *gin.Context, run *host.Run, enc *chatEncoder) {
-	s := startSSE(c)
+	s := sse.Start(c)
 	write := func(lines [][]byte) error {
 		for _, l := range lines {
-			if err := s.event("", l); err != nil {
+			if err := s.Event("", "", l); err != nil {
 				return err
 			}
 		}
@@ -167,12 +168,12 @@ func (h *Handler) streamChat(c *gin.Context, run *host.Run, enc *chatEncoder) {
 	if err := write(enc.Start()); err != nil {
 		return
 	}
-	err := follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, func(ev host.Event) error {
+	err := sse.Follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, "ping", func(ev host.Event) error {
 		if err := write(enc.Add(ev)); err != nil {
 			return err
 		}
 		if enc.Ended() {
-			return s.event("", []byte("[DONE]"))
+			return s.Event("", "", []byte("[DONE]"))
 		}
 		return nil
 	})

@@ -140,7 +140,7 @@ func (h *Handler) listInputItems(c *gin.Context) {
 		writeAPIError(c, aerr)
 		return
 	}
-	items := inputItemsOf(available(run.Subscribe(0)), parseEcho(run.Meta, run.Agent))
+	items := inputItemsOf(run.Subscribe(0).Ready(), parseEcho(run.Meta, run.Agent))
 	if order == "desc" {
 		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
 			items[i], items[j] = items[j], items[i]

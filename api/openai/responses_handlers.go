@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/sse"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 )
@@ -224,14 +225,14 @@ func itemPrefix(kind string) string {
 // streamResponse writes the run as a Responses event stream, skipping events with
 // sequence numbers up to startingAfter (replays).
 func (h *Handler) streamResponse(c *gin.Context, run *host.Run, base Response, opts encodeOptions, startingAfter int) {
-	s := startSSE(c)
+	s := sse.Start(c)
 	enc := newResponseEncoder(base, opts, true)
 	write := func(evs []sseEvent) error {
 		for _, ev := range evs {
 			if ev.Seq <= startingAfter {
 				continue
 			}
-			if err := s.event(ev.Name, ev.Data); err != nil {
+			if err := s.Event("", ev.Name, ev.Data); err != nil {
 				return err
 			}
 		}
@@ -240,7 +241,7 @@ func (h *Handler) streamResponse(c *gin.Context, run *host.Run, base Response, o
 	if err := write(enc.Start()); err != nil {
 		return
 	}
-	err := follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, func(ev host.Event) error {
+	err := sse.Follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, "ping", func(ev host.Event) error {
 		return write(enc.Add(ev))
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -251,7 +252,7 @@ func (h *Handler) streamResponse(c *gin.Context, run *host.Run, base Response, o
 // snapshot is the Response of a run as of now, without waiting.
 func snapshot(run *host.Run, base Response) Response {
 	enc := newResponseEncoder(base, encodeOptions{}, false)
-	for _, ev := range available(run.Subscribe(0)) {
+	for _, ev := range run.Subscribe(0).Ready() {
 		enc.Add(ev)
 	}
 	return enc.Response()

@@ -1,0 +1,110 @@
+// Package sse writes Server-Sent Events for every HTTP surface, and follows a run's
+// journal onto such a stream.
+package sse
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/host"
+)
+
+// Writer writes events through a buffer that is flushed at catch-up points, so a burst of
+// ready events costs one flush while a live stream still sees every event at once.
+type Writer struct {
+	w   gin.ResponseWriter
+	buf *bufio.Writer
+}
+
+// Start sends the stream's headers. Errors found after this point can only be reported
+// in-band.
+func Start(c *gin.Context) *Writer {
+	h := c.Writer.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // tell reverse proxies not to buffer
+	c.Writer.WriteHeader(http.StatusOK)
+	c.Writer.WriteHeaderNow()
+	return &Writer{w: c.Writer, buf: bufio.NewWriterSize(c.Writer, 8<<10)}
+}
+
+// Event writes one event: an "id:" line when id is set, an "event:" line when name is
+// set, and data as one "data:" line (callers pass single-line JSON).
+func (s *Writer) Event(id, name string, data []byte) error {
+	if id != "" {
+		s.buf.WriteString("id: ")
+		s.buf.WriteString(id)
+		s.buf.WriteByte('\n')
+	}
+	if name != "" {
+		s.buf.WriteString("event: ")
+		s.buf.WriteString(name)
+		s.buf.WriteByte('\n')
+	}
+	s.buf.WriteString("data: ")
+	s.buf.Write(data)
+	_, err := s.buf.WriteString("\n\n")
+	return err
+}
+
+// Comment writes an SSE comment, which every client parser drops (keep-alive).
+func (s *Writer) Comment(text string) error {
+	_, err := s.buf.WriteString(": " + text + "\n\n")
+	return err
+}
+
+// Flush sends everything buffered to the client.
+func (s *Writer) Flush() error {
+	if err := s.buf.Flush(); err != nil {
+		return err
+	}
+	s.w.Flush()
+	return nil
+}
+
+// Follow feeds the events of sub to handle until the run's journal ends, the client goes
+// away (ctx) or a write fails. Events already journaled are written in one go and
+// flushed when the stream catches up with the run. While the run is idle, a comment
+// (keepAlive text) goes out every interval.
+func Follow(ctx context.Context, sub *host.Subscription, s *Writer, interval time.Duration, keepAlive string, handle func(host.Event) error) error {
+	ready, cancel := context.WithCancel(ctx)
+	cancel() // a done context makes Next return only what is already journaled
+	for {
+		ev, err := sub.Next(ready)
+		if err == nil {
+			if err := handle(ev); err != nil {
+				return err
+			}
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			return s.Flush()
+		}
+		if err := s.Flush(); err != nil {
+			return err
+		}
+		wait, stop := context.WithTimeout(ctx, interval)
+		ev, err = sub.Next(wait)
+		stop()
+		switch {
+		case err == nil:
+			if err := handle(ev); err != nil {
+				return err
+			}
+		case errors.Is(err, io.EOF):
+			return s.Flush()
+		case ctx.Err() != nil:
+			return ctx.Err()
+		default: // idle for the interval
+			if err := s.Comment(keepAlive); err != nil {
+				return err
+			}
+		}
+	}
+}
