@@ -1,11 +1,7 @@
 package actions
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,111 +9,39 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/envelope"
 	"github.com/agentengine/agentengine/host"
 )
 
-// Error codes of the envelope. KsADK's clients test only Code != 0 and show Message,
-// so the codes follow the cloud API style of KsADK's parent platform.
+// Error codes of the envelope (shared with every surface under the action prefix).
 const (
-	CodeInvalidParameter  = "InvalidParameter"
-	CodeMissingParameter  = "MissingParameter"
-	CodeInvalidAction     = "InvalidAction"
-	CodeNotFound          = "ResourceNotFound"
-	CodeConflict          = "ResourceConflict"
-	CodeNoPendingApproval = "NoPendingApproval"
-	CodeTooLarge          = "RequestTooLarge"
-	CodeMediaType         = "UnsupportedMediaType"
-	CodeMethod            = "MethodNotAllowed"
-	CodeUnauthorized      = "Unauthorized"
-	CodeForbidden         = "Forbidden"
-	CodeUnavailable       = "ServiceUnavailable"
-	CodeInternal          = "InternalError"
+	CodeInvalidParameter  = envelope.CodeInvalidParameter
+	CodeMissingParameter  = envelope.CodeMissingParameter
+	CodeInvalidAction     = envelope.CodeInvalidAction
+	CodeNotFound          = envelope.CodeNotFound
+	CodeConflict          = envelope.CodeConflict
+	CodeNoPendingApproval = envelope.CodeNoPendingApproval
+	CodeTooLarge          = envelope.CodeTooLarge
+	CodeMediaType         = envelope.CodeMediaType
+	CodeMethod            = envelope.CodeMethod
+	CodeUnauthorized      = envelope.CodeUnauthorized
+	CodeForbidden         = envelope.CodeForbidden
+	CodeUnavailable       = envelope.CodeUnavailable
+	CodeInternal          = envelope.CodeInternal
 )
 
-// internalMessage is what clients see of unexpected failures; the detail is logged.
-const internalMessage = "internal error; see the server log"
+const internalMessage = envelope.InternalMessage
 
-// actionError is an error answer: status, code and a message written for the client.
-type actionError struct {
-	Status  int
-	Code    string
-	Message string
-}
+type actionError = envelope.Error
 
-func (e *actionError) Error() string { return e.Code + ": " + e.Message }
-
-func invalid(format string, args ...any) *actionError {
-	return &actionError{Status: http.StatusBadRequest, Code: CodeInvalidParameter, Message: fmt.Sprintf(format, args...)}
-}
-
-func missing(field string) *actionError {
-	return &actionError{Status: http.StatusBadRequest, Code: CodeMissingParameter, Message: field + " is required"}
-}
-
-func notFound(format string, args ...any) *actionError {
-	return &actionError{Status: http.StatusNotFound, Code: CodeNotFound, Message: fmt.Sprintf(format, args...)}
-}
-
-func conflict(format string, args ...any) *actionError {
-	return &actionError{Status: http.StatusConflict, Code: CodeConflict, Message: fmt.Sprintf(format, args...)}
-}
-
-// statusClientGone marks a request whose client went away: nothing is written.
-const statusClientGone = 499
-
-func clientGone() *actionError {
-	return &actionError{Status: statusClientGone, Code: "ClientClosedRequest", Message: "the client closed the request"}
-}
-
-// envelope is KsADK's answer shape. Detail repeats Message on errors for clients that
-// read FastAPI's {"detail": ...}.
-type envelope struct {
-	Code      any    `json:"Code"`
-	Message   string `json:"Message"`
-	RequestID string `json:"RequestId"`
-	Action    string `json:"Action"`
-	Data      any    `json:"Data"`
-	Detail    string `json:"detail,omitempty"`
-}
-
-// requestID returns the request's id, minting it (and the X-Request-Id header) once.
-func requestID(c *gin.Context) string {
-	if v, ok := c.Get(ctxRequestID); ok {
-		return v.(string)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand does not fail on supported platforms
-	id := "req-" + hex.EncodeToString(b[:])
-	c.Set(ctxRequestID, id)
-	c.Header("X-Request-Id", id)
-	return id
-}
-
-const ctxRequestID = "agentengine.actions.request_id"
-
-func writeEnvelope(c *gin.Context, status int, env envelope) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // text is data, not HTML
-	if err := enc.Encode(env); err != nil {
-		// Data is built from plain structs and valid RawMessages; this is a bug.
-		panic("actions: encode envelope: " + err.Error())
-	}
-	c.Data(status, "application/json; charset=utf-8", buf.Bytes())
-}
-
-func ok(c *gin.Context, action string, data any) {
-	writeEnvelope(c, http.StatusOK, envelope{Code: 0, Message: "Success", RequestID: requestID(c), Action: action, Data: data})
-}
-
-func fail(c *gin.Context, action string, e *actionError) {
-	if e.Status == statusClientGone || c.Writer.Written() {
-		c.Abort()
-		return // a started stream can only end; nobody reads a closed request
-	}
-	writeEnvelope(c, e.Status, envelope{Code: e.Code, Message: e.Message, RequestID: requestID(c), Action: action, Detail: e.Message})
-	c.Abort()
-}
+func invalid(format string, args ...any) *actionError    { return envelope.Invalid(format, args...) }
+func missing(field string) *actionError                  { return envelope.Missing(field) }
+func notFound(format string, args ...any) *actionError   { return envelope.NotFound(format, args...) }
+func conflict(format string, args ...any) *actionError   { return envelope.Conflict(format, args...) }
+func clientGone() *actionError                           { return envelope.ClientGone() }
+func ok(c *gin.Context, action string, data any)         { envelope.OK(c, action, data) }
+func fail(c *gin.Context, action string, e *actionError) { envelope.Fail(c, action, e) }
+func requestID(c *gin.Context) string                    { return envelope.RequestID(c) }
 
 // fromHost maps a host.Runtime error to an answer. ClientErrors keep their message;
 // anything else is logged with its detail and answered generically.

@@ -2,6 +2,7 @@ package files
 
 import (
 	"errors"
+	"github.com/agentengine/agentengine/api/envelope"
 	"net/http"
 	"sort"
 
@@ -124,5 +125,5 @@ func (h *handlers) internal(action string, err error) *apiError {
 		return tooLarge("the request body is larger than the server's limit")
 	}
 	h.d.Logger.Error("file action failed", "action", action, "error", err)
-	return errInternal
+	return envelope.Internal()
 }

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -149,7 +150,7 @@ func (s *Store) Put(ctx context.Context, name, declaredMime string, r io.Reader,
 	if err != nil {
 		return Meta{}, err
 	}
-	tmp, f, err := s.createTemp()
+	tmp, f, err := s.createTemp(".")
 	if err != nil {
 		return Meta{}, err
 	}
@@ -235,12 +236,14 @@ func (s *Store) OpenRef(ref string) (*os.File, Meta, error) {
 	return s.Open(id)
 }
 
-func (s *Store) createTemp() (string, *os.File, error) {
+// createTemp creates a temporary file in dir (relative to the store's root): next to
+// its final name, so the rename is atomic and nothing transient shows among uploads.
+func (s *Store) createTemp(dir string) (string, *os.File, error) {
 	suffix, err := newID()
 	if err != nil {
 		return "", nil, err
 	}
-	name := tmpPrefix + suffix
+	name := path.Join(dir, tmpPrefix+suffix)
 	f, err := s.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", nil, fmt.Errorf("create upload file: %w", err)
@@ -254,7 +257,7 @@ func (s *Store) writeJSON(name string, v any) error {
 	if err != nil {
 		return err
 	}
-	tmp, f, err := s.createTemp()
+	tmp, f, err := s.createTemp(path.Dir(name))
 	if err != nil {
 		return err
 	}
