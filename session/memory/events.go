@@ -12,6 +12,28 @@ import (
 
 // Append stores events atomically: everything is validated before anything changes.
 func (s *Store) Append(ctx context.Context, key session.Key, events ...session.NewEvent) ([]session.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := core.ValidKey(key); err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("%w: no events to append", session.ErrInvalid)
+	}
+	// Validation and copying need no lock: done first, they do not serialize callers.
+	ps, err := core.Prepare(events, "")
+	if err != nil {
+		return nil, err
+	}
+	evs, err := s.append(ctx, key, ps)
+	if err != nil {
+		return nil, err
+	}
+	return core.CopyEvents(make([]session.Event, 0, len(evs)), evs), nil
+}
+
+func (s *Store) append(ctx context.Context, key session.Key, ps []core.Pending) ([]session.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(ctx); err != nil {
@@ -21,30 +43,20 @@ func (s *Store) Append(ctx context.Context, key session.Key, events ...session.N
 	if err != nil {
 		return nil, err
 	}
-	if len(events) == 0 {
-		return nil, fmt.Errorf("%w: no events to append", session.ErrInvalid)
-	}
-	return s.appendLocked(rec, events, "")
+	return s.appendLocked(rec, ps)
 }
 
-// appendLocked validates, assigns seqs and applies everything; it fails only before the
-// first change. The caller holds mu.
-func (s *Store) appendLocked(rec *sessionRec, events []session.NewEvent, invocationID string) ([]session.Event, error) {
-	ps, err := core.Prepare(events, invocationID)
-	if err != nil {
-		return nil, err
-	}
+// appendLocked assigns seqs and applies prepared events; it fails only before the first
+// change. It returns the stored events themselves: the caller copies them, outside the
+// lock (stored bytes are never written again, so that is safe). The caller holds mu.
+func (s *Store) appendLocked(rec *sessionRec, ps []core.Pending) ([]session.Event, error) {
 	now := s.clock.Now()
 	evs, err := core.Assign(ps, rec.row.ID, rec.row.LastSeq, now)
 	if err != nil {
 		return nil, err
 	}
 	s.commitLocked(rec, ps, evs, now)
-	out := make([]session.Event, len(evs))
-	for i, e := range evs {
-		out[i] = core.CopyEvent(e)
-	}
-	return out, nil
+	return evs, nil
 }
 
 func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.Event, now time.Time) {
@@ -100,25 +112,30 @@ func (s *Store) Events(ctx context.Context, key session.Key, q session.EventQuer
 		end = max(start, min(q.BeforeSeq-1, n))
 	}
 	evs := rec.events[start:end]
-	out := []session.Event{}
+	if q.Limit == 0 && q.InvocationID == "" && len(q.Types) == 0 {
+		// The history read: a contiguous window, copied in one go.
+		return core.CopyEvents(make([]session.Event, 0, len(evs)), evs), nil
+	}
+	// Matches are collected by reference first, then copied with one allocation.
+	var match []session.Event
 	if q.Tail && q.Limit > 0 {
-		for i := len(evs) - 1; i >= 0 && len(out) < q.Limit; i-- {
+		for i := len(evs) - 1; i >= 0 && len(match) < q.Limit; i-- {
 			if core.MatchEvent(&evs[i], &q) {
-				out = append(out, core.CopyEvent(evs[i]))
+				match = append(match, evs[i])
 			}
 		}
-		slices.Reverse(out)
-		return out, nil
-	}
-	for i := range evs {
-		if q.Limit > 0 && len(out) == q.Limit {
-			break
+		slices.Reverse(match)
+	} else {
+		for i := range evs {
+			if q.Limit > 0 && len(match) == q.Limit {
+				break
+			}
+			if core.MatchEvent(&evs[i], &q) {
+				match = append(match, evs[i])
+			}
 		}
-		if core.MatchEvent(&evs[i], &q) {
-			out = append(out, core.CopyEvent(evs[i]))
-		}
 	}
-	return out, nil
+	return core.CopyEvents(make([]session.Event, 0, len(match)), match), nil
 }
 
 // FindItem returns the most recently stored event with this item id among the user's

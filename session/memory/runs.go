@@ -12,13 +12,28 @@ import (
 
 // StartRun records an in-progress run and appends its opening events atomically.
 func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session.NewEvent) ([]session.Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.usable(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	run, err := core.NewRun(run)
 	if err != nil {
+		return nil, err
+	}
+	ps, err := core.Prepare(events, run.InvocationID)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := s.startRun(ctx, run, ps)
+	if err != nil {
+		return nil, err
+	}
+	return core.CopyEvents(make([]session.Event, 0, len(evs)), evs), nil
+}
+
+func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending) ([]session.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
 	rec, err := s.lookup(run.Key)
@@ -34,7 +49,7 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 	if _, ok := s.responses[run.ResponseID]; ok && run.ResponseID != "" {
 		return nil, fmt.Errorf("response %q: %w", run.ResponseID, session.ErrExists)
 	}
-	evs, err := s.appendLocked(rec, events, run.InvocationID)
+	evs, err := s.appendLocked(rec, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -50,12 +65,27 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 
 // FinishRun sets the run's terminal status and appends its closing events atomically.
 func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, status string, events ...session.NewEvent) ([]session.Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.usable(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := core.CheckFinish(key, invocationID, status); err != nil {
+		return nil, err
+	}
+	ps, err := core.Prepare(events, invocationID)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := s.finishRun(ctx, key, invocationID, status, ps)
+	if err != nil {
+		return nil, err
+	}
+	return core.CopyEvents(make([]session.Event, 0, len(evs)), evs), nil
+}
+
+func (s *Store) finishRun(ctx context.Context, key session.Key, invocationID, status string, ps []core.Pending) ([]session.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
 	rec, err := s.lookup(key)
@@ -69,7 +99,7 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 	if r.run.Status != session.StatusInProgress {
 		return nil, fmt.Errorf("%w: run %q is already %s", session.ErrInvalid, invocationID, r.run.Status)
 	}
-	evs, err := s.appendLocked(rec, events, invocationID)
+	evs, err := s.appendLocked(rec, ps)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,13 @@
 package sqlite_test
 
 import (
+	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -164,4 +167,75 @@ func BenchmarkFloorWALTx5(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkTurn mimics the store traffic of one non-stream agent turn (what the host does
+// for an echo-go reply: StartRun with the user message and run_status, an Append of the
+// reasoning, an Append of the assistant message, FinishRun with the closing run_status)
+// with 16 turns in flight on distinct sessions. "new-session" also creates the session
+// per turn, as a request without a conversation does. One op is one turn.
+func BenchmarkTurn(b *testing.B) {
+	for _, newSession := range []bool{false, true} {
+		name := "parallel=16"
+		if newSession {
+			name += "/new-session"
+		}
+		b.Run(name, func(b *testing.B) {
+			st := benchStore(b)
+			ctx := b.Context()
+			var next atomic.Int64
+			b.SetParallelism(max(1, (16+runtime.GOMAXPROCS(0)-1)/runtime.GOMAXPROCS(0)))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				g := next.Add(1)
+				k := session.Key{App: "app", User: "u", ID: fmt.Sprint("s", g)}
+				if !newSession {
+					if _, err := st.CreateSession(ctx, k); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+				for i := 0; pb.Next(); i++ {
+					inv := fmt.Sprint("run_", g, "_", i)
+					if newSession {
+						k.ID = fmt.Sprint("s", g, "_", i)
+						if _, err := st.CreateSession(ctx, k); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					if err := turn(ctx, st, k, inv); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// turn runs one turn's store calls, with the events the host stores for it.
+func turn(ctx context.Context, st session.Store, k session.Key, inv string) error {
+	user := msg("hello there")
+	user.ItemID = "msg_u" + inv
+	if _, err := st.StartRun(ctx, session.Run{Key: k, InvocationID: inv, ResponseID: "resp_" + inv,
+		Meta: json.RawMessage(`{"model":"echo-go"}`)},
+		user, session.NewEvent{Type: session.TypeRunStatus, Author: "agent",
+			Data: session.MustJSON(session.RunStatusData{Status: session.StatusInProgress})}); err != nil {
+		return fmt.Errorf("StartRun: %w", err)
+	}
+	if _, err := st.Append(ctx, k, session.NewEvent{InvocationID: inv, ItemID: "rs_" + inv, Type: session.TypeReasoning,
+		Author: "agent", Data: session.MustJSON(session.ReasoningData{Text: "thinking about hello there"})}); err != nil {
+		return fmt.Errorf("Append reasoning: %w", err)
+	}
+	if _, err := st.Append(ctx, k, session.NewEvent{InvocationID: inv, ItemID: "msg_a" + inv, Type: session.TypeAssistantMessage,
+		Author: "agent", Data: session.MustJSON(session.AssistantMessageData{Text: "echo: hello there"})}); err != nil {
+		return fmt.Errorf("Append assistant message: %w", err)
+	}
+	if _, err := st.FinishRun(ctx, k, inv, session.StatusCompleted, session.NewEvent{Type: session.TypeRunStatus,
+		Author: "agent", Data: session.MustJSON(session.RunStatusData{Status: session.StatusCompleted,
+			Usage: &session.Usage{InputTokens: 2, OutputTokens: 3}})}); err != nil {
+		return fmt.Errorf("FinishRun: %w", err)
+	}
+	return nil
 }

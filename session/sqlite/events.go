@@ -22,18 +22,18 @@ func (s *Store) Append(ctx context.Context, key session.Key, events ...session.N
 	if len(events) == 0 {
 		return nil, fmt.Errorf("%w: no events to append", session.ErrInvalid)
 	}
-	// Validation and copying happen before the write lock is taken.
+	// Validation and copying happen in the caller's goroutine, not the writer's.
 	ps, err := core.Prepare(events, "")
 	if err != nil {
 		return nil, err
 	}
 	var out []session.Event
-	err = s.write(ctx, func(tx *sql.Tx, now time.Time) error {
-		r, err := s.lookupW(ctx, tx, key)
+	err = s.write(ctx, keySize(key)+core.Size(ps), func(t *wtx, now time.Time) error {
+		c, err := t.session(key)
 		if err != nil {
 			return err
 		}
-		out, err = s.appendTx(ctx, tx, &r, ps, now)
+		out, err = t.appendEvents(c, ps, now)
 		return err
 	})
 	if err != nil {
@@ -42,30 +42,26 @@ func (s *Store) Append(ctx context.Context, key session.Key, events ...session.N
 	return out, nil
 }
 
-// appendTx inserts prepared events after the session's last seq, applies their state
-// deltas to the three tiers and rewrites the summary row.
-func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, r *row, ps []core.Pending, now time.Time) ([]session.Event, error) {
-	evs, err := core.Assign(ps, r.sess.ID, r.sess.LastSeq, now)
+// appendEvents inserts prepared events after the session's last seq, applies their
+// state deltas to the three tiers and updates the cached summary row (written by
+// flush).
+func (t *wtx) appendEvents(c *crow, ps []core.Pending, now time.Time) ([]session.Event, error) {
+	evs, err := core.Assign(ps, c.sess.ID, c.sess.LastSeq, now)
 	if err != nil {
 		return nil, err
 	}
-	ins := tx.StmtContext(ctx, s.st.wInsertEvent)
+	ins := t.w.st.insertEvent
 	for _, e := range evs {
-		if _, err := ins.ExecContext(ctx, r.pk, e.Seq, e.InvocationID, nullable(e.ItemID), e.Type, e.Author,
+		if _, err := ins.Exec(c.pk, e.Seq, e.InvocationID, nullable(e.ItemID), e.Type, e.Author,
 			string(e.Data), nullableJSON(e.StateDelta), ns(e.Time)); err != nil {
-			return nil, fmt.Errorf("insert event %d of session %q: %w", e.Seq, r.sess.ID, err)
+			return nil, fmt.Errorf("insert event %d of session %q: %w", e.Seq, c.sess.ID, err)
 		}
 	}
-	sessState, err := s.applyDeltas(ctx, tx, r, ps)
-	if err != nil {
+	if err := t.applyDeltas(c, ps); err != nil {
 		return nil, err
 	}
-	core.Summarize(&r.sess, r.renamed, ps, evs, now)
-	m := &r.sess
-	if _, err := tx.StmtContext(ctx, s.st.wUpdateSum).ExecContext(ctx, m.Title, m.FirstPrompt, m.LastPrompt,
-		m.LastSeq, m.CheckpointSeq, m.ActiveInvocationID, m.ActiveRunStatus, ns(now), sessState, r.pk); err != nil {
-		return nil, fmt.Errorf("update session %q: %w", r.sess.ID, err)
-	}
+	core.Summarize(&c.sess, c.renamed, ps, evs, now)
+	c.dirty = true
 	return evs, nil
 }
 

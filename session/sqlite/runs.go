@@ -23,32 +23,32 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 	if err != nil {
 		return nil, err
 	}
+	size := keySize(run.Key) + len(run.InvocationID) + len(run.ResponseID) + len(run.Meta) + core.Size(ps)
 	var out []session.Event
-	err = s.write(ctx, func(tx *sql.Tx, now time.Time) error {
-		r, err := s.lookupW(ctx, tx, run.Key)
+	err = s.write(ctx, size, func(t *wtx, now time.Time) error {
+		c, err := t.session(run.Key)
 		if err != nil {
 			return err
 		}
-		var active string
-		err = tx.StmtContext(ctx, s.st.wActiveRun).QueryRowContext(ctx, r.pk).Scan(&active)
-		switch {
-		case err == nil:
-			return fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, active)
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("start run %q: %w", run.InvocationID, err)
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
-			session_id, status, meta, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.pk, run.InvocationID, nullable(run.ResponseID), run.Key.App, run.Key.User, run.Key.ID,
-			run.Status, nullableJSON(run.Meta), ns(now), ns(now))
+		// The partial unique index runs_in_progress rejects a second in-progress run, so
+		// the common case is one statement; a conflict is told apart afterwards.
+		_, err = t.w.st.insertRun.Exec(c.pk, run.InvocationID, nullable(run.ResponseID), run.Key.App, run.Key.User,
+			run.Key.ID, run.Status, nullableJSON(run.Meta), ns(now), ns(now))
 		if isUnique(err) {
-			// The in-progress check ran above, so the conflict is the invocation or response id.
+			var active string
+			err := t.w.st.activeRun.QueryRow(c.pk).Scan(&active)
+			switch {
+			case err == nil:
+				return fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, active)
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("start run %q: %w", run.InvocationID, err)
+			}
 			return fmt.Errorf("run %q (response %q): %w", run.InvocationID, run.ResponseID, session.ErrExists)
 		}
 		if err != nil {
 			return fmt.Errorf("start run %q: %w", run.InvocationID, err)
 		}
-		out, err = s.appendTx(ctx, tx, &r, ps, now)
+		out, err = t.appendEvents(c, ps, now)
 		return err
 	})
 	if err != nil {
@@ -68,28 +68,31 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 		return nil, err
 	}
 	var out []session.Event
-	err = s.write(ctx, func(tx *sql.Tx, now time.Time) error {
-		r, err := s.lookupW(ctx, tx, key)
+	err = s.write(ctx, keySize(key)+len(invocationID)+core.Size(ps), func(t *wtx, now time.Time) error {
+		c, err := t.session(key)
 		if err != nil {
 			return err
 		}
-		var cur string
-		err = tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE session_pk = ? AND invocation_id = ?`,
-			r.pk, invocationID).Scan(&cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
-		}
+		// One statement in the common case; only a run that is not in progress pays a
+		// second one to say why.
+		res, err := t.w.st.finishRun.Exec(status, ns(now), c.pk, invocationID)
 		if err != nil {
 			return fmt.Errorf("finish run %q: %w", invocationID, err)
 		}
-		if cur != session.StatusInProgress {
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("finish run %q: %w", invocationID, err)
+		} else if n == 0 {
+			var cur string
+			err := t.w.st.runStatus.QueryRow(c.pk, invocationID).Scan(&cur)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
+			}
+			if err != nil {
+				return fmt.Errorf("finish run %q: %w", invocationID, err)
+			}
 			return fmt.Errorf("%w: run %q is already %s", session.ErrInvalid, invocationID, cur)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, updated_at = ? WHERE session_pk = ? AND invocation_id = ?`,
-			status, ns(now), r.pk, invocationID); err != nil {
-			return fmt.Errorf("finish run %q: %w", invocationID, err)
-		}
-		out, err = s.appendTx(ctx, tx, &r, ps, now)
+		out, err = t.appendEvents(c, ps, now)
 		return err
 	})
 	if err != nil {
@@ -159,9 +162,8 @@ func (s *Store) DeleteRunResponse(ctx context.Context, user, responseID string) 
 	if err := checkResponseArgs(user, responseID); err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *sql.Tx, now time.Time) error {
-		res, err := tx.ExecContext(ctx, `UPDATE runs SET deleted = 1, updated_at = ?
-			WHERE response_id = ? AND user_id = ? AND deleted = 0`, ns(now), responseID, user)
+	return s.write(ctx, 64+len(user)+len(responseID), func(t *wtx, now time.Time) error {
+		res, err := t.w.st.deleteResponse.Exec(ns(now), responseID, user)
 		if err != nil {
 			return fmt.Errorf("delete response %q: %w", responseID, err)
 		}

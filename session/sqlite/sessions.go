@@ -45,13 +45,8 @@ func lookup(ctx context.Context, stmt *sql.Stmt, key session.Key) (row, error) {
 	return r, nil
 }
 
-// lookupW reads a session row inside a write transaction.
-func (s *Store) lookupW(ctx context.Context, tx *sql.Tx, key session.Key) (row, error) {
-	if err := core.ValidKey(key); err != nil {
-		return row{}, err
-	}
-	return lookup(ctx, tx.StmtContext(ctx, s.st.wSession), key)
-}
+// keySize is a request's size for the batch budget when it stores no payload.
+func keySize(k session.Key) int { return 64 + len(k.App) + len(k.User) + len(k.ID) }
 
 // CreateSession creates an empty session; ErrExists if the key is taken.
 func (s *Store) CreateSession(ctx context.Context, key session.Key) (session.Session, error) {
@@ -59,16 +54,22 @@ func (s *Store) CreateSession(ctx context.Context, key session.Key) (session.Ses
 		return session.Session{}, err
 	}
 	var out session.Session
-	err := s.write(ctx, func(tx *sql.Tx, now time.Time) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (app_id, user_id, id, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?)`, key.App, key.User, key.ID, ns(now), ns(now))
+	err := s.write(ctx, keySize(key), func(t *wtx, now time.Time) error {
+		res, err := t.w.st.insertSession.Exec(key.App, key.User, key.ID, ns(now), ns(now))
 		if isUnique(err) {
 			return fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
 		}
 		if err != nil {
 			return fmt.Errorf("create session %q: %w", key.ID, err)
 		}
+		pk, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("create session %q: %w", key.ID, err)
+		}
 		out = session.Session{Key: key, CreatedAt: now, UpdatedAt: now}
+		// Cached, so that a later request of the batch needs no lookup.
+		t.touch(key)
+		t.put(key, &crow{row: row{pk: pk, sess: out}})
 		return nil
 	})
 	return out, err
@@ -124,20 +125,17 @@ func (s *Store) ListSessions(ctx context.Context, app, user string, q session.Li
 // count as activity, so UpdatedAt (and list order) stays.
 func (s *Store) RenameSession(ctx context.Context, key session.Key, title string) (session.Session, error) {
 	var out session.Session
-	err := s.write(ctx, func(tx *sql.Tx, _ time.Time) error {
-		r, err := s.lookupW(ctx, tx, key)
+	err := s.write(ctx, keySize(key)+len(title), func(t *wtx, _ time.Time) error {
+		c, err := t.session(key)
 		if err != nil {
 			return err
 		}
-		renamed, err := core.Rename(&r.sess, title)
+		renamed, err := core.Rename(&c.sess, title)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET title = ?, renamed = ? WHERE pk = ?`,
-			r.sess.Title, renamed, r.pk); err != nil {
-			return fmt.Errorf("rename session %q: %w", key.ID, err)
-		}
-		out = r.sess
+		c.renamed, c.dirty = renamed, true
+		out = c.sess
 		return nil
 	})
 	return out, err
@@ -146,14 +144,15 @@ func (s *Store) RenameSession(ctx context.Context, key session.Key, title string
 // DeleteSession removes the session; its events and runs go with it (ON DELETE
 // CASCADE), and so does its state, which lives in the session row.
 func (s *Store) DeleteSession(ctx context.Context, key session.Key) error {
-	return s.write(ctx, func(tx *sql.Tx, _ time.Time) error {
-		r, err := s.lookupW(ctx, tx, key)
+	return s.write(ctx, keySize(key), func(t *wtx, _ time.Time) error {
+		c, err := t.session(key)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE pk = ?`, r.pk); err != nil {
+		if _, err := t.w.st.deleteSession.Exec(c.pk); err != nil {
 			return fmt.Errorf("delete session %q: %w", key.ID, err)
 		}
+		c.gone = true
 		return nil
 	})
 }

@@ -6,15 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/internal/core"
 )
 
 // applyDeltas folds the events' tier deltas into app, user and session state, reading
-// and writing each touched tier once. It returns the new session state JSON, or nil when
-// the session tier is untouched (the summary update then keeps the column).
-func (s *Store) applyDeltas(ctx context.Context, tx *sql.Tx, r *row, ps []core.Pending) (any, error) {
+// and writing each touched tier once per request. The session tier lives in the cached
+// row: it is encoded here (so a bad state fails this request) and written by flush.
+func (t *wtx) applyDeltas(c *crow, ps []core.Pending) error {
 	var app, user, sess []map[string]any
 	for _, p := range ps {
 		if p.App != nil {
@@ -27,44 +28,42 @@ func (s *Store) applyDeltas(ctx context.Context, tx *sql.Tx, r *row, ps []core.P
 			sess = append(sess, p.Sess)
 		}
 	}
-	k := r.sess.Key
+	k := c.sess.Key
+	st := t.w.st
 	if len(app) > 0 {
-		err := updateTier(ctx, tx, app,
-			`SELECT state FROM app_state WHERE app_id = ?`,
-			`INSERT INTO app_state (app_id, state) VALUES (?, ?)
-				ON CONFLICT (app_id) DO UPDATE SET state = excluded.state`, k.App)
-		if err != nil {
-			return nil, fmt.Errorf("app state: %w", err)
+		if err := updateTier(app, st.appState, st.upsertApp, k.App); err != nil {
+			return fmt.Errorf("app state: %w", err)
 		}
 	}
 	if len(user) > 0 {
-		err := updateTier(ctx, tx, user,
-			`SELECT state FROM user_state WHERE app_id = ? AND user_id = ?`,
-			`INSERT INTO user_state (app_id, user_id, state) VALUES (?, ?, ?)
-				ON CONFLICT (app_id, user_id) DO UPDATE SET state = excluded.state`, k.App, k.User)
-		if err != nil {
-			return nil, fmt.Errorf("user state: %w", err)
+		if err := updateTier(user, st.userState, st.upsertUser, k.App, k.User); err != nil {
+			return fmt.Errorf("user state: %w", err)
 		}
 	}
 	if len(sess) == 0 {
-		return nil, nil
+		return nil
 	}
-	state, err := readTier(ctx, tx, `SELECT state FROM sessions WHERE pk = ?`, r.pk)
+	cur, err := t.sessionState(c)
 	if err != nil {
-		return nil, fmt.Errorf("session state: %w", err)
+		return fmt.Errorf("session state: %w", err)
 	}
+	// A new map, not cur changed in place: the undo log's copy of the row still holds
+	// cur if this request fails. ApplyDelta only sets top-level keys.
+	state := maps.Clone(cur)
 	for _, d := range sess {
 		state = session.ApplyDelta(state, d)
 	}
 	b, err := json.Marshal(state)
 	if err != nil {
-		return nil, fmt.Errorf("%w: session state: %w", session.ErrInvalid, err)
+		return fmt.Errorf("%w: session state: %w", session.ErrInvalid, err)
 	}
-	return string(b), nil
+	js := string(b)
+	c.state, c.stateJSON = state, &js
+	return nil
 }
 
-func updateTier(ctx context.Context, tx *sql.Tx, deltas []map[string]any, sel, upsert string, key ...any) error {
-	state, err := readTier(ctx, tx, sel, key...)
+func updateTier(deltas []map[string]any, sel, upsert *sql.Stmt, key ...any) error {
+	state, err := readTier(sel.QueryRow(key...))
 	if err != nil {
 		return err
 	}
@@ -75,18 +74,14 @@ func updateTier(ctx context.Context, tx *sql.Tx, deltas []map[string]any, sel, u
 	if err != nil {
 		return fmt.Errorf("%w: %w", session.ErrInvalid, err)
 	}
-	_, err = tx.ExecContext(ctx, upsert, append(key, string(b))...)
+	_, err = upsert.Exec(append(key, string(b))...)
 	return err
 }
 
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // readTier decodes one tier's JSON; a missing row is an empty tier.
-func readTier(ctx context.Context, q querier, query string, args ...any) (map[string]any, error) {
+func readTier(row *sql.Row) (map[string]any, error) {
 	var raw string
-	err := q.QueryRowContext(ctx, query, args...).Scan(&raw)
+	err := row.Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return map[string]any{}, nil
 	}
@@ -126,11 +121,11 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 		if out.Session, err = decodeTier(raw); err != nil {
 			return fmt.Errorf("session state of %q: %w", key.ID, err)
 		}
-		if out.App, err = readTier(ctx, tx, `SELECT state FROM app_state WHERE app_id = ?`, key.App); err != nil {
+		if out.App, err = readTier(tx.QueryRowContext(ctx, `SELECT state FROM app_state WHERE app_id = ?`, key.App)); err != nil {
 			return fmt.Errorf("app state: %w", err)
 		}
-		if out.User, err = readTier(ctx, tx, `SELECT state FROM user_state WHERE app_id = ? AND user_id = ?`,
-			key.App, key.User); err != nil {
+		if out.User, err = readTier(tx.QueryRowContext(ctx, `SELECT state FROM user_state WHERE app_id = ? AND user_id = ?`,
+			key.App, key.User)); err != nil {
 			return fmt.Errorf("user state: %w", err)
 		}
 		return nil

@@ -20,44 +20,23 @@ const eventsFrom = `SELECT ` + eventCols + ` FROM events
 const runCols = `invocation_id, response_id, app_id, user_id, session_id, status, deleted, meta,
 	created_at, updated_at`
 
-// statements are the hot queries, prepared once (per connection, by database/sql).
-// Writer statements are used inside transactions through tx.StmtContext.
+// statements are the readers' hot queries, prepared once (per connection, by
+// database/sql).
 type statements struct {
-	// writer
-	wSession     *sql.Stmt
-	wInsertEvent *sql.Stmt
-	wUpdateSum   *sql.Stmt
-	wActiveRun   *sql.Stmt
-	// readers
 	rSession     *sql.Stmt
 	rEventsAfter *sql.Stmt
 
 	all []*sql.Stmt
 }
 
-func (st *statements) prepare(ctx context.Context, w, r *sql.DB) error {
-	var errs []error
-	prep := func(db *sql.DB, query string) *sql.Stmt {
-		s, err := db.PrepareContext(ctx, query)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("prepare %q: %w", query, err))
-			return nil
-		}
-		st.all = append(st.all, s)
-		return s
-	}
-	const bySessionKey = `SELECT ` + sessionCols + ` FROM sessions WHERE app_id = ? AND user_id = ? AND id = ?`
-	st.wSession = prep(w, bySessionKey)
-	st.wInsertEvent = prep(w, `INSERT INTO events
-		(session_pk, seq, invocation_id, item_id, type, author, data, state_delta, time)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	st.wUpdateSum = prep(w, `UPDATE sessions SET title = ?, first_prompt = ?, last_prompt = ?,
-		last_seq = ?, checkpoint_seq = ?, active_invocation_id = ?, active_run_status = ?,
-		updated_at = ?, state = coalesce(?, state) WHERE pk = ?`)
-	st.wActiveRun = prep(w, `SELECT invocation_id FROM runs WHERE session_pk = ? AND status = 'in_progress'`)
-	st.rSession = prep(r, bySessionKey)
-	st.rEventsAfter = prep(r, eventsFrom+` ORDER BY seq`)
-	return errors.Join(errs...)
+const bySessionKey = `SELECT ` + sessionCols + ` FROM sessions WHERE app_id = ? AND user_id = ? AND id = ?`
+
+func (st *statements) prepare(ctx context.Context, r *sql.DB) error {
+	p := preparer{ctx: ctx, prep: r.PrepareContext}
+	st.rSession = p.stmt(bySessionKey)
+	st.rEventsAfter = p.stmt(eventsFrom + ` ORDER BY seq`)
+	st.all = p.all
+	return errors.Join(p.errs...)
 }
 
 func (st *statements) close() {
@@ -65,4 +44,84 @@ func (st *statements) close() {
 		s.Close()
 	}
 	st.all = nil
+}
+
+// wstatements are every statement the writer runs, prepared once on its connection:
+// a write request runs no SQL text that has to be compiled again.
+type wstatements struct {
+	begin, commit, rollback         *sql.Stmt
+	dataVersion                     *sql.Stmt
+	savepoint, release, rollbackTo  *sql.Stmt
+	session, sessionState           *sql.Stmt
+	insertSession, deleteSession    *sql.Stmt
+	updateSession                   *sql.Stmt
+	insertEvent                     *sql.Stmt
+	insertRun, activeRun, finishRun *sql.Stmt
+	runStatus, deleteResponse       *sql.Stmt
+	appState, upsertApp             *sql.Stmt
+	userState, upsertUser           *sql.Stmt
+
+	all []*sql.Stmt
+}
+
+func (st *wstatements) prepare(ctx context.Context, conn *sql.Conn) error {
+	p := preparer{ctx: ctx, prep: conn.PrepareContext}
+	st.begin = p.stmt(`BEGIN IMMEDIATE`)
+	st.commit = p.stmt(`COMMIT`)
+	st.rollback = p.stmt(`ROLLBACK`)
+	st.dataVersion = p.stmt(`PRAGMA data_version`)
+	st.savepoint = p.stmt(`SAVEPOINT op`)
+	st.release = p.stmt(`RELEASE op`)
+	st.rollbackTo = p.stmt(`ROLLBACK TO op`)
+	st.session = p.stmt(bySessionKey)
+	st.sessionState = p.stmt(`SELECT state FROM sessions WHERE pk = ?`)
+	st.insertSession = p.stmt(`INSERT INTO sessions (app_id, user_id, id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`)
+	st.deleteSession = p.stmt(`DELETE FROM sessions WHERE pk = ?`)
+	st.updateSession = p.stmt(`UPDATE sessions SET title = ?, renamed = ?, first_prompt = ?, last_prompt = ?,
+		last_seq = ?, checkpoint_seq = ?, active_invocation_id = ?, active_run_status = ?,
+		updated_at = ?, state = coalesce(?, state) WHERE pk = ?`)
+	st.insertEvent = p.stmt(`INSERT INTO events
+		(session_pk, seq, invocation_id, item_id, type, author, data, state_delta, time)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	st.insertRun = p.stmt(`INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
+		session_id, status, meta, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	st.activeRun = p.stmt(`SELECT invocation_id FROM runs WHERE session_pk = ? AND status = 'in_progress'`)
+	st.finishRun = p.stmt(`UPDATE runs SET status = ?, updated_at = ?
+		WHERE session_pk = ? AND invocation_id = ? AND status = 'in_progress'`)
+	st.runStatus = p.stmt(`SELECT status FROM runs WHERE session_pk = ? AND invocation_id = ?`)
+	st.deleteResponse = p.stmt(`UPDATE runs SET deleted = 1, updated_at = ?
+		WHERE response_id = ? AND user_id = ? AND deleted = 0`)
+	st.appState = p.stmt(`SELECT state FROM app_state WHERE app_id = ?`)
+	st.upsertApp = p.stmt(`INSERT INTO app_state (app_id, state) VALUES (?, ?)
+		ON CONFLICT (app_id) DO UPDATE SET state = excluded.state`)
+	st.userState = p.stmt(`SELECT state FROM user_state WHERE app_id = ? AND user_id = ?`)
+	st.upsertUser = p.stmt(`INSERT INTO user_state (app_id, user_id, state) VALUES (?, ?, ?)
+		ON CONFLICT (app_id, user_id) DO UPDATE SET state = excluded.state`)
+	st.all = p.all
+	return errors.Join(p.errs...)
+}
+
+func (st *wstatements) close() {
+	for _, s := range st.all {
+		s.Close()
+	}
+	st.all = nil
+}
+
+// preparer prepares statements, collecting them (to close) and the errors.
+type preparer struct {
+	ctx  context.Context
+	prep func(ctx context.Context, query string) (*sql.Stmt, error)
+	all  []*sql.Stmt
+	errs []error
+}
+
+func (p *preparer) stmt(query string) *sql.Stmt {
+	s, err := p.prep(p.ctx, query)
+	if err != nil {
+		p.errs = append(p.errs, fmt.Errorf("prepare %q: %w", query, err))
+		return nil
+	}
+	p.all = append(p.all, s)
+	return s
 }

@@ -17,6 +17,26 @@ func CopyEvent(e session.Event) session.Event {
 	return e
 }
 
+// CopyEvents deep-copies events into dst (appended) with one allocation for all of
+// their bytes, instead of two per event.
+func CopyEvents(dst, evs []session.Event) []session.Event {
+	n := 0
+	for i := range evs {
+		n += len(evs[i].Data) + len(evs[i].StateDelta)
+	}
+	buf := make([]byte, 0, n)
+	for _, e := range evs {
+		if e.Data != nil {
+			e.Data = carve(&buf, e.Data)
+		}
+		if e.StateDelta != nil {
+			e.StateDelta = carve(&buf, e.StateDelta)
+		}
+		dst = append(dst, e)
+	}
+	return dst
+}
+
 // CopyMap deep-copies a JSON-decoded map; nil becomes an empty map so callers always
 // get an object.
 func CopyMap(m map[string]any) map[string]any {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -36,8 +37,15 @@ func ValidKey(k session.Key) error {
 // an event naming a different invocation is rejected.
 func Prepare(evs []session.NewEvent, invocationID string) ([]Pending, error) {
 	out := make([]Pending, len(evs))
+	// One allocation holds the copies of every event's data and delta: a batch is
+	// stored and dropped together, and the caller may reuse its own slices.
+	n := 0
+	for _, ne := range evs {
+		n += max(len(ne.Data), len(emptyObject)) + len(ne.StateDelta)
+	}
+	buf := make([]byte, 0, n)
 	for i, ne := range evs {
-		p, err := prepareOne(ne, invocationID)
+		p, err := prepareOne(ne, invocationID, &buf)
 		if err != nil {
 			return nil, fmt.Errorf("event %d (%q): %w", i, ne.Type, err)
 		}
@@ -46,7 +54,28 @@ func Prepare(evs []session.NewEvent, invocationID string) ([]Pending, error) {
 	return out, nil
 }
 
-func prepareOne(ne session.NewEvent, invocationID string) (Pending, error) {
+// Size is the bytes the pending events carry, for bounding write batches.
+func Size(ps []Pending) int {
+	n := 0
+	for i := range ps {
+		n += len(ps[i].Event.Data) + len(ps[i].Event.StateDelta) + len(ps[i].Event.InvocationID) +
+			len(ps[i].Event.ItemID) + len(ps[i].Event.Type) + len(ps[i].Event.Author)
+	}
+	return n
+}
+
+// carve appends b to *buf and returns the copy, capped so that appending to it can
+// never reach a neighbour.
+func carve[T ~string | ~[]byte](buf *[]byte, b T) []byte {
+	start := len(*buf)
+	*buf = append(*buf, b...)
+	return (*buf)[start:len(*buf):len(*buf)]
+}
+
+// emptyObject is the data of an event stored without any.
+const emptyObject = "{}"
+
+func prepareOne(ne session.NewEvent, invocationID string, buf *[]byte) (Pending, error) {
 	var p Pending
 	if ne.Type == "" {
 		return p, fmt.Errorf("%w: event type is empty", session.ErrInvalid)
@@ -59,12 +88,14 @@ func prepareOne(ne session.NewEvent, invocationID string) (Pending, error) {
 			return p, fmt.Errorf("%w: event invocation %q is not the run's %q", session.ErrInvalid, inv, invocationID)
 		}
 	}
-	data := []byte("{}")
+	var data []byte
 	if len(ne.Data) > 0 {
-		if !json.Valid(ne.Data) {
+		// The control types are fully decoded below, and decoding validates the whole
+		// input first: scanning it here too would only double the work.
+		if !isControl(ne.Type) && !json.Valid(ne.Data) {
 			return p, fmt.Errorf("%w: event data is not valid JSON", session.ErrInvalid)
 		}
-		data = CopyBytes(ne.Data)
+		data = ne.Data
 	}
 	var t time.Time
 	if !ne.Time.IsZero() {
@@ -73,12 +104,20 @@ func prepareOne(ne session.NewEvent, invocationID string) (Pending, error) {
 		}
 		t = Norm(ne.Time)
 	}
-	delta, err := prepareDelta(ne.StateDelta, &p)
+	delta, aliased, err := prepareDelta(ne.StateDelta, &p)
 	if err != nil {
 		return p, err
 	}
 	if err := p.parseControl(ne.Type, data); err != nil {
 		return p, err
+	}
+	if data == nil {
+		data = carve(buf, emptyObject)
+	} else {
+		data = carve(buf, data)
+	}
+	if aliased {
+		delta = carve(buf, delta)
 	}
 	p.Event = session.Event{
 		InvocationID: inv,
@@ -92,42 +131,72 @@ func prepareOne(ne session.NewEvent, invocationID string) (Pending, error) {
 	return p, nil
 }
 
+// isControl reports whether parseControl decodes the type's data.
+func isControl(typ string) bool {
+	switch typ {
+	case session.TypeUserMessage, session.TypeRunStatus, session.TypeContextCheckpoint:
+		return true
+	}
+	return false
+}
+
 // prepareDelta routes the delta to the tiers and returns what is stored on the event:
-// the delta without temp: keys, which are never persisted anywhere.
-func prepareDelta(raw json.RawMessage, p *Pending) (json.RawMessage, error) {
+// the delta without temp: keys, which are never persisted anywhere. aliased says the
+// result is raw itself (the caller must copy it). The routing is
+// session.SplitStateDelta's; the delta is decoded once.
+func prepareDelta(raw json.RawMessage, p *Pending) (delta json.RawMessage, aliased bool, err error) {
 	if len(raw) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
-	app, user, sess, err := session.SplitStateDelta(raw)
-	if err != nil {
-		return nil, fmt.Errorf("state delta: %w", err)
-	}
-	p.App, p.User, p.Sess = app, user, sess
-	var m map[string]json.RawMessage
+	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%w: state delta: %w", session.ErrInvalid, err)
+		return nil, false, fmt.Errorf("state delta: %w", errors.Join(session.ErrInvalid, err))
 	}
 	if m == nil { // JSON null: no delta at all
-		return nil, nil
+		return nil, false, nil
 	}
 	temp := false
-	for k := range m {
-		if strings.HasPrefix(k, session.TierTempPrefix) {
-			delete(m, k)
+	for k, v := range m {
+		switch {
+		case len(k) > len(session.TierAppPrefix) && strings.HasPrefix(k, session.TierAppPrefix):
+			p.App = put(p.App, k[len(session.TierAppPrefix):], v)
+		case len(k) > len(session.TierUserPrefix) && strings.HasPrefix(k, session.TierUserPrefix):
+			p.User = put(p.User, k[len(session.TierUserPrefix):], v)
+		case strings.HasPrefix(k, session.TierTempPrefix):
 			temp = true
+		default:
+			p.Sess = put(p.Sess, k, v)
 		}
 	}
 	if !temp {
-		return CopyBytes(raw), nil
+		return raw, true, nil
 	}
-	if len(m) == 0 {
-		return nil, nil
+	// Rare: re-encode without the temp keys, keeping every other value's text as sent.
+	var keep map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keep); err != nil {
+		return nil, false, fmt.Errorf("%w: state delta: %w", session.ErrInvalid, err)
 	}
-	b, err := json.Marshal(m)
+	for k := range keep {
+		if strings.HasPrefix(k, session.TierTempPrefix) {
+			delete(keep, k)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, false, nil
+	}
+	b, err := json.Marshal(keep)
 	if err != nil {
-		return nil, fmt.Errorf("%w: state delta: %w", session.ErrInvalid, err)
+		return nil, false, fmt.Errorf("%w: state delta: %w", session.ErrInvalid, err)
 	}
-	return b, nil
+	return b, false, nil
+}
+
+func put(m map[string]any, k string, v any) map[string]any {
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[k] = v
+	return m
 }
 
 // parseControl decodes the payloads the store itself interprets (summary, checkpoint,

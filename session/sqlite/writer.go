@@ -1,0 +1,442 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/internal/core"
+)
+
+// Group commit. Every write request (an op) is queued for one writer goroutine, which
+// owns the only write connection. The writer takes every op queued at that moment (up
+// to a bound) and runs them in one BEGIN IMMEDIATE … COMMIT, each inside its own
+// SAVEPOINT so that a failing op rolls back alone and gets its own error. An op's
+// caller returns only after the commit. The writer never waits for more ops to
+// arrive: a lone op runs at once, in a transaction of its own.
+//
+// The writer caches session rows (writer.rows): a row is written once per transaction,
+// before COMMIT, however many ops changed it, and read only when not cached. Within a
+// transaction that is safe because the transaction holds the file's write lock. Across
+// transactions it is safe because the cache is dropped whenever another connection (a
+// second Store or process on the file) may have committed, which PRAGMA data_version
+// tells after BEGIN IMMEDIATE, and whenever a transaction of ours is rolled back.
+
+// Batch bounds: enough to amortize a commit over many turns, small enough that one
+// transaction's work (and the wait of its first op) stays short.
+const (
+	maxBatchOps   = 64
+	maxBatchBytes = 1 << 20
+)
+
+// maxCachedRows bounds the session row cache; it is emptied when it grows past that.
+const maxCachedRows = 1024
+
+// op states: the writer takes a queued op, or its caller abandons it when its context
+// ends first; exactly one of the two wins.
+const (
+	opQueued int32 = iota
+	opTaken
+	opAbandoned
+)
+
+// op is one write request.
+type op struct {
+	ctx   context.Context
+	fn    func(t *wtx, now time.Time) error
+	size  int // bytes it writes, roughly, for maxBatchBytes
+	state atomic.Int32
+	done  chan error // buffered: the writer never blocks on a reply
+}
+
+var errClosed = errors.New("sqlite session store is closed")
+
+// writer is the single write path: the queue and the goroutine that drains it.
+type writer struct {
+	st    *wstatements
+	clock *core.Clock
+
+	mu     sync.Mutex
+	queue  []*op
+	closed bool
+
+	wake chan struct{} // capacity 1: there may be queued ops
+	stop chan struct{} // closed by close
+	exit chan struct{} // closed when the loop has returned
+
+	// Used by the loop goroutine only.
+	batch       []*op
+	errs        []error
+	rows        map[session.Key]*crow // committed session rows
+	dataVersion int64                 // PRAGMA data_version when rows were last valid
+	txn         uint64                // numbers transactions, for crow.txn
+}
+
+func newWriter(st *wstatements, clock *core.Clock) *writer {
+	w := &writer{st: st, clock: clock, rows: map[session.Key]*crow{},
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), exit: make(chan struct{})}
+	go w.loop()
+	return w
+}
+
+// do runs fn in the writer and waits for its outcome. An op whose ctx ends while it is
+// queued is never run, and do returns ctx.Err(); once the writer has taken it, do
+// waits for the commit so that the error it returns says what was stored.
+func (w *writer) do(ctx context.Context, size int, fn func(t *wtx, now time.Time) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o := &op{ctx: ctx, fn: fn, size: size, done: make(chan error, 1)}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return errClosed
+	}
+	w.queue = append(w.queue, o)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+	select {
+	case err := <-o.done:
+		return err
+	case <-ctx.Done():
+		if o.state.CompareAndSwap(opQueued, opAbandoned) {
+			return ctx.Err()
+		}
+		return <-o.done
+	}
+}
+
+// close fails the queued ops, lets a running batch finish and stops the loop.
+func (w *writer) close() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.closed = true
+	queued := w.queue
+	w.queue = nil
+	w.mu.Unlock()
+	for _, o := range queued {
+		if o.state.CompareAndSwap(opQueued, opTaken) {
+			o.done <- errClosed
+		}
+	}
+	close(w.stop)
+	<-w.exit
+}
+
+func (w *writer) loop() {
+	defer close(w.exit)
+	for {
+		select {
+		case <-w.wake:
+		case <-w.stop:
+			return
+		}
+		for w.take() {
+			w.run()
+		}
+	}
+}
+
+// take moves the ops queued now, within the batch bounds, into w.batch.
+func (w *writer) take() bool {
+	clear(w.batch)
+	w.batch = w.batch[:0]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	bytes, i := 0, 0
+	for ; i < len(w.queue); i++ {
+		o := w.queue[i]
+		if len(w.batch) > 0 && (len(w.batch) == maxBatchOps || bytes+o.size > maxBatchBytes) {
+			break
+		}
+		if !o.state.CompareAndSwap(opQueued, opTaken) {
+			continue // abandoned: its caller has returned
+		}
+		w.batch = append(w.batch, o)
+		bytes += o.size
+	}
+	n := copy(w.queue, w.queue[i:])
+	clear(w.queue[n:])
+	w.queue = w.queue[:n]
+	return len(w.batch) > 0
+}
+
+// run executes w.batch and replies to every op in it. SQLITE_BUSY can only come from
+// another process or Store on the same file outliving the busy timeout; the batch is
+// then retried a few times, since nothing of it is stored.
+func (w *writer) run() {
+	const attempts = 3
+	if cap(w.errs) < len(w.batch) {
+		w.errs = make([]error, len(w.batch))
+	}
+	w.errs = w.errs[:len(w.batch)]
+	for i := 1; ; i++ {
+		clear(w.errs)
+		err := w.runOnce()
+		if err == nil {
+			break
+		}
+		if i < attempts && isBusy(err) {
+			time.Sleep(time.Duration(i) * 10 * time.Millisecond)
+			continue
+		}
+		// Nothing is stored: an op that did not fail by itself fails with the batch.
+		for j := range w.errs {
+			if w.errs[j] == nil {
+				w.errs[j] = err
+			}
+		}
+		break
+	}
+	for j, o := range w.batch {
+		o.done <- w.errs[j]
+	}
+}
+
+// runOnce runs the batch in one transaction. It returns an error when nothing was
+// committed; w.errs holds each op's own outcome.
+func (w *writer) runOnce() error {
+	if _, err := w.st.begin.Exec(); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	var version int64
+	if err := w.st.dataVersion.QueryRow().Scan(&version); err != nil {
+		w.rollback()
+		return fmt.Errorf("data version: %w", err)
+	}
+	if version != w.dataVersion {
+		clear(w.rows) // another connection has committed: cached rows may be stale
+		w.dataVersion = version
+	}
+	w.txn++
+	t := wtx{w: w, rows: w.rows, txn: w.txn}
+	// A lone op needs no savepoint: if it fails, the transaction is rolled back.
+	single := len(w.batch) == 1
+	ok := 0
+	for j, o := range w.batch {
+		if err := o.ctx.Err(); err != nil {
+			w.errs[j] = err // ended while queued: not run
+			continue
+		}
+		err, abort := t.runOp(o, single, w.clock.Now())
+		if abort != nil {
+			// The others fail with the cause, not with this op's own error.
+			w.errs[j] = fmt.Errorf("%w (%w)", err, abort)
+			w.rollback()
+			return abort
+		}
+		if err != nil {
+			w.errs[j] = err
+			if single {
+				w.rollback()
+				return err
+			}
+			continue
+		}
+		ok++
+	}
+	if ok == 0 {
+		w.rollback()
+		return nil
+	}
+	if err := t.flush(); err != nil {
+		w.rollback()
+		return err
+	}
+	if _, err := w.st.commit.Exec(); err != nil {
+		w.rollback()
+		return fmt.Errorf("commit: %w", err)
+	}
+	t.committed()
+	return nil
+}
+
+func (w *writer) rollback() {
+	// Fails only when SQLite has already rolled the transaction back by itself; there
+	// is nothing left to undo then.
+	_, _ = w.st.rollback.Exec()
+	clear(w.rows) // they may hold what was just rolled back
+}
+
+// wtx is the state of one batch transaction: the session rows it has read, and the
+// undo log of the op being run.
+type wtx struct {
+	w     *writer
+	rows  map[session.Key]*crow
+	txn   uint64
+	order []*crow // rows used in this transaction, in first-use order
+	undo  []undo
+}
+
+// crow is a cached session row with the changes not yet written.
+type crow struct {
+	row
+	// state is the decoded session state once loaded in this transaction (nil until
+	// then); stateJSON is its encoding, set when an op changed it.
+	state     map[string]any
+	stateJSON *string
+	dirty     bool   // the summary columns need writing
+	gone      bool   // deleted in this transaction
+	txn       uint64 // the transaction that last put it in wtx.order
+}
+
+// undo restores one cache entry if the op that first touched it fails.
+type undo struct {
+	key  session.Key
+	ptr  *crow // nil: the key was not cached before the op
+	prev crow
+}
+
+// runOp runs o's fn inside a savepoint (unless single); on failure it rolls the
+// savepoint and the row cache back to where they were. err is the op's own outcome;
+// abort is set when the transaction cannot go on (a savepoint statement failed).
+func (t *wtx) runOp(o *op, single bool, now time.Time) (err, abort error) {
+	t.undo = t.undo[:0]
+	if !single {
+		if _, err := t.w.st.savepoint.Exec(); err != nil {
+			return errBatchAborted, fmt.Errorf("savepoint: %w", err)
+		}
+	}
+	if err = o.fn(t, now); err == nil {
+		if !single {
+			if _, err := t.w.st.release.Exec(); err != nil {
+				return errBatchAborted, fmt.Errorf("release savepoint: %w", err)
+			}
+		}
+		return nil, nil
+	}
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		u := t.undo[i]
+		if u.ptr == nil {
+			delete(t.rows, u.key)
+			continue
+		}
+		txn := u.ptr.txn // the row stays listed in t.order
+		*u.ptr = u.prev
+		u.ptr.txn = txn
+		t.rows[u.key] = u.ptr
+	}
+	if !single {
+		if _, rerr := t.w.st.rollbackTo.Exec(); rerr != nil {
+			return err, fmt.Errorf("roll back a failed write: %w", rerr)
+		}
+		if _, rerr := t.w.st.release.Exec(); rerr != nil {
+			return err, fmt.Errorf("release the savepoint of a failed write: %w", rerr)
+		}
+	}
+	return err, nil
+}
+
+// errBatchAborted is the outcome of an op whose own savepoint could not be set or
+// released: the transaction, with the op, is rolled back.
+var errBatchAborted = errors.New("write transaction aborted")
+
+// touch records key's cache entry before the running op first changes it.
+func (t *wtx) touch(key session.Key) {
+	for _, u := range t.undo {
+		if u.key == key {
+			return
+		}
+	}
+	c := t.rows[key]
+	u := undo{key: key, ptr: c}
+	if c != nil {
+		u.prev = *c
+	}
+	t.undo = append(t.undo, u)
+}
+
+// session returns the session's row for the running op to read and change; changes
+// are written by flush.
+func (t *wtx) session(key session.Key) (*crow, error) {
+	if err := core.ValidKey(key); err != nil {
+		return nil, err
+	}
+	t.touch(key)
+	if c, ok := t.rows[key]; ok {
+		if c.gone {
+			return nil, fmt.Errorf("session %q: %w", key.ID, session.ErrNotFound)
+		}
+		t.use(c)
+		return c, nil
+	}
+	r, err := lookup(context.Background(), t.w.st.session, key)
+	if err != nil {
+		return nil, err
+	}
+	return t.put(key, &crow{row: r}), nil
+}
+
+// put caches a row the running op has created (or read); the caller has touched key.
+func (t *wtx) put(key session.Key, c *crow) *crow {
+	t.rows[key] = c
+	t.use(c)
+	return c
+}
+
+// use lists c among the rows of this transaction, once.
+func (t *wtx) use(c *crow) {
+	if c.txn != t.txn {
+		c.txn = t.txn
+		t.order = append(t.order, c)
+	}
+}
+
+// committed makes the cached rows what is now stored: clean, and without the decoded
+// state, which can be large and is read again when needed.
+func (t *wtx) committed() {
+	for _, c := range t.order {
+		if c.gone {
+			if t.rows[c.sess.Key] == c {
+				delete(t.rows, c.sess.Key)
+			}
+			continue
+		}
+		c.dirty, c.state, c.stateJSON = false, nil, nil
+	}
+	if len(t.rows) > maxCachedRows {
+		clear(t.rows)
+	}
+}
+
+// sessionState returns c's decoded state, reading it on first use.
+func (t *wtx) sessionState(c *crow) (map[string]any, error) {
+	if c.state != nil {
+		return c.state, nil
+	}
+	m, err := readTier(t.w.st.sessionState.QueryRow(c.pk))
+	if err != nil {
+		return nil, err
+	}
+	c.state = m
+	return m, nil
+}
+
+// flush writes the changed session rows.
+func (t *wtx) flush() error {
+	for _, c := range t.order {
+		if c.gone || !c.dirty || t.rows[c.sess.Key] != c {
+			continue
+		}
+		m := &c.sess
+		var state any
+		if c.stateJSON != nil {
+			state = *c.stateJSON
+		}
+		if _, err := t.w.st.updateSession.Exec(m.Title, c.renamed, m.FirstPrompt, m.LastPrompt, m.LastSeq,
+			m.CheckpointSeq, m.ActiveInvocationID, m.ActiveRunStatus, ns(m.UpdatedAt), state, c.pk); err != nil {
+			return fmt.Errorf("update session %q: %w", m.ID, err)
+		}
+	}
+	return nil
+}
