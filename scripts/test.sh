@@ -5,6 +5,8 @@
 #   go      go test -race ./...            (cgo on: the SQLite store needs it)
 #   python  pytest pluginsdk/python/tests conformance/python, then adapters/tests
 #   node    node --test in conformance/node (openai + Vercel AI SDK against a live server)
+#   web     node --test in web/e2e (the bundled Web UI in Debian's Chromium via playwright-core;
+#           screenshots in web/e2e/screenshots/)
 #
 # Usage: scripts/test.sh [SUITE...]     e.g. scripts/test.sh go node   (default: all)
 # Needs the Python and Node test dependencies installed (.ci/run installs them).
@@ -17,7 +19,7 @@ cd "$ROOT"
 PYTHON="${PYTHON:-python3}"
 export CGO_ENABLED=1
 
-ALL=(build vet go python node)
+ALL=(build vet go python node web)
 if [ "$#" -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL[@]}"); fi
 for s in "${SUITES[@]}"; do
   case " ${ALL[*]} " in *" $s "*) ;; *) echo "scripts/test.sh: unknown suite '$s' (known: ${ALL[*]})" >&2; exit 2 ;; esac
@@ -47,7 +49,7 @@ counts() {
         n=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+' || true); f=$((f + ${n:-0}))
         n=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+' || true); f=$((f + ${n:-0}))
       done < <(grep -E '^=+ .* in [0-9.]+s' "$log") ;;
-    node)
+    node|web)
       p=$(grep -E '^(# |ℹ )pass [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
       f=$(grep -E '^(# |ℹ )fail [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+') ;;
   esac
@@ -143,9 +145,29 @@ run_node() {
   record node "$rc" "$log"
 }
 
+run_web() {
+  note "web: node --test (web/e2e, Chromium at ${CHROMIUM_BIN:-/usr/bin/chromium})"
+  local log="$WORK/web.log"
+  if [ ! -d web/e2e/node_modules ]; then
+    echo "web/e2e/node_modules is missing: run 'npm ci' in web/e2e (or bash .ci/run)" >&2
+    record web 1
+  fi
+  if [ ! -x "${CHROMIUM_BIN:-/usr/bin/chromium}" ]; then
+    echo "${CHROMIUM_BIN:-/usr/bin/chromium} is missing: apt-get install -y chromium (or bash .ci/run)" >&2
+    record web 1
+  fi
+  (cd web/e2e && node --test --test-concurrency=1 --test-timeout=600000 --test-reporter=spec) 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 0 ] && [ "$(counts web "$log" | cut -d' ' -f1)" -eq 0 ]; then
+    echo "node --test ran no test" >&2
+    rc=1
+  fi
+  record web "$rc" "$log"
+}
+
 FAILED_SUITE=""
 NEEDS_BIN=0
-for s in "${SUITES[@]}"; do case "$s" in python|node) NEEDS_BIN=1 ;; esac; done
+for s in "${SUITES[@]}"; do case "$s" in python|node|web) NEEDS_BIN=1 ;; esac; done
 if [ "$NEEDS_BIN" -eq 1 ] && [[ " ${SUITES[*]} " != *" build "* ]]; then run_build; fi
 
 for s in "${SUITES[@]}"; do

@@ -10,9 +10,6 @@ from agentengine_runner import Runner
 from .broken import BrokenRunner
 from .checkpoint import DurableCheckpointer
 from .config import FRAMEWORKS, Settings
-from .deepagents_bridge import DeepAgentsRunner
-from .langchain_bridge import LangChainGraphRunner, RunnableRunner
-from .langgraph_bridge import GraphRunner
 from .loader import LoadedEntry, kind_of, load_entry
 
 log = logging.getLogger("agentengine_runner.adapters")
@@ -26,6 +23,11 @@ def make_runner(settings: Settings, *, checkpointer: DurableCheckpointer | None 
                 f"unsupported framework {settings.framework!r} for the Python adapters "
                 f"(supported: {', '.join(FRAMEWORKS)})"
             )
+        if settings.framework == "adk":
+            # Imported lazily: an ADK project need not install LangChain, and vice versa.
+            from .adk_bridge import AdkRunner, load_adk_entry
+
+            return AdkRunner(settings, load_adk_entry(settings))
         entry = load_entry(settings)
     except Exception as exc:
         log.error("cannot load the agent %s", settings.entry_point, exc_info=True)
@@ -36,6 +38,10 @@ def make_runner(settings: Settings, *, checkpointer: DurableCheckpointer | None 
 def runner_for(
     settings: Settings, entry: LoadedEntry, *, checkpointer: DurableCheckpointer | None = None
 ) -> Runner:
+    from .deepagents_bridge import DeepAgentsRunner
+    from .langchain_bridge import LangChainGraphRunner, RunnableRunner
+    from .langgraph_bridge import GraphRunner
+
     kind = kind_of(entry.obj)
     runner: Any
     if kind == "runnable":

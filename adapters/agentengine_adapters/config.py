@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-FRAMEWORKS = ("langgraph", "langchain", "deepagents")
+FRAMEWORKS = ("langgraph", "langchain", "deepagents", "adk")
 DEFAULT_AGENT_VARIABLE = "root_agent"
 DEFAULT_ENTRY_POINT = "agent.py"
 CHECKPOINT_FILE = "checkpoints.sqlite"

@@ -108,6 +108,8 @@ def check_framework(framework: str) -> Check:
 
 
 def check_checkpointer(settings: Settings) -> Check:
+    if settings.framework == "adk":
+        return Check("checkpointer", True, "not used: ADK sessions are rebuilt from the host's store each turn")
     try:
         importlib.import_module("langgraph.checkpoint.sqlite.aio")
         importlib.import_module("aiosqlite")
@@ -185,6 +187,8 @@ def check_variable(settings: Settings, module: ModuleType | None, attr: str) -> 
             else f"assign the agent in {module.__file__}: {attr} = builder.compile()"
         )
         return Check("agent_variable", False, str(exc), fix)
+    if settings.framework == "adk":
+        return check_adk_variable(module, attr, obj)
     kind = kind_of(obj)
     allowed = {"graph", "builder", "factory"} if settings.framework in ("langgraph", "deepagents") else {"graph", "builder", "runnable", "factory"}
     if settings.framework == "langgraph":
@@ -197,6 +201,23 @@ def check_variable(settings: Settings, module: ModuleType | None, attr: str) -> 
             f"assign a compiled graph to {attr} in {module.__file__} (e.g. {attr} = create_agent(...))",
         )
     return Check("agent_variable", True, f"{attr}: {type(obj).__module__}.{type(obj).__name__} ({kind})")
+
+
+def check_adk_variable(module: ModuleType, attr: str, obj: Any) -> Check:
+    try:
+        from .adk_bridge import is_adk_agent
+    except Exception as exc:  # google-adk missing: the framework check says how to fix it
+        return Check("agent_variable", False, f"not checked: google-adk not importable ({type(exc).__name__}: {exc})", "fix framework first")
+    if callable(obj) and not is_adk_agent(obj) and not isinstance(obj, type):
+        return Check("agent_variable", True, f"{attr}: a factory (called once at start)")
+    if not is_adk_agent(obj):
+        return Check(
+            "agent_variable",
+            False,
+            f"{attr} is a {type(obj).__name__}, not a google-adk agent (LlmAgent / BaseAgent) or App",
+            f"assign the root agent in {module.__file__}: {attr} = LlmAgent(...)",
+        )
+    return Check("agent_variable", True, f"{attr}: {type(obj).__module__}.{type(obj).__name__}")
 
 
 def check_hook(module: ModuleType | None) -> Check:

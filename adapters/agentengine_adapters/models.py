@@ -8,16 +8,27 @@
   max_tokens, ...) per request, read from the run's invocation context, so concurrent runs
   with different options never race on globals.
 - otherwise (or AGENTENGINE_MODEL=scripted): the offline ScriptedChatModel.
+
+    from agentengine_adapters.models import adk_model
+    root_agent = LlmAgent(name="assistant", model=adk_model(), ...)
+
+adk_model() is the same choice for google-adk agents: with OPENAI_API_KEY, ADK's LiteLlm
+("openai/<OPENAI_MODEL_NAME>", OPENAI_BASE_URL as api_base) — google-adk ships no native
+OpenAI model, so that needs `pip install litellm` (not pinned here); otherwise the offline
+adk_scripted.ScriptedAdkLlm. LangChain is imported only by chat_model(), google-adk only
+by adk_model(), so either framework works without the other installed.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models.chat_models import BaseChatModel
+if TYPE_CHECKING:
+    from google.adk.models.base_llm import BaseLlm
+    from langchain_core.language_models.chat_models import BaseChatModel
 
-from .scripted import ScriptedChatModel
+    from .scripted import ScriptedChatModel
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
@@ -35,7 +46,16 @@ REQUEST_OPTIONS = (
     "reasoning_effort",
 )
 
-__all__ = ["DEFAULT_OPENAI_MODEL", "ScriptedChatModel", "chat_model", "use_scripted_model"]
+__all__ = ["DEFAULT_OPENAI_MODEL", "ScriptedChatModel", "adk_model", "chat_model", "use_scripted_model"]
+
+
+def __getattr__(name: str) -> Any:
+    # ScriptedChatModel lazily: importing this module must not need LangChain (ADK projects).
+    if name == "ScriptedChatModel":
+        from .scripted import ScriptedChatModel
+
+        return ScriptedChatModel
+    raise AttributeError(name)
 
 
 def use_scripted_model() -> bool:
@@ -58,8 +78,34 @@ def chat_model(
     ScriptedChatModel fields (responses, reasoning, delay) for the offline model.
     """
     if use_scripted_model():
+        from .scripted import ScriptedChatModel
+
         return ScriptedChatModel(**(scripted or {}))
     return _openai_model(model, temperature, openai_kwargs)
+
+
+def adk_model(model: str | None = None, *, scripted: dict[str, Any] | None = None, **litellm_kwargs: Any) -> BaseLlm:
+    """The example model for google-adk agents: LiteLlm on an OpenAI-compatible endpoint
+    when OPENAI_API_KEY is set, else the offline ScriptedAdkLlm (scripted: its fields)."""
+    if use_scripted_model():
+        from .adk_scripted import ScriptedAdkLlm
+
+        return ScriptedAdkLlm(**(scripted or {}))
+    try:
+        import litellm  # type: ignore[import-not-found]  # noqa: F401
+        from google.adk.models.lite_llm import LiteLlm
+    except ImportError as exc:
+        raise ImportError(
+            "OPENAI_API_KEY is set, and google-adk reaches OpenAI-compatible endpoints through "
+            "LiteLlm, which needs `pip install litellm`; or unset OPENAI_API_KEY (or set "
+            "AGENTENGINE_MODEL=scripted) for the offline scripted model"
+        ) from exc
+    name = model or os.environ.get("OPENAI_MODEL_NAME") or DEFAULT_OPENAI_MODEL
+    params: dict[str, Any] = {"api_key": os.environ["OPENAI_API_KEY"], **litellm_kwargs}
+    base_url = os.environ.get("OPENAI_BASE_URL")
+    if base_url and "api_base" not in params:
+        params["api_base"] = base_url
+    return LiteLlm(model=name if "/" in name else f"openai/{name}", **params)
 
 
 def _openai_model(

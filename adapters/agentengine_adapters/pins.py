@@ -16,6 +16,7 @@ FRAMEWORK_PACKAGES = {
     "langgraph": [("langgraph", "langgraph"), ("langchain-core", "langchain_core")],
     "langchain": [("langchain", "langchain"), ("langchain-core", "langchain_core"), ("langgraph", "langgraph")],
     "deepagents": [("deepagents", "deepagents"), ("langchain", "langchain"), ("langgraph", "langgraph")],
+    "adk": [("google-adk", "google.adk"), ("google-genai", "google.genai")],
 }
 
 FRAMEWORK = {
@@ -26,4 +27,6 @@ FRAMEWORK = {
     "deepagents": "0.7.32",
     "langgraph-checkpoint-sqlite": "3.1.2",
     "aiosqlite": "0.22.1",
+    "google-adk": "2.13.0",
+    "google-genai": "2.34.0",
 }

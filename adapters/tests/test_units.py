@@ -211,7 +211,7 @@ def test_pins_match_the_constraints_file() -> None:
         assert pinned[name] == version, name
 
 
-@pytest.mark.parametrize("example", ["langgraph-chat", "langchain-qa", "deepagents-research"])
+@pytest.mark.parametrize("example", ["langgraph-chat", "langchain-qa", "deepagents-research", "adk-assistant"])
 def test_example_requirements_use_the_pinned_versions(example: str) -> None:
     pinned = constraint_pins()
     for line in (REPO / "examples" / example / "requirements.txt").read_text().splitlines():

@@ -26,7 +26,7 @@ and a README. The project runs with "agentengine run NAME" straight away and wor
 offline.
 
 Frameworks:
-  langgraph, langchain, deepagents  agent.py, requirements.txt pinned to the versions
+  langgraph, langchain, deepagents, adk  agent.py, requirements.txt pinned to the versions
       agentengine is tested with, .env.example, .gitignore. The first "agentengine run"
       creates NAME/.venv and installs the requirements. Without OPENAI_API_KEY (in
       NAME/.env) the agent uses an offline scripted model.
@@ -39,7 +39,7 @@ Frameworks:
 			return runInit(cmd, args[0], framework)
 		},
 	}
-	cmd.Flags().StringVarP(&framework, "framework", "f", "langgraph", "framework of the new project: langgraph, langchain, deepagents or go")
+	cmd.Flags().StringVarP(&framework, "framework", "f", "langgraph", "framework of the new project: langgraph, langchain, deepagents, adk or go")
 	return cmd
 }
 
@@ -50,7 +50,7 @@ func runInit(cmd *cobra.Command, dir, framework string) error {
 	}
 	framework = strings.ToLower(strings.TrimSpace(framework))
 	if _, ok := pythonScaffolds()[framework]; !ok && framework != "go" {
-		return fmt.Errorf("--framework %q: use langgraph, langchain, deepagents or go", framework)
+		return fmt.Errorf("--framework %q: use langgraph, langchain, deepagents, adk or go", framework)
 	}
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("%s already exists; choose a new directory name", dir)

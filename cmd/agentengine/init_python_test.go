@@ -11,7 +11,7 @@ import (
 )
 
 func TestInitPythonScaffolds(t *testing.T) {
-	for _, fw := range []string{"langgraph", "langchain", "deepagents"} {
+	for _, fw := range []string{"langgraph", "langchain", "deepagents", "adk"} {
 		t.Run(fw, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "my-"+fw)
 			var out, errb bytes.Buffer

@@ -25,7 +25,7 @@ import (
 // and print the install command.
 
 // pythonInstall is the command that installs what these tests import.
-const pythonInstall = `%s -m pip install -c pluginsdk/python/constraints.txt -r examples/langgraph-chat/requirements.txt -r examples/langchain-qa/requirements.txt -r examples/deepagents-research/requirements.txt grpcio grpcio-health-checking protobuf`
+const pythonInstall = `%s -m pip install -c pluginsdk/python/constraints.txt -r examples/langgraph-chat/requirements.txt -r examples/langchain-qa/requirements.txt -r examples/deepagents-research/requirements.txt -r examples/adk-assistant/requirements.txt grpcio grpcio-health-checking protobuf`
 
 var testPython = sync.OnceValues(func() (string, error) {
 	name := os.Getenv("PYTHON")
@@ -554,4 +554,104 @@ func TestPythonFirstRunCreatesTheEnvironment(t *testing.T) {
 	if strings.Contains(s2.logs.String(), "pip install") {
 		t.Errorf("the second run installed again:\n%s", s2.logs)
 	}
+}
+
+// TestPythonADK serves examples/adk-assistant (google-adk with the scripted BaseLlm):
+// streamed text and an approval through /v1/responses, a tool call with id continuity
+// through the ADK web API's /run_sse, and the `init -f adk` scaffold.
+func TestPythonADK(t *testing.T) {
+	py := needPython(t)
+	if out, err := exec.Command(py, "-c", "import google.adk").CombinedOutput(); err != nil {
+		t.Fatalf("%s lacks google-adk:\n%s\ninstall it with:\n  %s -m pip install -c pluginsdk/python/constraints.txt -r examples/adk-assistant/requirements.txt", py, out, py)
+	}
+	dir := copyPyProject(t, "../../examples/adk-assistant", "")
+	s := startPython(t, dir)
+	model := modelOf(t, dir)
+
+	t.Run("streamed text via /v1/responses", func(t *testing.T) {
+		tr := streamTurn(t, s.url, map[string]any{"model": model, "input": "hello there"}, nil)
+		deltas := 0
+		for _, ty := range tr.types {
+			if ty == "response.output_text.delta" {
+				deltas++
+			}
+		}
+		// Partials only: the aggregated final ADK event must not repeat the text.
+		if tr.last != "response.completed" || tr.text != "You said: hello there" || deltas < 2 {
+			t.Fatalf("last %s, %d deltas, text %q\n%s", tr.last, deltas, tr.text, s.logs)
+		}
+	})
+	t.Run("confirmation via /v1/responses", func(t *testing.T) {
+		first := streamTurn(t, s.url, map[string]any{"model": model, "input": "delete file path=/tmp/x"}, nil)
+		call := first.callNamed("delete_file")
+		if call == nil || len(first.approvals) != 1 {
+			t.Fatalf("calls %v, approvals %v, types %v\n%s", first.calls, first.approvals, first.types, s.logs)
+		}
+		second := approve(t, s, model, first)
+		found := false
+		for _, r := range second.results {
+			found = found || r["call_id"] == call["call_id"]
+		}
+		if second.last != "response.completed" || !found || !strings.Contains(second.text, "deleted") {
+			t.Fatalf("after approval: last %s, results %v, text %q\n%s", second.last, second.results, second.text, s.logs)
+		}
+	})
+	t.Run("tool call via /run_sse", func(t *testing.T) {
+		base := s.url + "/apps/" + model + "/users/u1/sessions"
+		resp := post(t, base, map[string]any{})
+		created := decode(t, resp)
+		sid, _ := created["id"].(string)
+		if resp.StatusCode != http.StatusOK || sid == "" {
+			t.Fatalf("create session: %d %v", resp.StatusCode, created)
+		}
+		resp = post(t, s.url+"/run_sse", map[string]any{
+			"appName": model, "userId": "u1", "sessionId": sid, "streaming": true,
+			"newMessage": map[string]any{"role": "user", "parts": []any{map[string]any{"text": "weather city=Paris"}}},
+		})
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("run_sse: %d %s", resp.StatusCode, b)
+		}
+		var callIDs, resultIDs []string
+		r := bufio.NewReader(resp.Body)
+		for {
+			ev, err := readSSE(r)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg, ok := ev.Data["error"]; ok {
+				t.Fatalf("run_sse error: %v", msg)
+			}
+			content, _ := ev.Data["content"].(map[string]any)
+			parts, _ := content["parts"].([]any)
+			for _, p := range parts {
+				part, _ := p.(map[string]any)
+				if fc, ok := part["functionCall"].(map[string]any); ok && fc["name"] == "get_weather" {
+					callIDs = append(callIDs, fmt.Sprint(fc["id"]))
+				}
+				if fr, ok := part["functionResponse"].(map[string]any); ok && fr["name"] == "get_weather" {
+					resultIDs = append(resultIDs, fmt.Sprint(fr["id"]))
+				}
+			}
+		}
+		if len(callIDs) != 1 || len(resultIDs) != 1 || callIDs[0] != resultIDs[0] || callIDs[0] == "" {
+			t.Fatalf("call ids %v, result ids %v\n%s", callIDs, resultIDs, s.logs)
+		}
+	})
+	t.Run("init -f adk runs as is", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "new-adk")
+		if out, err := exec.Command(binPath, "init", dir, "-f", "adk").CombinedOutput(); err != nil {
+			t.Fatalf("init: %v\n%s", err, out)
+		}
+		appendYAML(t, dir, "python: "+py+"\n")
+		s := startPython(t, dir)
+		tr := streamTurn(t, s.url, map[string]any{"model": "new-adk", "input": "what is the weather in Paris?"}, nil)
+		if tr.last != "response.completed" || tr.callNamed("get_weather") == nil {
+			t.Fatalf("last %s, calls %v, text %q\n%s", tr.last, tr.calls, tr.text, s.logs)
+		}
+	})
 }

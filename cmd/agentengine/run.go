@@ -16,6 +16,7 @@ import (
 	"github.com/agentengine/agentengine/api/actions"
 	"github.com/agentengine/agentengine/api/adkweb"
 	"github.com/agentengine/agentengine/api/files"
+	"github.com/agentengine/agentengine/web"
 )
 
 type runOptions struct {
@@ -128,6 +129,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		AllowedOrigins: o.origins,
 		AuthToken:      o.token,
 	})
+	web.Register(router)
 	ln, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(o.port)))
 	if err != nil {
 		return fmt.Errorf("listen on %s:%d: %w", o.host, o.port, err)

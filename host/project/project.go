@@ -131,11 +131,9 @@ func (p *Project) normalise() error {
 	}
 	p.Framework = strings.ToLower(strings.TrimSpace(p.Framework))
 	switch p.Framework {
-	case FrameworkGo, FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents:
+	case FrameworkGo, FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK:
 	case "":
 		return p.fieldErr("framework", "missing: set it to one of go, langgraph, langchain, deepagents, adk")
-	case FrameworkADK:
-		return p.fieldErr("framework", "%q runners are not supported by this build yet; supported: go, langgraph, langchain, deepagents", p.Framework)
 	default:
 		return p.fieldErr("framework", "unknown framework %q: use one of go, langgraph, langchain, deepagents, adk", p.Framework)
 	}
@@ -149,7 +147,7 @@ func (p *Project) normalise() error {
 		return p.normalisePython()
 	}
 	if p.Python != "" {
-		return p.fieldErr("python", "only Python frameworks use an interpreter; remove it or set `framework` to langgraph, langchain or deepagents")
+		return p.fieldErr("python", "only Python frameworks use an interpreter; remove it or set `framework` to langgraph, langchain, deepagents or adk")
 	}
 	if p.Binary != "" {
 		if _, err := p.contained(p.Binary); err != nil {

@@ -118,9 +118,9 @@ func TestLoadPythonProjects(t *testing.T) {
 			wantErr: []string{`"entry_point"`, "not a Python identifier"},
 		},
 		{
-			name:    "adk is not in this build",
+			name:    "adk without agent.py",
 			files:   map[string]string{"agentengine.yaml": "name: x\nframework: adk\n"},
-			wantErr: []string{`"framework"`, "not supported by this build yet"},
+			wantErr: []string{`"entry_point"`, "no agent.py"},
 		},
 		{
 			name:    "binary on a python project",

@@ -1,0 +1,451 @@
+"""The Google ADK bridge: serves an ADK root agent (or App) as an agentengine runner.
+
+Per turn (see adk_session.py for the projection):
+
+1. A fresh InMemorySessionService with one session keyed by the run's real app / user /
+   session ids, rebuilt from the host's history and state tiers. agentengine's store stays
+   the only source of truth; no two users or sessions ever share an ADK session.
+2. One `Runner.run_async(user_id=<user>, session_id=<session>, new_message=...,
+   run_config=RunConfig(streaming_mode=SSE))`, its events mapped:
+
+   | ADK event | runner event |
+   |---|---|
+   | partial text / thought parts | `text_delta` / `reasoning_delta` |
+   | final (non-partial) model text | `message_done` with the full text (sent as deltas only when no partials came) |
+   | `function_call` | `tool_call` with ADK's call id |
+   | `function_response` | `tool_result` with the same id |
+   | `actions.state_delta` | `state_delta` (app:/user: prefixes kept, temp: dropped) |
+   | `usage_metadata` (final events) | `usage` |
+   | `adk_request_confirmation` call / long-running tool call | `approval_request`, and the run ends |
+   | `error_code` on a model response | Error (RunnerError `model_error`) |
+
+3. Resume: each answer (payload.input `mcp_approval_response` / `function_call_output`,
+   payload.resume) is matched to its pending approval (by approval id, else call id); the
+   pending call's ADK events (approval detail, or rebuilt from payload.resume) are put
+   back in the session, and the new message is a function_response answering it —
+   `{"confirmed": approve}` for a confirmation, the output for a long-running tool — so
+   ADK runs (or rejects) the tool and continues.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentengine_runner import Capabilities, Description, Emitter, Runner, RunnerError, RunRequest
+from google.adk.agents import BaseAgent
+from google.adk.agents.run_config import RunConfig
+from google.adk.agents.run_config import StreamingMode  # type: ignore[attr-defined]
+from google.adk.apps import App
+from google.adk.events.event import Event
+from google.adk.runners import Runner as AdkRunnerCore
+from google.adk.sessions import InMemorySessionService
+from google.genai import types
+
+from . import adk_session as proj
+from .config import Settings
+from .loader import EntryPointError, get_attr, import_module, module_description, parse_entry, prepare_sys_path
+
+log = logging.getLogger("agentengine_runner.adapters.adk")
+
+INVALID_RESUME = "invalid_resume"
+CONFIRMATION = "confirmation"
+LONG_RUNNING = "long_running"
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AdkEntry:
+    module: Any
+    attr: str
+    obj: BaseAgent | App
+
+
+def is_adk_agent(obj: Any) -> bool:
+    return isinstance(obj, BaseAgent | App)
+
+
+def load_adk_entry(settings: Settings) -> AdkEntry:
+    """Imports the entry module and returns its ADK root agent or App (a zero-argument
+    factory returning one is called once)."""
+    prepare_sys_path(settings.project_dir)
+    spec = parse_entry(settings.entry_point, settings.agent_variable, settings.project_dir)
+    module = import_module(spec)
+    obj = get_attr(module, spec.attr)
+    if callable(obj) and not is_adk_agent(obj) and not isinstance(obj, type):
+        try:
+            obj = obj()
+        except TypeError as exc:
+            raise EntryPointError(f"{module.__name__}.{spec.attr} is not an ADK agent and cannot be called without arguments: {exc}") from exc
+    if not is_adk_agent(obj):
+        raise EntryPointError(
+            f"{module.__name__}.{spec.attr} is a {type(obj).__name__}, not a google-adk agent "
+            "(LlmAgent / BaseAgent) or App; assign the root agent to root_agent or set agent_variable"
+        )
+    return AdkEntry(module=module, attr=spec.attr, obj=obj)
+
+
+# -- pending approvals ---------------------------------------------------------------------
+
+
+@dataclass
+class Pending:
+    """An approval the ADK run is paused on."""
+
+    kind: str  # CONFIRMATION or LONG_RUNNING
+    approval_id: str  # adk_request_confirmation call id, or the long-running call id
+    call: types.FunctionCall  # the original tool call
+    events: list[dict[str, Any]] = field(default_factory=list)  # ADK events to restore
+    hint: str = ""
+
+    def detail(self) -> dict[str, Any]:
+        return {
+            "framework": "adk",
+            "kind": self.kind,
+            "approval_id": self.approval_id,
+            "original_call": self.call.model_dump(mode="json", exclude_none=True),
+            "hint": self.hint,
+            "adk_events": self.events,
+        }
+
+    @classmethod
+    def from_resume(cls, resume: Mapping[str, Any]) -> Pending | None:
+        detail = resume.get("detail")
+        if isinstance(detail, str):
+            try:
+                detail = json.loads(detail)
+            except ValueError:
+                detail = None
+        approval_id = str(resume.get("approval_request_id") or "")
+        if isinstance(detail, Mapping) and detail.get("framework") == "adk":
+            call = types.FunctionCall.model_validate(detail.get("original_call") or {})
+            events = detail.get("adk_events")
+            return cls(
+                kind=str(detail.get("kind") or CONFIRMATION),
+                approval_id=str(detail.get("approval_id") or approval_id),
+                call=call,
+                events=list(events) if isinstance(events, list) else [],
+                hint=str(detail.get("hint") or ""),
+            )
+        call_id = str(resume.get("call_id") or "")
+        if not approval_id or not call_id:
+            return None
+        call = types.FunctionCall(id=call_id, name=str(resume.get("name") or ""), args=proj._args(resume.get("arguments")))
+        return cls(kind=CONFIRMATION if approval_id != call_id else LONG_RUNNING, approval_id=approval_id, call=call)
+
+    def restore(self, agent_name: str) -> list[Event]:
+        if self.events:
+            return proj.load_events(self.events)
+        if self.kind == CONFIRMATION:
+            return proj.confirmation_events(agent_name, self.approval_id, self.call, self.hint)
+        return proj.long_running_events(agent_name, self.call)
+
+
+@dataclass(frozen=True)
+class Answer:
+    approval_id: str = ""
+    call_id: str = ""
+    approve: bool = True
+    reason: str = ""
+    output: Any = None
+
+
+def parse_answers(payload: Mapping[str, Any]) -> list[Answer]:
+    raw = payload.get("input")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            pass
+    items = raw if isinstance(raw, list) else [raw]
+    answers = [a for a in (_answer(i) for i in items) if a is not None]
+    resume = payload.get("resume")
+    if isinstance(resume, Mapping):
+        if not answers:
+            output = resume.get("output")
+            answers = [
+                Answer(
+                    str(resume.get("approval_request_id") or ""),
+                    str(resume.get("call_id") or ""),
+                    bool(resume.get("approve", True)),
+                    str(resume.get("reason") or ""),
+                    output if output not in (None, "") else None,
+                )
+            ]
+        elif not answers[0].approval_id and resume.get("approval_request_id"):
+            first = answers[0]
+            answers[0] = Answer(str(resume["approval_request_id"]), first.call_id, first.approve, first.reason, first.output)
+    return answers
+
+
+def _answer(item: Any) -> Answer | None:
+    if not isinstance(item, Mapping):
+        return None
+    kind = item.get("type")
+    if kind == "mcp_approval_response" or "approval_request_id" in item:
+        return Answer(
+            str(item.get("approval_request_id") or ""),
+            str(item.get("call_id") or ""),
+            bool(item.get("approve", item.get("approved", True))),
+            str(item.get("reason") or ""),
+        )
+    if kind == "function_call_output" or "output" in item:
+        output = item.get("output")
+        value = output
+        if isinstance(output, str):
+            try:
+                value = json.loads(output)
+            except ValueError:
+                value = output
+        if isinstance(value, Mapping) and ("approve" in value or "approved" in value):
+            approve = bool(value.get("approve", value.get("approved")))
+            return Answer("", str(item.get("call_id") or ""), approve, str(value.get("reason") or ""))
+        return Answer("", str(item.get("call_id") or ""), True, "", value)
+    return None
+
+
+# -- the runner ----------------------------------------------------------------------------
+
+
+class AdkRunner(Runner):
+    framework = "adk"
+
+    def __init__(self, settings: Settings, entry: AdkEntry) -> None:
+        self.settings = settings
+        self.entry = entry
+        obj = entry.obj
+        self.agent: BaseAgent = obj.root_agent if isinstance(obj, App) else obj  # type: ignore[assignment]
+        # Pending approvals per (app, user, session); the approval detail carries the same
+        # data, so a restarted runner resumes too.
+        self._pending: dict[tuple[str, str, str], dict[str, Pending]] = {}
+
+    def describe(self) -> Description:
+        description = str(getattr(self.agent, "description", "") or "") or module_description(self.entry.module)
+        return Description(
+            framework=self.framework,
+            agent_name=self.settings.agent_name,
+            description=description,
+            capabilities=Capabilities(streaming=True, resume=True, multimodal_input=True),
+        )
+
+    def _key(self, request: RunRequest) -> tuple[str, str, str]:
+        platform = request.session_context.get("platform_context") or {}
+        app = request.app_name or str(platform.get("app_name") or "") or self.settings.agent_name
+        user = request.user_id or str(platform.get("user_id") or "") or "anonymous"
+        session = request.session_id or str(platform.get("session_id") or "") or f"invocation-{request.invocation_id}"
+        return app, user, session
+
+    async def run(self, request: RunRequest, emit: Emitter) -> None:
+        key = self._key(request)
+        app_name, user_id, session_id = key
+        history = request.payload.get("history")
+        if history is None:
+            history = request.session_context.get("history")
+        restored: list[Event] = []
+        if request.is_resume:
+            restored, new_message = self._resume(key, request.payload)
+        else:
+            new_message = proj.user_content(request.payload)
+        skip = {fc.id for e in restored for fc in e.get_function_calls() if fc.id}
+        skip |= {fr.id for e in restored for fr in e.get_function_responses() if fr.id}
+
+        service = InMemorySessionService()
+        session = await service.create_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, state=proj.initial_state(request.session_context)
+        )
+        for event in [*proj.history_events(history, self.agent.name, skip_call_ids=skip), *restored]:
+            await service.append_event(session, event)
+        runner = self._adk_runner(app_name, service)
+        mapper = EventMapper(emit, self.agent.name)
+        try:
+            async for event in runner.run_async(
+                user_id=user_id,
+                session_id=session_id,
+                new_message=new_message,
+                run_config=RunConfig(streaming_mode=StreamingMode.SSE),
+            ):
+                await mapper.on_event(event)
+        finally:
+            await runner.close()
+        await mapper.finish()
+        if mapper.pending:
+            self._pending[key] = {p.approval_id: p for p in mapper.pending}
+            for p in mapper.pending:
+                await emit.approval_request(
+                    p.approval_id,
+                    call_id=p.call.id or "",
+                    name=p.call.name or "",
+                    arguments=p.call.args or {},
+                    message=p.hint,
+                    detail=p.detail(),
+                )
+        else:
+            self._pending.pop(key, None)
+
+    def _adk_runner(self, app_name: str, service: InMemorySessionService) -> AdkRunnerCore:
+        if isinstance(self.entry.obj, App):
+            return AdkRunnerCore(app=self.entry.obj, app_name=app_name, session_service=service)
+        return AdkRunnerCore(app_name=app_name, agent=self.agent, session_service=service)
+
+    def _resume(self, key: tuple[str, str, str], payload: Mapping[str, Any]) -> tuple[list[Event], types.Content]:
+        answers = parse_answers(payload)
+        if not answers:
+            raise RunnerError("resume without an answer: payload.input holds no mcp_approval_response or function_call_output", INVALID_RESUME)
+        pending = dict(self._pending.get(key, {}))
+        resume = payload.get("resume")
+        if isinstance(resume, Mapping):
+            described = Pending.from_resume(resume)
+            if described is not None:
+                pending.setdefault(described.approval_id, described)
+        events: list[Event] = []
+        parts: list[types.Part] = []
+        seen: set[str] = set()
+        for answer in answers:
+            match = pending.get(answer.approval_id) or next(
+                (p for p in pending.values() if answer.call_id and answer.call_id in (p.call.id, p.approval_id)), None
+            )
+            if match is None:
+                ref = answer.approval_id or answer.call_id or "?"
+                raise RunnerError(f"no pending ADK approval matches {ref!r} (pending: {', '.join(pending) or 'none'})", INVALID_RESUME)
+            if match.approval_id in seen:
+                continue
+            seen.add(match.approval_id)
+            events.extend(match.restore(self.agent.name))
+            parts.append(types.Part(function_response=_answer_response(match, answer)))
+        return events, types.Content(role="user", parts=parts)
+
+
+def _answer_response(pending: Pending, answer: Answer) -> types.FunctionResponse:
+    if pending.kind == CONFIRMATION:
+        return types.FunctionResponse(id=pending.approval_id, name=proj.CONFIRMATION_CALL, response={"confirmed": answer.approve})
+    if answer.output is not None:
+        response = dict(answer.output) if isinstance(answer.output, Mapping) else {"result": answer.output}
+    else:
+        response = {"approved": answer.approve, **({"reason": answer.reason} if answer.reason else {})}
+    return types.FunctionResponse(id=pending.call.id, name=pending.call.name, response=response)
+
+
+class EventMapper:
+    """ADK events -> runner events for one run (see the module docstring's table)."""
+
+    def __init__(self, emit: Emitter, agent_name: str) -> None:
+        self.emit = emit
+        self.agent_name = agent_name
+        self.streamed_text: list[str] = []
+        self.streamed_reasoning: list[str] = []
+        self.pending: list[Pending] = []
+        self._calls: dict[str, types.FunctionCall] = {}
+        self._long_running: set[str] = set()
+        self._answered: set[str] = set()
+        self._events: list[Event] = []
+
+    async def on_event(self, event: Event) -> None:
+        if event.author == "user":
+            return
+        if event.error_code and not (event.content and event.content.parts):
+            message = event.error_message or "the model returned no content"
+            raise RunnerError(f"ADK model error {event.error_code}: {message}", "model_error")
+        parts = list(event.content.parts or []) if event.content else []
+        if event.partial:
+            for part in parts:
+                if part.text and part.thought:
+                    self.streamed_reasoning.append(part.text)
+                    await self.emit.reasoning(part.text)
+                elif part.text:
+                    self.streamed_text.append(part.text)
+                    await self.emit.text(part.text)
+            return
+        self._events.append(event)
+        await self._final_text(parts)
+        confirmations = event.actions.requested_tool_confirmations or {}
+        for part in parts:
+            if part.function_call is not None:
+                await self._call(event, part.function_call)
+            elif part.function_response is not None:
+                await self._response(part.function_response, confirmations)
+        delta = proj.host_state_delta(event.actions.state_delta)
+        if delta:
+            await self.emit.state_delta(delta)
+        usage = event.usage_metadata
+        if usage is not None:
+            await self.emit.usage(
+                input_tokens=usage.prompt_token_count or 0,
+                output_tokens=usage.candidates_token_count or 0,
+                reasoning_tokens=usage.thoughts_token_count or 0,
+                cached_tokens=usage.cached_content_token_count or 0,
+            )
+
+    async def _final_text(self, parts: Sequence[types.Part]) -> None:
+        thoughts = "".join(p.text for p in parts if p.text and p.thought)
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        if thoughts and not self.streamed_reasoning:
+            await self.emit.reasoning(thoughts)
+        if text:
+            if not self.streamed_text:
+                await self.emit.text(text)
+            await self.emit.message_done(text)
+        elif self.streamed_text:
+            # Partials without an aggregated final event: close the message ourselves.
+            await self.emit.message_done("".join(self.streamed_text))
+        self.streamed_text, self.streamed_reasoning = [], []
+
+    async def _call(self, event: Event, call: types.FunctionCall) -> None:
+        call_id = call.id or ""
+        if call.name == proj.CONFIRMATION_CALL:
+            args = call.args or {}
+            original = args.get("originalFunctionCall") or {}
+            confirmation = args.get("toolConfirmation") or {}
+            original_call = types.FunctionCall.model_validate(original) if isinstance(original, Mapping) else types.FunctionCall()
+            self.pending.append(
+                Pending(
+                    kind=CONFIRMATION,
+                    approval_id=call_id,
+                    call=original_call,
+                    hint=str(confirmation.get("hint") or "") if isinstance(confirmation, Mapping) else "",
+                )
+            )
+            return
+        self._calls[call_id] = call
+        if call_id in (event.long_running_tool_ids or set()):
+            self._long_running.add(call_id)
+        await self.emit.tool_call(call_id, call.name or "", call.args or {})
+
+    async def _response(self, response: types.FunctionResponse, confirmations: Mapping[str, Any]) -> None:
+        call_id = response.id or ""
+        if call_id in confirmations:
+            return  # the "requires confirmation" placeholder: the call is pending, not done
+        if call_id in self._long_running and _is_interim(response.response):
+            return  # a long-running tool's interim answer: still pending
+        self._answered.add(call_id)
+        result = response.response or {}
+        is_error = isinstance(result, Mapping) and set(result) == {"error"}
+        await self.emit.tool_result(call_id, response.name or "", result, is_error=is_error)
+
+    async def finish(self) -> None:
+        if self.streamed_text:
+            await self.emit.message_done("".join(self.streamed_text))
+            self.streamed_text = []
+        for call_id in sorted(self._long_running - self._answered):
+            call = self._calls[call_id]
+            self.pending.append(Pending(kind=LONG_RUNNING, approval_id=call_id, call=call, hint=f"{call.name} is running"))
+        for pending in self.pending:
+            ids = {pending.approval_id, pending.call.id}
+            pending.events = proj.dump_events(
+                [e for e in self._events if ids & _ids(e)]
+            )
+
+
+def _ids(event: Event) -> set[str | None]:
+    return {c.id for c in event.get_function_calls()} | {r.id for r in event.get_function_responses()}
+
+
+def _is_interim(response: Any) -> bool:
+    # ADK long-running tools return None (or a status) until the real result is sent back.
+    if not response:
+        return True
+    return isinstance(response, Mapping) and str(response.get("status", "")).lower() in ("pending", "running", "started", "in_progress")

@@ -1,0 +1,266 @@
+"""The ADK bridge with the real google-adk and the scripted BaseLlm (offline)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from agentengine_runner.testing import collect, make_request
+from conftest import errors, kinds, make_runner, of, run, text
+
+pytest.importorskip("google.adk")
+
+from agentengine_adapters.adk_bridge import AdkRunner  # noqa: E402
+from agentengine_adapters.broken import BrokenRunner  # noqa: E402
+
+AGENT = """
+from google.adk.agents import LlmAgent
+from google.adk.tools import FunctionTool, ToolContext
+from agentengine_adapters.adk_scripted import ScriptedAdkLlm
+
+RAN = []
+SEEN = []
+
+def get_weather(city: str, tool_context: ToolContext) -> dict:
+    \"\"\"The forecast for a city.\"\"\"
+    SEEN.append({"user": tool_context.user_id, "state": tool_context.state.to_dict()})
+    tool_context.state["user:last_city"] = city
+    tool_context.state["app:lookups"] = 1
+    tool_context.state["temp:scratch"] = "gone"
+    tool_context.state["last_forecast"] = "sunny"
+    return {"city": city, "forecast": "sunny"}
+
+def delete_file(path: str) -> dict:
+    \"\"\"Deletes a file.\"\"\"
+    RAN.append(path)
+    return {"deleted": path}
+
+model = ScriptedAdkLlm(MODEL_KWARGS)
+root_agent = LlmAgent(
+    name="assistant",
+    model=model,
+    instruction="Be brief.",
+    description="test assistant",
+    tools=[get_weather, FunctionTool(delete_file, require_confirmation=True)],
+)
+"""
+
+
+@pytest.fixture
+def adk(project: Any) -> Any:
+    def make(model_kwargs: str = "") -> AdkRunner:
+        settings = project(AGENT.replace("MODEL_KWARGS", model_kwargs), framework="adk", variable="root_agent")
+        runner = make_runner(settings)
+        assert isinstance(runner, AdkRunner), getattr(runner, "error", runner)
+        return runner
+
+    return make
+
+
+async def turn(
+    runner: Any,
+    input: Any = "hello",
+    *,
+    user: str = "u1",
+    session: str = "s1",
+    is_resume: bool = False,
+    history: list[dict[str, Any]] | None = None,
+    tiers: dict[str, Any] | None = None,
+    **payload: Any,
+) -> list[Any]:
+    ctx: dict[str, Any] = {
+        "platform_context": {"app_name": "app", "user_id": user, "session_id": session, "invocation_id": "inv"},
+        "history": history or [],
+        "is_resume": is_resume,
+        "state": {},
+        "state_tiers": tiers or {"app": {}, "user": {}, "session": {}},
+    }
+    payload = {"history": history or [], **payload}
+    request = make_request(input, payload=payload, session_context=ctx, session_id=session, user_id=user, invocation_id="inv")
+    return await collect(runner, request)
+
+
+def module(runner: AdkRunner) -> Any:
+    return runner.entry.module
+
+
+def test_describe(adk: Any) -> None:
+    d = adk().describe()
+    assert (d.framework, d.agent_name, d.description) == ("adk", "proj", "test assistant")
+    assert d.capabilities.resume
+
+
+def test_streamed_text_is_not_counted_twice(adk: Any) -> None:
+    events = run(lambda: turn(adk(), "hi there"))
+    deltas = of(events, "text_delta")
+    assert len(deltas) > 1  # word by word
+    assert text(events) == "You said: hi there"
+    assert [m.text for m in of(events, "message_done")] == ["You said: hi there"]
+    assert of(events, "usage")[0].output_tokens > 0
+    assert not errors(events)
+
+
+def test_thoughts_become_reasoning(adk: Any) -> None:
+    events = run(lambda: turn(adk('reasoning="thinking hard"'), "hi"))
+    assert "".join(r.text for r in of(events, "reasoning_delta")) == "thinking hard"
+    assert text(events) == "You said: hi"
+
+
+def test_tool_call_ids_and_state_prefixes(adk: Any) -> None:
+    runner = adk()
+    tiers = {"app": {"region": "eu"}, "user": {"lang": "fr"}, "session": {"topic": "trip"}}
+    events = run(lambda: turn(runner, "weather city=Paris", tiers=tiers))
+    calls, results = of(events, "tool_call"), of(events, "tool_result")
+    assert [c.name for c in calls] == ["get_weather"]
+    assert json.loads(calls[0].arguments) == {"city": "Paris"}
+    assert [r.call_id for r in results] == [calls[0].call_id]
+    assert json.loads(results[0].output) == {"city": "Paris", "forecast": "sunny"}
+    assert "Tool results" in text(events)
+    # The tool saw the host's tiers under ADK's prefixes.
+    seen = module(runner).SEEN[-1]
+    assert seen["user"] == "u1"
+    assert {"app:region": "eu", "user:lang": "fr", "topic": "trip"}.items() <= seen["state"].items()
+    delta: dict[str, Any] = {}
+    for d in of(events, "state_delta"):
+        delta.update(json.loads(d.delta_json))
+    assert delta == {"user:last_city": "Paris", "app:lookups": 1, "last_forecast": "sunny"}
+    kinds_ = kinds(events)
+    assert kinds_.index("tool_call") < kinds_.index("tool_result") < kinds_.index("message_done")
+
+
+def confirm_turn(runner: Any) -> tuple[list[Any], Any]:
+    events = run(lambda: turn(runner, "please delete file path=/tmp/a"))
+    approvals = of(events, "approval_request")
+    assert len(approvals) == 1, kinds(events)
+    return events, approvals[0]
+
+
+def resumed_history(events: list[Any]) -> list[dict[str, Any]]:
+    """The history the host would project for the resume turn."""
+    call = of(events, "tool_call")[0]
+    a = of(events, "approval_request")[0]
+    return [
+        {"role": "user", "type": "user_message", "content": "please delete file path=/tmp/a", "seq": 1},
+        {"role": "assistant", "type": "tool_call", "content": "[tool_call]", "call_id": call.call_id,
+         "name": call.name, "arguments": call.arguments, "seq": 2},
+        {"role": "assistant", "type": "approval_request", "content": "[approval_request]", "call_id": a.call_id,
+         "name": a.name, "arguments": a.arguments, "seq": 3},
+    ]
+
+
+def resume_payload(a: Any, approve: bool, *, detail: bool = True) -> dict[str, Any]:
+    resume = {"approval_request_id": a.id, "approve": approve, "call_id": a.call_id, "name": a.name,
+              "arguments": a.arguments}
+    if detail:
+        resume["detail"] = json.loads(a.detail_json)
+    return resume
+
+
+def test_confirmation_asks_then_approve_runs_the_tool(adk: Any) -> None:
+    runner = adk()
+    events, a = confirm_turn(runner)
+    call = of(events, "tool_call")[0]
+    assert a.id.startswith("adk-") and a.id != call.call_id
+    assert (a.call_id, a.name, json.loads(a.arguments)) == (call.call_id, "delete_file", {"path": "/tmp/a"})
+    assert not of(events, "tool_result")  # the placeholder response is not a result
+    assert module(runner).RAN == []
+
+    answer = {"type": "mcp_approval_response", "approval_request_id": a.id, "approve": True}
+    resumed = run(lambda: turn(runner, answer, is_resume=True, history=resumed_history(events),
+                               resume=resume_payload(a, True)))
+    assert not errors(resumed), errors(resumed)
+    assert module(runner).RAN == ["/tmp/a"]
+    results = of(resumed, "tool_result")
+    assert [r.call_id for r in results] == [call.call_id]
+    assert json.loads(results[0].output) == {"deleted": "/tmp/a"}
+    assert "deleted" in text(resumed)
+    assert not of(resumed, "approval_request")
+
+
+def test_confirmation_reject_does_not_run_the_tool(adk: Any) -> None:
+    runner = adk()
+    events, a = confirm_turn(runner)
+    answer = {"type": "mcp_approval_response", "approval_request_id": a.id, "approve": False, "reason": "no"}
+    resumed = run(lambda: turn(runner, answer, is_resume=True, history=resumed_history(events),
+                               resume=resume_payload(a, False)))
+    assert not errors(resumed), errors(resumed)
+    assert module(runner).RAN == []
+    results = of(resumed, "tool_result")
+    assert [r.call_id for r in results] == [a.call_id]
+    assert results[0].is_error and "rejected" in results[0].output
+
+
+@pytest.mark.parametrize("detail", [True, False])
+def test_resume_on_a_fresh_runner(adk: Any, detail: bool) -> None:
+    """A restarted runner resumes from the approval's detail, or from payload.resume alone."""
+    events, a = confirm_turn(adk())
+    fresh = adk()
+    answer = {"type": "function_call_output", "call_id": a.call_id, "output": json.dumps({"approve": True})}
+    resumed = run(lambda: turn(fresh, answer, is_resume=True, history=resumed_history(events),
+                               resume=resume_payload(a, True, detail=detail)))
+    assert not errors(resumed), errors(resumed)
+    assert module(fresh).RAN == ["/tmp/a"]
+    assert [r.call_id for r in of(resumed, "tool_result")] == [a.call_id]
+
+
+def test_resume_without_a_pending_approval_is_an_error(adk: Any) -> None:
+    answer = {"type": "mcp_approval_response", "approval_request_id": "nope", "approve": True}
+    events = run(lambda: turn(adk(), answer, is_resume=True))
+    assert kinds(events) == ["error"]
+    assert errors(events)[0].code == "invalid_resume"
+
+
+def test_history_reaches_the_model(adk: Any) -> None:
+    runner = adk()
+    history = [
+        {"role": "user", "type": "user_message", "content": "my name is Bob", "seq": 1},
+        {"role": "assistant", "type": "assistant_message", "content": "Hi Bob", "seq": 2},
+        {"role": "user", "type": "user_message", "content": "weather city=Rome", "seq": 3},
+        {"role": "assistant", "type": "tool_call", "content": "[tool_call] get_weather", "call_id": "c1",
+         "name": "get_weather", "arguments": '{"city": "Rome"}', "seq": 4},
+        {"role": "user", "type": "tool_result", "content": '[tool_result] get_weather: {"forecast": "rain"}',
+         "call_id": "c1", "name": "get_weather", "seq": 5},
+    ]
+    events = run(lambda: turn(runner, "what is my name", history=history))
+    assert text(events) == "You said: what is my name"
+    contents = module(runner).model.requests[-1].contents
+    flat = [(c.role, p.text or p.function_call or p.function_response) for c in contents for p in c.parts]
+    assert flat[0] == ("user", "my name is Bob")
+    assert flat[1] == ("model", "Hi Bob")
+    assert flat[3][1].id == "c1" and flat[3][1].name == "get_weather"
+    assert flat[4][1].id == "c1" and flat[4][1].response == {"forecast": "rain"}
+    assert flat[-1] == ("user", "what is my name")
+
+
+def test_two_users_with_one_session_id_never_share_state(adk: Any) -> None:
+    runner = adk()
+
+    async def both() -> tuple[list[Any], list[Any]]:
+        a = await turn(runner, "weather city=Oslo", user="alice", session="s1",
+                       tiers={"app": {}, "user": {"secret": "alice's"}, "session": {"note": "a"}})
+        b = await turn(runner, "weather city=Lima", user="bob", session="s1")
+        return a, b
+
+    a, b = run(both)
+    assert not errors(a) and not errors(b)
+    seen_a, seen_b = module(runner).SEEN
+    assert seen_a["user"] == "alice" and seen_b["user"] == "bob"
+    assert seen_a["state"]["user:secret"] == "alice's"
+    assert "user:secret" not in seen_b["state"] and "note" not in seen_b["state"]
+    assert "user:last_city" not in seen_b["state"]  # alice's write did not leak
+
+
+def test_model_failure_is_an_error_event(adk: Any) -> None:
+    events = run(lambda: turn(adk('fail_with="model exploded"'), "hi"))
+    errs = errors(events)
+    assert len(errs) == 1 and "model exploded" in errs[0].message
+
+
+def test_not_an_agent_gives_a_broken_runner(project: Any) -> None:
+    settings = project("root_agent = 42\n", framework="adk", variable="root_agent")
+    runner = make_runner(settings)
+    assert isinstance(runner, BrokenRunner)
+    events = run(lambda: turn(runner, "hi"))
+    assert kinds(events) == ["error"]
+    assert "not a google-adk agent" in errors(events)[0].message

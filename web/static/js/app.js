@@ -1,0 +1,355 @@
+// The bundled agentengine Web UI. Talks only to the Web UI action API.
+//
+// Test/demo knob: with ?slow=1 in the page URL every RunAgent carries
+// ModelOptions {deltas: 200, delay_ms: 20}, which the echo example agent turns into a
+// slow run (used by the reconnect-after-refresh browser test). A badge shows it is on.
+import { ApiError, call, newId, stream, subscribe, upload } from './api.js';
+import { h, clear } from './dom.js';
+import { AssistantView, userView } from './messages.js';
+import { responsesHandler, subscriptionHandler, isTerminal } from './events.js';
+import { SessionList, sessionTitle } from './sessions.js';
+import { Inspector } from './inspector.js';
+import { initTheme } from './theme.js';
+
+const $ = (id) => document.getElementById(id);
+const SLOW = new URLSearchParams(location.search).has('slow');
+const SLOW_OPTIONS = { deltas: 200, delay_ms: 20 };
+
+const state = {
+  agentId: '',
+  agents: [],
+  sessionId: '',
+  sessions: [],
+  run: null, // {invocationId, view}
+  attachments: [], // FileData of uploaded files waiting to be sent
+  loadToken: 0,
+};
+
+// Errors -------------------------------------------------------------------
+function showError(e) {
+  if (e?.name === 'AbortError') return;
+  const msg = e instanceof ApiError ? e.message : (e?.message || String(e));
+  $('error-text').textContent = msg;
+  $('error').hidden = false;
+  console.error(e);
+}
+function clearError() { $('error').hidden = true; }
+const guard = (fn) => async (...args) => { try { return await fn(...args); } catch (e) { showError(e); return undefined; } };
+
+// Sessions -----------------------------------------------------------------
+const list = new SessionList($('sessions'), $('search'), {
+  onSelect: guard((id) => openSession(id)),
+  onRename: guard(async (id, title) => {
+    await call('RenameSession', { AgentId: state.agentId, SessionId: id, Title: title });
+    await loadSessions();
+  }),
+  onDelete: guard(async (id) => {
+    await call('DeleteSession', { AgentId: state.agentId, SessionId: id });
+    if (id === state.sessionId) newChat();
+    await loadSessions();
+  }),
+});
+const inspector = new Inspector($('inspector'), $('events'), { onError: showError });
+
+async function loadSessions() {
+  const data = await call('ListSessions', { AgentId: state.agentId, Page: 1, PageSize: 100 });
+  state.sessions = data.Sessions || [];
+  list.set(state.sessions, state.sessionId);
+  updateTitle();
+}
+
+function updateTitle() {
+  const s = state.sessions.find((x) => x.SessionId === state.sessionId);
+  $('chat-title').textContent = s ? sessionTitle(s) : 'New chat';
+}
+
+function setHash(id) {
+  const url = new URL(location.href);
+  url.hash = id ? `session=${encodeURIComponent(id)}` : '';
+  history.replaceState(null, '', url);
+}
+
+function newChat() {
+  if (state.run) return;
+  state.sessionId = '';
+  state.loadToken++;
+  setHash('');
+  clear($('messages'));
+  $('messages').append(h('p', { class: 'placeholder' }, 'Start a conversation with ', h('strong', {}, state.agentId), '.'));
+  list.select('');
+  updateTitle();
+  inspector.load('', state.agentId);
+  $('prompt').focus();
+}
+
+// History ------------------------------------------------------------------
+function assistantView() {
+  return new AssistantView({
+    onApprove: (id, approve) => runTurn({ ResponsesInput: [{ type: 'mcp_approval_response', approval_request_id: id, approve }] }, { echo: null }),
+    onFeedback: async (responseId, rating, comment) => {
+      try {
+        await call('UpsertResponseFeedback', { AgentId: state.agentId, SessionId: state.sessionId, ResponseId: responseId, Rating: rating, Comment: comment });
+      } catch (e) { showError(e); throw e; }
+    },
+  });
+}
+
+const STATUS_TEXT = { failed: ['Run failed', 'error'], error: ['Run failed', 'error'], cancelled: ['Stopped', 'warn'], canceled: ['Stopped', 'warn'], interrupted: ['Waiting for approval', 'warn'], incomplete: ['Incomplete', 'warn'] };
+
+function renderHistory(messages) {
+  const box = $('messages');
+  clear(box);
+  let lastView = null;
+  messages.forEach((m, idx) => {
+    if (m.Role === 'user') {
+      const atts = (m.Attachments || []).map((a) => ({ name: a.name || a.file_uri, url: a.url }));
+      const text = m.Content?.text || '';
+      if (text || atts.length) box.append(userView(text, atts));
+      return;
+    }
+    if (m.Role !== 'assistant') return;
+    const v = assistantView();
+    v.invocationId = m.InvocationId;
+    const isLast = idx === messages.length - 1;
+    const blocks = m.Blocks?.length ? m.Blocks : [{ Type: 'text', Content: m.Content?.text || '' }];
+    blocks.forEach((b, i) => {
+      const key = `${m.MessageId}:${i}`;
+      if (b.Type === 'thinking') { v.reasoning(key, { open: false }); v.setReasoning(key, b.Content || ''); }
+      else if (b.Type === 'text') v.setText(key, b.Content || '');
+      else if (b.Type === 'tool') v.tool(key, { name: b.Name, callId: b.ToolCallId, args: b.Args ?? '', status: b.Status, result: b.Result });
+      else if (b.Type === 'approval') {
+        v.approval(b.ApprovalRequestId || key, { name: b.Name, args: b.Args ?? '', message: b.ApprovalMessage,
+          active: isLast && m.RunStatus === 'interrupted' && b.Status === 'paused', status: b.Status });
+      }
+    });
+    const st = STATUS_TEXT[m.RunStatus];
+    if (st && (m.RunStatus !== 'interrupted' || isLast)) v.setStatus(st[0], st[1]);
+    if (m.ResponseId && m.RunStatus !== 'in_progress') v.setResponseId(m.ResponseId);
+    v.flush();
+    box.append(v.el);
+    lastView = v;
+  });
+  if (!box.firstChild) box.append(h('p', { class: 'placeholder' }, 'No messages yet.'));
+  scrollDown(true);
+  return lastView;
+}
+
+async function openSession(id, { reattach = true } = {}) {
+  if (state.run && id !== state.sessionId) return;
+  const token = ++state.loadToken;
+  state.sessionId = id;
+  setHash(id);
+  list.select(id);
+  updateTitle();
+  const [msgs, sess] = await Promise.all([
+    call('ListSessionMessages', { AgentId: state.agentId, SessionId: id, IncludeReasoning: true, IncludeToolEvents: true, IncludeAttachments: true, Limit: 200 }),
+    call('GetSession', { AgentId: state.agentId, SessionId: id }),
+  ]);
+  if (token !== state.loadToken) return;
+  const last = renderHistory(msgs.Messages || []);
+  inspector.load(id, state.agentId);
+  const s = sess.Session;
+  if (reattach && s.ActiveRunStatus === 'in_progress' && s.ActiveInvocationId && !state.run) {
+    const reuse = last && last.invocationId === s.ActiveInvocationId ? last : null;
+    // Not awaited: the page is usable (and marked ready) while the run is followed.
+    reattachRun(s.ActiveInvocationId, Math.max(msgs.LatestSeqId || 0, s.LatestSeqId || 0), reuse).catch(showError);
+  }
+}
+
+// Running ------------------------------------------------------------------
+function setRunning(run) {
+  state.run = run;
+  $('send').hidden = !!run;
+  $('stop').hidden = !run;
+  $('stop').disabled = false;
+  $('new-chat').disabled = !!run;
+  document.body.classList.toggle('is-running', !!run);
+  if (run) run.view.setRunning(true);
+}
+
+function scrollDown(force = false) {
+  const box = $('messages');
+  if (force || box.scrollHeight - box.scrollTop - box.clientHeight < 160) box.scrollTop = box.scrollHeight;
+}
+
+/** runTurn sends one RunAgent (Stream:true, responses) and renders its stream. */
+async function runTurn(extra, { echo }) {
+  if (state.run) throw new Error('A run is already in progress');
+  clearError();
+  if (!state.sessionId) {
+    const d = await call('CreateSession', { AgentId: state.agentId });
+    state.sessionId = d.Session.SessionId;
+    state.loadToken++;
+    setHash(state.sessionId);
+    clear($('messages'));
+  }
+  const box = $('messages');
+  box.querySelector('.placeholder')?.remove();
+  if (echo) box.append(echo);
+  const view = assistantView();
+  box.append(view.el);
+  const invocationId = newId('inv');
+  setRunning({ invocationId, view });
+  scrollDown(true);
+  const result = {};
+  const body = { AgentId: state.agentId, SessionId: state.sessionId, InvocationId: invocationId, Stream: true, ApiFormat: 'responses', ...extra };
+  if (SLOW) body.ModelOptions = SLOW_OPTIONS;
+  const handler = responsesHandler(view, result);
+  const sessionId = state.sessionId;
+  loadSessions().catch(() => {});
+  try {
+    await stream('RunAgent', body, (f) => { handler(f); scrollDown(); });
+  } catch (e) {
+    result.error = result.error || e.message;
+    showError(e);
+  } finally {
+    view.flush();
+    view.setRunning(false);
+    setRunning(null);
+  }
+  if (result.error) { view.setStatus(result.error, 'error'); showError(new Error(result.error)); }
+  await afterRun(sessionId, !!result.error);
+}
+
+async function afterRun(sessionId, keepView) {
+  await loadSessions().catch(showError);
+  if (sessionId === state.sessionId && !keepView) await openSession(sessionId, { reattach: false }).catch(showError);
+  else inspector.load(state.sessionId, state.agentId);
+}
+
+/** reattachRun follows a run still in progress (after a page refresh) with SubscribeRunEvents. */
+async function reattachRun(invocationId, afterSeqId, reuse) {
+  const view = reuse || assistantView();
+  if (!reuse) $('messages').append(view.el);
+  view.el.dataset.reattached = 'true';
+  setRunning({ invocationId, view });
+  const sessionId = state.sessionId;
+  const st = { lastSeq: afterSeqId, done: false, terminal: false };
+  const handler = subscriptionHandler(view, st);
+  try {
+    for (let attempt = 0; !st.done && attempt < 20; attempt++) {
+      try {
+        await subscribe({ sessionId, invocationId, agentId: state.agentId, afterSeqId: st.lastSeq }, (f) => { handler(f); scrollDown(); });
+      } catch (e) {
+        if (e instanceof ApiError) throw e;
+      }
+      if (!st.done) await new Promise((r) => setTimeout(r, 500 * Math.min(attempt + 1, 6)));
+    }
+  } catch (e) {
+    showError(e);
+  } finally {
+    view.flush();
+    view.setRunning(false);
+    setRunning(null);
+  }
+  await afterRun(sessionId, false);
+}
+
+// Composer -----------------------------------------------------------------
+function renderPending() {
+  const ul = $('pending');
+  clear(ul);
+  state.attachments.forEach((a, i) => ul.append(h('li', { class: 'chip' }, '📎 ', a.displayName,
+    h('button', { type: 'button', class: 'icon small', 'aria-label': `Remove ${a.displayName}`, onclick: () => { state.attachments.splice(i, 1); renderPending(); } }, '✕'))));
+}
+
+async function onFiles(e) {
+  const files = [...e.target.files];
+  e.target.value = '';
+  for (const f of files) {
+    const chip = h('li', { class: 'chip uploading' }, `Uploading ${f.name}…`);
+    $('pending').append(chip);
+    try {
+      state.attachments.push(await upload(f));
+    } catch (err) {
+      showError(err);
+    } finally {
+      chip.remove();
+    }
+  }
+  renderPending();
+}
+
+async function onSubmit(e) {
+  e.preventDefault();
+  if (state.run) return;
+  const text = $('prompt').value.trim();
+  const atts = state.attachments.slice();
+  if (!text && !atts.length) return;
+  const content = [];
+  if (text) content.push({ type: 'input_text', text });
+  for (const a of atts) content.push({ type: 'input_file', file_url: a.fileUri, filename: a.displayName });
+  $('prompt').value = '';
+  state.attachments = [];
+  renderPending();
+  const echo = userView(text, atts.map((a) => ({ name: a.displayName })));
+  await runTurn({ ResponsesInput: [{ role: 'user', content }] }, { echo });
+}
+
+async function onStop() {
+  const run = state.run;
+  if (!run) return;
+  $('stop').disabled = true;
+  await call('CancelRun', { AgentId: state.agentId, SessionId: state.sessionId, InvocationId: run.invocationId });
+}
+
+// Agents -------------------------------------------------------------------
+async function loadAgents() {
+  const [boot, models] = await Promise.all([
+    call('GetAgentUiBootstrap', {}),
+    call('ListAgentModels', {}).catch(() => null),
+  ]);
+  let agents = (boot.Agents || (boot.Agent ? [boot.Agent] : [])).map((a) => ({ id: a.AgentId, name: a.Name || a.AgentId, description: a.Description || '' }));
+  if (!agents.length && models) agents = (models.Models || []).map((m) => ({ id: m.id, name: m.name || m.id, description: m.description || '' }));
+  state.agents = agents;
+  const saved = localStorage.getItem('agentengine.agent');
+  state.agentId = agents.find((a) => a.id === saved)?.id || boot.Agent?.AgentId || agents[0]?.id || '';
+  const sel = $('agent');
+  clear(sel);
+  for (const a of agents) sel.append(h('option', { value: a.id, selected: a.id === state.agentId }, a.name));
+  sel.value = state.agentId;
+  $('agent-desc').textContent = agents.find((a) => a.id === state.agentId)?.description || '';
+  $('file').disabled = boot.Capabilities?.Attachments === false;
+}
+
+async function onAgentChange() {
+  if (state.run) { $('agent').value = state.agentId; return; }
+  state.agentId = $('agent').value;
+  localStorage.setItem('agentengine.agent', state.agentId);
+  $('agent-desc').textContent = state.agents.find((a) => a.id === state.agentId)?.description || '';
+  newChat();
+  await loadSessions();
+}
+
+// Start --------------------------------------------------------------------
+async function main() {
+  initTheme($('theme'));
+  $('slow-badge').hidden = !SLOW;
+  $('error-close').addEventListener('click', clearError);
+  $('composer').addEventListener('submit', guard(onSubmit));
+  $('prompt').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); $('composer').requestSubmit(); }
+  });
+  $('stop').addEventListener('click', guard(onStop));
+  $('file').addEventListener('change', guard(onFiles));
+  $('new-chat').addEventListener('click', () => newChat());
+  $('agent').addEventListener('change', guard(onAgentChange));
+  $('toggle-inspector').addEventListener('click', () => {
+    const open = $('inspector').hidden;
+    $('inspector').hidden = !open;
+    $('toggle-inspector').setAttribute('aria-expanded', String(open));
+    inspector.load(state.sessionId, state.agentId);
+  });
+  $('inspector-refresh').addEventListener('click', () => inspector.load(state.sessionId, state.agentId));
+
+  await loadAgents();
+  await loadSessions();
+  const m = /session=([^&]+)/.exec(location.hash);
+  const id = m ? decodeURIComponent(m[1]) : '';
+  if (id && state.sessions.some((s) => s.SessionId === id)) await openSession(id);
+  else newChat();
+  document.body.dataset.ready = 'true';
+}
+
+main().catch((e) => { showError(e); document.body.dataset.ready = 'error'; });
+void isTerminal;

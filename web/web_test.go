@@ -1,0 +1,46 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+)
+
+func TestRegister(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	r := gin.New()
+	Register(r)
+	get := func(path string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		return w
+	}
+	w := get("/")
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `<script type="module" src="/static/js/app.js">`) {
+		t.Fatalf("GET / = %d %q", w.Code, w.Body.String())
+	}
+	if got := w.Header().Get("Content-Security-Policy"); !strings.Contains(got, "script-src 'self'") || strings.Contains(got, "unsafe") {
+		t.Errorf("CSP = %q", got)
+	}
+	if w.Header().Get("X-Content-Type-Options") != "nosniff" || w.Header().Get("Cache-Control") != "no-cache" {
+		t.Errorf("headers = %v", w.Header())
+	}
+	for path, ctype := range map[string]string{"/static/js/app.js": "javascript", "/static/style.css": "text/css"} {
+		if w := get(path); w.Code != http.StatusOK || !strings.Contains(w.Header().Get("Content-Type"), ctype) {
+			t.Errorf("GET %s = %d %q", path, w.Code, w.Header().Get("Content-Type"))
+		}
+	}
+	for _, path := range []string{"/static/", "/static/js/", "/static/index.html", "/static/../web.go", "/static/nope.js"} {
+		if w := get(path); w.Code != http.StatusNotFound && w.Code != http.StatusMovedPermanently {
+			t.Errorf("GET %s = %d, want 404", path, w.Code)
+		}
+	}
+	// No inline scripts or styles: the CSP forbids them.
+	b, _ := FS.ReadFile("static/index.html")
+	if strings.Contains(string(b), "<script>") || strings.Contains(string(b), "style=") || strings.Contains(string(b), " on") && strings.Contains(string(b), "onclick") {
+		t.Error("index.html has inline script or style")
+	}
+}
