@@ -437,3 +437,57 @@ func TestServesHealthOnAFreePort(t *testing.T) {
 		t.Fatalf("health %v", h)
 	}
 }
+
+// namedProject writes a project named name that runs the prebuilt echo runner of base.
+func namedProject(t *testing.T, base, name string) string {
+	t.Helper()
+	cfg, err := os.ReadFile(filepath.Join(base, "agentengine.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	renamed := strings.Replace(string(cfg), "name: echo-go", "name: "+name, 1)
+	if err := os.WriteFile(filepath.Join(dir, "agentengine.yaml"), []byte(renamed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestSeveralAgentsInOneServer(t *testing.T) {
+	base := copyProject(t)
+	s := startServer(t, namedProject(t, base, "alpha"), namedProject(t, base, "beta"), "--session-backend", "memory")
+	if got := len(s.runnerPIDs()); got != 2 {
+		t.Fatalf("want one runner per project, found %d", got)
+	}
+	models := decode(t, mustGet(t, s.url+"/v1/models"))
+	var ids []string
+	for _, m := range models["data"].([]any) {
+		ids = append(ids, m.(map[string]any)["id"].(string))
+	}
+	if strings.Join(ids, ",") != "alpha,beta" {
+		t.Fatalf("models = %v", ids)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		r := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": name, "input": "hi"}))
+		if r["status"] != "completed" || r["model"] != name {
+			t.Fatalf("%s: %v", name, r)
+		}
+	}
+	resp := post(t, s.url+"/v1/responses", map[string]any{"model": "gamma", "input": "hi"})
+	body := decode(t, resp)
+	msg := fmt.Sprint(body["error"])
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(msg, "alpha") || !strings.Contains(msg, "beta") {
+		t.Fatalf("unknown model: %d %v", resp.StatusCode, body)
+	}
+}
+
+func TestTwoProjectsWithOneNameAreRefused(t *testing.T) {
+	base := copyProject(t)
+	out, err := exec.Command(binPath, "run", namedProject(t, base, "same"), namedProject(t, base, "same"), "--port", "0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `two projects are named "same"`) {
+		t.Fatalf("want a refusal, got %v: %s", err, out)
+	}
+}
