@@ -5,17 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/api/internal/apitest"
 	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/pluginsdk"
@@ -47,46 +46,14 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	r := api.NewRouter(api.Config{Runtime: rt, Surfaces: []api.Surface{New(Config{Runtime: rt, Version: "test"})}})
-	srv := httptest.NewServer(r)
-	t.Cleanup(func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := rt.Close(ctx); err != nil {
-			t.Errorf("runtime close: %v", err)
-		}
-		stop()
-	})
+	srv := apitest.Serve(t, r, rt, stop)
 	return &env{t: t, rt: rt, srv: srv}
 }
 
 // do sends a request; headers are name, value pairs.
 func (e *env) do(method, path, body string, headers ...string) (int, http.Header, []byte) {
 	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, b
+	return apitest.Do(e.t, e.srv.URL, method, path, body, headers...)
 }
 
 // json sends a request and decodes the JSON answer, failing on another status.

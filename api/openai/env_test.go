@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/internal/apitest"
 	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/pluginsdk"
@@ -53,46 +53,14 @@ func newEnv(t *testing.T, cfg Config) *env {
 	}
 	r := gin.New()
 	h.Register(r)
-	srv := httptest.NewServer(r)
-	t.Cleanup(func() {
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := rt.Close(ctx); err != nil {
-			t.Errorf("runtime close: %v", err)
-		}
-		stop()
-	})
+	srv := apitest.Serve(t, r, rt, stop)
 	return &env{t: t, rt: rt, srv: srv}
 }
 
 // do sends a request; headers are name, value pairs.
 func (e *env) do(method, path, body string, headers ...string) (int, http.Header, []byte) {
 	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, b
+	return apitest.Do(e.t, e.srv.URL, method, path, body, headers...)
 }
 
 // json sends a request and decodes a JSON object answer, failing on another status.
