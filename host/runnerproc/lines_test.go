@@ -3,6 +3,8 @@ package runnerproc
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +123,32 @@ func TestBackoffDelay(t *testing.T) {
 			t.Errorf("delay(%d) = %v, want %v", tt.failures, got, tt.want)
 		}
 	}
+}
+
+func TestDefunct(t *testing.T) {
+	if defunct(os.Getpid()) {
+		t.Fatal("the test process itself is reported defunct")
+	}
+	if defunct(0) || defunct(-1) {
+		t.Fatal("invalid pids are not defunct")
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if defunct(cmd.Process.Pid) {
+		t.Fatal("a running child is reported defunct")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Not reaped yet: a zombie. Wait (bounded) for the kernel to finish the kill.
+	deadline := time.Now().Add(5 * time.Second)
+	for !defunct(cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("a killed, unreaped child is not reported defunct")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_ = cmd.Wait()
 }
