@@ -12,11 +12,12 @@
     from agentengine_adapters.models import adk_model
     root_agent = LlmAgent(name="assistant", model=adk_model(), ...)
 
-adk_model() is the same choice for google-adk agents: with OPENAI_API_KEY, ADK's LiteLlm
-("openai/<OPENAI_MODEL_NAME>", OPENAI_BASE_URL as api_base) — google-adk ships no native
-OpenAI model, so that needs `pip install litellm` (not pinned here); otherwise the offline
-adk_scripted.ScriptedAdkLlm. LangChain is imported only by chat_model(), google-adk only
-by adk_model(), so either framework works without the other installed.
+adk_model() is the same choice for google-adk agents: with OPENAI_API_KEY,
+adk_openai.OpenAiAdkLlm (a BaseLlm on the pinned `openai` package; OPENAI_BASE_URL and
+OPENAI_MODEL_NAME honoured; google-adk ships no native OpenAI model and its LiteLlm needs
+the unpinned litellm); otherwise the offline adk_scripted.ScriptedAdkLlm. LangChain is
+imported only by chat_model(), google-adk only by adk_model(), so either framework works
+without the other installed.
 """
 
 from __future__ import annotations
@@ -84,28 +85,27 @@ def chat_model(
     return _openai_model(model, temperature, openai_kwargs)
 
 
-def adk_model(model: str | None = None, *, scripted: dict[str, Any] | None = None, **litellm_kwargs: Any) -> BaseLlm:
-    """The example model for google-adk agents: LiteLlm on an OpenAI-compatible endpoint
-    when OPENAI_API_KEY is set, else the offline ScriptedAdkLlm (scripted: its fields)."""
+def adk_model(model: str | None = None, *, scripted: dict[str, Any] | None = None, **openai_kwargs: Any) -> BaseLlm:
+    """The example model for google-adk agents: OpenAiAdkLlm on an OpenAI-compatible
+    endpoint when OPENAI_API_KEY is set (openai_kwargs: its fields, e.g. base_url,
+    request_options), else the offline ScriptedAdkLlm (scripted: its fields)."""
     if use_scripted_model():
         from .adk_scripted import ScriptedAdkLlm
 
         return ScriptedAdkLlm(**(scripted or {}))
     try:
-        import litellm  # type: ignore[import-not-found]  # noqa: F401
-        from google.adk.models.lite_llm import LiteLlm
+        import openai  # noqa: F401  # checked here so a missing package fails at import, not mid-run
     except ImportError as exc:
         raise ImportError(
-            "OPENAI_API_KEY is set, and google-adk reaches OpenAI-compatible endpoints through "
-            "LiteLlm, which needs `pip install litellm`; or unset OPENAI_API_KEY (or set "
-            "AGENTENGINE_MODEL=scripted) for the offline scripted model"
+            "OPENAI_API_KEY is set: adk_model() needs the `openai` package (pinned in "
+            "pluginsdk/python/constraints.txt) in the project's requirements.txt; or unset "
+            "OPENAI_API_KEY (or set AGENTENGINE_MODEL=scripted) for the offline scripted model"
         ) from exc
-    name = model or os.environ.get("OPENAI_MODEL_NAME") or DEFAULT_OPENAI_MODEL
-    params: dict[str, Any] = {"api_key": os.environ["OPENAI_API_KEY"], **litellm_kwargs}
-    base_url = os.environ.get("OPENAI_BASE_URL")
-    if base_url and "api_base" not in params:
-        params["api_base"] = base_url
-    return LiteLlm(model=name if "/" in name else f"openai/{name}", **params)
+    from .adk_openai import OpenAiAdkLlm
+
+    if model:
+        openai_kwargs["model"] = model
+    return OpenAiAdkLlm(**openai_kwargs)
 
 
 def _openai_model(

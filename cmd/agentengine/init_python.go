@@ -37,7 +37,7 @@ func pythonScaffolds() map[string]pythonScaffold {
 		"deepagents": {"DeepAgents", "agent.py:agent",
 			[]string{"deepagents", "langchain", "langgraph", "langchain-core", "langgraph-checkpoint-sqlite", "langchain-openai"}},
 		// google-adk: the ADK bridge rebuilds sessions from the host's store, no checkpointer.
-		"adk": {"Google ADK", "agent.py:root_agent", []string{"google-adk", "google-genai"}},
+		"adk": {"Google ADK", "agent.py:root_agent", []string{"google-adk", "google-genai", "openai"}},
 	}
 }
 
