@@ -229,4 +229,112 @@ describe('web UI', { timeout: 600_000 }, () => {
     assert.ok(msg && !/HTTP/.test(msg), msg);
     noProblems();
   });
+  test('workspace panel: upload, list, preview, download zip, delete', T, async () => {
+    await fresh('/');
+    await page.getByRole('button', { name: 'Workspace' }).click();
+    const panel = page.getByRole('complementary', { name: 'Workspace' });
+    await panel.waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Workspace' }).getAttribute('aria-expanded'), 'true');
+    const txt = join(tmp, 'ws-note.txt');
+    writeFileSync(txt, 'workspace note <b>not bold</b>\nsecond line\n');
+    await page.locator('#ws-file').setInputFiles(txt);
+    const open = panel.getByRole('button', { name: 'Preview ws-note.txt' });
+    await open.waitFor();
+    await panel.getByText('Uploaded ws-note.txt').waitFor();
+    const { Entries } = await api(srv.url, 'ListWorkspaceFiles', { AgentId: 'echo-go', Path: '.', Recursive: true });
+    assert.ok(Entries.some((e) => e.Path === 'ws-note.txt'), JSON.stringify(Entries));
+
+    await open.click();
+    const preview = panel.getByRole('region', { name: 'File preview' });
+    await preview.locator('pre.ws-text').filter({ hasText: 'workspace note <b>not bold</b>' }).waitFor();
+    assert.equal(await preview.locator('pre.ws-text b').count(), 0, 'text is escaped, never parsed as HTML');
+    await shot(page, 'workspace-preview-text');
+
+    // HTML previews render only in a sandboxed iframe (scripts allowed, opaque origin).
+    const html = join(tmp, 'ws-page.html');
+    writeFileSync(html, '<!doctype html><title>x</title><h1 id="t">static</h1><script>document.getElementById("t").textContent = "Hello from the sandbox";</script>');
+    await page.locator('#ws-file').setInputFiles(html);
+    await panel.getByRole('button', { name: 'Preview ws-page.html' }).click();
+    const frame = preview.locator('iframe.ws-frame');
+    await frame.waitFor();
+    assert.equal(await frame.getAttribute('sandbox'), 'allow-scripts');
+    assert.match(await frame.getAttribute('src'), /GetWorkspaceFileContent\?FilePath=ws-page\.html/);
+    await page.frameLocator('iframe.ws-frame').getByText('Hello from the sandbox').waitFor();
+    await shot(page, 'workspace-preview-html');
+
+    const zip = panel.getByRole('link', { name: 'Download zip' });
+    const res = await fetch(new URL(await zip.getAttribute('href'), srv.url));
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /zip/);
+    assert.equal(Buffer.from(await res.arrayBuffer()).subarray(0, 2).toString(), 'PK');
+
+    for (const name of ['ws-note.txt', 'ws-page.html']) {
+      page.once('dialog', (d) => d.accept());
+      await panel.getByRole('button', { name: `Delete ${name}` }).click();
+      await panel.getByRole('button', { name: `Preview ${name}` }).waitFor({ state: 'detached' });
+    }
+    assert.equal(await preview.isHidden(), true, 'the preview of a deleted file closes');
+    const left = (await api(srv.url, 'ListWorkspaceFiles', { AgentId: 'echo-go', Path: '.', Recursive: true })).Entries;
+    assert.ok(!left.some((e) => e.Path.startsWith('ws-')), JSON.stringify(left));
+    await shot(page, 'workspace-deleted');
+    await page.getByRole('button', { name: 'Workspace' }).click();
+    assert.equal(await panel.isHidden(), true);
+    noProblems();
+  });
+
+  test('approval: Reject resumes the run to a rejected completion', T, async () => {
+    await page.getByRole('button', { name: /New chat/ }).click();
+    await send('please approve deleting keep.txt');
+    const card = page.getByRole('group', { name: /Approval request: delete_file/ });
+    await card.waitFor();
+    await idle();
+    await card.getByRole('button', { name: 'Reject' }).click();
+    await page.getByText('Rejected: kept keep.txt.').waitFor();
+    await idle();
+    const sessionId = decodeURIComponent(/session=([^&]+)/.exec(page.url())[1]);
+    const { Messages } = await api(srv.url, 'ListSessionMessages', { SessionId: sessionId });
+    assert.equal(Messages.filter((m) => m.Role === 'assistant').at(-1).RunStatus, 'completed');
+    await shot(page, 'approval-rejected');
+    noProblems();
+  });
+
+  test('Stop during a slow run cancels it and the UI shows it', T, async () => {
+    await fresh('/?slow=1');
+    await page.getByRole('button', { name: /New chat/ }).click();
+    await send('hello then stop');
+    await lastAssistant().locator('.text').filter({ hasText: 'Echo:' }).waitFor();
+    const stop = page.getByRole('button', { name: 'Stop', exact: true });
+    await stop.click();
+    await idle();
+    await lastAssistant().getByRole('status').filter({ hasText: 'Stopped' }).waitFor();
+    const sessionId = decodeURIComponent(/session=([^&]+)/.exec(page.url())[1]);
+    const { Messages } = await api(srv.url, 'ListSessionMessages', { SessionId: sessionId });
+    assert.equal(Messages.filter((m) => m.Role === 'assistant').at(-1).RunStatus, 'cancelled');
+    assert.equal((await api(srv.url, 'GetSession', { SessionId: sessionId })).Session.ActiveRunStatus === 'in_progress', false);
+    await shot(page, 'stopped');
+    noProblems();
+  });
+
+  test('feedback thumbs and comment survive a reload', T, async () => {
+    await fresh('/');
+    await page.getByRole('button', { name: /New chat/ }).click();
+    await send('rate me');
+    await lastAssistant().locator('.text').filter({ hasText: 'Echo: rate me' }).waitFor();
+    await idle();
+    let msg = lastAssistant();
+    await msg.getByRole('button', { name: 'Bad response' }).click();
+    await msg.getByText('Thanks for the feedback').waitFor();
+    await msg.getByLabel('Feedback comment').fill('too <short>');
+    await msg.getByRole('button', { name: 'Send comment' }).click();
+    await msg.getByText('Comment saved').waitFor();
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    msg = lastAssistant();
+    await msg.locator('.feedback[data-loaded="true"]').waitFor();
+    assert.equal(await msg.getByRole('button', { name: 'Bad response' }).getAttribute('aria-pressed'), 'true');
+    assert.equal(await msg.getByRole('button', { name: 'Good response' }).getAttribute('aria-pressed'), 'false');
+    assert.equal(await msg.getByLabel('Feedback comment').inputValue(), 'too <short>');
+    await shot(page, 'feedback-reloaded');
+    noProblems();
+  });
 });

@@ -9,6 +9,7 @@ import { AssistantView, userView } from './messages.js';
 import { responsesHandler, subscriptionHandler, isTerminal } from './events.js';
 import { SessionList, sessionTitle } from './sessions.js';
 import { Inspector } from './inspector.js';
+import { Workspace } from './workspace.js';
 import { initTheme } from './theme.js';
 
 const $ = (id) => document.getElementById(id);
@@ -50,6 +51,10 @@ const list = new SessionList($('sessions'), $('search'), {
   }),
 });
 const inspector = new Inspector($('inspector'), $('events'), { onError: showError });
+const workspace = new Workspace($('workspace'), {
+  list: $('ws-files'), preview: $('ws-preview'), file: $('ws-file'), refresh: $('ws-refresh'),
+  zip: $('ws-zip'), root: $('ws-root'), status: $('ws-status'),
+}, { agentId: () => state.agentId, onError: showError });
 
 async function loadSessions() {
   const data = await call('ListSessions', { AgentId: state.agentId, Page: 1, PageSize: 100 });
@@ -83,6 +88,14 @@ function newChat() {
 }
 
 // History ------------------------------------------------------------------
+/** loadFeedback fills a rendered turn's thumbs from GetResponseFeedback (null: none yet). */
+function loadFeedback(view, responseId, token) {
+  const sessionId = state.sessionId;
+  call('GetResponseFeedback', { AgentId: state.agentId, SessionId: sessionId, ResponseId: responseId })
+    .then((d) => { if (token === state.loadToken && d?.Feedback) view.showFeedback(d.Feedback); })
+    .catch((e) => { if (!(e instanceof ApiError && e.status === 404)) console.warn('GetResponseFeedback', e); });
+}
+
 function assistantView() {
   return new AssistantView({
     onApprove: (id, approve) => runTurn({ ResponsesInput: [{ type: 'mcp_approval_response', approval_request_id: id, approve }] }, { echo: null }),
@@ -98,6 +111,7 @@ const STATUS_TEXT = { failed: ['Run failed', 'error'], error: ['Run failed', 'er
 
 function renderHistory(messages) {
   const box = $('messages');
+  const token = state.loadToken;
   clear(box);
   let lastView = null;
   messages.forEach((m, idx) => {
@@ -124,7 +138,10 @@ function renderHistory(messages) {
     });
     const st = STATUS_TEXT[m.RunStatus];
     if (st && (m.RunStatus !== 'interrupted' || isLast)) v.setStatus(st[0], st[1]);
-    if (m.ResponseId && m.RunStatus !== 'in_progress') v.setResponseId(m.ResponseId);
+    if (m.ResponseId && m.RunStatus !== 'in_progress') {
+      v.setResponseId(m.ResponseId);
+      loadFeedback(v, m.ResponseId, token);
+    }
     v.flush();
     box.append(v.el);
     lastView = v;
@@ -212,6 +229,7 @@ async function runTurn(extra, { echo }) {
 }
 
 async function afterRun(sessionId, keepView) {
+  workspace.load(); // a run may have changed files
   await loadSessions().catch(showError);
   if (sessionId === state.sessionId && !keepView) await openSession(sessionId, { reattach: false }).catch(showError);
   else inspector.load(state.sessionId, state.agentId);
@@ -319,6 +337,8 @@ async function onAgentChange() {
   $('agent-desc').textContent = state.agents.find((a) => a.id === state.agentId)?.description || '';
   newChat();
   await loadSessions();
+  workspace.closePreview();
+  workspace.load();
 }
 
 // Start --------------------------------------------------------------------
@@ -341,6 +361,12 @@ async function main() {
     inspector.load(state.sessionId, state.agentId);
   });
   $('inspector-refresh').addEventListener('click', () => inspector.load(state.sessionId, state.agentId));
+  $('toggle-workspace').addEventListener('click', () => {
+    const open = $('workspace').hidden;
+    $('workspace').hidden = !open;
+    $('toggle-workspace').setAttribute('aria-expanded', String(open));
+    workspace.load();
+  });
 
   await loadAgents();
   await loadSessions();

@@ -172,8 +172,11 @@ export class AssistantView {
   setResponseId(responseId) {
     this.responseId = responseId;
     if (!responseId || !this.onFeedback || this.footer.querySelector('.feedback')) return;
-    this.footer.append(feedbackBar((rating, comment) => this.onFeedback(responseId, rating, comment)));
+    this.feedback = feedbackBar((rating, comment) => this.onFeedback(responseId, rating, comment));
+    this.footer.append(this.feedback.el);
   }
+  /** showFeedback fills the thumbs and comment from stored feedback ({Rating, Comment}). */
+  showFeedback(fb) { this.feedback?.show(fb); }
 }
 
 function feedbackBar(send) {
@@ -198,5 +201,16 @@ function feedbackBar(send) {
   });
   const up = h('button', { type: 'button', class: 'icon', 'aria-label': 'Good response', 'aria-pressed': 'false', onclick: () => rate('up') }, '👍');
   const down = h('button', { type: 'button', class: 'icon', 'aria-label': 'Bad response', 'aria-pressed': 'false', onclick: () => rate('down') }, '👎');
-  return h('div', { class: 'feedback' }, up, down, note, form);
+  const el = h('div', { class: 'feedback' }, up, down, note, form);
+  // show applies stored feedback unless the user has already rated in this view.
+  const show = (fb) => {
+    if (!fb || rating || !['up', 'down'].includes(fb.Rating)) return;
+    rating = fb.Rating;
+    up.setAttribute('aria-pressed', String(rating === 'up'));
+    down.setAttribute('aria-pressed', String(rating === 'down'));
+    comment.value = fb.Comment || '';
+    form.hidden = false;
+    el.dataset.loaded = 'true';
+  };
+  return { el, show };
 }
