@@ -6,7 +6,9 @@ Per turn (see adk_session.py for the projection):
    session ids, rebuilt from the host's history and state tiers. agentengine's store stays
    the only source of truth; no two users or sessions ever share an ADK session.
 2. One `Runner.run_async(user_id=<user>, session_id=<session>, new_message=...,
-   run_config=RunConfig(streaming_mode=SSE))`, its events mapped:
+   run_config=RunConfig(streaming_mode=SSE))`, its events mapped. payload.instructions (the
+   request's system/developer instruction) is appended to each model call's system
+   instruction by a plugin registered on that turn's Runner only.
 
    | ADK event | runner event |
    |---|---|
@@ -40,7 +42,11 @@ from google.adk.agents import BaseAgent
 from google.adk.agents.run_config import RunConfig
 from google.adk.agents.run_config import StreamingMode  # type: ignore[attr-defined]
 from google.adk.apps import App
+from google.adk.agents.callback_context import CallbackContext
 from google.adk.events.event import Event
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner as AdkRunnerCore
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
@@ -261,7 +267,18 @@ class AdkRunner(Runner):
         for event in [*proj.history_events(history, self.agent.name, skip_call_ids=skip), *restored]:
             await service.append_event(session, event)
         runner = self._adk_runner(app_name, service)
+        instructions = request.payload.get("instructions")
+        if isinstance(instructions, str) and instructions.strip():
+            # Per-run plugin on this turn's own Runner: the agent (or App) is untouched.
+            runner.plugin_manager.register_plugin(RequestInstructions(instructions.strip()))
         mapper = EventMapper(emit, self.agent.name)
+        if request.is_resume:
+            # A long-running tool's answer comes from the client, in the new message, so
+            # ADK emits no event for it: report it as the call's result here.
+            for part in new_message.parts or []:
+                fr = part.function_response
+                if fr is not None and fr.name != proj.CONFIRMATION_CALL:
+                    await mapper._response(fr, {})
         try:
             async for event in runner.run_async(
                 user_id=user_id,
@@ -318,6 +335,19 @@ class AdkRunner(Runner):
             events.extend(match.restore(self.agent.name))
             parts.append(types.Part(function_response=_answer_response(match, answer)))
         return events, types.Content(role="user", parts=parts)
+
+
+class RequestInstructions(BasePlugin):
+    """Appends the request's `instructions` (payload.instructions) to every model call's
+    system instruction, after the agent's own instruction."""
+
+    def __init__(self, instructions: str) -> None:
+        super().__init__(name="agentengine_request_instructions")
+        self.instructions = instructions
+
+    async def before_model_callback(self, *, callback_context: CallbackContext, llm_request: LlmRequest) -> LlmResponse | None:
+        llm_request.append_instructions([self.instructions])
+        return None
 
 
 def _answer_response(pending: Pending, answer: Answer) -> types.FunctionResponse:

@@ -16,7 +16,7 @@ from agentengine_adapters.broken import BrokenRunner  # noqa: E402
 
 AGENT = """
 from google.adk.agents import LlmAgent
-from google.adk.tools import FunctionTool, ToolContext
+from google.adk.tools import FunctionTool, LongRunningFunctionTool, ToolContext
 from agentengine_adapters.adk_scripted import ScriptedAdkLlm
 
 RAN = []
@@ -36,13 +36,21 @@ def delete_file(path: str) -> dict:
     RAN.append(path)
     return {"deleted": path}
 
+def start_export(table: str) -> dict:
+    \"\"\"Starts a long export of a table; the result arrives later.\"\"\"
+    STARTED.append(table)
+    return INTERIM
+
+STARTED = []
+INTERIM = None  # what start_export answers at first: nothing, or an interim status
+
 model = ScriptedAdkLlm(MODEL_KWARGS)
 root_agent = LlmAgent(
     name="assistant",
     model=model,
     instruction="Be brief.",
     description="test assistant",
-    tools=[get_weather, FunctionTool(delete_file, require_confirmation=True)],
+    tools=[get_weather, FunctionTool(delete_file, require_confirmation=True), LongRunningFunctionTool(start_export)],
 )
 """
 
@@ -202,6 +210,77 @@ def test_resume_on_a_fresh_runner(adk: Any, detail: bool) -> None:
     assert not errors(resumed), errors(resumed)
     assert module(fresh).RAN == ["/tmp/a"]
     assert [r.call_id for r in of(resumed, "tool_result")] == [a.call_id]
+
+
+def long_running_turn(runner: Any, interim: Any = None) -> tuple[list[Any], Any]:
+    module(runner).INTERIM = interim
+    events = run(lambda: turn(runner, "please start export table=orders"))
+    approvals = of(events, "approval_request")
+    assert len(approvals) == 1, kinds(events)
+    return events, approvals[0]
+
+
+@pytest.mark.parametrize(("fresh", "interim"), [(False, None), (True, None), (False, {"status": "pending"})])
+def test_long_running_tool_asks_then_resumes_with_its_output(adk: Any, fresh: bool, interim: Any) -> None:
+    runner = adk()
+    events, a = long_running_turn(runner, interim)
+    assert not errors(events), errors(events)
+    calls = of(events, "tool_call")
+    assert [c.name for c in calls] == ["start_export"]
+    call = calls[0]
+    assert (a.id, a.call_id, a.name, json.loads(a.arguments)) == (call.call_id, call.call_id, "start_export", {"table": "orders"})
+    assert json.loads(a.detail_json)["kind"] == "long_running"
+    assert module(runner).STARTED == ["orders"]  # the tool started; its interim answer is no result
+    assert not of(events, "tool_result")
+    assert kinds(events)[-1] == "approval_request"  # the run ends on the approval
+    if interim is None:
+        assert not of(events, "message_done")  # ADK paused on the call
+    else:
+        # ADK shows the model the interim status; its reply is text, the call stays pending.
+        assert [m.text for m in of(events, "message_done")] == ['Tool results:\nstart_export: {"status": "pending"}']
+
+    if fresh:
+        runner = adk()  # a restarted runner resumes from the approval's detail
+    output = json.dumps({"rows": 42, "status": "done"})
+    answer = {"type": "function_call_output", "call_id": a.call_id, "output": output}
+    resume = {"approval_request_id": a.id, "approve": True, "output": output, "call_id": a.call_id, "name": a.name,
+              "arguments": a.arguments, "detail": json.loads(a.detail_json)}
+    history = [
+        {"role": "user", "type": "user_message", "content": "please start export table=orders", "seq": 1},
+        {"role": "assistant", "type": "tool_call", "content": "[tool_call]", "call_id": call.call_id,
+         "name": call.name, "arguments": call.arguments, "seq": 2},
+        {"role": "assistant", "type": "approval_request", "content": "[approval_request]", "call_id": a.call_id,
+         "name": a.name, "arguments": a.arguments, "seq": 3},
+    ]
+    started = list(module(runner).STARTED)
+    resumed = run(lambda: turn(runner, answer, is_resume=True, history=history, resume=resume))
+    assert not errors(resumed), errors(resumed)
+    assert not of(resumed, "approval_request")
+    assert module(runner).STARTED == started  # not run again on resume
+    results = of(resumed, "tool_result")
+    assert [r.call_id for r in results] == [call.call_id]
+    assert json.loads(results[0].output) == {"rows": 42, "status": "done"}
+    # ADK handed the tool's response to the model, which answered with it.
+    last = module(runner).model.requests[-1].contents[-1]
+    responses = [p.function_response for p in last.parts if p.function_response]
+    assert [(r.id, r.name, r.response) for r in responses] == [(call.call_id, "start_export", {"rows": 42, "status": "done"})]
+    done = [m.text for m in of(resumed, "message_done")]
+    assert done == ['Tool results:\nstart_export: {"rows": 42, "status": "done"}']
+    assert kinds(resumed).index("tool_result") < kinds(resumed).index("message_done")
+
+
+def test_request_instructions_reach_the_model(adk: Any) -> None:
+    runner = adk()
+    events = run(lambda: turn(runner, "hi", instructions="Answer in French."))
+    assert not errors(events), errors(events)
+    requests = module(runner).model.requests
+    system = requests[-1].config.system_instruction
+    assert "Be brief." in system and "Answer in French." in system
+    assert system.index("Be brief.") < system.index("Answer in French.")
+    assert text(events) == "You said: hi"  # not mixed into the user's message
+    # Per run only: the next turn without instructions does not carry them.
+    run(lambda: turn(runner, "again"))
+    assert "Answer in French." not in (module(runner).model.requests[-1].config.system_instruction or "")
 
 
 def test_resume_without_a_pending_approval_is_an_error(adk: Any) -> None:

@@ -176,6 +176,32 @@ func (t *turn) stream(deltas []string) (string, error) {
 	return full, t.emit.MessageDone(full)
 }
 
+// filesNote describes the attachments' extracted text the runner was given (the
+// effective attachment_results of seed 003), so a client can see that its upload was
+// read; empty without attachments.
+func (t *turn) filesNote() string {
+	var parts []string
+	for _, raw := range t.req.Payload.AttachmentResults {
+		var r struct {
+			Name    string `json:"name"`
+			Status  string `json:"status"`
+			Excerpt string `json:"text_excerpt"`
+		}
+		if json.Unmarshal(raw, &r) != nil || r.Name == "" {
+			continue
+		}
+		note := r.Name + " (" + r.Status + ")"
+		if r.Excerpt != "" {
+			note += ": " + clip(strings.Join(strings.Fields(r.Excerpt), " "), 120)
+		}
+		parts = append(parts, note)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " [files: " + strings.Join(parts, "; ") + "]"
+}
+
 // history reports what the runner was given as history, so clients can verify that
 // multi-turn conversations reach the agent.
 func (t *turn) history() error {
@@ -211,7 +237,7 @@ func (t *turn) echo(in string) error {
 			return err
 		}
 	}
-	deltas := shape(words("Echo: "+in), t.opts.Deltas)
+	deltas := shape(words("Echo: "+in+t.filesNote()), t.opts.Deltas)
 	if _, err := t.stream(deltas); err != nil {
 		return err
 	}

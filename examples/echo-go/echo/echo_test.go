@@ -324,3 +324,12 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("Summarize = %v, %v", s, err)
 	}
 }
+
+func TestEchoQuotesAttachmentText(t *testing.T) {
+	c, stop := pluginsdk.ServeInProcess(echo.NewWithOptions(echo.Options{}))
+	t.Cleanup(stop)
+	s := run(t, c, `{"input":"what does it say?","attachment_results":[{"name":"report.pdf","status":"ok","text_excerpt":"quarterly\nrevenue grew"}]}`, "")
+	if want := "Echo: what does it say? [files: report.pdf (ok): quarterly revenue grew]"; s.text != want {
+		t.Fatalf("text %q, want %q", s.text, want)
+	}
+}

@@ -161,7 +161,8 @@ describe('web UI', { timeout: 600_000 }, () => {
     await shot(page, 'upload-pending');
     await send('hello, what does the report say?');
     await page.locator('.msg.user').last().getByText('report.pdf').waitFor();
-    await lastAssistant().locator('.text').filter({ hasText: 'Echo:' }).waitFor();
+    // The agent's answer quotes the text extracted from the PDF: it was read, not just sent.
+    await lastAssistant().locator('.text').filter({ hasText: 'quarterly revenue' }).waitFor();
     await idle();
     const link = page.locator('.msg.user').last().getByRole('link', { name: /report\.pdf/ });
     assert.match(await link.getAttribute('href'), /AttachmentContent\?FileUri=ksadk-upload/);
