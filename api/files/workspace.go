@@ -20,15 +20,24 @@ const PreviewCSP = "sandbox allow-scripts; default-src 'none'; img-src data: blo
 // rootLabel names the workspace root in listings (the local path is not disclosed).
 const rootLabel = "workspace"
 
+// workspaceParams reads an action's parameters and the workspace its AgentId names.
+func (h *handlers) workspaceParams(c *gin.Context) (params, *workspace.Workspace, *apiError) {
+	p, e := readParams(c)
+	if e != nil {
+		return nil, nil, e
+	}
+	agent, e := p.str("AgentId")
+	if e != nil {
+		return nil, nil, e
+	}
+	ws, e := h.workspaceFor(agent)
+	return p, ws, e
+}
+
 func (h *handlers) listWorkspace(c *gin.Context) {
 	const action = "ListWorkspaceFiles"
 	requestID(c)
-	p, e := readParams(c)
-	if e != nil {
-		fail(c, action, e)
-		return
-	}
-	agent, e := p.str("AgentId")
+	p, ws, e := h.workspaceParams(c)
 	if e != nil {
 		fail(c, action, e)
 		return
@@ -39,11 +48,6 @@ func (h *handlers) listWorkspace(c *gin.Context) {
 		return
 	}
 	recursive, e := p.boolean("Recursive")
-	if e != nil {
-		fail(c, action, e)
-		return
-	}
-	ws, e := h.workspaceFor(agent)
 	if e != nil {
 		fail(c, action, e)
 		return
@@ -213,12 +217,7 @@ func (h *handlers) addWorkspaceFile(c *gin.Context) {
 func (h *handlers) deleteWorkspaceFile(c *gin.Context) {
 	const action = "DeleteWorkspaceFile"
 	requestID(c)
-	p, e := readParams(c)
-	if e != nil {
-		fail(c, action, e)
-		return
-	}
-	agent, e := p.str("AgentId")
+	p, ws, e := h.workspaceParams(c)
 	if e != nil {
 		fail(c, action, e)
 		return
@@ -230,11 +229,6 @@ func (h *handlers) deleteWorkspaceFile(c *gin.Context) {
 	}
 	if target == "" {
 		fail(c, action, missing("Path"))
-		return
-	}
-	ws, e := h.workspaceFor(agent)
-	if e != nil {
-		fail(c, action, e)
 		return
 	}
 	if err := ws.Delete(target); err != nil {
