@@ -53,6 +53,7 @@ from google.genai import types
 
 from . import adk_session as proj
 from .config import Settings
+from .resume import Answer, parse_answers
 from .loader import EntryPointError, get_attr, import_module, module_description, parse_entry, prepare_sys_path
 
 log = logging.getLogger("agentengine_runner.adapters.adk")
@@ -150,69 +151,6 @@ class Pending:
         if self.kind == CONFIRMATION:
             return proj.confirmation_events(agent_name, self.approval_id, self.call, self.hint)
         return proj.long_running_events(agent_name, self.call)
-
-
-@dataclass(frozen=True)
-class Answer:
-    approval_id: str = ""
-    call_id: str = ""
-    approve: bool = True
-    reason: str = ""
-    output: Any = None
-
-
-def parse_answers(payload: Mapping[str, Any]) -> list[Answer]:
-    raw = payload.get("input")
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            pass
-    items = raw if isinstance(raw, list) else [raw]
-    answers = [a for a in (_answer(i) for i in items) if a is not None]
-    resume = payload.get("resume")
-    if isinstance(resume, Mapping):
-        if not answers:
-            output = resume.get("output")
-            answers = [
-                Answer(
-                    str(resume.get("approval_request_id") or ""),
-                    str(resume.get("call_id") or ""),
-                    bool(resume.get("approve", True)),
-                    str(resume.get("reason") or ""),
-                    output if output not in (None, "") else None,
-                )
-            ]
-        elif not answers[0].approval_id and resume.get("approval_request_id"):
-            first = answers[0]
-            answers[0] = Answer(str(resume["approval_request_id"]), first.call_id, first.approve, first.reason, first.output)
-    return answers
-
-
-def _answer(item: Any) -> Answer | None:
-    if not isinstance(item, Mapping):
-        return None
-    kind = item.get("type")
-    if kind == "mcp_approval_response" or "approval_request_id" in item:
-        return Answer(
-            str(item.get("approval_request_id") or ""),
-            str(item.get("call_id") or ""),
-            bool(item.get("approve", item.get("approved", True))),
-            str(item.get("reason") or ""),
-        )
-    if kind == "function_call_output" or "output" in item:
-        output = item.get("output")
-        value = output
-        if isinstance(output, str):
-            try:
-                value = json.loads(output)
-            except ValueError:
-                value = output
-        if isinstance(value, Mapping) and ("approve" in value or "approved" in value):
-            approve = bool(value.get("approve", value.get("approved")))
-            return Answer("", str(item.get("call_id") or ""), approve, str(value.get("reason") or ""))
-        return Answer("", str(item.get("call_id") or ""), True, "", value)
-    return None
 
 
 # -- the runner ----------------------------------------------------------------------------
@@ -354,10 +292,20 @@ def _answer_response(pending: Pending, answer: Answer) -> types.FunctionResponse
     if pending.kind == CONFIRMATION:
         return types.FunctionResponse(id=pending.approval_id, name=proj.CONFIRMATION_CALL, response={"confirmed": answer.approve})
     if answer.output is not None:
-        response = dict(answer.output) if isinstance(answer.output, Mapping) else {"result": answer.output}
+        value = _output_value(answer.output)
+        response = dict(value) if isinstance(value, Mapping) else {"result": value}
     else:
         response = {"approved": answer.approve, **({"reason": answer.reason} if answer.reason else {})}
     return types.FunctionResponse(id=pending.call.id, name=pending.call.name, response=response)
+
+
+def _output_value(output: str) -> Any:
+    """A tool output as ADK's function response wants it: decoded when it is JSON (the
+    shared answer parser keeps outputs as text)."""
+    try:
+        return json.loads(output)
+    except ValueError:
+        return output
 
 
 class EventMapper:
