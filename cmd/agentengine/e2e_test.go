@@ -243,29 +243,9 @@ func decode(t *testing.T, resp *http.Response) map[string]any {
 
 func TestStreamingAnswerFromTheExample(t *testing.T) {
 	s := startServer(t, copyProject(t), "--session-backend", "memory")
-	resp := post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "count to three", "stream": true})
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("content type %q", ct)
-	}
-	r := bufio.NewReader(resp.Body)
-	var text string
-	var last string
-	for {
-		ev, err := readSSE(r)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Type == "response.output_text.delta" {
-			text += ev.Data["delta"].(string)
-		}
-		last = ev.Type
-	}
-	if text != "Echo: count to three" || last != "response.completed" {
-		t.Fatalf("streamed %q, last event %s", text, last)
+	tr := streamTurn(t, s.url, map[string]any{"model": "echo-go", "input": "count to three"}, nil)
+	if tr.text != "Echo: count to three" || tr.last != "response.completed" {
+		t.Fatalf("streamed %q, last event %s", tr.text, tr.last)
 	}
 }
 

@@ -120,6 +120,9 @@ func streamTurn(t *testing.T, url string, body map[string]any, onEvent func(sseE
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
 	var tr turn
 	r := bufio.NewReader(resp.Body)
 	for {
