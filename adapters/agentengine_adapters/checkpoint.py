@@ -2,7 +2,9 @@
 
 An interrupt is only resumable after the runner process is killed and restarted if the
 thread's checkpoint outlives the process, so graphs without a checkpointer (or with the
-in-memory one that examples use as a placeholder) get the sqlite saver.
+in-memory one that examples use as a placeholder) get the sqlite saver. The sqlite saver
+needs packages a project may not have (aiosqlite, langgraph-checkpoint-sqlite); without
+them the checkpointer falls back to LangGraph's in-memory saver, with one warning.
 """
 
 from __future__ import annotations
@@ -23,12 +25,26 @@ class DurableCheckpointer:
         self._saver: Any = None
         self._conn: Any = None
         self._lock = asyncio.Lock()
+        self._warned = False
 
     async def get(self) -> Any:
         async with self._lock:
             if self._saver is None:
-                import aiosqlite
-                from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+                try:
+                    import aiosqlite
+                    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+                except ImportError as exc:
+                    from langgraph.checkpoint.memory import InMemorySaver
+
+                    if not self._warned:
+                        self._warned = True
+                        log.warning(
+                            "checkpoints are kept in memory (%s): an interrupted run cannot be "
+                            "resumed after this runner process stops",
+                            exc,
+                        )
+                    self._saver = InMemorySaver()
+                    return self._saver
 
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 # Several runner processes of one project share this file: wait for the
