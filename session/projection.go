@@ -16,6 +16,10 @@ type Message struct {
 	CallID    string `json:"call_id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
+	// Output is a tool result's output as JSON: the stored output text as a JSON string,
+	// or what a client's function_call_output carried (a string, or parts / an object).
+	// Runners build tool messages from it; Content is only its display text.
+	Output json.RawMessage `json:"output,omitempty"`
 	// Blocks keeps non-text user content (images, files) for multimodal runners.
 	Blocks []ContentBlock `json:"blocks,omitempty"`
 }
@@ -57,7 +61,29 @@ func Project(events []Event) []Message {
 			out = append(out, m)
 		}
 	}
+	nameResults(out)
 	return out
+}
+
+// nameResults gives tool results that arrived without a tool name (a client's
+// function_call_output) the name of the call they answer, so a client-sent result and a
+// stored one read the same.
+func nameResults(msgs []Message) {
+	names := map[string]string{}
+	for i, m := range msgs {
+		switch {
+		case m.Type == TypeToolCall && m.CallID != "":
+			names[m.CallID] = m.Name
+		case m.Type == TypeToolResult && m.Name == "" && m.CallID != "":
+			msgs[i].Name = names[m.CallID]
+		}
+	}
+}
+
+// jsonString is s as a JSON string value.
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s) // a Go string always marshals
+	return b
 }
 
 func projectOne(e Event) (Message, bool) {
@@ -95,7 +121,7 @@ func projectOne(e Event) (Message, bool) {
 		}
 		m.Role = "user"
 		m.Content = fmt.Sprintf("[tool_result] %s: %s", d.Name, d.Output)
-		m.CallID, m.Name = d.CallID, d.Name
+		m.CallID, m.Name, m.Output = d.CallID, d.Name, jsonString(d.Output)
 	case TypeApprovalRequest:
 		var d ApprovalRequestData
 		if json.Unmarshal(e.Data, &d) != nil {
@@ -165,11 +191,15 @@ func ItemMessages(items []json.RawMessage, seq int64) []Message {
 		case it.Type == "function_call_output":
 			m.Role, m.Type, m.CallID = "user", TypeToolResult, it.CallID
 			m.Content = "[tool_result] " + contentText(it.Output)
+			if len(it.Output) > 0 && string(it.Output) != "null" {
+				m.Output = append(json.RawMessage(nil), it.Output...)
+			}
 		default:
 			continue
 		}
 		out = append(out, m)
 	}
+	nameResults(out)
 	return out
 }
 
