@@ -152,8 +152,11 @@ type Capabilities struct {
 	Resume          bool                   `protobuf:"varint,2,opt,name=resume,proto3" json:"resume,omitempty"`
 	MultimodalInput bool                   `protobuf:"varint,3,opt,name=multimodal_input,json=multimodalInput,proto3" json:"multimodal_input,omitempty"`
 	Summarize       bool                   `protobuf:"varint,4,opt,name=summarize,proto3" json:"summarize,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The runner saves framework checkpoints through Checkpoint / CheckpointWrite events and
+	// restores them from RunRequest.checkpoints: the host keeps them in its session store.
+	Checkpoints   bool `protobuf:"varint,5,opt,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
@@ -214,6 +217,13 @@ func (x *Capabilities) GetSummarize() bool {
 	return false
 }
 
+func (x *Capabilities) GetCheckpoints() bool {
+	if x != nil {
+		return x.Checkpoints
+	}
+	return false
+}
+
 type RunRequest struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	AppName      string                 `protobuf:"bytes,1,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
@@ -226,8 +236,12 @@ type RunRequest struct {
 	PayloadJson []byte `protobuf:"bytes,5,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
 	// JSON object: history, platform_context, kb_context, memory_context, is_resume, state.
 	SessionContextJson []byte `protobuf:"bytes,6,opt,name=session_context_json,json=sessionContextJson,proto3" json:"session_context_json,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The session's saved checkpoints (the latest of each thread and namespace, with their
+	// pending writes), sent to runners whose capabilities include checkpoints. A runner
+	// that holds a thread's newer state already keeps its own.
+	Checkpoints   []*Checkpoint `protobuf:"bytes,7,rep,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunRequest) Reset() {
@@ -302,6 +316,13 @@ func (x *RunRequest) GetSessionContextJson() []byte {
 	return nil
 }
 
+func (x *RunRequest) GetCheckpoints() []*Checkpoint {
+	if x != nil {
+		return x.Checkpoints
+	}
+	return nil
+}
+
 // One thing that happened during a run. Text and reasoning arrive as deltas; the host
 // aggregates them into durable events.
 type RunEvent struct {
@@ -319,6 +340,8 @@ type RunEvent struct {
 	//	*RunEvent_Usage
 	//	*RunEvent_Error
 	//	*RunEvent_Native
+	//	*RunEvent_Checkpoint
+	//	*RunEvent_CheckpointWrite
 	Event         isRunEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -460,6 +483,24 @@ func (x *RunEvent) GetNative() *Native {
 	return nil
 }
 
+func (x *RunEvent) GetCheckpoint() *Checkpoint {
+	if x != nil {
+		if x, ok := x.Event.(*RunEvent_Checkpoint); ok {
+			return x.Checkpoint
+		}
+	}
+	return nil
+}
+
+func (x *RunEvent) GetCheckpointWrite() *CheckpointWrite {
+	if x != nil {
+		if x, ok := x.Event.(*RunEvent_CheckpointWrite); ok {
+			return x.CheckpointWrite
+		}
+	}
+	return nil
+}
+
 type isRunEvent_Event interface {
 	isRunEvent_Event()
 }
@@ -508,6 +549,14 @@ type RunEvent_Native struct {
 	Native *Native `protobuf:"bytes,11,opt,name=native,proto3,oneof"`
 }
 
+type RunEvent_Checkpoint struct {
+	Checkpoint *Checkpoint `protobuf:"bytes,12,opt,name=checkpoint,proto3,oneof"`
+}
+
+type RunEvent_CheckpointWrite struct {
+	CheckpointWrite *CheckpointWrite `protobuf:"bytes,13,opt,name=checkpoint_write,json=checkpointWrite,proto3,oneof"`
+}
+
 func (*RunEvent_TextDelta) isRunEvent_Event() {}
 
 func (*RunEvent_MessageDone) isRunEvent_Event() {}
@@ -529,6 +578,10 @@ func (*RunEvent_Usage) isRunEvent_Event() {}
 func (*RunEvent_Error) isRunEvent_Event() {}
 
 func (*RunEvent_Native) isRunEvent_Event() {}
+
+func (*RunEvent_Checkpoint) isRunEvent_Event() {}
+
+func (*RunEvent_CheckpointWrite) isRunEvent_Event() {}
 
 // A piece of assistant text.
 type TextDelta struct {
@@ -1187,6 +1240,199 @@ func (x *Native) GetDataJson() []byte {
 	return nil
 }
 
+// A saved thread state of the agent's framework (a LangGraph checkpoint). As an event it
+// asks the host to keep it: the host stores, in the same transaction as the run's end, the
+// latest checkpoint of each thread and namespace the run saved, and drops the session's
+// checkpoints of threads the run did not touch. Ids order by time (LangGraph's uuid6 ids).
+type Checkpoint struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId     string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	Namespace    string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	CheckpointId string                 `protobuf:"bytes,3,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	ParentId     string                 `protobuf:"bytes,4,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
+	// The runner's encoding of the checkpoint and its metadata; opaque to the host.
+	Data []byte `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`
+	// In RunRequest.checkpoints only: the checkpoint's pending writes.
+	Writes        []*CheckpointWrite `protobuf:"bytes,6,rep,name=writes,proto3" json:"writes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Checkpoint) Reset() {
+	*x = Checkpoint{}
+	mi := &file_runner_v1_runner_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Checkpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Checkpoint) ProtoMessage() {}
+
+func (x *Checkpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
+func (*Checkpoint) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Checkpoint) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *Checkpoint) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *Checkpoint) GetCheckpointId() string {
+	if x != nil {
+		return x.CheckpointId
+	}
+	return ""
+}
+
+func (x *Checkpoint) GetParentId() string {
+	if x != nil {
+		return x.ParentId
+	}
+	return ""
+}
+
+func (x *Checkpoint) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetWrites() []*CheckpointWrite {
+	if x != nil {
+		return x.Writes
+	}
+	return nil
+}
+
+// One pending write of a task to a checkpoint (for example an interrupt). A write with the
+// same checkpoint, task and index replaces the earlier one.
+type CheckpointWrite struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId     string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	Namespace    string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	CheckpointId string                 `protobuf:"bytes,3,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	TaskId       string                 `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Index        int64                  `protobuf:"varint,5,opt,name=index,proto3" json:"index,omitempty"`
+	Channel      string                 `protobuf:"bytes,6,opt,name=channel,proto3" json:"channel,omitempty"`
+	TaskPath     string                 `protobuf:"bytes,7,opt,name=task_path,json=taskPath,proto3" json:"task_path,omitempty"`
+	// The runner's encoding of the written value; opaque to the host.
+	Data          []byte `protobuf:"bytes,8,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckpointWrite) Reset() {
+	*x = CheckpointWrite{}
+	mi := &file_runner_v1_runner_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckpointWrite) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckpointWrite) ProtoMessage() {}
+
+func (x *CheckpointWrite) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckpointWrite.ProtoReflect.Descriptor instead.
+func (*CheckpointWrite) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CheckpointWrite) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
+func (x *CheckpointWrite) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *CheckpointWrite) GetCheckpointId() string {
+	if x != nil {
+		return x.CheckpointId
+	}
+	return ""
+}
+
+func (x *CheckpointWrite) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *CheckpointWrite) GetIndex() int64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *CheckpointWrite) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+func (x *CheckpointWrite) GetTaskPath() string {
+	if x != nil {
+		return x.TaskPath
+	}
+	return ""
+}
+
+func (x *CheckpointWrite) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 type SummarizeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// JSON array of projected history messages.
@@ -1198,7 +1444,7 @@ type SummarizeRequest struct {
 
 func (x *SummarizeRequest) Reset() {
 	*x = SummarizeRequest{}
-	mi := &file_runner_v1_runner_proto_msgTypes[16]
+	mi := &file_runner_v1_runner_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1210,7 +1456,7 @@ func (x *SummarizeRequest) String() string {
 func (*SummarizeRequest) ProtoMessage() {}
 
 func (x *SummarizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[16]
+	mi := &file_runner_v1_runner_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1223,7 +1469,7 @@ func (x *SummarizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummarizeRequest.ProtoReflect.Descriptor instead.
 func (*SummarizeRequest) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{16}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SummarizeRequest) GetHistoryJson() []byte {
@@ -1249,7 +1495,7 @@ type SummarizeResponse struct {
 
 func (x *SummarizeResponse) Reset() {
 	*x = SummarizeResponse{}
-	mi := &file_runner_v1_runner_proto_msgTypes[17]
+	mi := &file_runner_v1_runner_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1507,7 @@ func (x *SummarizeResponse) String() string {
 func (*SummarizeResponse) ProtoMessage() {}
 
 func (x *SummarizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[17]
+	mi := &file_runner_v1_runner_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1520,7 @@ func (x *SummarizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummarizeResponse.ProtoReflect.Descriptor instead.
 func (*SummarizeResponse) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{17}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SummarizeResponse) GetSummary() string {
@@ -1296,12 +1542,13 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\n" +
 	"agent_name\x18\x03 \x01(\tR\tagentName\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12G\n" +
-	"\fcapabilities\x18\x05 \x01(\v2#.agentengine.runner.v1.CapabilitiesR\fcapabilities\"\x8d\x01\n" +
+	"\fcapabilities\x18\x05 \x01(\v2#.agentengine.runner.v1.CapabilitiesR\fcapabilities\"\xaf\x01\n" +
 	"\fCapabilities\x12\x1c\n" +
 	"\tstreaming\x18\x01 \x01(\bR\tstreaming\x12\x16\n" +
 	"\x06resume\x18\x02 \x01(\bR\x06resume\x12)\n" +
 	"\x10multimodal_input\x18\x03 \x01(\bR\x0fmultimodalInput\x12\x1c\n" +
-	"\tsummarize\x18\x04 \x01(\bR\tsummarize\"\xd9\x01\n" +
+	"\tsummarize\x18\x04 \x01(\bR\tsummarize\x12 \n" +
+	"\vcheckpoints\x18\x05 \x01(\bR\vcheckpoints\"\x9e\x02\n" +
 	"\n" +
 	"RunRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
@@ -1310,7 +1557,8 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"session_id\x18\x03 \x01(\tR\tsessionId\x12#\n" +
 	"\rinvocation_id\x18\x04 \x01(\tR\finvocationId\x12!\n" +
 	"\fpayload_json\x18\x05 \x01(\fR\vpayloadJson\x120\n" +
-	"\x14session_context_json\x18\x06 \x01(\fR\x12sessionContextJson\"\x87\x06\n" +
+	"\x14session_context_json\x18\x06 \x01(\fR\x12sessionContextJson\x12C\n" +
+	"\vcheckpoints\x18\a \x03(\v2!.agentengine.runner.v1.CheckpointR\vcheckpoints\"\xa1\a\n" +
 	"\bRunEvent\x12A\n" +
 	"\n" +
 	"text_delta\x18\x01 \x01(\v2 .agentengine.runner.v1.TextDeltaH\x00R\ttextDelta\x12G\n" +
@@ -1326,7 +1574,11 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\x05usage\x18\t \x01(\v2\x1c.agentengine.runner.v1.UsageH\x00R\x05usage\x124\n" +
 	"\x05error\x18\n" +
 	" \x01(\v2\x1c.agentengine.runner.v1.ErrorH\x00R\x05error\x127\n" +
-	"\x06native\x18\v \x01(\v2\x1d.agentengine.runner.v1.NativeH\x00R\x06nativeB\a\n" +
+	"\x06native\x18\v \x01(\v2\x1d.agentengine.runner.v1.NativeH\x00R\x06native\x12C\n" +
+	"\n" +
+	"checkpoint\x18\f \x01(\v2!.agentengine.runner.v1.CheckpointH\x00R\n" +
+	"checkpoint\x12S\n" +
+	"\x10checkpoint_write\x18\r \x01(\v2&.agentengine.runner.v1.CheckpointWriteH\x00R\x0fcheckpointWriteB\a\n" +
 	"\x05event\"\x1f\n" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"!\n" +
@@ -1372,7 +1624,24 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\x06Native\x12\x1c\n" +
 	"\tframework\x18\x01 \x01(\tR\tframework\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1b\n" +
-	"\tdata_json\x18\x03 \x01(\fR\bdataJson\"Y\n" +
+	"\tdata_json\x18\x03 \x01(\fR\bdataJson\"\xdd\x01\n" +
+	"\n" +
+	"Checkpoint\x12\x1b\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12#\n" +
+	"\rcheckpoint_id\x18\x03 \x01(\tR\fcheckpointId\x12\x1b\n" +
+	"\tparent_id\x18\x04 \x01(\tR\bparentId\x12\x12\n" +
+	"\x04data\x18\x05 \x01(\fR\x04data\x12>\n" +
+	"\x06writes\x18\x06 \x03(\v2&.agentengine.runner.v1.CheckpointWriteR\x06writes\"\xeb\x01\n" +
+	"\x0fCheckpointWrite\x12\x1b\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12#\n" +
+	"\rcheckpoint_id\x18\x03 \x01(\tR\fcheckpointId\x12\x17\n" +
+	"\atask_id\x18\x04 \x01(\tR\x06taskId\x12\x14\n" +
+	"\x05index\x18\x05 \x01(\x03R\x05index\x12\x18\n" +
+	"\achannel\x18\x06 \x01(\tR\achannel\x12\x1b\n" +
+	"\ttask_path\x18\a \x01(\tR\btaskPath\x12\x12\n" +
+	"\x04data\x18\b \x01(\fR\x04data\"Y\n" +
 	"\x10SummarizeRequest\x12!\n" +
 	"\fhistory_json\x18\x01 \x01(\fR\vhistoryJson\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\"-\n" +
@@ -1395,7 +1664,7 @@ func file_runner_v1_runner_proto_rawDescGZIP() []byte {
 	return file_runner_v1_runner_proto_rawDescData
 }
 
-var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_runner_v1_runner_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: agentengine.runner.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: agentengine.runner.v1.DescribeResponse
@@ -1413,33 +1682,39 @@ var file_runner_v1_runner_proto_goTypes = []any{
 	(*Usage)(nil),             // 13: agentengine.runner.v1.Usage
 	(*Error)(nil),             // 14: agentengine.runner.v1.Error
 	(*Native)(nil),            // 15: agentengine.runner.v1.Native
-	(*SummarizeRequest)(nil),  // 16: agentengine.runner.v1.SummarizeRequest
-	(*SummarizeResponse)(nil), // 17: agentengine.runner.v1.SummarizeResponse
+	(*Checkpoint)(nil),        // 16: agentengine.runner.v1.Checkpoint
+	(*CheckpointWrite)(nil),   // 17: agentengine.runner.v1.CheckpointWrite
+	(*SummarizeRequest)(nil),  // 18: agentengine.runner.v1.SummarizeRequest
+	(*SummarizeResponse)(nil), // 19: agentengine.runner.v1.SummarizeResponse
 }
 var file_runner_v1_runner_proto_depIdxs = []int32{
 	2,  // 0: agentengine.runner.v1.DescribeResponse.capabilities:type_name -> agentengine.runner.v1.Capabilities
-	5,  // 1: agentengine.runner.v1.RunEvent.text_delta:type_name -> agentengine.runner.v1.TextDelta
-	6,  // 2: agentengine.runner.v1.RunEvent.message_done:type_name -> agentengine.runner.v1.MessageDone
-	7,  // 3: agentengine.runner.v1.RunEvent.reasoning_delta:type_name -> agentengine.runner.v1.ReasoningDelta
-	8,  // 4: agentengine.runner.v1.RunEvent.tool_call_delta:type_name -> agentengine.runner.v1.ToolCallDelta
-	9,  // 5: agentengine.runner.v1.RunEvent.tool_call:type_name -> agentengine.runner.v1.ToolCall
-	10, // 6: agentengine.runner.v1.RunEvent.tool_result:type_name -> agentengine.runner.v1.ToolResult
-	11, // 7: agentengine.runner.v1.RunEvent.approval_request:type_name -> agentengine.runner.v1.ApprovalRequest
-	12, // 8: agentengine.runner.v1.RunEvent.state_delta:type_name -> agentengine.runner.v1.StateDelta
-	13, // 9: agentengine.runner.v1.RunEvent.usage:type_name -> agentengine.runner.v1.Usage
-	14, // 10: agentengine.runner.v1.RunEvent.error:type_name -> agentengine.runner.v1.Error
-	15, // 11: agentengine.runner.v1.RunEvent.native:type_name -> agentengine.runner.v1.Native
-	0,  // 12: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
-	3,  // 13: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
-	16, // 14: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
-	1,  // 15: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
-	4,  // 16: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
-	17, // 17: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
-	15, // [15:18] is the sub-list for method output_type
-	12, // [12:15] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	16, // 1: agentengine.runner.v1.RunRequest.checkpoints:type_name -> agentengine.runner.v1.Checkpoint
+	5,  // 2: agentengine.runner.v1.RunEvent.text_delta:type_name -> agentengine.runner.v1.TextDelta
+	6,  // 3: agentengine.runner.v1.RunEvent.message_done:type_name -> agentengine.runner.v1.MessageDone
+	7,  // 4: agentengine.runner.v1.RunEvent.reasoning_delta:type_name -> agentengine.runner.v1.ReasoningDelta
+	8,  // 5: agentengine.runner.v1.RunEvent.tool_call_delta:type_name -> agentengine.runner.v1.ToolCallDelta
+	9,  // 6: agentengine.runner.v1.RunEvent.tool_call:type_name -> agentengine.runner.v1.ToolCall
+	10, // 7: agentengine.runner.v1.RunEvent.tool_result:type_name -> agentengine.runner.v1.ToolResult
+	11, // 8: agentengine.runner.v1.RunEvent.approval_request:type_name -> agentengine.runner.v1.ApprovalRequest
+	12, // 9: agentengine.runner.v1.RunEvent.state_delta:type_name -> agentengine.runner.v1.StateDelta
+	13, // 10: agentengine.runner.v1.RunEvent.usage:type_name -> agentengine.runner.v1.Usage
+	14, // 11: agentengine.runner.v1.RunEvent.error:type_name -> agentengine.runner.v1.Error
+	15, // 12: agentengine.runner.v1.RunEvent.native:type_name -> agentengine.runner.v1.Native
+	16, // 13: agentengine.runner.v1.RunEvent.checkpoint:type_name -> agentengine.runner.v1.Checkpoint
+	17, // 14: agentengine.runner.v1.RunEvent.checkpoint_write:type_name -> agentengine.runner.v1.CheckpointWrite
+	17, // 15: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
+	0,  // 16: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
+	3,  // 17: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
+	18, // 18: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
+	1,  // 19: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
+	4,  // 20: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
+	19, // 21: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
+	19, // [19:22] is the sub-list for method output_type
+	16, // [16:19] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_runner_v1_runner_proto_init() }
@@ -1459,6 +1734,8 @@ func file_runner_v1_runner_proto_init() {
 		(*RunEvent_Usage)(nil),
 		(*RunEvent_Error)(nil),
 		(*RunEvent_Native)(nil),
+		(*RunEvent_Checkpoint)(nil),
+		(*RunEvent_CheckpointWrite)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1466,7 +1743,7 @@ func file_runner_v1_runner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runner_v1_runner_proto_rawDesc), len(file_runner_v1_runner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
