@@ -25,6 +25,9 @@ const (
 	SDKDir          = "pluginsdk/python/src"
 	AdaptersDir     = "adapters"
 	ConstraintsFile = "pluginsdk/python/constraints.txt"
+	// RunnerRequirementsFile lists what the runner SDK itself needs in a project's
+	// environment (pip requirement lines, the widest ranges that work).
+	RunnerRequirementsFile = "pluginsdk/python/runner-requirements.txt"
 )
 
 // completeMarker is written last into a finished extraction.

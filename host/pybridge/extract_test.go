@@ -158,6 +158,8 @@ func TestEmbeddedBridge(t *testing.T) {
 		"adapters/agentengine_adapters/__main__.py",
 		"adapters/agentengine_adapters/doctor.py",
 		"pluginsdk/python/constraints.txt",
+		"pluginsdk/python/runner-requirements.txt",
+		"pluginsdk/python/src/agentengine_runner/_proto/grpc_health/v1/health_pb2.py",
 	} {
 		if _, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(f))); err != nil {
 			t.Errorf("missing %s", f)

@@ -14,7 +14,7 @@ import time
 import pytest
 from client import Host
 from conftest import DEMO, Plugin, plugin_env, read_line, start_plugin, stop
-from grpc_health.v1 import health_pb2
+from agentengine_runner._proto.grpc_health.v1 import health_pb2
 
 from agentengine_runner._proto.runner.v1 import runner_pb2 as pb
 

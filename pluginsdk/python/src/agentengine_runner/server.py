@@ -20,9 +20,8 @@ import time
 from dataclasses import dataclass
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from . import stdio
+from . import health, stdio
 from ._proto.plugin import grpc_broker_pb2_grpc as broker_grpc
 from ._proto.plugin import grpc_controller_pb2_grpc as controller_grpc
 from ._proto.plugin import grpc_stdio_pb2_grpc as stdio_grpc
@@ -116,10 +115,10 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
         # The host allows MaxInt32 messages; don't be the side that refuses a big payload.
         options=[("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
     )
-    health_servicer = health.aio.HealthServicer()
-    await health_servicer.set(HEALTH_SERVICE, health_pb2.HealthCheckResponse.SERVING)
-    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    health_servicer = health.HealthServicer()
+    await health_servicer.set(HEALTH_SERVICE, health.SERVING)
+    await health_servicer.set("", health.SERVING)
+    health.add_to_server(health_servicer, server)
     runner_grpc.add_RunnerServicer_to_server(RunnerService(runner), server)
     controller_grpc.add_GRPCControllerServicer_to_server(
         ControllerService(life.request_stop), server

@@ -1,7 +1,6 @@
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -15,7 +14,7 @@ class ConnInfo(_message.Message):
         knock: bool
         ack: bool
         error: str
-        def __init__(self, knock: _Optional[bool] = ..., ack: _Optional[bool] = ..., error: _Optional[str] = ...) -> None: ...
+        def __init__(self, knock: bool = ..., ack: bool = ..., error: _Optional[str] = ...) -> None: ...
     SERVICE_ID_FIELD_NUMBER: _ClassVar[int]
     NETWORK_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]

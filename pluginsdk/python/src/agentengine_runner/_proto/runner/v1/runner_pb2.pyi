@@ -1,7 +1,6 @@
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -33,7 +32,7 @@ class Capabilities(_message.Message):
     resume: bool
     multimodal_input: bool
     summarize: bool
-    def __init__(self, streaming: _Optional[bool] = ..., resume: _Optional[bool] = ..., multimodal_input: _Optional[bool] = ..., summarize: _Optional[bool] = ...) -> None: ...
+    def __init__(self, streaming: bool = ..., resume: bool = ..., multimodal_input: bool = ..., summarize: bool = ...) -> None: ...
 
 class RunRequest(_message.Message):
     __slots__ = ("app_name", "user_id", "session_id", "invocation_id", "payload_json", "session_context_json")
@@ -125,7 +124,7 @@ class ToolResult(_message.Message):
     name: str
     output: str
     is_error: bool
-    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., output: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., output: _Optional[str] = ..., is_error: bool = ...) -> None: ...
 
 class ApprovalRequest(_message.Message):
     __slots__ = ("id", "call_id", "name", "arguments", "message", "detail_json")
