@@ -7,19 +7,30 @@
 #   node    node --test in conformance/node (openai + Vercel AI SDK against a live server)
 #   web     node --test in web/e2e (the bundled Web UI in Debian's Chromium via playwright-core;
 #           screenshots in web/e2e/screenshots/)
+#   matrix  pytest conformance/projects: sample projects set up by `agentengine run` in
+#           virtualenvs made only from their own requirements.txt, against a fake model
+#           (environments cached in ~/.cache/agentengine-test/matrix, keyed by requirements)
 #
 # Usage: scripts/test.sh [SUITE...]     e.g. scripts/test.sh go node   (default: all)
 # Needs the Python and Node test dependencies installed (.ci/run installs them).
-# Environment: PYTHON (default python3), AGENTENGINE_BIN (skip the build, use this binary),
+# Environment: PYTHON (default: the test virtualenv .ci/run makes, $AGENTENGINE_TEST_VENV or
+# .venv-test, if it exists, else python3), AGENTENGINE_BIN (skip the build, use this binary),
 # GO_TEST_FLAGS (extra go test flags, e.g. "-count=1").
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-PYTHON="${PYTHON:-python3}"
+if [ -z "${PYTHON:-}" ]; then
+  PYTHON=python3
+  venv="${AGENTENGINE_TEST_VENV:-$ROOT/.venv-test}"
+  if [ -x "$venv/bin/python" ]; then PYTHON="$venv/bin/python"; fi
+fi
+# The Go tests that start Python runners read these.
+export PYTHON
+export AGENTENGINE_PYTHON="${AGENTENGINE_PYTHON:-$PYTHON}"
 export CGO_ENABLED=1
 
-ALL=(build vet go python node web)
+ALL=(build vet go python node web matrix)
 if [ "$#" -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL[@]}"); fi
 for s in "${SUITES[@]}"; do
   case " ${ALL[*]} " in *" $s "*) ;; *) echo "scripts/test.sh: unknown suite '$s' (known: ${ALL[*]})" >&2; exit 2 ;; esac
@@ -41,7 +52,7 @@ counts() {
     go)
       p=$(sed -n 's/^go: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log" | tail -1)
       f=$(sed -n 's/^go: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log" | tail -1) ;;
-    python)
+    python|matrix)
       # One closing line per pytest session (the SDK + conformance run, then the bridges'): add them up.
       local line n
       while IFS= read -r line; do
@@ -165,9 +176,22 @@ run_web() {
   record web "$rc" "$log"
 }
 
+run_matrix() {
+  note "matrix: $PYTHON -m pytest conformance/projects (a cold run sets up every sample's environment: minutes)"
+  local log="$WORK/matrix.log"
+  local start=$SECONDS
+  (cd conformance/projects && "$PYTHON" -m pytest -p no:cacheprovider -rfEx --durations=10 test_matrix.py) 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 5 ]; then
+    echo "pytest collected no tests in conformance/projects (exit 5 is a failure here)" >&2
+  fi
+  echo "matrix: $((SECONDS - start))s"
+  record matrix "$rc" "$log"
+}
+
 FAILED_SUITE=""
 NEEDS_BIN=0
-for s in "${SUITES[@]}"; do case "$s" in python|node|web) NEEDS_BIN=1 ;; esac; done
+for s in "${SUITES[@]}"; do case "$s" in python|node|web|matrix) NEEDS_BIN=1 ;; esac; done
 if [ "$NEEDS_BIN" -eq 1 ] && [[ " ${SUITES[*]} " != *" build "* ]]; then run_build; fi
 
 for s in "${SUITES[@]}"; do

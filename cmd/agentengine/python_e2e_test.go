@@ -21,8 +21,8 @@ import (
 
 // These tests drive the real agentengine binary with Python runners: the embedded bridge,
 // the frameworks as pip installs them, go-plugin, the host and the HTTP API. They need a
-// Python with the frameworks installed ($PYTHON, default python3); without one they fail
-// and print the install command.
+// Python with the frameworks installed ($PYTHON, default python3); without one they skip
+// (fail when CI is set) and print the install command.
 
 // pythonInstall is the command that installs what these tests import.
 const pythonInstall = `%s -m pip install -c pluginsdk/python/constraints.txt -r examples/langgraph-chat/requirements.txt -r examples/langchain-qa/requirements.txt -r examples/deepagents-research/requirements.txt -r examples/adk-assistant/requirements.txt grpcio grpcio-health-checking protobuf`
@@ -48,7 +48,11 @@ func needPython(t *testing.T) string {
 	t.Helper()
 	py, err := testPython()
 	if err != nil {
-		t.Fatal(err)
+		// .ci/run installs them: in CI a missing Python or package is a failure, not a skip.
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("needs Python with the frameworks: %v", err)
 	}
 	return py
 }

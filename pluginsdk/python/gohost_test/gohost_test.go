@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -65,9 +66,14 @@ func python(t *testing.T) string {
 	}
 	out, err := exec.Command(py, "-c", "import grpc, agentengine_runner.testing.demo").CombinedOutput()
 	if err != nil {
-		t.Fatalf("the Python runner SDK is not importable with %s (%v):\n%s\n"+
+		msg := fmt.Sprintf("the Python runner SDK is not importable with %s (%v):\n%s\n"+
 			"install it: pip install -c pluginsdk/python/constraints.txt -e pluginsdk/python",
 			py, err, out)
+		// .ci/run installs it: in CI a missing SDK is a failure, not a skip.
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 	return py
 }

@@ -1,0 +1,20 @@
+"""DeepAgents sample: a deep agent with tools; sending an email waits for a person's approval."""
+
+from pathlib import Path
+import sys
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from deepagents import create_deep_agent
+
+from common.model_config import make_langchain_chat_model
+from common.tools import get_weather, send_email
+
+root_agent = create_deep_agent(
+    model=make_langchain_chat_model(),
+    tools=[get_weather, send_email],
+    system_prompt="You are a helpful assistant. Use the tools when they help.",
+    interrupt_on={"send_email": True},
+)

@@ -1,0 +1,242 @@
+"""The project matrix: KsADK-style sample projects, each set up by `agentengine run` in a
+virtualenv made only from its own requirements.txt, driven through /v1/responses and
+/v1/chat/completions with the official openai client. The model is the framework's real
+OpenAI integration pointed at fake_model.FakeModel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from openai import OpenAI
+
+import harness
+from fake_model import FakeModel, text_of
+
+# sample directory -> does its framework pause a run for approval (interrupt + resume)?
+SAMPLES = {
+    "langgraph": "LangGraph interrupt()",
+    "langchain": "LangChain HumanInTheLoopMiddleware",
+    "deepagents": "DeepAgents interrupt_on",
+    "adk-1": "ADK tool confirmation",
+    "adk-2": "ADK tool confirmation",
+    "ksadk-langgraph": "LangGraph interrupt()",
+    "ksadk-adk": "ADK tool confirmation",
+    "ksadk-deepagents": "DeepAgents interrupt_on",
+}
+ONLY = [s for s in os.environ.get("AGENTENGINE_MATRIX_ONLY", "").split(",") if s]
+
+# (sample, test) -> what is missing for it to pass. Each entry names the missing piece.
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
+
+CASES = ("stream_text", "tool_call", "two_turns", "approval", "chat_tool_call", "chat_two_turns", "chat_approval")
+
+
+def params() -> list[Any]:
+    out = []
+    for sample in SAMPLES:
+        if ONLY and sample not in ONLY:
+            continue
+        for case in CASES:
+            marks = []
+            reason = KNOWN_GAPS.get((sample, case)) or KNOWN_GAPS.get((sample, "*"))
+            if reason:
+                marks.append(pytest.mark.xfail(reason=reason, strict=False))
+            out.append(pytest.param(sample, case, id=f"{sample}-{case}", marks=marks))
+    return out
+
+
+@dataclass
+class Project:
+    sample: str
+    model: str  # the agentengine model id (the project's name)
+    llm: str  # OPENAI_MODEL_NAME: what the agent asks the fake model for
+    served: harness.Served | None
+    error: str
+
+    def client(self) -> OpenAI:
+        if self.served is None:
+            pytest.fail(f"{self.sample}: agentengine run did not serve the project:\n{self.error}", pytrace=False)
+        return OpenAI(base_url=self.served.base_url, api_key="x", max_retries=0, timeout=180.0)
+
+    def logs(self) -> str:
+        return self.served.logs()[-6000:] if self.served else self.error
+
+
+@pytest.fixture(scope="session")
+def fake() -> Iterator[FakeModel]:
+    f = FakeModel().start()
+    yield f
+    f.stop()
+
+
+@pytest.fixture(scope="session")
+def agentengine_bin() -> str:
+    return harness.binary()
+
+
+_projects: dict[str, Project] = {}
+
+
+@pytest.fixture
+def project(request: pytest.FixtureRequest, fake: FakeModel, agentengine_bin: str) -> Project:
+    """The sample served by one `agentengine run` for all its cases; a failed start is
+    recorded once and reported by each case (in the test body, so xfail marks apply)."""
+    sample: str = request.node.callspec.params["sample"]
+    if sample in _projects:
+        return _projects[sample]
+    for other in list(_projects.values()):  # one server at a time: the machine has 2 cores
+        if other.served:
+            other.served.stop()
+    llm = f"fake-{sample}"
+    served, error = None, ""
+    t0 = time.monotonic()
+    try:
+        d = harness.prepare(sample, fake.url)
+        served = harness.serve(d, agentengine_bin)
+    except Exception as e:  # reported by the cases
+        error = str(e)
+    print(f"\n[matrix] {sample}: agentengine run ready in {time.monotonic() - t0:.1f}s" + ("" if served else " (failed)"))
+    p = Project(sample=sample, model=f"matrix-{sample}", llm=llm, served=served, error=error)
+    _projects[sample] = p
+    return p
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_all() -> Iterator[None]:
+    yield
+    for p in _projects.values():
+        if p.served:
+            p.served.stop()
+
+
+@pytest.mark.parametrize(("sample", "case"), params())
+def test_matrix(sample: str, case: str, project: Project, fake: FakeModel) -> None:
+    globals()[f"case_{case}"](project, fake)
+
+
+# --- the cases -----------------------------------------------------------------------------
+
+
+def case_stream_text(p: Project, fake: FakeModel) -> None:
+    """A plain turn, streamed: the model's text arrives as deltas and in the final response."""
+    stream = p.client().responses.create(model=p.model, input="hello there", stream=True)
+    deltas, final = [], None
+    for ev in stream:
+        if ev.type == "response.output_text.delta":
+            deltas.append(ev.delta)
+        elif ev.type in ("response.completed", "response.failed", "response.incomplete"):
+            final = ev.response
+    assert final is not None, p.logs()
+    assert final.status == "completed", f"{final.status}: {final.error}\n{p.logs()}"
+    assert final.output_text == "You said: hello there", p.logs()
+    assert "".join(deltas) == final.output_text
+    assert any(text_of(m.get("content")) == "hello there" for m in fake.requests(p.llm)[-1]["messages"])
+
+
+def case_tool_call(p: Project, fake: FakeModel) -> None:
+    """A tool call the agent runs itself: the reply quotes what only the tool computed."""
+    r = p.client().responses.create(model=p.model, input="What is the weather in Paris?")
+    assert r.status == "completed", f"{r.status}: {r.error}\n{p.logs()}"
+    calls = [i for i in r.output if i.type == "function_call"]
+    assert [c.name for c in calls] == ["get_weather"], f"{r.output}\n{p.logs()}"
+    assert json.loads(calls[0].arguments) == {"city": "Paris"}
+    assert "Weather in Paris: sunny, 21 C (station 35)." in r.output_text, f"{r.output_text!r}\n{p.logs()}"
+
+
+def case_two_turns(p: Project, fake: FakeModel) -> None:
+    """previous_response_id: the second request to the model carries the first turn."""
+    c = p.client()
+    name = "Ada"
+    first = c.responses.create(model=p.model, input=f"Hello, my name is {name}.")
+    assert first.status == "completed", f"{first.status}: {first.error}\n{p.logs()}"
+    assert first.output_text == f"Nice to meet you, {name}."
+    second = c.responses.create(model=p.model, input="What is my name?", previous_response_id=first.id)
+    assert second.status == "completed", f"{second.status}: {second.error}\n{p.logs()}"
+    assert second.output_text == f"Your name is {name}.", f"{second.output_text!r}\n{p.logs()}"
+    assert_remembers(fake.requests(p.llm), name)
+
+
+def case_approval(p: Project, fake: FakeModel) -> None:
+    """The guarded tool pauses the run; an approval resumes it and the tool runs."""
+    c = p.client()
+    first = c.responses.create(model=p.model, input="Please send an email to bob about the launch.")
+    asks = [i for i in first.output if i.type == "mcp_approval_request"]
+    assert first.status == "incomplete" and len(asks) == 1, f"{first.status} {first.output}\n{p.logs()}"
+    assert asks[0].name == "send_email", asks[0]
+    second = c.responses.create(
+        model=p.model,
+        previous_response_id=first.id,
+        input=[{"type": "mcp_approval_response", "approval_request_id": asks[0].id, "approve": True}],
+    )
+    assert second.status == "completed", f"{second.status}: {second.error} {second.output}\n{p.logs()}"
+    assert "Email sent to bob@example.com (24 characters)." in second.output_text, f"{second.output_text!r}\n{p.logs()}"
+
+
+def case_chat_tool_call(p: Project, fake: FakeModel) -> None:
+    """Chat Completions, streamed: a tool the agent runs, its result in the streamed text."""
+    stream = p.client().chat.completions.create(
+        model=p.model, messages=[{"role": "user", "content": "weather in Rome, please"}], stream=True
+    )
+    text, finish = "", None
+    for chunk in stream:
+        for ch in chunk.choices:
+            text += ch.delta.content or ""
+            finish = ch.finish_reason or finish
+    assert finish == "stop", f"{finish} {text!r}\n{p.logs()}"
+    assert "Weather in Rome: sunny, 21 C (station 28)." in text, f"{text!r}\n{p.logs()}"
+
+
+def case_chat_two_turns(p: Project, fake: FakeModel) -> None:
+    """session_id: the second turn sends only the new message; the model still sees the first."""
+    c = p.client()
+    sid = "matrix-" + uuid.uuid4().hex
+    first = c.chat.completions.create(
+        model=p.model, messages=[{"role": "user", "content": "my name is Grace"}], extra_body={"session_id": sid}
+    )
+    assert first.choices[0].message.content == "Nice to meet you, Grace.", p.logs()
+    second = c.chat.completions.create(
+        model=p.model, messages=[{"role": "user", "content": "what is my name?"}], extra_body={"session_id": sid}
+    )
+    assert second.choices[0].message.content == "Your name is Grace.", f"{second}\n{p.logs()}"
+    assert_remembers(fake.requests(p.llm), "Grace")
+
+
+def case_chat_approval(p: Project, fake: FakeModel) -> None:
+    """Chat Completions: the pending approval is a tool call; a tool message approves it."""
+    c = p.client()
+    sid = "matrix-" + uuid.uuid4().hex
+    first = c.chat.completions.create(
+        model=p.model,
+        messages=[{"role": "user", "content": "send an email to bob"}],
+        extra_body={"session_id": sid},
+    )
+    choice = first.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.tool_calls, f"{first}\n{p.logs()}"
+    call = choice.message.tool_calls[0]
+    assert call.function.name == "send_email", call
+    second = c.chat.completions.create(
+        model=p.model,
+        messages=[{"role": "tool", "tool_call_id": call.id, "content": json.dumps({"approve": True})}],
+        extra_body={"session_id": sid},
+    )
+    text = second.choices[0].message.content or ""
+    assert "Email sent to bob@example.com (24 characters)." in text, f"{second}\n{p.logs()}"
+
+
+def assert_remembers(requests: list[dict[str, Any]], name: str) -> None:
+    """The request that answered "what is my name" also carried the first turn, both sides."""
+    asked = [
+        r for r in requests if "what is my name" in text_of((r.get("messages") or [{}])[-1].get("content")).lower()
+    ]
+    assert asked, "the model was never asked the second turn"
+    texts = [(m.get("role"), text_of(m.get("content"))) for m in asked[-1]["messages"]]
+    assert any(role == "user" and f"my name is {name.lower()}" in t.lower() for role, t in texts), texts
+    assert ("assistant", f"Nice to meet you, {name}.") in texts, texts
