@@ -77,6 +77,9 @@ type NewEvent struct {
 	Data         json.RawMessage
 	StateDelta   json.RawMessage
 	Time         time.Time
+	// Checkpoints, when set, are saved in the same transaction as the event (see
+	// CheckpointSave); they are not part of the event.
+	Checkpoints *CheckpointSave
 }
 
 // Data payloads of the event types. Stored as the event's Data JSON.

@@ -127,7 +127,66 @@ type Store interface {
 	// State returns the session's three state tiers.
 	State(ctx context.Context, key Key) (State, error)
 
+	// Checkpoints returns the session's saved checkpoints, the latest of each thread and
+	// namespace, with their pending writes, ordered by thread and namespace. They are
+	// saved through NewEvent.Checkpoints and deleted with the session.
+	Checkpoints(ctx context.Context, key Key) ([]Checkpoint, error)
+
 	Close() error
+}
+
+// Checkpoint is a saved thread state of a runner's framework (a LangGraph checkpoint),
+// which the host keeps for the runner so that an interrupted run can be resumed by another
+// runner process or after a restart. Data is the runner's encoding, opaque to the store.
+type Checkpoint struct {
+	ThreadID  string `json:"thread_id"`
+	Namespace string `json:"namespace"`
+	ID        string `json:"id"`
+	ParentID  string `json:"parent_id,omitempty"`
+	Data      []byte `json:"data"`
+	// Writes are the checkpoint's pending writes (read side only), by task and index.
+	Writes []CheckpointWrite `json:"writes,omitempty"`
+}
+
+// CheckpointWrite is one pending write of a task to a checkpoint (an interrupt, a task's
+// output). Data is the runner's encoding of the value.
+type CheckpointWrite struct {
+	ThreadID     string `json:"thread_id"`
+	Namespace    string `json:"namespace"`
+	CheckpointID string `json:"checkpoint_id"`
+	TaskID       string `json:"task_id"`
+	Index        int64  `json:"index"`
+	Channel      string `json:"channel"`
+	TaskPath     string `json:"task_path,omitempty"`
+	Data         []byte `json:"data"`
+}
+
+// CheckpointSave is what one run saved. Stores apply it as follows: each checkpoint
+// replaces its thread and namespace's stored one (and that one's writes); each write is
+// kept when its checkpoint is the stored one of its thread and namespace (a write with the
+// same task and index replaces the earlier one); then checkpoints of the session's other
+// threads, which the run did not touch, are dropped, so a session keeps only the threads
+// its latest checkpointing run used.
+type CheckpointSave struct {
+	Checkpoints []Checkpoint
+	Writes      []CheckpointWrite
+}
+
+// Empty reports whether there is nothing to save.
+func (c *CheckpointSave) Empty() bool {
+	return c == nil || len(c.Checkpoints) == 0 && len(c.Writes) == 0
+}
+
+// Threads is the set of threads the save touches.
+func (c *CheckpointSave) Threads() map[string]bool {
+	out := map[string]bool{}
+	for _, cp := range c.Checkpoints {
+		out[cp.ThreadID] = true
+	}
+	for _, w := range c.Writes {
+		out[w.ThreadID] = true
+	}
+	return out
 }
 
 // Tier names used by state delta keys: "app:x" and "user:x" write those tiers, "temp:x" is

@@ -72,6 +72,7 @@ func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.E
 		if p.Sess != nil {
 			rec.state = session.ApplyDelta(rec.state, p.Sess)
 		}
+		rec.checkpoints.Apply(p.Checkpoints)
 		if id := evs[i].ItemID; id != "" {
 			k := itemKey{key.App, key.User, id}
 			s.items[k] = append(s.items[k], itemRef{id: key.ID, seq: evs[i].Seq})

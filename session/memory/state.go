@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"slices"
 
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/internal/core"
@@ -23,4 +24,25 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 		User:    core.CopyMap(s.users[appUser{key.App, key.User}]),
 		Session: core.CopyMap(rec.state),
 	}, nil
+}
+
+// Checkpoints returns copies of the session's saved runner checkpoints.
+func (s *Store) Checkpoints(ctx context.Context, key session.Key) ([]session.Checkpoint, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	rec, err := s.lookup(key)
+	if err != nil {
+		return nil, err
+	}
+	out := rec.checkpoints.List()
+	for i := range out {
+		out[i].Data = slices.Clone(out[i].Data)
+		for j := range out[i].Writes {
+			out[i].Writes[j].Data = slices.Clone(out[i].Writes[j].Data)
+		}
+	}
+	return out, nil
 }

@@ -48,6 +48,8 @@ type sessionRec struct {
 	events  []session.Event // events[i].Seq == i+1
 	runs    map[string]*runRec
 	active  string // invocation id of the in-progress run, if any
+	// checkpoints are the runner checkpoints kept for the session.
+	checkpoints core.Checkpoints
 }
 
 type runRec struct {

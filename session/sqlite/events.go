@@ -60,6 +60,11 @@ func (t *wtx) appendEvents(c *crow, ps []core.Pending, now time.Time) ([]session
 	if err := t.applyDeltas(c, ps); err != nil {
 		return nil, err
 	}
+	for i := range ps {
+		if err := t.saveCheckpoints(c, ps[i].Checkpoints); err != nil {
+			return nil, err
+		}
+	}
 	core.Summarize(&c.sess, c.renamed, ps, evs, now)
 	c.dirty = true
 	return evs, nil

@@ -7,7 +7,7 @@ import (
 )
 
 // SchemaVersion is the schema version this build writes: the number of migrations.
-const SchemaVersion = 1
+const SchemaVersion = 3
 
 // migrations are forward-only: migration i moves a database from version i to i+1.
 // Never edit a released entry; append a new one.
@@ -81,6 +81,34 @@ CREATE TABLE user_state (
 	PRIMARY KEY (app_id, user_id)
 );
 `,
+		// 2: runner checkpoints (LangGraph thread states the host keeps for its runners):
+		// the latest of each thread and namespace of a session, and its pending writes.
+		`
+CREATE TABLE checkpoints (
+	session_pk    INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+	thread_id     TEXT NOT NULL,
+	namespace     TEXT NOT NULL,
+	checkpoint_id TEXT NOT NULL,
+	parent_id     TEXT NOT NULL DEFAULT '',
+	data          BLOB NOT NULL,
+	PRIMARY KEY (session_pk, thread_id, namespace)
+) WITHOUT ROWID;
+
+CREATE TABLE checkpoint_writes (
+	session_pk    INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+	thread_id     TEXT NOT NULL,
+	namespace     TEXT NOT NULL,
+	checkpoint_id TEXT NOT NULL,
+	task_id       TEXT NOT NULL,
+	idx           INTEGER NOT NULL,
+	channel       TEXT NOT NULL,
+	task_path     TEXT NOT NULL DEFAULT '',
+	data          BLOB NOT NULL,
+	PRIMARY KEY (session_pk, thread_id, namespace, checkpoint_id, task_id, idx)
+) WITHOUT ROWID;
+`,
+		// 3: KsADK's tables, if the file has them, are imported first (ksadk.go), then dropped.
+		ksadkDropSQL,
 	}
 }
 
@@ -110,6 +138,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("session database schema version %d is newer than this build supports (%d); upgrade agentengine", version, len(all))
 	}
 	for v := version; v < len(all); v++ {
+		if pre := preMigration(v + 1); pre != nil {
+			if err := pre(ctx, tx); err != nil {
+				return fmt.Errorf("migrate to version %d: %w", v+1, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, all[v]); err != nil {
 			return fmt.Errorf("migrate to version %d: %w", v+1, err)
 		}

@@ -60,6 +60,10 @@ type wstatements struct {
 	runStatus, deleteResponse       *sql.Stmt
 	appState, upsertApp             *sql.Stmt
 	userState, upsertUser           *sql.Stmt
+	checkpointID, upsertCheckpoint  *sql.Stmt
+	dropStaleWrites, upsertWrite    *sql.Stmt
+	checkpointThreads               *sql.Stmt
+	dropThread, dropThreadWrites    *sql.Stmt
 
 	all []*sql.Stmt
 }
@@ -97,6 +101,19 @@ func (st *wstatements) prepare(ctx context.Context, conn *sql.Conn) error {
 	st.userState = p.stmt(`SELECT state FROM user_state WHERE app_id = ? AND user_id = ?`)
 	st.upsertUser = p.stmt(`INSERT INTO user_state (app_id, user_id, state) VALUES (?, ?, ?)
 		ON CONFLICT (app_id, user_id) DO UPDATE SET state = excluded.state`)
+	st.checkpointID = p.stmt(`SELECT checkpoint_id FROM checkpoints WHERE session_pk = ? AND thread_id = ? AND namespace = ?`)
+	st.upsertCheckpoint = p.stmt(`INSERT INTO checkpoints (session_pk, thread_id, namespace, checkpoint_id, parent_id, data)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_pk, thread_id, namespace) DO UPDATE SET
+		checkpoint_id = excluded.checkpoint_id, parent_id = excluded.parent_id, data = excluded.data`)
+	st.dropStaleWrites = p.stmt(`DELETE FROM checkpoint_writes
+		WHERE session_pk = ? AND thread_id = ? AND namespace = ? AND checkpoint_id <> ?`)
+	st.upsertWrite = p.stmt(`INSERT INTO checkpoint_writes
+		(session_pk, thread_id, namespace, checkpoint_id, task_id, idx, channel, task_path, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET
+		channel = excluded.channel, task_path = excluded.task_path, data = excluded.data`)
+	st.checkpointThreads = p.stmt(`SELECT DISTINCT thread_id FROM checkpoints WHERE session_pk = ?`)
+	st.dropThread = p.stmt(`DELETE FROM checkpoints WHERE session_pk = ? AND thread_id = ?`)
+	st.dropThreadWrites = p.stmt(`DELETE FROM checkpoint_writes WHERE session_pk = ? AND thread_id = ?`)
 	st.all = p.all
 	return errors.Join(p.errs...)
 }

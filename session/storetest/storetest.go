@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"StateMerged", testStateMerged},
 		{"Summary", testSummary},
 		{"CheckpointHistory", testCheckpointHistory},
+		{"Checkpoints", testCheckpoints},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,6 +15,8 @@ type Pending struct {
 	Event session.Event
 	// Tier deltas routed by session.SplitStateDelta; nil when the event leaves a tier alone.
 	App, User, Sess map[string]any
+	// Checkpoints are saved with the event (a copy of NewEvent.Checkpoints); nil if none.
+	Checkpoints *session.CheckpointSave
 
 	prompt     string
 	hasPrompt  bool
@@ -60,6 +62,7 @@ func Size(ps []Pending) int {
 	for i := range ps {
 		n += len(ps[i].Event.Data) + len(ps[i].Event.StateDelta) + len(ps[i].Event.InvocationID) +
 			len(ps[i].Event.ItemID) + len(ps[i].Event.Type) + len(ps[i].Event.Author)
+		n += CheckpointSize(ps[i].Checkpoints)
 	}
 	return n
 }
@@ -110,6 +113,13 @@ func prepareOne(ne session.NewEvent, invocationID string, buf *[]byte) (Pending,
 	}
 	if err := p.parseControl(ne.Type, data); err != nil {
 		return p, err
+	}
+	if !ne.Checkpoints.Empty() {
+		cs, err := PrepareCheckpoints(ne.Checkpoints)
+		if err != nil {
+			return p, err
+		}
+		p.Checkpoints = cs
 	}
 	if data == nil {
 		data = carve(buf, emptyObject)
