@@ -20,7 +20,7 @@ NOT_SERVING: ServingStatus = health_pb2.HealthCheckResponse.NOT_SERVING
 SERVICE_UNKNOWN: ServingStatus = health_pb2.HealthCheckResponse.SERVICE_UNKNOWN
 
 
-class HealthServicer(health_pb2_grpc.HealthServicer):  # type: ignore[misc]
+class HealthServicer(health_pb2_grpc.HealthServicer):
     def __init__(self) -> None:
         self._status: dict[str, ServingStatus] = {}
         self._changed = asyncio.Condition()
