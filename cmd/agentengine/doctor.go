@@ -31,12 +31,16 @@ Exits 1 when a check fails. --json prints {"ok": bool, "checks": [{"name", "ok",
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			opt := pyenv.DoctorOptions{Options: pyenv.Options{DisplayDir: dir}}
+			env, err := pythonEnvOptions(nil, dir)
+			if err != nil {
+				return err
+			}
+			opt := pyenv.DoctorOptions{Options: env}
 			b, err := extractBridge()
 			if err != nil {
 				return err
 			}
-			opt.Constraints, opt.PythonPath = b.Constraints(), b.PythonPath()
+			opt.PythonPath = b.PythonPath()
 			rep := pyenv.Doctor(cmd.Context(), dir, opt)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())

@@ -29,6 +29,16 @@ func extractBridge() (pybridge.Bridge, error) {
 	return pybridge.Extract(agentengine.PythonBridge, pybridge.CacheRoot())
 }
 
+// pythonEnvOptions are the setup options for a project: the runner SDK's requirements
+// come from the embedded runner-requirements.txt.
+func pythonEnvOptions(out io.Writer, display string) (pyenv.Options, error) {
+	runner, err := pybridge.RunnerRequirements(agentengine.PythonBridge)
+	if err != nil {
+		return pyenv.Options{}, err
+	}
+	return pyenv.Options{Runner: runner, Out: out, DisplayDir: display}, nil
+}
+
 // agentRunner is one agent's runner: a supervisor, or a pool of them.
 type agentRunner interface {
 	runnerv1.RunnerClient
@@ -56,7 +66,11 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if err != nil {
 			return nil, err
 		}
-		if err := pyenv.Ensure(ctx, p, pyenv.Options{Constraints: b.Constraints(), Out: o.progress, DisplayDir: o.display}); err != nil {
+		opt, err := pythonEnvOptions(o.progress, o.display)
+		if err != nil {
+			return nil, err
+		}
+		if err := pyenv.Ensure(ctx, p, opt); err != nil {
 			return nil, fmt.Errorf("prepare the Python environment of %s: %w", o.display, err)
 		}
 		bo.PythonPath = b.PythonPath()

@@ -17,10 +17,16 @@ func newSetupCmd() *cobra.Command {
 
   - the interpreter is the one "python:" in agentengine.yaml names, else DIR/.venv, else
     DIR/venv; when there is none, DIR/.venv is created with python3 from PATH (3.11+);
-  - pip installs what the project declares (requirements.txt, else pyproject.toml's
-    [project].dependencies, plus langgraph.json's "dependencies") and the runner SDK's
-    own packages (grpcio, grpcio-health-checking, protobuf), all under agentengine's
-    constraints file of pinned versions. pip's output is shown as it runs.
+  - pip installs what the project declares, exactly as written (requirements.txt, else
+    pyproject.toml's [project].dependencies, plus langgraph.json's "dependencies"),
+    together with what the runner itself needs (grpcio>=1.60, protobuf>=4.25,<8), in one
+    resolve and with no constraints of agentengine's: a version the project pins is the
+    one installed. When pip cannot satisfy both, the error names the package, each
+    requirement on it and what to change. pip's output is shown as it runs;
+  - packages the project's code imports without listing them, which KsADK's own
+    dependencies and extras would have provided (litellm for ADK's LiteLlm, python-dotenv
+    for dotenv, langchain-openai, ...), are added to the same resolve with a notice;
+  - it installs only into a virtualenv (or conda environment), never into a system Python.
 
 "agentengine run" does the same by itself when a project declares requirements and has no
 environment yet, and reinstalls when the requirements of an environment it created change.
@@ -38,15 +44,16 @@ installed into the project.`,
 			if err != nil {
 				return err
 			}
-			b, err := extractBridge()
+			opt, err := pythonEnvOptions(cmd.ErrOrStderr(), dir)
 			if err != nil {
 				return err
 			}
-			in, err := pyenv.Setup(cmd.Context(), p, pyenv.Options{Constraints: b.Constraints(), Out: cmd.ErrOrStderr(), DisplayDir: dir})
+			in, err := pyenv.Setup(cmd.Context(), p, opt)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s is set up (%s)\ncheck it:  agentengine doctor %s\nrun it:    agentengine run %s\n", dir, in.Path, dir, dir)
+			q := project.ShellQuote(dir)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is set up (%s)\ncheck it:  agentengine doctor %s\nrun it:    agentengine run %s\n", dir, in.Path, q, q)
 			return nil
 		},
 	}

@@ -3,6 +3,7 @@ package project
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -312,14 +313,14 @@ func TestRequirements(t *testing.T) {
 		{"none", map[string]string{}, nil, nil, nil},
 		{"requirements.txt", map[string]string{"requirements.txt": "# pins\nlanggraph==1.2.22  # graph\nlangchain-core[extra]==1.8.1\n-r more.txt\nhttpx>=0.27\n-e .\n", "more.txt": "aiosqlite==0.22.1\n"},
 			[]string{"requirements.txt"}, nil,
-			[]Requirement{{"aiosqlite", "0.22.1"}, {"httpx", ""}, {"langchain-core", "1.8.1"}, {"langgraph", "1.2.22"}}},
+			[]Requirement{{Name: "aiosqlite", Pin: "0.22.1"}, {Name: "httpx"}, {Name: "langchain-core", Pin: "1.8.1", Extras: []string{"extra"}}, {Name: "langgraph", Pin: "1.2.22"}}},
 		{"pyproject", map[string]string{"pyproject.toml": "[project]\nname='x'\ndependencies = [\"langgraph==1.2.22\", \"rich; python_version>'3'\"]\n"},
 			[]string{"pyproject.toml"}, []string{"langgraph==1.2.22", "rich; python_version>'3'"},
-			[]Requirement{{"langgraph", "1.2.22"}, {"rich", ""}}},
+			[]Requirement{{Name: "langgraph", Pin: "1.2.22"}, {Name: "rich"}}},
 		{"pyproject without project table", map[string]string{"pyproject.toml": "[tool.ruff]\nx=1\n"}, nil, nil, nil},
 		{"langgraph.json deps", map[string]string{"langgraph.json": `{"graphs":{"a":"./agent.py:graph"},"dependencies":[".","./sub","langchain-openai==1.7.4"]}`, "sub/requirements.txt": "deepagents==0.7.32\n"},
 			[]string{"sub/requirements.txt", "langgraph.json"}, []string{"langchain-openai==1.7.4"},
-			[]Requirement{{"deepagents", "0.7.32"}, {"langchain-openai", "1.7.4"}}},
+			[]Requirement{{Name: "deepagents", Pin: "0.7.32"}, {Name: "langchain-openai", Pin: "1.7.4"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -345,7 +346,7 @@ func TestRequirements(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(got, tt.parsed) {
+			if !reflect.DeepEqual(got, tt.parsed) {
 				t.Fatalf("parsed %v, want %v", got, tt.parsed)
 			}
 			if d1, d2 := r.Digest(), r.Digest(); d1 != d2 {

@@ -75,7 +75,7 @@ func (p *Project) configuredPython() (Interpreter, error) {
 		if py := VenvPython(path); py != "" {
 			return Interpreter{Path: py, Venv: path, Source: SourceConfig}, nil
 		}
-		return Interpreter{}, p.fieldErr("python", "%s is a directory but not a virtualenv (no bin/python and pyvenv.cfg); fix: `agentengine setup %s` creates it, or point `python:` at an interpreter", path, p.Dir)
+		return Interpreter{}, p.fieldErr("python", "%s is a directory but not a virtualenv (no bin/python and pyvenv.cfg); fix: `agentengine setup %s` creates it, or point `python:` at an interpreter", path, ShellQuote(p.Dir))
 	case err == nil:
 		if st.Mode()&0o111 == 0 && runtime.GOOS != "windows" {
 			return Interpreter{}, p.fieldErr("python", "%s is not executable", path)
@@ -91,7 +91,7 @@ func (p *Project) configuredPython() (Interpreter, error) {
 	}
 	fix := "point it at an existing interpreter or virtualenv"
 	if !looksLikeInterpreter(path) {
-		fix = fmt.Sprintf("run `agentengine setup %s` to create the virtualenv there, or %s", p.Dir, fix)
+		fix = fmt.Sprintf("run `agentengine setup %s` to create the virtualenv there, or %s", ShellQuote(p.Dir), fix)
 	}
 	return Interpreter{}, p.fieldErr("python", "%s does not exist; fix: %s", path, fix)
 }
@@ -147,4 +147,12 @@ func LookPython() (string, error) {
 		}
 	}
 	return "", errors.New("neither python3 nor python is on PATH")
+}
+
+// ShellQuote quotes a word for a POSIX shell, so that a printed command works when pasted.
+func ShellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -134,6 +134,27 @@ func pyprojectDeps(path string) (deps []string, found bool, err error) {
 type Requirement struct {
 	Name string
 	Pin  string
+	// Extras are the requested extras ("ksadk[adk]" → ["adk"]), lower case.
+	Extras []string
+}
+
+// NormalizeName is a distribution name in its canonical form (PEP 503): lower case,
+// runs of "-", "_" and "." as one "-".
+func NormalizeName(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
+		if r == '-' || r == '_' || r == '.' {
+			dash = true
+			continue
+		}
+		if dash && b.Len() > 0 {
+			b.WriteByte('-')
+		}
+		dash = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // ParseRequirements reads the names and exact pins of requirement lines, following -r
@@ -204,6 +225,11 @@ func parseRequirement(line string) (Requirement, bool) {
 	rest := strings.TrimSpace(line[end:])
 	if strings.HasPrefix(rest, "[") {
 		if j := strings.IndexByte(rest, ']'); j >= 0 {
+			for _, e := range strings.Split(rest[1:j], ",") {
+				if e = strings.ToLower(strings.TrimSpace(e)); e != "" {
+					req.Extras = append(req.Extras, e)
+				}
+			}
 			rest = strings.TrimSpace(rest[j+1:])
 		}
 	}

@@ -105,8 +105,11 @@ func Doctor(ctx context.Context, dir string, opt DoctorOptions) Report {
 	}
 	r.add(Check{Name: "python version", OK: true, Detail: v.String()})
 
-	r.add(envCheck(p, in, reqs, opt.Constraints, setup))
+	r.add(envCheck(p, in, reqs, opt.Runner, setup))
 	r.add(requirementsCheck(ctx, in, reqs, setup))
+	if c, ok := importsCheck(ctx, p, in, reqs, setup); ok {
+		r.add(c)
+	}
 
 	for _, c := range bridgeDoctor(ctx, p, in, opt) {
 		r.add(c)
@@ -135,7 +138,7 @@ func goCheck(p *project.Project) Check {
 	return Check{Name: "go toolchain", OK: true, Detail: goTool}
 }
 
-func envCheck(p *project.Project, in project.Interpreter, reqs project.Requirements, constraints, setup string) Check {
+func envCheck(p *project.Project, in project.Interpreter, reqs project.Requirements, runner []string, setup string) Check {
 	c := Check{Name: "environment", OK: true}
 	switch {
 	case in.Venv == "" && in.Source == project.SourcePath && !reqs.Empty():
@@ -146,7 +149,7 @@ func envCheck(p *project.Project, in project.Interpreter, reqs project.Requireme
 		c.Detail = fmt.Sprintf("no virtualenv; using %s", in.Path)
 	default:
 		c.Detail = "virtualenv " + in.Venv
-		if a, err := Needed(p, constraints); err == nil && a.Install {
+		if a, err := Needed(p, runner); err == nil && a.Install {
 			c.OK = false
 			c.Detail += ": " + a.Reason
 			c.Fix = setup
@@ -204,6 +207,60 @@ func requirementsCheck(ctx context.Context, in project.Interpreter, reqs project
 	c.Detail = strings.Join(parts, "; ")
 	c.Fix = setup
 	return c
+}
+
+// importsCheck names the packages the project's code imports that are neither installed
+// nor listed in its requirements, where KsADK would have provided them (litellm for
+// ADK's LiteLlm, python-dotenv, …). ok is false when there is nothing to report on.
+func importsCheck(ctx context.Context, p *project.Project, in project.Interpreter, reqs project.Requirements, setup string) (Check, bool) {
+	hints := Hints(p, reqs)
+	if len(hints) == 0 {
+		return Check{}, false
+	}
+	c := Check{Name: "imports"}
+	names := make([]string, len(hints))
+	for i, h := range hints {
+		names[i] = distName(h.Dist)
+	}
+	installed, err := installedVersions(ctx, in.Path, names)
+	if err != nil {
+		c.Detail = fmt.Sprintf("cannot list installed packages: %v", err)
+		c.Fix = setup
+		return c, true
+	}
+	var missing, dists []string
+	for _, h := range hints {
+		if installed[distName(h.Dist)] == "" {
+			missing = append(missing, fmt.Sprintf("%s (%s)", h.Dist, h.Where()))
+			dists = append(dists, h.Dist)
+		}
+	}
+	if len(missing) == 0 {
+		c.OK = true
+		c.Detail = fmt.Sprintf("installed, though %s does not list them: %s", listedIn(reqs), strings.Join(names, ", "))
+		return c, true
+	}
+	c.Detail = fmt.Sprintf("not installed and not in %s: %s", listedIn(reqs), strings.Join(missing, ", "))
+	// setup installs them only into a virtualenv; an interpreter of the system is never
+	// the target of a fix.
+	c.Fix = setup
+	if in.Venv != "" {
+		if _, ours := readMarker(in.Venv); !ours {
+			quoted := make([]string, len(dists))
+			for i, d := range dists {
+				quoted[i] = shellQuote(d)
+			}
+			c.Fix = fmt.Sprintf("%s -m pip install %s", shellQuote(in.Path), strings.Join(quoted, " "))
+		}
+	}
+	return c, true
+}
+
+func listedIn(reqs project.Requirements) string {
+	if len(reqs.Sources) == 0 {
+		return "the project's requirements (it declares none)"
+	}
+	return strings.Join(reqs.Sources, ", ")
 }
 
 const versionsScript = `import json, sys
@@ -282,9 +339,4 @@ func splitFix(msg string) (detail, fix string) {
 }
 
 // shellQuote quotes a path for a command the user copies.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\*?[]{}()<>|&;#~!") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func shellQuote(s string) string { return project.ShellQuote(s) }

@@ -28,6 +28,9 @@ func writeTree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
+// testRunner stands for the embedded runner-requirements.txt.
+var testRunner = []string{"grpcio>=1.60", "protobuf>=4.25,<8"}
+
 const yaml = "name: x\nframework: langgraph\nentry_point: agent.py:graph\n"
 
 func fakeVenv(files map[string]string, dir, script string) {
@@ -36,10 +39,6 @@ func fakeVenv(files map[string]string, dir, script string) {
 }
 
 func TestNeeded(t *testing.T) {
-	constraints := filepath.Join(t.TempDir(), "constraints.txt")
-	if err := os.WriteFile(constraints, []byte("grpcio==1.85.1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name       string
 		files      map[string]string
@@ -74,13 +73,13 @@ func TestNeeded(t *testing.T) {
 				reqs, _ := p.Requirements()
 				m := *tt.marker
 				if m.Digest == "" {
-					m.Digest = digest(reqs, constraints)
+					m.Digest = digest(reqs, testRunner, Hints(p, reqs))
 				}
 				if err := writeMarker(filepath.Join(dir, ".venv"), m); err != nil {
 					t.Fatal(err)
 				}
 			}
-			a, err := Needed(p, constraints)
+			a, err := Needed(p, testRunner)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +105,7 @@ func TestNeededLeavesGoProjectsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, err := Needed(p, ""); err != nil || !a.None() {
+	if a, err := Needed(p, testRunner); err != nil || !a.None() {
 		t.Fatalf("%+v %v", a, err)
 	}
 }
