@@ -91,6 +91,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("session database %s: %w", abs, err)
 	}
 
+	if err := prepareFile(ctx, abs); err != nil {
+		return nil, err
+	}
+
 	busy := strconv.FormatInt(cfg.busyTimeout.Milliseconds(), 10)
 	// BEGIN IMMEDIATE takes the file's write lock up front, so a transaction never has
 	// to upgrade a read lock (which fails with SQLITE_BUSY without waiting) when another

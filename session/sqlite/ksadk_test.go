@@ -1,0 +1,255 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/sqlite"
+)
+
+// ksadkFixture is a session file written by KsADK 0.8.5 itself (two /v1/responses turns
+// of one conversation; scripts/record-ksadk-fixtures.sh re-records it).
+const ksadkFixture = "testdata/ksadk-0.8.5/sessions.sqlite"
+
+var ksadkKey = session.Key{App: "ksadk-echo", User: "user", ID: "conv-fixture-1"}
+
+func copyFixture(t *testing.T) (path string, original []byte) {
+	t.Helper()
+	data, err := os.ReadFile(ksadkFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), ".agentengine", "ui", "sessions.sqlite")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, data
+}
+
+func tables(t *testing.T, path string) []string {
+	t.Helper()
+	rows, err := rawDB(t, path).Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func TestKsADKFileIsImported(t *testing.T) {
+	ctx := t.Context()
+	path, original := copyFixture(t)
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	backup, err := os.ReadFile(path + ".ksadk-backup")
+	if err != nil || !bytes.Equal(backup, original) {
+		t.Fatalf("the backup is not the original file (%v)", err)
+	}
+	for _, name := range tables(t, path) {
+		if strings.HasPrefix(name, "ksadk_") {
+			t.Fatalf("KsADK table %s left beside agentengine's: %v", name, tables(t, path))
+		}
+	}
+
+	sess, err := st.GetSession(ctx, ksadkKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Title != "hello there" || sess.FirstPrompt != "hello there" || sess.LastPrompt != "second turn" || sess.ActiveRunStatus != session.StatusCompleted {
+		t.Fatalf("session row: %+v", sess)
+	}
+	evs, err := st.Events(ctx, ksadkKey, session.EventQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+		got = append(got, e.Type)
+	}
+	want := "user_message,run_status,assistant_message,run_status,user_message,run_status,assistant_message,run_status"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("imported events %s, want %s", strings.Join(got, ","), want)
+	}
+	if sess.LastSeq != int64(len(evs)) {
+		t.Fatalf("last_seq %d for %d events", sess.LastSeq, len(evs))
+	}
+	run, err := st.GetRun(ctx, ksadkKey, evs[0].InvocationID)
+	if err != nil || run.Status != session.StatusCompleted {
+		t.Fatalf("run of the first turn: %+v, %v", run, err)
+	}
+
+	hist, _, err := session.LoadHistory(ctx, st, ksadkKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, m := range hist {
+		lines = append(lines, m.Role+": "+m.Content)
+	}
+	wantHist := []string{
+		"user: hello there", "assistant: Echo: hello there (history: 0 messages)",
+		"user: second turn", "assistant: Echo: second turn (history: 2 messages)",
+	}
+	if strings.Join(lines, "\n") != strings.Join(wantHist, "\n") {
+		t.Fatalf("history:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(wantHist, "\n"))
+	}
+
+	// The conversation continues by the same id.
+	if _, err := st.StartRun(ctx, session.Run{Key: ksadkKey, InvocationID: "inv-3"}, msg("third turn")); err != nil {
+		t.Fatal(err)
+	}
+	hist, _, err = session.LoadHistory(ctx, st, ksadkKey)
+	if err != nil || len(hist) != 5 || hist[4].Content != "third turn" {
+		t.Fatalf("history after a new turn: %+v, %v", hist, err)
+	}
+
+	// Reopening imports nothing twice.
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if _, total, err := st2.ListSessions(ctx, ksadkKey.App, ksadkKey.User, session.ListQuery{}); err != nil || total != 1 {
+		t.Fatalf("sessions after reopening: %d, %v", total, err)
+	}
+}
+
+func TestKsADKImportIsAllOrNothing(t *testing.T) {
+	ctx := t.Context()
+	path, _ := copyFixture(t)
+	// A file the import cannot read (KsADK's events without their type column) must be
+	// left exactly in KsADK's schema: no agentengine table, no version row.
+	db := rawDB(t, path)
+	if _, err := db.Exec(`ALTER TABLE ksadk_events RENAME COLUMN event_type TO kind`); err != nil {
+		t.Fatal(err)
+	}
+	before := tables(t, path)
+	_, err := sqlite.Open(ctx, path)
+	if err == nil {
+		t.Fatal("opening a KsADK file with an unreadable events table succeeded")
+	}
+	for _, want := range []string{path, "ksadk_events", "unchanged", "move it aside"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %q does not mention %q", err, want)
+		}
+	}
+	if after := tables(t, path); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Fatalf("tables changed by a failed import: %v -> %v", before, after)
+	}
+	if _, err := os.Stat(path + ".ksadk-backup"); err != nil {
+		t.Fatalf("no backup: %v", err)
+	}
+}
+
+func TestUnreadableSessionFileIsAClearError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.sqlite")
+	garbage := bytes.Repeat([]byte("not a database "), 512)
+	if err := os.WriteFile(path, garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := sqlite.Open(t.Context(), path)
+	if err == nil {
+		t.Fatal("a non-database file opened")
+	}
+	for _, want := range []string{path, "mv ", "--session-path"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %q does not mention %q", err, want)
+		}
+	}
+	if data, _ := os.ReadFile(path); !bytes.Equal(data, garbage) {
+		t.Fatal("the unreadable file was changed")
+	}
+}
+
+// A file an older agentengine (schema version 1) had already added its tables to,
+// beside KsADK's, gets KsADK's sessions too, without losing its own.
+func TestKsADKImportIntoAFileAgentengineAlsoWrote(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "sessions.sqlite")
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := session.Key{App: "ksadk-echo", User: "user", ID: "own"}
+	if _, err := st.CreateSession(ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, own, msg("mine")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Back to version 1's tables, with KsADK's rows beside them.
+	db := rawDB(t, path)
+	v1 := map[string]bool{"sessions": true, "events": true, "runs": true, "app_state": true, "user_state": true, "schema_version": true}
+	for _, name := range tables(t, path) {
+		if !v1[name] {
+			if _, err := db.Exec(`DROP TABLE "` + name + `"`); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fixture, err := filepath.Abs(ksadkFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE schema_version SET version = 1`,
+		`ATTACH DATABASE '` + fixture + `' AS k`,
+		`CREATE TABLE ksadk_sessions AS SELECT * FROM k.ksadk_sessions`,
+		`CREATE TABLE ksadk_events AS SELECT * FROM k.ksadk_events`,
+		`DETACH DATABASE k`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn.Close()
+	db.Close()
+
+	st, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ss, total, err := st.ListSessions(ctx, own.App, own.User, session.ListQuery{})
+	if err != nil || total != 2 {
+		t.Fatalf("sessions: %+v (%d), %v", ss, total, err)
+	}
+	if hist, _, err := session.LoadHistory(ctx, st, ksadkKey); err != nil || len(hist) != 4 {
+		t.Fatalf("imported history: %+v, %v", hist, err)
+	}
+	if hist, _, err := session.LoadHistory(ctx, st, own); err != nil || len(hist) != 1 || hist[0].Content != "mine" {
+		t.Fatalf("own history: %+v, %v", hist, err)
+	}
+}
