@@ -76,6 +76,62 @@ type turnState struct {
 	interrupted    bool
 	failure        *session.RunError
 	storeErr       error
+	checkpoints    checkpointBuffer
+}
+
+// checkpointBuffer collects a run's checkpoint events; they are saved with the run's
+// terminal event. Of each thread and namespace only the latest checkpoint is kept.
+type checkpointBuffer struct {
+	latest map[[2]string]session.Checkpoint
+	order  [][2]string
+	writes map[writeKey]session.CheckpointWrite
+	worder []writeKey
+}
+
+type writeKey struct {
+	thread, ns, checkpoint, task string
+	index                        int64
+}
+
+func (b *checkpointBuffer) checkpoint(c *runnerv1.Checkpoint) {
+	if b.latest == nil {
+		b.latest = map[[2]string]session.Checkpoint{}
+	}
+	k := [2]string{c.ThreadId, c.Namespace}
+	if _, ok := b.latest[k]; !ok {
+		b.order = append(b.order, k)
+	}
+	b.latest[k] = session.Checkpoint{ThreadID: c.ThreadId, Namespace: c.Namespace, ID: c.CheckpointId, ParentID: c.ParentId, Data: c.Data}
+}
+
+func (b *checkpointBuffer) write(w *runnerv1.CheckpointWrite) {
+	if b.writes == nil {
+		b.writes = map[writeKey]session.CheckpointWrite{}
+	}
+	k := writeKey{w.ThreadId, w.Namespace, w.CheckpointId, w.TaskId, w.Index}
+	if _, ok := b.writes[k]; !ok {
+		b.worder = append(b.worder, k)
+	}
+	b.writes[k] = session.CheckpointWrite{ThreadID: w.ThreadId, Namespace: w.Namespace, CheckpointID: w.CheckpointId,
+		TaskID: w.TaskId, Index: w.Index, Channel: w.Channel, TaskPath: w.TaskPath, Data: w.Data}
+}
+
+// save is what to store, or nil: writes to checkpoints this run replaced are left out.
+func (b *checkpointBuffer) save() *session.CheckpointSave {
+	if len(b.order) == 0 && len(b.worder) == 0 {
+		return nil
+	}
+	s := &session.CheckpointSave{}
+	for _, k := range b.order {
+		s.Checkpoints = append(s.Checkpoints, b.latest[k])
+	}
+	for _, k := range b.worder {
+		if c, ok := b.latest[[2]string{k.thread, k.ns}]; ok && c.ID != k.checkpoint {
+			continue
+		}
+		s.Writes = append(s.Writes, b.writes[k])
+	}
+	return s
 }
 
 type openCall struct {
@@ -231,6 +287,19 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		ts.rt.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
 	case *runnerv1.RunEvent_Native:
 		ts.live(Event{Kind: KindNative, Name: e.Native.Kind, Text: string(e.Native.DataJson)})
+	case *runnerv1.RunEvent_Checkpoint:
+		if e.Checkpoint.ThreadId == "" || e.Checkpoint.CheckpointId == "" {
+			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a checkpoint without a thread or checkpoint id"}
+			return
+		}
+		ts.checkpoints.checkpoint(e.Checkpoint)
+	case *runnerv1.RunEvent_CheckpointWrite:
+		w := e.CheckpointWrite
+		if w.ThreadId == "" || w.CheckpointId == "" || w.TaskId == "" {
+			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a checkpoint write without a thread, checkpoint or task id"}
+			return
+		}
+		ts.checkpoints.write(w)
 	}
 }
 
@@ -317,7 +386,10 @@ func (ts *turnState) flushAll() {
 // logged and the terminal event is still journaled so no subscriber waits forever.
 func (ts *turnState) finish(status string, data session.RunStatusData) {
 	r := ts.r
-	ne := session.NewEvent{InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Agent, Data: session.MustJSON(data)}
+	// The run's checkpoints are saved in the transaction that ends it: an interrupted
+	// run is resumable exactly when it is recorded as interrupted.
+	ne := session.NewEvent{InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Agent, Data: session.MustJSON(data),
+		Checkpoints: ts.checkpoints.save()}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
 	defer cancel()
 	evs, err := ts.rt.store.FinishRun(ctx, r.Key, r.InvocationID, status, ne)

@@ -13,7 +13,7 @@ import (
 
 // buildRunRequest assembles the seed-003 payload and session context for a turn whose
 // opening events start at turnSeq; history is the projection of what came before it.
-func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile) (*runnerv1.RunRequest, error) {
+func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile, caps *runnerv1.Capabilities) (*runnerv1.RunRequest, error) {
 	hist, _, err := session.LoadHistory(ctx, rt.store, key)
 	if err != nil {
 		return nil, fmt.Errorf("project history: %w", err)
@@ -61,19 +61,20 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 	p.Attachments, p.AttachmentResults = fileFields(effective)
 	isResume := len(resumes) > 0
 	if isResume {
-		first := resumes[0]
-		p.Resume = &pluginsdk.Resume{
-			ApprovalRequestID: first.itemID, Approve: first.resume.Approve, Reason: first.resume.Reason,
-			Output: first.resume.Output, CallID: first.data.CallID, Name: first.data.Name,
-			Arguments: first.data.Arguments, Detail: first.data.Detail,
-		}
-		if len(resumes) == 1 {
-			p.Input = first.resume.Raw
-		} else {
-			raws := make([]json.RawMessage, len(resumes))
-			for i, r := range resumes {
-				raws[i] = r.resume.Raw
+		p.Resumes = make([]pluginsdk.Resume, len(resumes))
+		raws := make([]json.RawMessage, len(resumes))
+		for i, r := range resumes {
+			p.Resumes[i] = pluginsdk.Resume{
+				ApprovalRequestID: r.itemID, Approve: r.resume.Approve, Reason: r.resume.Reason,
+				Output: r.resume.Output, CallID: r.data.CallID, Name: r.data.Name,
+				Arguments: r.data.Arguments, Detail: r.data.Detail,
 			}
+			raws[i] = r.resume.Raw
+		}
+		p.Resume = &p.Resumes[0]
+		if len(resumes) == 1 {
+			p.Input = raws[0]
+		} else {
 			p.Input = session.MustJSON(raws)
 		}
 	} else {
@@ -98,10 +99,38 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 	if err != nil {
 		return nil, fmt.Errorf("encode session context: %w", err)
 	}
-	return &runnerv1.RunRequest{
+	rr := &runnerv1.RunRequest{
 		AppName: req.App, UserId: key.User, SessionId: key.ID, InvocationId: req.InvocationID,
 		PayloadJson: payload, SessionContextJson: sctx,
-	}, nil
+	}
+	// Runners that keep checkpoints with the host get the session's on every turn: the
+	// process serving this turn may be new (a restart, another process of the pool).
+	if caps.GetCheckpoints() {
+		cps, err := rt.store.Checkpoints(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("load checkpoints: %w", err)
+		}
+		rr.Checkpoints = checkpointsToProto(cps)
+	}
+	return rr, nil
+}
+
+func checkpointsToProto(cps []session.Checkpoint) []*runnerv1.Checkpoint {
+	if len(cps) == 0 {
+		return nil
+	}
+	out := make([]*runnerv1.Checkpoint, len(cps))
+	for i, c := range cps {
+		pc := &runnerv1.Checkpoint{ThreadId: c.ThreadID, Namespace: c.Namespace, CheckpointId: c.ID, ParentId: c.ParentID, Data: c.Data}
+		for _, w := range c.Writes {
+			pc.Writes = append(pc.Writes, &runnerv1.CheckpointWrite{
+				ThreadId: w.ThreadID, Namespace: w.Namespace, CheckpointId: w.CheckpointID, TaskId: w.TaskID,
+				Index: w.Index, Channel: w.Channel, TaskPath: w.TaskPath, Data: w.Data,
+			})
+		}
+		out[i] = pc
+	}
+	return out
 }
 
 func nonNilBlocks(b []session.ContentBlock) []session.ContentBlock {

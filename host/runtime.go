@@ -66,6 +66,7 @@ type Runtime struct {
 	runs        map[runKey]*Run // live and recently finished runs
 	compacting  map[string]bool // sessions being compacted → another check is due
 	noSummarize map[string]bool // agents whose runner has no Summarize
+	caps        map[string]*runnerv1.Capabilities
 }
 
 // runKey indexes runs by session and invocation: invocation ids may be chosen by
@@ -99,6 +100,7 @@ func New(cfg Config) (*Runtime, error) {
 		compaction:  cfg.Compaction.withDefaults(),
 		compacting:  map[string]bool{},
 		noSummarize: map[string]bool{},
+		caps:        map[string]*runnerv1.Capabilities{},
 	}
 	if rt.log == nil {
 		rt.log = hclog.NewNullLogger()
@@ -175,6 +177,33 @@ func (rt *Runtime) ResolveAgent(name string) (AgentInfo, error) {
 		return AgentInfo{}, err
 	}
 	return AgentInfo{Name: a.Name, Description: a.Description, Framework: a.Framework}, nil
+}
+
+// capabilities returns what the agent's runner reported in Describe (the supervisor
+// asks when a runner process starts and answers from that), or nil when it cannot tell:
+// the caller then assumes nothing is missing and lets the run report what fails.
+func (rt *Runtime) capabilities(ctx context.Context, ag Agent) *runnerv1.Capabilities {
+	rt.mu.Lock()
+	c, ok := rt.caps[ag.Name]
+	rt.mu.Unlock()
+	if ok {
+		return c
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	d, err := ag.Runner.Describe(dctx, &runnerv1.DescribeRequest{})
+	if err != nil {
+		rt.log.Warn("could not describe the agent's runner", "agent", ag.Name, "error", err)
+		return nil
+	}
+	c = d.GetCapabilities()
+	if c == nil {
+		c = &runnerv1.Capabilities{}
+	}
+	rt.mu.Lock()
+	rt.caps[ag.Name] = c
+	rt.mu.Unlock()
+	return c
 }
 
 // Recover marks runs left in progress by a previous host process as interrupted, so every
@@ -364,6 +393,10 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	} else if err := ValidateID(req.InvocationID); err != nil {
 		return nil, clientErr(ErrInvalidInput, "invocation_id", "invalid invocation id: %v", err)
 	}
+	caps := rt.capabilities(ctx, ag)
+	if len(resumes) > 0 && caps != nil && !caps.Resume {
+		return nil, clientErr(ErrInvalidInput, "input", "agent %q cannot resume an interrupted run: its runner does not support resume", ag.Name)
+	}
 	rt.awaitResults(ctx, files)
 	opening := openingEvents(req, ag.Name, resumes, files)
 	now := time.Now().UTC()
@@ -380,7 +413,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record turn: %w", err)
 	}
-	rr, err := rt.buildRunRequest(ctx, key, req, resumes, stored[0].Seq, files)
+	rr, err := rt.buildRunRequest(ctx, key, req, resumes, stored[0].Seq, files, caps)
 	if err != nil {
 		rt.abortStart(key, req.InvocationID, ag.Name, err)
 		return nil, err

@@ -31,7 +31,9 @@ type scripted struct {
 	started chan struct{}
 }
 
-func (s *scripted) Info() pluginsdk.Info { return pluginsdk.Info{Name: "scripted", Framework: "go"} }
+func (s *scripted) Info() pluginsdk.Info {
+	return pluginsdk.Info{Name: "scripted", Framework: "go", Capabilities: pluginsdk.Capabilities{Resume: true}}
+}
 
 func (s *scripted) last() *pluginsdk.Request {
 	s.mu.Lock()
@@ -307,6 +309,10 @@ type brokenStream struct {
 }
 
 func (brokenStream) Recv() (*runnerv1.RunEvent, error) {
+	return nil, status.Error(codes.Unavailable, "connection closed")
+}
+
+func (brokenRunner) Describe(context.Context, *runnerv1.DescribeRequest, ...grpc.CallOption) (*runnerv1.DescribeResponse, error) {
 	return nil, status.Error(codes.Unavailable, "connection closed")
 }
 

@@ -178,6 +178,28 @@ func (e *Emitter) Native(kind string, data any) error {
 	}}})
 }
 
+// Checkpoint asks the host to keep a saved thread state of the agent (opaque Data); the
+// next turns' Request.Checkpoints carry the latest one of each thread and namespace.
+func (e *Emitter) Checkpoint(c session.Checkpoint) error {
+	if c.ThreadID == "" || c.ID == "" {
+		return errors.New("pluginsdk: Checkpoint: thread id and id are required")
+	}
+	return e.Send(&runnerv1.RunEvent{Event: &runnerv1.RunEvent_Checkpoint{Checkpoint: &runnerv1.Checkpoint{
+		ThreadId: c.ThreadID, Namespace: c.Namespace, CheckpointId: c.ID, ParentId: c.ParentID, Data: c.Data,
+	}}})
+}
+
+// CheckpointWrite asks the host to keep a pending write to a checkpoint sent earlier.
+func (e *Emitter) CheckpointWrite(w session.CheckpointWrite) error {
+	if w.ThreadID == "" || w.CheckpointID == "" || w.TaskID == "" {
+		return errors.New("pluginsdk: CheckpointWrite: thread, checkpoint and task ids are required")
+	}
+	return e.Send(&runnerv1.RunEvent{Event: &runnerv1.RunEvent_CheckpointWrite{CheckpointWrite: &runnerv1.CheckpointWrite{
+		ThreadId: w.ThreadID, Namespace: w.Namespace, CheckpointId: w.CheckpointID, TaskId: w.TaskID,
+		Index: w.Index, Channel: w.Channel, TaskPath: w.TaskPath, Data: w.Data,
+	}}})
+}
+
 // jsonText validates a JSON document given as text; "" passes (the host fills it in).
 func jsonText(what, s string) (string, error) {
 	if s == "" {

@@ -33,8 +33,11 @@ type Payload struct {
 	Metadata                 map[string]string `json:"metadata,omitempty"`
 	SessionID                string            `json:"session_id"`
 	InvocationID             string            `json:"invocation_id"`
-	// Resume is set on resume turns: the decision, with the approval request it answers.
+	// Resume is set on resume turns: the first answer (Resumes[0]).
 	Resume *Resume `json:"resume,omitempty"`
+	// Resumes are every answer of a resume turn, in the order the client sent them, each
+	// with the approval request it answers.
+	Resumes []Resume `json:"resumes,omitempty"`
 }
 
 // Resume describes the answer to a pending approval request.

@@ -75,6 +75,9 @@ type Capabilities struct {
 	Resume          bool
 	MultimodalInput bool
 	Summarize       bool
+	// Checkpoints: the runner keeps its thread states with the host (Emitter.Checkpoint,
+	// Request.Checkpoints).
+	Checkpoints bool
 }
 
 // Request is one turn as the host sent it, with the JSON documents decoded.
@@ -85,6 +88,9 @@ type Request struct {
 	InvocationID string
 	Payload      Payload
 	Context      SessionContext
+	// Checkpoints are the session's saved checkpoints (latest per thread and namespace,
+	// with their writes), sent when Capabilities.Checkpoints is set.
+	Checkpoints []session.Checkpoint
 	// Logger writes to the runner's stderr as hclog JSON, which the host forwards to its
 	// own log. Never nil.
 	Logger hclog.Logger

@@ -53,6 +53,7 @@ func (s *runnerServer) Describe(context.Context, *runnerv1.DescribeRequest) (*ru
 		Description:     s.info.Description,
 		Capabilities: &runnerv1.Capabilities{
 			Streaming: c.Streaming, Resume: c.Resume, MultimodalInput: c.MultimodalInput, Summarize: c.Summarize,
+			Checkpoints: c.Checkpoints,
 		},
 	}, nil
 }
@@ -143,6 +144,14 @@ func decodeRequest(in *runnerv1.RunRequest, log hclog.Logger) (*Request, error) 
 		if err := json.Unmarshal(b, &req.Context); err != nil {
 			return nil, &RunError{Code: CodeInvalidRequest, Message: "runner could not decode the session context (session_context_json): " + err.Error(), Err: err}
 		}
+	}
+	for _, c := range in.GetCheckpoints() {
+		cp := session.Checkpoint{ThreadID: c.ThreadId, Namespace: c.Namespace, ID: c.CheckpointId, ParentID: c.ParentId, Data: c.Data}
+		for _, w := range c.Writes {
+			cp.Writes = append(cp.Writes, session.CheckpointWrite{ThreadID: w.ThreadId, Namespace: w.Namespace,
+				CheckpointID: w.CheckpointId, TaskID: w.TaskId, Index: w.Index, Channel: w.Channel, TaskPath: w.TaskPath, Data: w.Data})
+		}
+		req.Checkpoints = append(req.Checkpoints, cp)
 	}
 	return req, nil
 }

@@ -33,6 +33,8 @@ type proc struct {
 	client  *plugin.Client
 	rpc     runnerv1.RunnerClient
 	health  healthpb.HealthClient
+	// desc is what the runner reported in Describe when it started.
+	desc    *runnerv1.DescribeResponse
 	sockDir string
 	stderr  *lineLogger
 	outputs []*lineLogger
@@ -164,9 +166,33 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	if err := p.ping(hctx); err != nil {
 		return nil, s.startFailed(p, fmt.Errorf("health check: %w", err))
 	}
+	// The protocol version is checked before any run: a runner built for another
+	// version would misread requests instead of failing clearly.
+	d, err := rc.Describe(hctx, &runnerv1.DescribeRequest{})
+	if err != nil {
+		return nil, s.startFailed(p, fmt.Errorf("describe: %w", err))
+	}
+	if d.ProtocolVersion != pluginsdk.ProtocolVersion {
+		return nil, s.startFailed(p, &ProtocolError{Runner: cfg.Name, Got: d.ProtocolVersion, Want: pluginsdk.ProtocolVersion})
+	}
+	p.desc = d
 	p.started = time.Now()
 	p.log.Info("runner started", "command", cfg.Command[0], "start_ms", float64(p.started.Sub(t0).Microseconds())/1000)
 	return p, nil
+}
+
+// ProtocolError: the runner speaks another runner protocol version than this host.
+type ProtocolError struct {
+	Runner    string
+	Got, Want string
+}
+
+func (e *ProtocolError) Error() string {
+	got := e.Got
+	if got == "" {
+		got = "none"
+	}
+	return fmt.Sprintf("runner %q speaks runner protocol version %s, this agentengine speaks version %s: use the runner SDK that comes with this agentengine", e.Runner, got, e.Want)
 }
 
 // startFailed cleans up after a failed start and builds the error, quoting the runner's

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
@@ -209,17 +210,15 @@ func (s *Supervisor) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Describe implements runnerv1.RunnerClient.
+// Describe implements runnerv1.RunnerClient with what the live process reported when it
+// started (protocol version checked then); it starts a process if none runs.
 func (s *Supervisor) Describe(ctx context.Context, in *runnerv1.DescribeRequest, opts ...grpc.CallOption) (*runnerv1.DescribeResponse, error) {
 	p, err := s.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.rpc.Describe(ctx, in, opts...)
-	if err != nil {
-		return nil, s.callErr(p, "describe", err, ctx)
-	}
-	return resp, nil
+	// Answered from the process's start, where it was asked and checked.
+	return proto.CloneOf(p.desc), nil
 }
 
 // Summarize implements runnerv1.RunnerClient.
