@@ -1,6 +1,7 @@
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from typing import ClassVar as _ClassVar, Mapping as _Mapping, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -23,35 +24,39 @@ class DescribeResponse(_message.Message):
     def __init__(self, protocol_version: _Optional[str] = ..., framework: _Optional[str] = ..., agent_name: _Optional[str] = ..., description: _Optional[str] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ...) -> None: ...
 
 class Capabilities(_message.Message):
-    __slots__ = ("streaming", "resume", "multimodal_input", "summarize")
+    __slots__ = ("streaming", "resume", "multimodal_input", "summarize", "checkpoints")
     STREAMING_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
     MULTIMODAL_INPUT_FIELD_NUMBER: _ClassVar[int]
     SUMMARIZE_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINTS_FIELD_NUMBER: _ClassVar[int]
     streaming: bool
     resume: bool
     multimodal_input: bool
     summarize: bool
-    def __init__(self, streaming: bool = ..., resume: bool = ..., multimodal_input: bool = ..., summarize: bool = ...) -> None: ...
+    checkpoints: bool
+    def __init__(self, streaming: bool = ..., resume: bool = ..., multimodal_input: bool = ..., summarize: bool = ..., checkpoints: bool = ...) -> None: ...
 
 class RunRequest(_message.Message):
-    __slots__ = ("app_name", "user_id", "session_id", "invocation_id", "payload_json", "session_context_json")
+    __slots__ = ("app_name", "user_id", "session_id", "invocation_id", "payload_json", "session_context_json", "checkpoints")
     APP_NAME_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     INVOCATION_ID_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_JSON_FIELD_NUMBER: _ClassVar[int]
     SESSION_CONTEXT_JSON_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINTS_FIELD_NUMBER: _ClassVar[int]
     app_name: str
     user_id: str
     session_id: str
     invocation_id: str
     payload_json: bytes
     session_context_json: bytes
-    def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., invocation_id: _Optional[str] = ..., payload_json: _Optional[bytes] = ..., session_context_json: _Optional[bytes] = ...) -> None: ...
+    checkpoints: _containers.RepeatedCompositeFieldContainer[Checkpoint]
+    def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., invocation_id: _Optional[str] = ..., payload_json: _Optional[bytes] = ..., session_context_json: _Optional[bytes] = ..., checkpoints: _Optional[_Iterable[_Union[Checkpoint, _Mapping]]] = ...) -> None: ...
 
 class RunEvent(_message.Message):
-    __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native")
+    __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native", "checkpoint", "checkpoint_write")
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_DONE_FIELD_NUMBER: _ClassVar[int]
     REASONING_DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -63,6 +68,8 @@ class RunEvent(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     NATIVE_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_WRITE_FIELD_NUMBER: _ClassVar[int]
     text_delta: TextDelta
     message_done: MessageDone
     reasoning_delta: ReasoningDelta
@@ -74,7 +81,9 @@ class RunEvent(_message.Message):
     usage: Usage
     error: Error
     native: Native
-    def __init__(self, text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message_done: _Optional[_Union[MessageDone, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., state_delta: _Optional[_Union[StateDelta, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ...) -> None: ...
+    checkpoint: Checkpoint
+    checkpoint_write: CheckpointWrite
+    def __init__(self, text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message_done: _Optional[_Union[MessageDone, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., state_delta: _Optional[_Union[StateDelta, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., checkpoint_write: _Optional[_Union[CheckpointWrite, _Mapping]] = ...) -> None: ...
 
 class TextDelta(_message.Message):
     __slots__ = ("text",)
@@ -179,6 +188,42 @@ class Native(_message.Message):
     kind: str
     data_json: bytes
     def __init__(self, framework: _Optional[str] = ..., kind: _Optional[str] = ..., data_json: _Optional[bytes] = ...) -> None: ...
+
+class Checkpoint(_message.Message):
+    __slots__ = ("thread_id", "namespace", "checkpoint_id", "parent_id", "data", "writes")
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    WRITES_FIELD_NUMBER: _ClassVar[int]
+    thread_id: str
+    namespace: str
+    checkpoint_id: str
+    parent_id: str
+    data: bytes
+    writes: _containers.RepeatedCompositeFieldContainer[CheckpointWrite]
+    def __init__(self, thread_id: _Optional[str] = ..., namespace: _Optional[str] = ..., checkpoint_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., data: _Optional[bytes] = ..., writes: _Optional[_Iterable[_Union[CheckpointWrite, _Mapping]]] = ...) -> None: ...
+
+class CheckpointWrite(_message.Message):
+    __slots__ = ("thread_id", "namespace", "checkpoint_id", "task_id", "index", "channel", "task_path", "data")
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    CHANNEL_FIELD_NUMBER: _ClassVar[int]
+    TASK_PATH_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    thread_id: str
+    namespace: str
+    checkpoint_id: str
+    task_id: str
+    index: int
+    channel: str
+    task_path: str
+    data: bytes
+    def __init__(self, thread_id: _Optional[str] = ..., namespace: _Optional[str] = ..., checkpoint_id: _Optional[str] = ..., task_id: _Optional[str] = ..., index: _Optional[int] = ..., channel: _Optional[str] = ..., task_path: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class SummarizeRequest(_message.Message):
     __slots__ = ("history_json", "instructions")
