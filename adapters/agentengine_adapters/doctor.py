@@ -36,7 +36,7 @@ from .loader import (
 )
 
 MIN_PYTHON = (3, 11)
-RUNTIME_IMPORTS = {"grpcio": "grpc", "grpcio-health-checking": "grpc_health.v1", "protobuf": "google.protobuf"}
+RUNTIME_IMPORTS = {"grpcio": "grpc", "protobuf": "google.protobuf"}
 
 
 @dataclass
@@ -47,25 +47,40 @@ class Check:
     fix: str = ""
 
 
-def pip(*requirements: str) -> str:
+def in_environment() -> bool:
+    """True inside a virtualenv or conda environment: somewhere a fix may install into."""
+    return sys.prefix != sys.base_prefix or (Path(sys.prefix) / "conda-meta").is_dir()
+
+
+def setup_command(project_dir: Path) -> str:
+    return f"agentengine setup {shlex.quote(str(project_dir))}"
+
+
+def install_fix(project_dir: Path, *requirements: str) -> str:
+    """The command that installs requirements into this project's environment: its own
+    pip in a virtualenv, else `agentengine setup` (which creates one). Never a pip of an
+    interpreter outside the project."""
+    if not in_environment():
+        return setup_command(project_dir)
     return f"{shlex.quote(sys.executable)} -m pip install " + " ".join(shlex.quote(r) for r in requirements)
 
 
-def check_python() -> Check:
+def check_python(project_dir: Path) -> Check:
     version = ".".join(map(str, sys.version_info[:3]))
     ok = sys.version_info[:2] >= MIN_PYTHON
     return Check(
         "python",
         ok,
         f"Python {version} at {sys.executable}",
-        "" if ok else "install Python 3.11 or newer, then run `agentengine setup .` (it creates .venv)",
+        "" if ok else f"install Python 3.11 or newer, then run `{setup_command(project_dir)}` (it creates .venv)",
     )
 
 
-def check_runtime() -> Check:
+def check_runtime(project_dir: Path) -> Check:
     problems, found = [], []
+    wanted = pins.runtime()
     for dist, module in RUNTIME_IMPORTS.items():
-        want = pins.RUNTIME[dist]
+        spec = wanted.get(dist, "")
         try:
             importlib.import_module(module)
             have = metadata.version(dist)
@@ -73,15 +88,14 @@ def check_runtime() -> Check:
             problems.append(f"{dist}: not importable ({type(exc).__name__}: {exc})")
             continue
         found.append(f"{dist}=={have}")
-        if have != want:
-            problems.append(f"{dist} is {have}, the runner protocol is pinned to {want}")
-    fix = pip(*(f"{d}=={v}" for d, v in pins.RUNTIME.items()))
+        if spec and not pins.satisfies(have, spec):
+            problems.append(f"{dist} is {have}; the runner needs {dist}{spec}")
     if problems:
-        return Check("grpc_protobuf", False, "; ".join(problems), fix)
+        return Check("grpc_protobuf", False, "; ".join(problems), install_fix(project_dir, *(d + s for d, s in wanted.items())))
     return Check("grpc_protobuf", True, ", ".join(found))
 
 
-def check_framework(framework: str) -> Check:
+def check_framework(framework: str, project_dir: Path) -> Check:
     if framework not in FRAMEWORKS:
         return Check(
             "framework",
@@ -103,7 +117,7 @@ def check_framework(framework: str) -> Check:
             notes.append(f"{dist} {have} differs from the tested {want}")
     if missing:
         detail = "; ".join(f"{d} not importable ({why})" for d, why in missing)
-        return Check("framework", False, detail, pip(*(f"{d}=={pins.FRAMEWORK.get(d, '')}".rstrip("=") for d, _ in missing)))
+        return Check("framework", False, detail, install_fix(project_dir, *(d for d, _ in missing)))
     return Check("framework", True, ", ".join(found) + (f" ({'; '.join(notes)})" if notes else ""))
 
 
@@ -114,11 +128,13 @@ def check_checkpointer(settings: Settings) -> Check:
         importlib.import_module("langgraph.checkpoint.sqlite.aio")
         importlib.import_module("aiosqlite")
     except Exception as exc:
+        # Not a failure: the runner keeps checkpoints in memory then (with a warning).
         return Check(
             "checkpointer",
-            False,
-            f"durable checkpoints unavailable ({type(exc).__name__}: {exc})",
-            pip(f"langgraph-checkpoint-sqlite=={pins.FRAMEWORK['langgraph-checkpoint-sqlite']}", f"aiosqlite=={pins.FRAMEWORK['aiosqlite']}"),
+            True,
+            f"in memory ({type(exc).__name__}: {exc}): an interrupted run cannot be resumed after "
+            "the runner stops; list langgraph-checkpoint-sqlite and aiosqlite in the project's "
+            "requirements for durable checkpoints",
         )
     target = settings.state_dir
     while not target.exists() and target != target.parent:
@@ -151,9 +167,8 @@ def check_entry(settings: Settings) -> tuple[Check, ModuleType | None, str]:
         ), None, spec.attr
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] != spec.module.split(".")[0]:
-            requirements = settings.project_dir / "requirements.txt"
-            fix = pip("-r", str(requirements)) if requirements.exists() else pip(exc.name.split(".")[0])
-            return Check("entry_module", False, f"{where}: {type(exc).__name__}: {exc}", fix), None, spec.attr
+            return Check("entry_module", False, f"{where}: {type(exc).__name__}: {exc}{project_frame(exc, settings.project_dir)}",
+                         missing_package_fix(settings.project_dir)), None, spec.attr
         return Check(
             "entry_module",
             False,
@@ -161,17 +176,42 @@ def check_entry(settings: Settings) -> tuple[Check, ModuleType | None, str]:
             f"set `entry_point:` in {settings.project_dir / 'agentengine.yaml'} to an importable "
             "module or file (e.g. agent.py:graph)",
         ), None, spec.attr
+    except ImportError as exc:
+        # Raised inside an installed package (e.g. google-adk's LiteLlm without litellm):
+        # the fix is a package for the project's environment, never an edit of the library.
+        return Check("entry_module", False, f"{where}: {type(exc).__name__}: {exc}{project_frame(exc, settings.project_dir)}",
+                     setup_command(settings.project_dir)), None, spec.attr
     except BaseException as exc:  # noqa: BLE001 - the user's import may raise anything
-        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-        at = f" at {frame.filename}:{frame.lineno}" if frame else ""
+        at = project_frame(exc, settings.project_dir)
+        check = (
+            f"cd {shlex.quote(str(settings.project_dir))} && "
+            f"{shlex.quote(sys.executable)} -c {shlex.quote('import ' + spec.module)}"
+        )
         return Check(
             "entry_module",
             False,
             f"{type(exc).__name__}: {exc}{at}",
-            f"fix the error{at}, then check with: cd {shlex.quote(str(settings.project_dir))} && "
-            f"{shlex.quote(sys.executable)} -c {shlex.quote('import ' + spec.module)}",
+            f"fix the error{at}, then check with: {check}",
         ), None, spec.attr
     return Check("entry_module", True, f"imported {module.__name__} from {where}"), module, spec.attr
+
+
+def project_frame(exc: BaseException, project_dir: Path) -> str:
+    """" at file:line" of the innermost traceback frame in the project's own code, so a
+    message never points into an installed library."""
+    root = str(project_dir.resolve())
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(root + os.sep) and f"{os.sep}site-packages{os.sep}" not in path and f"{os.sep}." not in path[len(root):]:
+            return f" at {os.path.relpath(path, root)}:{frame.lineno}"
+    return ""
+
+
+def missing_package_fix(project_dir: Path) -> str:
+    requirements = project_dir / "requirements.txt"
+    if not in_environment() or not requirements.exists():
+        return setup_command(project_dir)
+    return install_fix(project_dir, "-r", str(requirements))
 
 
 def check_variable(settings: Settings, module: ModuleType | None, attr: str) -> Check:
@@ -239,7 +279,8 @@ def check_hook(module: ModuleType | None) -> Check:
 
 
 def run_checks(settings: Settings) -> list[Check]:
-    checks = [check_python(), check_runtime(), check_framework(settings.framework), check_checkpointer(settings)]
+    project_dir = settings.project_dir
+    checks = [check_python(project_dir), check_runtime(project_dir), check_framework(settings.framework, project_dir), check_checkpointer(settings)]
     entry, module, attr = check_entry(settings)
     checks += [entry, check_variable(settings, module, attr), check_hook(module)]
     return checks

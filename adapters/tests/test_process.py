@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import select
 import shutil
 import signal
@@ -223,7 +224,23 @@ def test_doctor_on_broken_projects(tmp_path: Path) -> None:
     code, report, _ = doctor(missing_dep)
     entry = {c["name"]: c for c in report["checks"]}["entry_module"]
     assert code == 1 and not report["ok"] and not entry["ok"]
-    assert entry["fix"] == f"{sys.executable} -m pip install -r {missing_dep / 'requirements.txt'}"
+    # The project's own environment, never an interpreter outside it.
+    if sys.prefix != sys.base_prefix:
+        assert entry["fix"] == f"{shlex.quote(sys.executable)} -m pip install -r {shlex.quote(str(missing_dep / 'requirements.txt'))}"
+    else:
+        assert entry["fix"] == f"agentengine setup {shlex.quote(str(missing_dep))}"
+
+    # An ImportError raised inside an installed library (google-adk's LiteLlm without
+    # litellm does this) points at the project's line and never into site-packages.
+    lib = tmp_path / "site" / "lib" / "python3" / "site-packages" / "fakelib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("raise ImportError('LiteLLM support requires: pip install fakelib[extensions]')\n")
+    in_lib = write_project(tmp_path / "lib dir", "import os\nimport fakelib\n")
+    code, report, _ = doctor(in_lib, PYTHONPATH=os.pathsep.join([str(SDK), str(ADAPTERS), str(lib.parent)]))
+    entry = {c["name"]: c for c in report["checks"]}["entry_module"]
+    assert code == 1 and "ImportError: LiteLLM support requires" in entry["detail"], entry
+    assert "at agent.py:2" in entry["detail"] and "site-packages" not in entry["detail"] + entry["fix"], entry
+    assert entry["fix"] == f"agentengine setup {shlex.quote(str(in_lib))}"
 
     wrong_var = write_project(tmp_path / "var", GOOD)
     code, report, _ = doctor(wrong_var, AGENTENGINE_ENTRY_POINT="agent.py:nope")

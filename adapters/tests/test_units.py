@@ -207,8 +207,31 @@ def constraint_pins() -> dict[str, str]:
 
 def test_pins_match_the_constraints_file() -> None:
     pinned = constraint_pins()
-    for name, version in {**pins.RUNTIME, **pins.FRAMEWORK}.items():
+    for name, version in pins.FRAMEWORK.items():
         assert pinned[name] == version, name
+
+
+def test_runtime_requirements_are_the_runner_requirements_file() -> None:
+    assert pins.RUNNER_REQUIREMENTS == REPO / "pluginsdk" / "python" / "runner-requirements.txt"
+    assert pins.runtime() == pins.RUNTIME
+    assert pins.runtime(REPO / "no-such-file") == pins.RUNTIME
+
+
+@pytest.mark.parametrize(
+    ("version", "spec", "ok"),
+    [
+        ("4.25.0", ">=4.25,<8", True),
+        ("7.36.2", ">=4.25,<8", True),
+        ("3.20.3", ">=4.25,<8", False),
+        ("8.0.0", ">=4.25,<8", False),
+        ("1.60.0", ">=1.60", True),
+        ("1.59.3", ">=1.60", False),
+        ("1.62.0rc1", ">=1.60", True),
+        ("2.0", "==2.0.0", True),
+    ],
+)
+def test_satisfies(version: str, spec: str, ok: bool) -> None:
+    assert pins.satisfies(version, spec) is ok
 
 
 @pytest.mark.parametrize("example", ["langgraph-chat", "langchain-qa", "deepagents-research", "adk-assistant"])
