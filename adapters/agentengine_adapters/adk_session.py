@@ -27,6 +27,8 @@ from google.adk.events.event_actions import EventActions
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
+from . import history as hist
+
 CONFIRMATION_CALL = "adk_request_confirmation"
 APP_PREFIX, USER_PREFIX, TEMP_PREFIX = "app:", "user:", "temp:"
 
@@ -50,7 +52,8 @@ def host_state_delta(delta: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def history_events(history: Any, agent_name: str, *, skip_call_ids: Iterable[str] = ()) -> list[Event]:
     """Host-projected history (session.Message dicts) as ADK session events."""
-    items = [m for m in history if isinstance(m, Mapping)] if isinstance(history, list) else []
+    items = hist.messages(history)
+    names = hist.call_names(items)
     skip = set(skip_call_ids)
     results = {m.get("call_id") for m in items if m.get("type") == "tool_result" and m.get("call_id")}
     calls = {m.get("call_id") for m in items if m.get("type") == "tool_call" and m.get("call_id")}
@@ -72,7 +75,9 @@ def history_events(history: Any, agent_name: str, *, skip_call_ids: Iterable[str
                 else:
                     out.append(_event(agent_name, invocation, "model", [types.Part(function_call=call)]))
             else:
-                response = types.FunctionResponse(id=call_id, name=str(m.get("name") or ""), response=_output(text))
+                response = types.FunctionResponse(
+                    id=call_id, name=hist.result_name(m, names), response=hist.output_object(hist.result_output(m))
+                )
                 prev = out[-1] if out else None
                 if prev is not None and prev.get_function_responses() and prev.content:
                     prev.content.parts = [*(prev.content.parts or []), types.Part(function_response=response)]
@@ -188,16 +193,6 @@ def _args(raw: Any) -> dict[str, Any]:
     except ValueError:
         return {"input": raw}
     return value if isinstance(value, dict) else {"input": value}
-
-
-def _output(projected: str) -> dict[str, Any]:
-    # The projection renders results as "[tool_result] name: output".
-    text = projected.split(": ", 1)[1] if projected.startswith("[tool_result] ") and ": " in projected else projected
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {"result": text}
-    return value if isinstance(value, dict) else {"result": value}
 
 
 def _data_url(url: str) -> types.Blob | None:

@@ -20,6 +20,8 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from . import history as hist
+
 JSON = Any
 # Stable id: add_messages replaces the instructions in place instead of piling them up.
 INSTRUCTIONS_ID = "agentengine-instructions"
@@ -160,6 +162,7 @@ def history_messages(history: JSON) -> list[BaseMessage]:
     are present (a dangling call breaks most chat APIs); otherwise their text stays.
     """
     items = _dicts(history)
+    names = hist.call_names(items)
     results = {m.get("call_id") for m in items if m.get("type") == "tool_result" and m.get("call_id")}
     calls = {m.get("call_id") for m in items if m.get("type") == "tool_call" and m.get("call_id")}
     out: list[BaseMessage] = []
@@ -175,7 +178,8 @@ def history_messages(history: JSON) -> list[BaseMessage]:
             else:
                 out.append(AIMessage(content="", tool_calls=[call]))
         elif kind == "tool_result" and call_id in calls:
-            out.append(ToolMessage(content=_tool_output(text), tool_call_id=call_id, name=m.get("name") or None))
+            content = hist.output_text(hist.result_output(m))
+            out.append(ToolMessage(content=content, tool_call_id=call_id, name=hist.result_name(m, names) or None))
         elif kind == "context_checkpoint":
             out.append(SystemMessage(content=f"Summary of the earlier conversation:\n{text}"))
         elif role == "user" and kind == "user_message":
@@ -189,13 +193,6 @@ def history_messages(history: JSON) -> list[BaseMessage]:
         elif role == "assistant":
             out.append(AIMessage(content=text))
     return out
-
-
-def _tool_output(projected: str) -> str:
-    # The projection renders results as "[tool_result] name: output".
-    if projected.startswith("[tool_result] ") and ": " in projected:
-        return projected.split(": ", 1)[1]
-    return projected
 
 
 def _args(raw: JSON) -> dict[str, JSON]:

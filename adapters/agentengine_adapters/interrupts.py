@@ -7,6 +7,9 @@ host can tie it to the tool call it guards.
 
 Approval ids: the interrupt id, or "<interrupt id>:<action index>" when one HITL interrupt
 holds several actions.
+
+Framework-free on purpose (messages are read by their `type`, not by class): the ADK
+bridge shares the resume parsing built on these shapes and must not need LangChain.
 """
 
 from __future__ import annotations
@@ -15,8 +18,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 Kind = Literal["hitl", "hitl_call", "interrupt"]
 ALL_DECISIONS = ("approve", "edit", "reject", "respond")
@@ -51,7 +52,16 @@ def pending_interrupts(snapshot: Any) -> list[Pending]:
     """Unanswered interrupts of a thread, in task order, with the node that raised them."""
     out: list[Pending] = []
     seen: set[str] = set()
-    for task in getattr(snapshot, "tasks", ()) or ():
+    tasks = getattr(snapshot, "tasks", ()) or ()
+    for task in tasks:
+        if getattr(task, "result", None) is not None:
+            # A task that finished after its interrupt was answered: LangGraph 0.6 still
+            # lists the answered interrupt on it (and in snapshot.interrupts).
+            seen.update(i.id for i in getattr(task, "interrupts", ()) or ())
+            continue
+    for task in tasks:
+        if getattr(task, "result", None) is not None:
+            continue
         for intr in getattr(task, "interrupts", ()) or ():
             if intr.id not in seen:
                 seen.add(intr.id)
@@ -111,13 +121,20 @@ def _allowed_in_json_schema(schema: Mapping[str, Any]) -> tuple[str, ...]:
 
 def open_tool_calls(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """Tool calls of the latest model turn that have no ToolMessage yet."""
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    answered = {getattr(m, "tool_call_id", None) for m in messages if _kind(m) == "tool"}
     for message in reversed(messages):
-        if isinstance(message, AIMessage) and message.tool_calls:
-            return [dict(c) for c in message.tool_calls if c.get("id") not in answered]
-        if isinstance(message, HumanMessage):
+        calls = getattr(message, "tool_calls", None) if _kind(message) == "ai" else None
+        if calls:
+            return [dict(c) for c in calls if c.get("id") not in answered]
+        if _kind(message) == "human":
             break
     return []
+
+
+def _kind(message: Any) -> str:
+    """A LangChain message's role ("ai", "tool", "human", ...); chunks count as their role."""
+    kind = str(getattr(message, "type", "") or "")
+    return "ai" if kind == "AIMessageChunk" else kind
 
 
 def is_hitl_request(value: Any) -> bool:

@@ -1,18 +1,27 @@
 """The LangGraph bridge: runs a LangGraph graph (also create_agent / create_deep_agent
 graphs) as an agentengine runner.
 
-A turn: read the thread's checkpoint (thread id = session id), build the input (hook or
-default mapping) or, on a resume, the Command answering the pending interrupts; stream the
-graph once with typed v2 parts (messages + updates + custom, subgraphs included); then
-report every interrupt still pending as approval requests and end. The graph is never run
-a second time to look for text.
+A turn: pick the thread, build the input (hook or default mapping) or, on a resume, the
+Command answering the pending interrupts; stream the graph once (messages + updates +
+custom, subgraphs included); then report every interrupt still pending as approval
+requests, or, when nothing streamed as text, the final state's answer (`output`, else
+`answer`, else the last AI message), and end. The graph is never run a second time to
+look for text.
+
+Threads, as KsADK: a graph compiled with its own checkpointer keeps one thread per (user,
+session) and gets only the new turn; a graph without one sees exactly its input each
+turn (the hook's state, or the host's history), on a thread of its own run that lives
+only until the run ends or its interrupts are answered.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentengine_runner import (
@@ -23,7 +32,13 @@ from agentengine_runner import (
     RunnerError,
     RunRequest,
 )
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_messages
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    convert_to_messages,
+)
 from langgraph.types import Command
 
 from . import interrupts as intr
@@ -39,6 +54,17 @@ from .stream import EventWriter
 log = logging.getLogger("agentengine_runner.adapters")
 
 STREAM_MODES = ["messages", "updates", "custom"]
+# Final-state keys holding a graph's answer, in KsADK's order (then the last AI message).
+ANSWER_KEYS = ("output", "answer")
+RUN_THREAD = "/run:"
+
+
+@dataclass
+class _Turn:
+    """What one run's stream showed: interrupts and the top-level answer keys written."""
+
+    interrupts: list[Any] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 class GraphRunner(Runner):
@@ -55,6 +81,11 @@ class GraphRunner(Runner):
         self.entry = entry
         self.checkpointer = checkpointer or DurableCheckpointer(settings.checkpoint_path)
         self.hook = find_hook(entry.module, PREPARE_STATE, PREPARE_INPUT)
+        self.own_checkpointer = has_own_checkpointer(entry.obj, kind_of(entry.obj))
+        # Per-run threads of runs paused on an interrupt, by session thread (the approval
+        # detail carries the same, for a runner that did not pause the run itself).
+        self._paused: dict[str, str] = {}
+        self._warned_input = False
         self._graph: Any = None
         self._lock = asyncio.Lock()
 
@@ -83,8 +114,14 @@ class GraphRunner(Runner):
         graph = await self.graph()
         ictx = invocation_context(request, self.framework)
         config = run_config(request, ictx)
-        writer = EventWriter(emit, self.framework)
-        snapshot = await _state(graph, config)
+        session_thread = config["configurable"]["thread_id"]
+        thread = session_thread
+        if not self.own_checkpointer:
+            thread = await self._run_thread(graph, request, session_thread)
+            config["configurable"]["thread_id"] = thread
+        writer = EventWriter(emit, self.framework, detail={"thread_id": thread})
+        fresh_thread = not self.own_checkpointer and not request.is_resume
+        snapshot = None if fresh_thread else await _state(graph, config)
         messages = _messages(snapshot)
         pending = intr.approvals(intr.pending_interrupts(snapshot), messages)
         stored = _stored_partial(request)
@@ -98,30 +135,81 @@ class GraphRunner(Runner):
         else:
             graph_in, saved = await self._fresh_input(request, graph, snapshot, messages), stored
 
-        seen: list[Any] = []
-        async for part in graph.astream(
+        turn = _Turn()
+        async for ns, mode, data in graph.astream(
             graph_in,
             config,
             context=graph_context(getattr(graph, "context_schema", None), ictx),
             stream_mode=STREAM_MODES,
             subgraphs=True,
-            version="v2",
         ):
-            await self.on_part(part, writer, seen)
+            await self.on_part({"type": mode, "ns": ns, "data": data}, writer, turn)
         await writer.finish()
-        await self._report_interrupts(graph, config, writer, seen, saved)
+        final, paused = await self._report_interrupts(graph, config, writer, turn, saved)
+        if not paused and not writer.any_text:
+            await writer.answer(final_answer(final if final is not None else turn.values))
+        if not self.own_checkpointer:
+            await self._end_run_thread(graph, session_thread, thread, paused)
+
+    async def _run_thread(self, graph: Any, request: RunRequest, session_thread: str) -> str:
+        """The thread of this run (a graph without its own checkpointer): a new one, or on
+        a resume the thread of the run that paused."""
+        prefix = session_thread + RUN_THREAD
+        if request.is_resume:
+            described = _detail_thread(request.payload.get("resume"))
+            if described.startswith(prefix):
+                return described
+            return self._paused.get(session_thread) or prefix + "none"
+        # A new message instead of an answer: the paused run is abandoned.
+        abandoned = self._paused.pop(session_thread, None)
+        if abandoned:
+            await _delete_thread(graph, abandoned)
+        return prefix + (request.invocation_id or uuid.uuid4().hex)
+
+    async def _end_run_thread(self, graph: Any, session_thread: str, thread: str, paused: bool) -> None:
+        if paused:
+            self._paused[session_thread] = thread
+            return
+        if self._paused.get(session_thread) == thread:
+            del self._paused[session_thread]
+        await _delete_thread(graph, thread)
 
     async def _fresh_input(
         self, request: RunRequest, graph: Any, snapshot: Any, messages: Sequence[Any]
     ) -> Any:
         if self.hook is not None:
-            return await call_hook(self.hook[1], request.payload, request.session_context)
+            value = await call_hook(self.hook[1], request.payload, request.session_context)
+            return self._hook_input(value, _input_keys(graph))
         return graph_input(
             request.payload,
             request.session_context,
             input_keys=_input_keys(graph),
             existing=messages,
         )
+
+    def _hook_input(self, value: Any, keys: Sequence[str] | None) -> Any:
+        """A hook's value as input a messages-based graph (create_agent) reads: a string,
+        or an `input` text it would ignore, becomes the user message."""
+        if keys is None or "messages" not in keys:
+            return value
+        if isinstance(value, str):
+            return {"messages": [HumanMessage(content=value)]}
+        if (
+            isinstance(value, Mapping)
+            and "messages" not in value
+            and "input" not in keys
+            and isinstance(value.get("input"), str)
+        ):
+            if not self._warned_input:
+                self._warned_input = True
+                log.warning(
+                    "%s returned {'input': ...} but the agent reads 'messages': the text is "
+                    "sent as the user message (return {'messages': [...]} to silence this)",
+                    self.hook[0] if self.hook else "the hook",
+                )
+            rest = {k: v for k, v in value.items() if k != "input"}
+            return {**rest, "messages": [HumanMessage(content=value["input"])]}
+        return value
 
     async def _resume_input(
         self,
@@ -149,13 +237,13 @@ class GraphRunner(Runner):
             await writer.state_delta({res.PARTIAL_KEY: plan.partial or None})
         if not plan.values:
             for approval in plan.waiting:
-                await _send_approval(writer, approval)
+                await writer.approval(approval)
             return None
         return Command(resume=plan.values), plan.partial
 
     # -- stream parts ----------------------------------------------------------------
 
-    async def on_part(self, part: Mapping[str, Any], writer: EventWriter, seen: list[Any]) -> None:
+    async def on_part(self, part: Mapping[str, Any], writer: EventWriter, turn: _Turn) -> None:
         kind, ns, data = part["type"], tuple(part.get("ns") or ()), part["data"]
         if kind == "messages":
             message, _meta = data
@@ -166,10 +254,12 @@ class GraphRunner(Runner):
         elif kind == "updates":
             for node, update in data.items():
                 if node == "__interrupt__":
-                    seen.extend(update)
+                    turn.interrupts.extend(update)
                 elif not node.startswith("__"):
                     for item in update if isinstance(update, list) else [update]:
                         if isinstance(item, Mapping):
+                            if not ns:
+                                turn.values.update({k: item[k] for k in ANSWER_KEYS if k in item})
                             await self.on_update(node, item, ns, writer)
         elif kind == "custom":
             await writer.custom(data)
@@ -195,17 +285,18 @@ class GraphRunner(Runner):
         graph: Any,
         config: dict[str, Any],
         writer: EventWriter,
-        seen: list[Any],
+        turn: _Turn,
         saved: dict[str, Any],
-    ) -> None:
+    ) -> tuple[Mapping[str, Any] | None, bool]:
         """Sends an approval request per pending interrupt (per action for HITL ones) and
         drops saved partial HITL decisions whose interrupt is gone. saved: what session
-        state holds under PARTIAL_KEY now."""
+        state holds under PARTIAL_KEY now. Returns the final state values (None without
+        a checkpointer) and whether the run paused on interrupts."""
         snapshot = await _state(graph, config)
         if snapshot is not None:
             pending = intr.pending_interrupts(snapshot)
         else:  # no checkpointer: only what the stream showed
-            pending = [intr.Pending(i.id, i.value, "") for i in seen]
+            pending = [intr.Pending(i.id, i.value, "") for i in turn.interrupts]
         approvals = intr.approvals(pending, _messages(snapshot))
         live = {p.id for p in pending}
         kept = {iid: d for iid, d in saved.items() if iid in live}
@@ -215,19 +306,58 @@ class GraphRunner(Runner):
             decided = kept.get(approval.interrupt_id) or {}
             if approval.kind == "hitl" and str(approval.index) in decided:
                 continue
-            await _send_approval(writer, approval)
+            await writer.approval(approval)
+        values = getattr(snapshot, "values", None)
+        return (values if isinstance(values, Mapping) else None), bool(pending)
 
 
-async def _send_approval(writer: EventWriter, approval: intr.Approval) -> None:
-    await writer.end_message()
-    await writer.emit.approval_request(
-        approval.id,
-        call_id=approval.call_id,
-        name=approval.name,
-        arguments=approval.arguments if approval.arguments is not None else {},
-        message=approval.message,
-        detail=approval.detail,
-    )
+def has_own_checkpointer(obj: Any, kind: str) -> bool:
+    """True for a compiled graph the project gave a checkpointer (a saver, not a flag)."""
+    if kind != "graph":
+        return False
+    saver = getattr(obj, "checkpointer", None)
+    return saver is not None and not isinstance(saver, bool)
+
+
+def final_answer(values: Mapping[str, Any]) -> str:
+    """A graph's answer in its final state, as KsADK reads it: `output`, else `answer`,
+    else the last AI message's text."""
+    for key in ANSWER_KEYS:
+        value = values.get(key)
+        if value is None or value == "":
+            continue
+        if isinstance(value, BaseMessage):
+            return value.text
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    messages = values.get("messages")
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, AIMessage):
+            return message.text
+    return ""
+
+
+def _detail_thread(resume: Any) -> str:
+    detail = resume.get("detail") if isinstance(resume, Mapping) else None
+    if isinstance(detail, str):
+        try:
+            detail = json.loads(detail)
+        except ValueError:
+            return ""
+    value = detail.get("thread_id") if isinstance(detail, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+async def _delete_thread(graph: Any, thread: str) -> None:
+    saver = getattr(graph, "checkpointer", None)
+    delete = getattr(saver, "adelete_thread", None)
+    if delete is None:
+        return
+    try:
+        await delete(thread)
+    except NotImplementedError:
+        pass
+    except Exception:  # a finished run's leftovers must not fail the run
+        log.warning("cannot delete checkpoint thread %s", thread, exc_info=True)
 
 
 def in_tool(ns: Sequence[str]) -> bool:

@@ -21,13 +21,15 @@ from typing import Any
 from agentengine_runner import Emitter
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 
+from .interrupts import Approval
 from .think import ThinkSplitter
 
 
 class EventWriter:
-    def __init__(self, emit: Emitter, framework: str) -> None:
+    def __init__(self, emit: Emitter, framework: str, *, detail: Mapping[str, Any] | None = None) -> None:
         self.emit = emit
         self.framework = framework
+        self.detail = dict(detail or {})  # added to every approval request's detail
         self._text_open = False  # the host holds an open assistant message we can end
         self._current: str | None = None  # id of the message streaming now
         self._streamed: set[str] = set()  # message ids whose text streamed
@@ -70,6 +72,23 @@ class EventWriter:
         if self._text_open:
             self._text_open = False
             await self.emit.message_done()
+
+    async def answer(self, text: str) -> None:
+        """A complete answer read from the graph's final state (nothing streamed)."""
+        if text:
+            await self.text(text)
+            await self.end_message()
+
+    async def approval(self, approval: Approval) -> None:
+        await self.end_message()
+        await self.emit.approval_request(
+            approval.id,
+            call_id=approval.call_id,
+            name=approval.name,
+            arguments=approval.arguments if approval.arguments is not None else {},
+            message=approval.message,
+            detail={**approval.detail, **self.detail},
+        )
 
     async def native(self, kind: str, data: Any) -> None:
         await self.emit.native(self.framework, kind, data)

@@ -74,7 +74,12 @@ def run(coro_fn: Callable[[], Awaitable[T]]) -> T:
 
 
 async def turn(runner: Any, input: Any = "hello", *, session: str = "s1", resume: bool = False,
-               state: dict[str, Any] | None = None, invocation: str = "inv", **payload: Any) -> list[Any]:
+               state: dict[str, Any] | None = None, invocation: str = "inv",
+               host_resume: dict[str, Any] | None = None, **payload: Any) -> list[Any]:
+    """One run. host_resume: payload.resume as the host sends it (the first answer with
+    the approval request it answers, detail included)."""
+    if host_resume is not None:
+        payload["resume"] = host_resume
     ctx: dict[str, Any] = {
         "platform_context": {"app_name": "app", "user_id": "u1", "session_id": session, "invocation_id": invocation},
         "history": payload.get("history", []),

@@ -299,7 +299,7 @@ def test_history_reaches_the_model(adk: Any) -> None:
         {"role": "assistant", "type": "tool_call", "content": "[tool_call] get_weather", "call_id": "c1",
          "name": "get_weather", "arguments": '{"city": "Rome"}', "seq": 4},
         {"role": "user", "type": "tool_result", "content": '[tool_result] get_weather: {"forecast": "rain"}',
-         "call_id": "c1", "name": "get_weather", "seq": 5},
+         "call_id": "c1", "name": "get_weather", "output": '{"forecast": "rain"}', "seq": 5},
     ]
     events = run(lambda: turn(runner, "what is my name", history=history))
     assert text(events) == "You said: what is my name"
@@ -310,6 +310,31 @@ def test_history_reaches_the_model(adk: Any) -> None:
     assert flat[3][1].id == "c1" and flat[3][1].name == "get_weather"
     assert flat[4][1].id == "c1" and flat[4][1].response == {"forecast": "rain"}
     assert flat[-1] == ("user", "what is my name")
+
+
+NOTE = {"temp": 21, "note": "a: b"}  # its text holds ": ", the display text's separator
+STORED_RESULT = {"role": "user", "type": "tool_result", "content": f"[tool_result] get_weather: {json.dumps(NOTE)}",
+                 "call_id": "c1", "name": "get_weather", "output": json.dumps(NOTE), "seq": 5}
+# A client's function_call_output: no tool name, the output as the client sent it.
+CLIENT_RESULT = {"role": "user", "type": "tool_result", "content": f"[tool_result] {json.dumps(NOTE)}",
+                 "call_id": "c1", "output": json.dumps(NOTE), "seq": 5}
+
+
+@pytest.mark.parametrize("result", [STORED_RESULT, CLIENT_RESULT, {**CLIENT_RESULT, "output": NOTE}],
+                         ids=["stored", "client", "client-object"])
+def test_json_tool_output_reaches_the_model_intact(adk: Any, result: dict[str, Any]) -> None:
+    runner = adk()
+    history = [
+        {"role": "user", "type": "user_message", "content": "weather city=Oslo", "seq": 1},
+        {"role": "assistant", "type": "tool_call", "content": "[tool_call] get_weather", "call_id": "c1",
+         "name": "get_weather", "arguments": '{"city": "Oslo"}', "seq": 2},
+        result,
+    ]
+    events = run(lambda: turn(runner, "thanks", history=history))
+    assert not errors(events)
+    contents = module(runner).model.requests[-1].contents
+    responses = [p.function_response for c in contents for p in c.parts if p.function_response]
+    assert [(r.id, r.name, r.response) for r in responses] == [("c1", "get_weather", NOTE)]
 
 
 def test_two_users_with_one_session_id_never_share_state(adk: Any) -> None:

@@ -91,8 +91,9 @@ def test_interrupt_on_write_file_asks_then_writes(project: Any) -> None:
 
 
 def test_deepagents_example_runs_offline(project: Any) -> None:
-    source = (REPO / "examples" / "deepagents-research" / "agent.py").read_text()
-    settings = project(source, framework="deepagents", variable="agent")
+    root = REPO / "examples" / "deepagents-research"
+    files = {p.name: p.read_text() for p in root.glob("*.py") if p.name != "agent.py"}
+    settings = project((root / "agent.py").read_text(), framework="deepagents", variable="agent", files=files)
 
     async def go() -> list[Any]:
         runner = make_runner(settings)

@@ -9,8 +9,10 @@ from conftest import REPO, approval, close, errors, make_runner, of, run, text, 
 
 
 def example(project: Any, name: str, framework: str, variable: str) -> Any:
-    source = (REPO / "examples" / name / "agent.py").read_text()
-    return project(source, framework=framework, variable=variable)
+    root = REPO / "examples" / name
+    # The example's own modules come along (e.g. its offline model).
+    files = {p.name: p.read_text() for p in root.glob("*.py") if p.name != "agent.py"}
+    return project((root / "agent.py").read_text(), framework=framework, variable=variable, files=files)
 
 
 def test_langgraph_chat_approval_approve_and_reject(project: Any) -> None:

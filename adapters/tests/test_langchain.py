@@ -298,3 +298,41 @@ def test_runnable_resume_is_refused(project: Any) -> None:
         return await turn(make_runner(settings), {"type": "mcp_approval_response", "approval_request_id": "x", "approve": True}, resume=True)
 
     assert errors(run(go))[0].code == "invalid_resume"
+
+
+def test_new_message_after_an_interrupt_closes_the_dangling_tool_call(project: Any) -> None:
+    settings = project(
+        """
+        from langchain.agents import create_agent
+        from langchain.agents.middleware import HumanInTheLoopMiddleware
+        from langchain_core.tools import tool
+        from langgraph.checkpoint.memory import InMemorySaver
+        from agentengine_adapters.models import chat_model
+
+        @tool
+        def send_email(to: str, body: str) -> str:
+            '''Send an email.'''
+            return "sent"
+
+        # Its own checkpointer: one thread per session, which keeps the unanswered call.
+        graph = create_agent(chat_model(), [send_email], middleware=[HumanInTheLoopMiddleware({"send_email": True})],
+                             checkpointer=InMemorySaver())
+        """
+    )
+
+    async def go() -> tuple[list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "send an email to bob")
+            second = await turn(runner, "never mind, hello", invocation="inv2")
+            graph = await runner.graph()
+            snap = await graph.aget_state({"configurable": {"thread_id": "2:u1/s1"}})
+            return first, second, snap.values["messages"]
+        finally:
+            await close(runner)
+
+    first, second, messages = run(go)
+    assert len(of(first, "approval_request")) == 1
+    assert not errors(second) and text(second) == "You said: never mind, hello"
+    patched = [m for m in messages if m.type == "tool" and m.status == "error"]
+    assert patched and patched[0].tool_call_id == of(first, "tool_call")[0].call_id

@@ -6,6 +6,8 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from conftest import approval, close, errors, kinds, make_runner, natives, of, run, text, turn
 
 CHAT = """
@@ -84,32 +86,34 @@ def test_tool_call_ids_and_arguments_are_continuous(project: Any) -> None:
     assert order.index("tool_call") < order.index("tool_result") < order.index("text_delta")
 
 
-def test_history_goes_in_once_and_instructions_as_system(project: Any) -> None:
-    settings = project(
-        """
-        from langchain_core.messages import AIMessage
-        from langgraph.graph import START, MessagesState, StateGraph
+ECHO = """
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
 
-        def echo(state: MessagesState):
-            seen = ",".join(f"{m.type}:{m.text}" for m in state["messages"])
-            return {"messages": [AIMessage(content=seen)]}
+def echo(state: MessagesState):
+    seen = ",".join(f"{m.type}:{m.text}" for m in state["messages"])
+    return {"messages": [AIMessage(content=seen)]}
 
-        b = StateGraph(MessagesState)
-        b.add_node("echo", echo)
-        b.add_edge(START, "echo")
-        graph = b.compile()
-        """
-    )
-    history = [
-        {"role": "user", "content": "earlier question", "type": "user_message", "seq": 1},
-        {"role": "assistant", "content": "earlier answer", "type": "assistant_message", "seq": 2},
-    ]
+b = StateGraph(MessagesState)
+b.add_node("echo", echo)
+b.add_edge(START, "echo")
+"""
+EARLIER = [
+    {"role": "user", "content": "earlier question", "type": "user_message", "seq": 1},
+    {"role": "assistant", "content": "earlier answer", "type": "assistant_message", "seq": 2},
+]
+
+
+def test_a_graph_without_checkpointer_sees_the_host_history_each_turn(project: Any) -> None:
+    settings = project(ECHO + "graph = b.compile()\n")
 
     async def go() -> tuple[list[Any], list[Any]]:
         runner = make_runner(settings)
         try:
-            first = await turn(runner, "now", history=history, instructions="be brief")
-            second = await turn(runner, "again", history=history, instructions="be brief")
+            first = await turn(runner, "now", history=EARLIER, instructions="be brief")
+            history = [*EARLIER, {"role": "user", "content": "now", "type": "user_message", "seq": 3},
+                       {"role": "assistant", "content": "ok", "type": "assistant_message", "seq": 4}]
+            second = await turn(runner, "again", history=history, instructions="be brief", invocation="inv2")
             return first, second
         finally:
             await close(runner)
@@ -118,7 +122,25 @@ def test_history_goes_in_once_and_instructions_as_system(project: Any) -> None:
     # A node-built AIMessage (never streamed) arrives whole, ended by message_done.
     assert text(first) == "system:be brief,human:earlier question,ai:earlier answer,human:now"
     assert "message_done" in kinds(first)
-    # The checkpointed thread already has the history: only the new turn is added, and
+    # Its own run's thread: exactly the host's history, nothing left from turn 1.
+    assert text(second) == "system:be brief,human:earlier question,ai:earlier answer,human:now,ai:ok,human:again"
+
+
+def test_a_graph_with_its_own_checkpointer_gets_only_the_new_turn(project: Any) -> None:
+    settings = project(ECHO + "from langgraph.checkpoint.memory import InMemorySaver\ngraph = b.compile(checkpointer=InMemorySaver())\n")
+
+    async def go() -> tuple[list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "now", history=EARLIER, instructions="be brief")
+            second = await turn(runner, "again", history=EARLIER, instructions="be brief", invocation="inv2")
+            return first, second
+        finally:
+            await close(runner)
+
+    first, second = run(go)
+    assert text(first) == "system:be brief,human:earlier question,ai:earlier answer,human:now"
+    # The session's thread already has the history: only the new turn is added, and
     # the instructions keep their single place (stable id).
     assert text(second) == (
         "system:be brief,human:earlier question,ai:earlier answer,human:now,"
@@ -134,6 +156,7 @@ from langgraph.types import interrupt
 
 class S(TypedDict):
     answers: Annotated[list, operator.add]
+    output: str
 
 def ask(name):
     def node(state):
@@ -142,7 +165,7 @@ def ask(name):
     return node
 
 def report(state):
-    return {"answers": ["done"]}
+    return {"answers": ["done"], "output": ",".join(sorted(state["answers"]))}
 
 b = StateGraph(S)
 b.add_node("first", ask("first"))
@@ -195,14 +218,15 @@ def test_several_interrupts_answered_in_one_resume(project: Any) -> None:
         try:
             first = await turn(runner, "go")
             answers = [approval(r, r.name == "first", "nope" if r.name == "second" else "") for r in of(first, "approval_request")]
-            await turn(runner, answers, resume=True)
-            graph = await runner.graph()
-            snap = await graph.aget_state({"configurable": {"thread_id": "2:u1/s1"}})
-            return snap.values["answers"]
+            return await turn(runner, answers, resume=True)
         finally:
             await close(runner)
 
-    assert sorted(run(go)) == ["done", "first=True:", "second=False:nope"]
+    events = run(go)
+    assert not errors(events) and not of(events, "approval_request")
+    # The final state's `output` is the answer (nothing streamed as text).
+    assert text(events) == "first=True:,second=False:nope"
+    assert kinds(events)[-1] == "message_done"
 
 
 def test_resume_of_an_unknown_interrupt_is_an_error(project: Any) -> None:
@@ -228,6 +252,8 @@ def test_resume_of_an_unknown_interrupt_is_an_error(project: Any) -> None:
 
 
 def test_interrupt_survives_a_new_runner_process(project: Any) -> None:
+    pytest.importorskip("langgraph.checkpoint.sqlite", reason="durable checkpoints need langgraph-checkpoint-sqlite")
+    pytest.importorskip("aiosqlite", reason="durable checkpoints need aiosqlite")
     settings = project(PARALLEL_INTERRUPTS)
 
     async def first_process() -> list[Any]:
@@ -243,16 +269,15 @@ def test_interrupt_survives_a_new_runner_process(project: Any) -> None:
     async def second_process() -> list[Any]:
         runner = make_runner(settings)  # a new instance and a new event loop: a restart
         try:
-            events = await turn(runner, [approval(r) for r in reqs], resume=True)
-            graph = await runner.graph()
-            snap = await graph.aget_state({"configurable": {"thread_id": "2:u1/s1"}})
-            return [events, snap.values["answers"]]
+            # The host sends the approval's detail along: it names the paused run's thread.
+            resume = {"approval_request_id": reqs[0].id, "approve": True, "detail": json.loads(reqs[0].detail_json)}
+            return await turn(runner, [approval(r) for r in reqs], resume=True, host_resume=resume)
         finally:
             await close(runner)
 
-    events, answers = run(second_process)
+    events = run(second_process)
     assert not errors(events)
-    assert sorted(answers) == ["done", "first=True:", "second=True:"]
+    assert text(events) == "first=True:,second=True:"
 
 
 def test_prepare_state_hook_gets_payload_and_context_and_passes_resume_through(project: Any) -> None:
@@ -476,38 +501,3 @@ def test_custom_writer_events_and_reasoning(project: Any) -> None:
     reasoning = "".join(r.text for r in of(events, "reasoning_delta"))
     assert reasoning.startswith("The user asked: hello")
     assert not errors(events)
-
-
-def test_new_message_after_an_interrupt_closes_the_dangling_tool_call(project: Any) -> None:
-    settings = project(
-        """
-        from langchain.agents import create_agent
-        from langchain.agents.middleware import HumanInTheLoopMiddleware
-        from langchain_core.tools import tool
-        from agentengine_adapters.models import chat_model
-
-        @tool
-        def send_email(to: str, body: str) -> str:
-            '''Send an email.'''
-            return "sent"
-
-        graph = create_agent(chat_model(), [send_email], middleware=[HumanInTheLoopMiddleware({"send_email": True})])
-        """
-    )
-
-    async def go() -> tuple[list[Any], list[Any], list[Any]]:
-        runner = make_runner(settings)
-        try:
-            first = await turn(runner, "send an email to bob")
-            second = await turn(runner, "never mind, hello")
-            graph = await runner.graph()
-            snap = await graph.aget_state({"configurable": {"thread_id": "2:u1/s1"}})
-            return first, second, snap.values["messages"]
-        finally:
-            await close(runner)
-
-    first, second, messages = run(go)
-    assert len(of(first, "approval_request")) == 1
-    assert not errors(second) and text(second) == "You said: never mind, hello"
-    patched = [m for m in messages if m.type == "tool" and m.status == "error"]
-    assert patched and patched[0].tool_call_id == of(first, "tool_call")[0].call_id
