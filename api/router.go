@@ -47,6 +47,9 @@ type Config struct {
 	KeepAlive time.Duration
 	// Surfaces are mounted after the OpenAI-compatible one.
 	Surfaces []Surface
+	// KsadkAgents are the agents whose project selects KsADK's shapes on the
+	// OpenAI-compatible API (openai_compat: ksadk).
+	KsadkAgents []string
 }
 
 // NewRouter builds the engine with /health, the OpenAI-compatible surface and any
@@ -63,7 +66,7 @@ func NewRouter(cfg Config) *gin.Engine {
 		cfg.MaxBodyBytes = openai.DefaultMaxBodyBytes
 	}
 	oa, err := openai.New(openai.Config{Runtime: cfg.Runtime, Logger: cfg.Logger.Named("openai"),
-		KeepAlive: cfg.KeepAlive, MaxBodyBytes: cfg.MaxBodyBytes})
+		KeepAlive: cfg.KeepAlive, MaxBodyBytes: cfg.MaxBodyBytes, KsadkAgents: cfg.KsadkAgents})
 	if err != nil {
 		panic("api: " + err.Error()) // only a nil runtime fails, checked above
 	}

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -65,19 +66,63 @@ func TestChatSessions(t *testing.T) {
 
 func TestChatApprovalStream(t *testing.T) {
 	e := newEnv(t, Config{})
+	// By default the approval is asked in text, never as tool_calls.
 	status, _, raw := e.do("POST", "/v1/chat/completions", `{"model":"echo","stream":true,"session_id":"chat-apr","messages":[{"role":"user","content":"approve deleting c.txt"}]}`)
 	if status != 200 {
 		t.Fatalf("%d %s", status, raw)
 	}
-	_, calls, finish, _ := checkChatStream(t, parseSSE(t, raw))
-	if finish != "tool_calls" || len(calls) != 1 {
-		t.Fatalf("finish %q calls %v", finish, calls)
+	content, calls, finish, _ := checkChatStream(t, parseSSE(t, raw))
+	if finish != "stop" || len(calls) != 0 || !strings.Contains(content, "Approval required to run delete_file") {
+		t.Fatalf("finish %q calls %v content %q", finish, calls, content)
 	}
-	id := str(calls[0]["id"])
-	status, _, raw = e.do("POST", "/v1/chat/completions", fmt.Sprintf(`{"model":"echo","stream":true,"session_id":"chat-apr","messages":[{"role":"tool","tool_call_id":%q,"content":"{\"approve\":false,\"reason\":\"no\"}"}]}`, id))
-	content, _, finish, _ := checkChatStream(t, parseSSE(t, raw))
+	status, _, raw = e.do("POST", "/v1/chat/completions", `{"model":"echo","stream":true,"messages":[{"role":"user","content":"reject: no"}]}`, HeaderSession, "chat-apr")
+	content, _, finish, _ = checkChatStream(t, parseSSE(t, raw))
 	if status != 200 || content != "Rejected: kept c.txt (no)." || finish != "stop" {
 		t.Errorf("%d %q %q", status, content, finish)
+	}
+	// A stateless client resends the conversation; the approval id in the question
+	// finds the session.
+	ask := e.json("POST", "/v1/chat/completions", `{"model":"echo","messages":[{"role":"user","content":"approve deleting d.txt"}]}`, 200)
+	q := ask["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"]
+	body, _ := json.Marshal(map[string]any{"model": "echo", "messages": []any{
+		map[string]any{"role": "user", "content": "approve deleting d.txt"},
+		map[string]any{"role": "assistant", "content": q},
+		map[string]any{"role": "user", "content": "approve"}}})
+	res := e.json("POST", "/v1/chat/completions", string(body), 200)
+	if got := res["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"]; got != "Approved: deleted d.txt." || res["session_id"] != ask["session_id"] {
+		t.Errorf("stateless approve %v %v", got, res["session_id"])
+	}
+	// The KsADK switch: tool_calls, answered by a tool message.
+	status, _, raw = e.do("POST", "/v1/chat/completions", `{"model":"echo","stream":true,"session_id":"chat-apr-k","messages":[{"role":"user","content":"approve deleting c.txt"}]}`, HeaderCompat, "ksadk")
+	_, calls, finish, _ = checkChatStream(t, parseSSE(t, raw))
+	if status != 200 || finish != "tool_calls" || len(calls) != 1 {
+		t.Fatalf("KsADK finish %q calls %v", finish, calls)
+	}
+	id := str(calls[0]["id"])
+	status, _, raw = e.do("POST", "/v1/chat/completions", fmt.Sprintf(`{"model":"echo","stream":true,"session_id":"chat-apr-k","messages":[{"role":"tool","tool_call_id":%q,"content":"{\"approve\":false,\"reason\":\"no\"}"}]}`, id), HeaderCompat, "ksadk")
+	content, _, finish, _ = checkChatStream(t, parseSSE(t, raw))
+	if status != 200 || content != "Rejected: kept c.txt (no)." || finish != "stop" {
+		t.Errorf("%d %q %q", status, content, finish)
+	}
+}
+
+// OpenAI accepts a message list that ends with a system message (or an assistant
+// prefill): the user message before it is the input.
+func TestChatTrailingSystemMessage(t *testing.T) {
+	e := newEnv(t, Config{})
+	for _, body := range []string{
+		`{"model":"echo","messages":[{"role":"user","content":"hello"},{"role":"system","content":"be brief"}]}`,
+		`{"model":"echo","messages":[{"role":"user","content":"hello"},{"role":"assistant","content":"Echo:"}]}`,
+		`{"model":"echo","session_id":"chat-sys","messages":[{"role":"user","content":"hello"},{"role":"developer","content":"be brief"}]}`,
+	} {
+		r := e.json("POST", "/v1/chat/completions", body, 200)
+		if got := r["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"]; got != "Echo: hello" {
+			t.Errorf("%s: %v", body, got)
+		}
+	}
+	r := e.json("POST", "/v1/chat/completions", `{"model":"echo","messages":[{"role":"system","content":"hi there"}]}`, 200)
+	if got := r["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"]; got != "Echo: hi there" {
+		t.Errorf("system only: %v", got)
 	}
 }
 
@@ -91,7 +136,7 @@ func TestChatErrors(t *testing.T) {
 		{"malformed", `{"messages":`, 400, "invalid_json", ""},
 		{"no messages", `{"model":"echo"}`, 400, "missing_required_parameter", "messages"},
 		{"unknown model", `{"model":"gpt","messages":[{"role":"user","content":"x"}]}`, 404, "model_not_found", "model"},
-		{"last is assistant", `{"model":"echo","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y"}]}`, 400, "invalid_value", "messages"},
+		{"function role", `{"model":"echo","messages":[{"role":"function","name":"f","content":"y"}]}`, 400, "unsupported_value", "messages[0].role"},
 		{"stream string", `{"model":"echo","stream":"yes","messages":[{"role":"user","content":"x"}]}`, 400, "invalid_type", "stream"},
 	}
 	for _, tc := range cases {

@@ -2,7 +2,9 @@ package openai
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/agentengine/agentengine/host"
@@ -134,7 +136,22 @@ const messageSeparator = "\n\n"
 type chatOptions struct {
 	IncludeUsage bool // stream_options.include_usage
 	Reasoning    bool // KsADK extension: reasoning as reasoning_content deltas
+	// Ksadk reports approval requests as tool_calls (finish_reason tool_calls), as
+	// earlier clients of this surface expect. By default they are text: a tool_calls
+	// answer asks the client to run the tool itself.
+	Ksadk bool
 }
+
+// approvalText is how a Chat Completions answer asks for an approval by default; the
+// client answers with a user message "approve" or "reject: <reason>" (or a tool
+// message whose tool_call_id is the approval id). A stateless client that resends the
+// conversation is matched to its session by the approval id in this text.
+func approvalText(name, args, id string) string {
+	return fmt.Sprintf("Approval required to run %s %s (approval id %s). Reply \"approve\" or \"reject: <reason>\".", name, args, id)
+}
+
+// approvalIDInText finds the approval id approvalText wrote.
+var approvalIDInText = regexp.MustCompile(`\(approval id ([A-Za-z0-9_.:-]+)\)`)
 
 // chatEncoder turns a run's journal into chat.completion.chunk data lines and the
 // chat.completion object; like responseEncoder it is a pure function of the events.
@@ -154,6 +171,7 @@ type chatEncoder struct {
 	msgText, rsText []byte // the current message's and reasoning's text so far
 	text            strings.Builder
 	approvals       []chatToolCall
+	approvalIDs     []string
 	finish          string
 	usage           *session.Usage
 	failure         *apiError
@@ -221,6 +239,7 @@ func (e *chatEncoder) stored(s *session.Event) {
 				id = s.ItemID
 			}
 			e.approvals = append(e.approvals, chatToolCall{ID: id, Type: "function", Function: chatFunction{Name: d.Name, Arguments: d.Arguments}})
+			e.approvalIDs = append(e.approvalIDs, s.ItemID)
 		}
 	case session.TypeRunStatus:
 		var d session.RunStatusData
@@ -279,6 +298,11 @@ func (e *chatEncoder) end(d session.RunStatusData) {
 	switch {
 	case d.Status == session.StatusCompleted:
 		e.finish = "stop"
+	case d.Status == session.StatusInterrupted && len(e.approvals) > 0 && !e.opts.Ksadk:
+		e.finish = "stop"
+		for i, c := range e.approvals {
+			e.content("approval:"+e.approvalIDs[i], approvalText(c.Function.Name, c.Function.Arguments, e.approvalIDs[i]), false)
+		}
 	case d.Status == session.StatusInterrupted && len(e.approvals) > 0:
 		e.finish = "tool_calls"
 		for i, c := range e.approvals {
@@ -335,7 +359,7 @@ func (e *chatEncoder) Completion() (chatCompletion, *apiError) {
 	}
 	msg := chatMessageOut{Role: "assistant", Annotations: []any{}}
 	text := e.text.String()
-	if text != "" || len(e.approvals) == 0 {
+	if text != "" || e.finish != "tool_calls" {
 		msg.Content = &text
 	}
 	if e.finish == "tool_calls" {

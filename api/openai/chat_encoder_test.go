@@ -96,7 +96,7 @@ func TestChatStreamGolden(t *testing.T) {
 	want := map[string]struct{ finish, content string }{
 		"text":     {"stop", "Echo: hi"},
 		"tool":     {"stop", "Found it."},
-		"approval": {"tool_calls", "I need approval."},
+		"approval": {"stop", "I need approval.\n\n" + approvalText("delete_file", `{"path":"notes.txt"}`, "apr_3")},
 		"failure":  {"", "Partial"},
 	}
 	for name, evs := range scenarios() {
@@ -177,5 +177,33 @@ func TestChatCancelled(t *testing.T) {
 	_, aerr := chatResult(scenarios()["cancelled"])
 	if aerr == nil || aerr.Code != "run_cancelled" {
 		t.Fatalf("cancelled run: %v", aerr)
+	}
+}
+
+// The KsADK switch keeps approval requests as tool_calls.
+func TestChatApprovalKsadkGolden(t *testing.T) {
+	evs := scenarios()["approval"]
+	tr := chatTranscript(evs, chatOptions{IncludeUsage: true, Ksadk: true})
+	golden(t, "chat_stream_approval_ksadk.sse", tr)
+	content, calls, finish, _ := checkChatStream(t, parseSSE(t, tr))
+	if content != "I need approval." || finish != "tool_calls" || len(calls) != 1 || str(calls[0]["id"]) != "call_3" {
+		t.Errorf("content %q finish %q calls %v", content, finish, calls)
+	}
+}
+
+func TestChatVerdict(t *testing.T) {
+	for in, want := range map[string]struct {
+		approve bool
+		reason  string
+		ok      bool
+	}{
+		"approve": {true, "", true}, " Approved.": {true, "", true}, "yes": {true, "", true},
+		"reject: keep it": {false, "keep it", true}, "no thanks": {false, "thanks", true}, "deny": {false, "", true},
+		"approve deleting notes.txt": {true, "deleting notes.txt", true}, "hello": {false, "", false}, "": {false, "", false},
+	} {
+		a, r, ok := chatVerdict(in)
+		if a != want.approve || r != want.reason || ok != want.ok {
+			t.Errorf("chatVerdict(%q) = %v %q %v", in, a, r, ok)
+		}
 	}
 }

@@ -42,11 +42,25 @@ func (h *Handler) createChatCompletion(c *gin.Context) {
 		writeAPIError(c, fromHostError(h.log, "resolve agent", err))
 		return
 	}
+	ksadk, aerr := h.ksadkShapes(c, agent.Name)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	if req.SessionID == "" {
+		if sid := c.GetHeader(HeaderSession); sid != "" {
+			if err := host.ValidateID(sid); err != nil {
+				writeAPIError(c, badRequest("", "", "the %s header is not a valid session id: %v", HeaderSession, err))
+				return
+			}
+			req.SessionID = sid
+		}
+	}
 	turn := host.TurnRequest{App: agent.Name, User: user, SessionID: req.SessionID, CreateIfMissing: true,
 		Metadata: req.Metadata, ModelMetadata: req.ModelMetadata, ModelOptions: req.ModelOptions,
 		Instructions: chatInstructions(req.Messages),
 		Meta:         session.MustJSON(chatEcho{API: "chat.completions", Model: agent.Name})}
-	if turn.Input, aerr = h.chatInput(ctx, turn, req); aerr != nil {
+	if turn.Input, turn.SessionID, aerr = h.chatInput(ctx, turn, req, ksadk); aerr != nil {
 		writeAPIError(c, aerr)
 		return
 	}
@@ -56,7 +70,7 @@ func (h *Handler) createChatCompletion(c *gin.Context) {
 		return
 	}
 	c.Header(HeaderSession, run.Key.ID)
-	opts := chatOptions{IncludeUsage: req.IncludeUsage, Reasoning: req.KsadkEvents || extension(c, "reasoning")}
+	opts := chatOptions{IncludeUsage: req.IncludeUsage, Reasoning: req.KsadkEvents || extension(c, "reasoning"), Ksadk: ksadk}
 	enc := newChatEncoder(host.NewID("chatcmpl-"), agent.Name, run.Key.ID, run.CreatedAt.Unix(), opts, req.Stream)
 	if req.Stream {
 		h.streamChat(c, run, enc)
@@ -89,53 +103,97 @@ func chatInstructions(msgs []chatMessage) string {
 	return strings.Join(parts, "\n\n")
 }
 
-// chatInput maps messages to the turn's input.
+// chatInput maps messages to the turn's input and returns the session it continues.
+//
+// Trailing system and developer messages only add to the instructions (OpenAI accepts
+// a list that ends with one); a list of only those is the input itself.
 //
 // Without session_id the client is stateless: the last user message is the input and
 // every other (non-system) message is passed to the runner as an item, in order.
 // With session_id the session's stored history is what counts: only the new tail is
-// read — the last message if it is a user message, else the trailing tool messages,
-// which resume the session when they answer its pending approval (tool_call_id = the
-// call id or approval id of a tool call returned with finish_reason tool_calls) and are
-// passed as function_call_output items otherwise.
-func (h *Handler) chatInput(ctx context.Context, t host.TurnRequest, req *chatRequest) (host.Input, *apiError) {
+// read — the last user message, or the trailing tool messages, which resume the
+// session when they answer its pending approval (tool_call_id = the call id or
+// approval id) and are passed as function_call_output items otherwise.
+//
+// A user message "approve" or "reject[: reason]" answers the session's pending
+// approvals. A stateless client that resends the conversation is matched to its
+// session by the approval id in the assistant message that asked (approvalText).
+func (h *Handler) chatInput(ctx context.Context, t host.TurnRequest, req *chatRequest, ksadk bool) (host.Input, string, *apiError) {
 	var in host.Input
 	msgs := req.Messages
-	lastRole := msgs[len(msgs)-1].Role
-	if lastRole != roleUser && lastRole != "tool" {
-		return in, badRequest("messages", "", "the last message must be a user or tool message, not %s", lastRole)
+	sid := t.SessionID
+	end := len(msgs)
+	for end > 0 && (msgs[end-1].Role == roleSystem || msgs[end-1].Role == roleDeveloper) {
+		end--
 	}
-	if req.SessionID == "" {
-		last := -1
-		for i, m := range msgs {
-			if m.Role == roleUser {
-				last = i
+	if end == 0 {
+		in.Content = []session.ContentBlock{{Type: "input_text", Text: chatInstructions(msgs)}}
+		return in, sid, nil
+	}
+	tail := msgs[:end]
+	lastUser := -1
+	for i, m := range tail {
+		if m.Role == roleUser {
+			lastUser = i
+		}
+	}
+	if !ksadk && lastUser == len(tail)-1 {
+		if approve, reason, ok := chatVerdict(tail[lastUser].text()); ok {
+			s := sid
+			if s == "" {
+				s = h.approvalSession(ctx, t, tail[:lastUser])
+			}
+			if s != "" {
+				pending, err := h.rt.PendingApprovals(ctx, session.Key{App: t.App, User: t.User, ID: s})
+				if err != nil {
+					return in, sid, fromHostError(h.log, "pending approvals", err)
+				}
+				for _, p := range pending {
+					in.Resumes = append(in.Resumes, host.Resume{ApprovalRequestID: p.ID, Approve: approve, Reason: reason,
+						Raw: session.MustJSON(struct {
+							Type              string `json:"type"`
+							ApprovalRequestID string `json:"approval_request_id"`
+							Approve           bool   `json:"approve"`
+							Reason            string `json:"reason,omitempty"`
+						}{itemMCPApprovalResponse, p.ID, approve, reason})})
+				}
+				if len(pending) > 0 {
+					return in, s, nil
+				}
 			}
 		}
-		for i, m := range msgs {
+	}
+	if sid == "" {
+		for i, m := range tail {
 			switch {
-			case i == last:
+			case i == lastUser:
 				in.Content = m.Blocks
 			case m.Role == roleSystem || m.Role == roleDeveloper:
 			default:
 				in.Items = append(in.Items, m.items()...)
 			}
 		}
-		return in, nil
+		if lastUser < 0 && len(in.Items) == 0 {
+			return in, sid, badRequest("messages", "", "messages has no user, assistant or tool message")
+		}
+		return in, sid, nil
 	}
-	if lastRole == roleUser {
-		in.Content = msgs[len(msgs)-1].Blocks
-		return in, nil
+	if tail[len(tail)-1].Role != "tool" {
+		if lastUser < 0 {
+			return in, sid, badRequest("messages", "", "messages needs a user or tool message to continue session %q", sid)
+		}
+		in.Content = tail[lastUser].Blocks
+		return in, sid, nil
 	}
-	first := len(msgs) - 1
-	for first > 0 && msgs[first-1].Role == "tool" {
+	first := len(tail) - 1
+	for first > 0 && tail[first-1].Role == "tool" {
 		first--
 	}
-	pending, err := h.rt.PendingApprovals(ctx, session.Key{App: t.App, User: t.User, ID: t.SessionID})
+	pending, err := h.rt.PendingApprovals(ctx, session.Key{App: t.App, User: t.User, ID: sid})
 	if err != nil {
-		return in, fromHostError(h.log, "pending approvals", err)
+		return in, sid, fromHostError(h.log, "pending approvals", err)
 	}
-	for _, m := range msgs[first:] {
+	for _, m := range tail[first:] {
 		p := answersApproval(m.ToolCallID, pending)
 		if p == nil {
 			in.Items = append(in.Items, m.items()...)
@@ -151,7 +209,45 @@ func (h *Handler) chatInput(ctx context.Context, t host.TurnRequest, req *chatRe
 		}
 		in.Resumes = append(in.Resumes, res)
 	}
-	return in, nil
+	return in, sid, nil
+}
+
+// chatVerdict reads a user message that answers an approval: "approve" (also
+// "approved", "yes") or "reject" ("rejected", "deny", "no"), optionally followed by
+// ":" or a space and a reason.
+func chatVerdict(text string) (approve bool, reason string, ok bool) {
+	t := strings.TrimSpace(text)
+	word, rest := t, ""
+	if i := strings.IndexAny(t, ": \n"); i >= 0 {
+		word, rest = t[:i], strings.TrimSpace(strings.TrimLeft(t[i:], ": \n"))
+	}
+	switch strings.ToLower(strings.TrimRight(word, ".!")) {
+	case "approve", "approved", "yes":
+		return true, rest, true
+	case "reject", "rejected", "deny", "no":
+		return false, rest, true
+	}
+	return false, "", false
+}
+
+// approvalSession finds the session whose approval the latest assistant message of a
+// resent conversation asked for.
+func (h *Handler) approvalSession(ctx context.Context, t host.TurnRequest, msgs []chatMessage) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != roleAssistant {
+			continue
+		}
+		m := approvalIDInText.FindAllStringSubmatch(msgs[i].text(), -1)
+		if len(m) == 0 {
+			return ""
+		}
+		ev, err := h.rt.FindItem(ctx, t.App, t.User, m[len(m)-1][1])
+		if err != nil || ev.Type != session.TypeApprovalRequest {
+			return ""
+		}
+		return ev.SessionID
+	}
+	return ""
 }
 
 // streamChat writes the run as chat.completion.chunk data lines ending in [DONE].

@@ -151,6 +151,10 @@ func checkResponsesStream(t *testing.T, evs []wireEvent) map[string]any {
 				if st.callID == "" || it["arguments"] != "" || it["status"] != "in_progress" {
 					t.Errorf("event %d: added function_call skeleton %v", i, it)
 				}
+			case "mcp_call":
+				if it["arguments"] != "" || it["status"] != "in_progress" || str(it["server_label"]) == "" || str(it["name"]) == "" {
+					t.Errorf("event %d: added mcp_call skeleton %v", i, it)
+				}
 			case "reasoning":
 				if s, ok := it["summary"].([]any); !ok || len(s) != 0 {
 					t.Errorf("event %d: added reasoning summary %v", i, it["summary"])
@@ -167,9 +171,10 @@ func checkResponsesStream(t *testing.T, evs []wireEvent) map[string]any {
 			if it := item(); it.typ != "reasoning" {
 				t.Errorf("event %d: summary part on %s", i, it.typ)
 			}
-		case "response.output_text.delta", "response.function_call_arguments.delta", "response.reasoning_summary_text.delta":
+		case "response.output_text.delta", "response.function_call_arguments.delta", "response.reasoning_summary_text.delta", "response.mcp_call_arguments.delta":
 			it := item()
-			want := map[string]string{"response.output_text.delta": "message", "response.function_call_arguments.delta": "function_call", "response.reasoning_summary_text.delta": "reasoning"}[typ]
+			want := map[string]string{"response.output_text.delta": "message", "response.function_call_arguments.delta": "function_call",
+				"response.reasoning_summary_text.delta": "reasoning", "response.mcp_call_arguments.delta": "mcp_call"}[typ]
 			if it.typ != want || (want == "message" && it.parts == 0) {
 				t.Errorf("event %d: %s on %s", i, typ, it.typ)
 			}
@@ -178,7 +183,11 @@ func checkResponsesStream(t *testing.T, evs []wireEvent) map[string]any {
 			if it := item(); str(ev.Data["text"]) != it.text {
 				t.Errorf("event %d: %s text %q, deltas gave %q", i, typ, ev.Data["text"], it.text)
 			}
-		case "response.function_call_arguments.done":
+		case "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed":
+			if it := item(); it.typ != "mcp_call" {
+				t.Errorf("event %d: %s on %s", i, typ, it.typ)
+			}
+		case "response.function_call_arguments.done", "response.mcp_call_arguments.done":
 			if it := item(); str(ev.Data["arguments"]) != it.text && it.text != "" {
 				t.Errorf("event %d: arguments %q, deltas gave %q", i, ev.Data["arguments"], it.text)
 			}
@@ -190,6 +199,14 @@ func checkResponsesStream(t *testing.T, evs []wireEvent) map[string]any {
 			}
 			if it.typ == "function_call" && done["status"] != "completed" && done["status"] != "incomplete" {
 				t.Errorf("event %d: function_call done without status", i)
+			}
+			if it.typ == "mcp_call" {
+				if st := str(done["status"]); st != "completed" && st != "failed" && st != "incomplete" {
+					t.Errorf("event %d: mcp_call done with status %q", i, st)
+				}
+				if done["status"] == "completed" && done["output"] == nil {
+					t.Errorf("event %d: completed mcp_call without output", i)
+				}
 			}
 		case "error":
 			if _, ok := ev.Data["message"].(string); !ok {

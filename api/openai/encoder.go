@@ -15,6 +15,7 @@ const (
 	kindCall      = "function_call"
 	kindReasoning = "reasoning"
 	kindApproval  = "mcp_approval_request"
+	kindMCPCall   = "mcp_call"
 )
 
 // Item statuses.
@@ -22,15 +23,32 @@ const (
 	statusInProgress = "in_progress"
 	statusCompleted  = "completed"
 	statusIncomplete = "incomplete"
+	statusFailed     = "failed"
 )
 
 // extToolResult is the KsADK extension event for tool results. Official SDK stream
 // helpers throw on unknown event types, so it is only sent to clients that opt in.
 const extToolResult = "response.ksadk.tool_result"
 
-// encodeOptions select optional, non-OpenAI stream content.
+// encodeOptions select the shape of the encoded run.
 type encodeOptions struct {
+	// ToolResults adds the response.ksadk.tool_result extension event.
 	ToolResults bool
+	// Ksadk selects KsADK's item semantics: every tool call is a function_call item
+	// and an approval pause ends incomplete. By default a tool the agent runs itself
+	// is an mcp_call item (OpenAI's hosted-tool shape, which no client executes) and
+	// an approval pause ends completed with mcp_approval_request items, as OpenAI does.
+	Ksadk bool
+	// ServerLabel is the server_label of mcp_call and mcp_approval_request items
+	// (default: the agent, i.e. the response's model).
+	ServerLabel string
+	// ClientTools are the function tools the client declared in the request's tools:
+	// a call of one of them is a function_call item, which the client must run.
+	ClientTools map[string]bool
+	// Approval resolves an approval request id (from an approval_response event of a
+	// resume run) to the request, so the call it approved can be shown as an mcp_call
+	// with its arguments and approval_request_id. May be nil.
+	Approval func(id string) (session.ApprovalRequestData, bool)
 }
 
 // sseEvent is one encoded Server-Sent Event: its event: name and data: JSON.
@@ -56,6 +74,23 @@ type responseEncoder struct {
 	started bool
 	ended   bool
 	out     []sseEvent
+
+	// Server-side tool calls whose item is not open yet (default shape only): a call
+	// becomes an mcp_call when its result (or any other output) follows, or an
+	// mcp_approval_request only when an approval request for it follows.
+	pending []*pendingCall
+	// approved maps a call id to the approval a resume run answered for it.
+	approved map[string]approvedCall
+}
+
+type pendingCall struct {
+	itemID, callID, name string
+	args                 []byte
+	complete             bool // the stored tool_call (full arguments) was seen
+}
+
+type approvedCall struct {
+	approvalID, name, args string
 }
 
 // outItem is the state of one output item.
@@ -67,10 +102,22 @@ type outItem struct {
 	callID string
 	name   string
 	status string
+	// mcp_call only
+	serverLabel string
+	approvalID  string
+	output      *string
+	errText     *string
+	argsDone    bool
 }
 
 func newResponseEncoder(base Response, opts encodeOptions, emit bool) *responseEncoder {
-	return &responseEncoder{resp: base, opts: opts, emit: emit, byID: map[string]*outItem{}}
+	if opts.ServerLabel == "" {
+		opts.ServerLabel = base.Model
+		if opts.Ksadk {
+			opts.ServerLabel = serverLabel
+		}
+	}
+	return &responseEncoder{resp: base, opts: opts, emit: emit, byID: map[string]*outItem{}, approved: map[string]approvedCall{}}
 }
 
 // Start returns response.created and response.in_progress (once).
@@ -101,10 +148,16 @@ func (e *responseEncoder) Add(ev host.Event) []sseEvent {
 	e.start()
 	switch ev.Kind {
 	case host.KindTextDelta:
+		e.flushPending()
 		e.delta(e.open(kindMessage, ev.ItemID, nil), ev.Text)
 	case host.KindReasoningDelta:
+		e.flushPending()
 		e.delta(e.open(kindReasoning, ev.ItemID, nil), ev.Text)
 	case host.KindToolArgsDelta:
+		if e.serverCall(ev.ItemID, ev.Name) {
+			e.pendArgs(ev.ItemID, ev.CallID, ev.Name, ev.Text, false)
+			break
+		}
 		it := e.open(kindCall, ev.ItemID, func(it *outItem) { it.callID, it.name = ev.CallID, ev.Name })
 		if it.name == "" {
 			it.name = ev.Name
@@ -120,6 +173,13 @@ func (e *responseEncoder) Add(ev host.Event) []sseEvent {
 
 func (e *responseEncoder) stored(s *session.Event) {
 	switch s.Type {
+	case session.TypeToolCall, session.TypeApprovalRequest, session.TypeApprovalResponse, session.TypeToolResult:
+	default:
+		if s.Type != session.TypeRunStatus || e.terminal(s) {
+			e.flushPending()
+		}
+	}
+	switch s.Type {
 	case session.TypeAssistantMessage:
 		var d session.AssistantMessageData
 		if json.Unmarshal(s.Data, &d) == nil {
@@ -133,6 +193,10 @@ func (e *responseEncoder) stored(s *session.Event) {
 	case session.TypeToolCall:
 		var d session.ToolCallData
 		if json.Unmarshal(s.Data, &d) == nil {
+			if e.serverCall(s.ItemID, d.Name) {
+				e.pendArgs(s.ItemID, d.CallID, d.Name, d.Arguments, true)
+				break
+			}
 			it := e.open(kindCall, s.ItemID, func(it *outItem) { it.callID, it.name = d.CallID, d.Name })
 			if d.Name != "" {
 				it.name = d.Name
@@ -142,15 +206,29 @@ func (e *responseEncoder) stored(s *session.Event) {
 	case session.TypeApprovalRequest:
 		var d session.ApprovalRequestData
 		if json.Unmarshal(s.Data, &d) == nil {
-			it := e.open(kindApproval, s.ItemID, func(it *outItem) { it.callID, it.name, it.buf = d.CallID, d.Name, []byte(d.Arguments) })
+			e.dropPending(d.CallID) // the call waits for approval: it has not run
+			it := e.open(kindApproval, s.ItemID, func(it *outItem) {
+				it.callID, it.name, it.buf, it.serverLabel = d.CallID, d.Name, []byte(d.Arguments), e.opts.ServerLabel
+			})
 			e.close(it, statusCompleted)
 		}
-	case session.TypeToolResult:
-		if e.opts.ToolResults {
-			var d session.ToolResultData
-			if json.Unmarshal(s.Data, &d) == nil {
-				e.toolResult(d)
+	case session.TypeApprovalResponse:
+		var d session.ApprovalResponseData
+		if !e.opts.Ksadk && e.opts.Approval != nil && json.Unmarshal(s.Data, &d) == nil {
+			if req, ok := e.opts.Approval(d.ApprovalRequestID); ok && req.CallID != "" {
+				e.approved[req.CallID] = approvedCall{approvalID: d.ApprovalRequestID, name: req.Name, args: req.Arguments}
 			}
+		}
+	case session.TypeToolResult:
+		var d session.ToolResultData
+		if json.Unmarshal(s.Data, &d) != nil {
+			break
+		}
+		if !e.opts.Ksadk {
+			e.mcpResult(d)
+		}
+		if e.opts.ToolResults {
+			e.toolResult(d)
 		}
 	case session.TypeRunStatus:
 		var d session.RunStatusData
@@ -237,14 +315,196 @@ func (e *responseEncoder) close(it *outItem, status string) {
 			it.buf = append(it.buf, "{}"...)
 		}
 		e.push(&evArgsDone{evHead: head("response.function_call_arguments.done"), ItemID: it.id, OutputIndex: it.index, Name: it.name, Arguments: string(it.buf)})
+	case kindMCPCall:
+		e.mcpArgsDone(it)
+		switch status {
+		case statusCompleted:
+			e.push(&evItemRef{evHead: head("response.mcp_call.completed"), ItemID: it.id, OutputIndex: it.index})
+		case statusFailed:
+			e.push(&evItemRef{evHead: head("response.mcp_call.failed"), ItemID: it.id, OutputIndex: it.index})
+		}
 	}
 	e.push(&evItem{evHead: head("response.output_item.done"), OutputIndex: it.index, Item: it.json(false)})
+}
+
+// serverCall reports whether the tool call item id (of tool name) is one the agent
+// runs itself and is shown in the default shape, i.e. held back as a pending call.
+func (e *responseEncoder) serverCall(itemID, name string) bool {
+	if e.opts.Ksadk {
+		return false
+	}
+	for _, p := range e.pending {
+		if p.itemID == itemID {
+			return true
+		}
+	}
+	if it, ok := e.byID[itemID]; ok {
+		return it.kind == kindMCPCall
+	}
+	return !e.opts.ClientTools[name]
+}
+
+// pendArgs records arguments of a server-side call: a delta, or (complete) the full
+// arguments of the stored tool_call. A call whose item is already open gets them as
+// mcp_call_arguments events.
+func (e *responseEncoder) pendArgs(itemID, callID, name, args string, complete bool) {
+	if it, ok := e.byID[itemID]; ok && it.kind == kindMCPCall {
+		if complete {
+			if strings.HasPrefix(args, string(it.buf)) {
+				e.mcpArgsDelta(it, args[len(it.buf):])
+			} else {
+				it.buf = append(it.buf[:0], args...)
+			}
+			e.mcpArgsDone(it)
+		} else {
+			e.mcpArgsDelta(it, args)
+		}
+		return
+	}
+	var p *pendingCall
+	for _, q := range e.pending {
+		if q.itemID == itemID {
+			p = q
+		}
+	}
+	if p == nil {
+		p = &pendingCall{itemID: itemID}
+		e.pending = append(e.pending, p)
+	}
+	if p.callID == "" {
+		p.callID = callID
+	}
+	if p.name == "" {
+		p.name = name
+	}
+	if complete {
+		p.args, p.complete = append(p.args[:0], args...), true
+	} else {
+		p.args = append(p.args, args...)
+	}
+}
+
+// dropPending forgets the pending call callID: it waits for an approval.
+func (e *responseEncoder) dropPending(callID string) {
+	for i, p := range e.pending {
+		if p.callID == callID && callID != "" {
+			e.pending = append(e.pending[:i], e.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+// flushPending opens every pending call as an mcp_call in progress.
+func (e *responseEncoder) flushPending() {
+	for len(e.pending) > 0 {
+		e.openPending(e.pending[0])
+	}
+}
+
+func (e *responseEncoder) openPending(p *pendingCall) *outItem {
+	for i, q := range e.pending {
+		if q == p {
+			e.pending = append(e.pending[:i], e.pending[i+1:]...)
+			break
+		}
+	}
+	it := e.openMCP(p.itemID, p.callID, p.name)
+	e.mcpArgsDelta(it, string(p.args))
+	if p.complete {
+		e.mcpArgsDone(it)
+	}
+	return it
+}
+
+// openMCP adds an mcp_call item and marks it in progress.
+func (e *responseEncoder) openMCP(itemID, callID, name string) *outItem {
+	ap := e.approved[callID]
+	it := e.open(kindMCPCall, itemID, func(it *outItem) {
+		it.callID, it.name, it.serverLabel, it.approvalID = callID, name, e.opts.ServerLabel, ap.approvalID
+		if it.name == "" {
+			it.name = ap.name
+		}
+	})
+	e.push(&evItemRef{evHead: head("response.mcp_call.in_progress"), ItemID: it.id, OutputIndex: it.index})
+	return it
+}
+
+func (e *responseEncoder) mcpArgsDelta(it *outItem, text string) {
+	if text == "" || it.argsDone || it.status != statusInProgress {
+		return
+	}
+	it.buf = append(it.buf, text...)
+	e.push(&evArgsDelta{evHead: head("response.mcp_call_arguments.delta"), ItemID: it.id, OutputIndex: it.index, Delta: text})
+}
+
+func (e *responseEncoder) mcpArgsDone(it *outItem) {
+	if it.argsDone {
+		return
+	}
+	it.argsDone = true
+	if len(it.buf) == 0 {
+		it.buf = append(it.buf, "{}"...)
+	}
+	e.push(&evMCPArgsDone{evHead: head("response.mcp_call_arguments.done"), ItemID: it.id, OutputIndex: it.index, Arguments: string(it.buf)})
+}
+
+// mcpResult completes the mcp_call of a tool result. A result whose call is not in
+// this run (a resume run after an approval) opens the call here, with the approved
+// request's arguments and id.
+func (e *responseEncoder) mcpResult(d session.ToolResultData) {
+	var it *outItem
+	for _, p := range e.pending {
+		if p.callID == d.CallID && d.CallID != "" {
+			it = e.openPending(p)
+			break
+		}
+	}
+	if it == nil {
+		for _, x := range e.items {
+			if x.kind == kindMCPCall && x.callID == d.CallID && d.CallID != "" {
+				it = x
+			}
+		}
+	}
+	if it == nil {
+		if e.opts.ClientTools[d.Name] {
+			return // the result of a client tool the agent ran anyway: its function_call shows it
+		}
+		ap := e.approved[d.CallID]
+		name := d.Name
+		if name == "" {
+			name = ap.name
+		}
+		id := "mcp_" + d.CallID
+		if d.CallID == "" {
+			id = ""
+		}
+		it = e.openMCP(id, d.CallID, name)
+		e.mcpArgsDelta(it, ap.args)
+	}
+	if it.status != statusInProgress {
+		return
+	}
+	out := d.Output
+	if d.IsError {
+		it.errText = &out
+		e.close(it, statusFailed)
+		return
+	}
+	it.output = &out
+	e.close(it, statusCompleted)
+}
+
+// terminal reports whether a stored event is the run's terminal run_status.
+func (e *responseEncoder) terminal(s *session.Event) bool {
+	var d session.RunStatusData
+	return json.Unmarshal(s.Data, &d) == nil && session.IsTerminalStatus(d.Status)
 }
 
 func (e *responseEncoder) toolResult(d session.ToolResultData) {
 	ev := &evToolResult{evHead: head(extToolResult), CallID: d.CallID, Name: d.Name, Output: d.Output, IsError: d.IsError}
 	for _, it := range e.items {
-		if it.kind == kindCall && it.callID == d.CallID {
+		if (it.kind == kindCall || it.kind == kindMCPCall) && it.callID == d.CallID {
 			ev.ItemID, ev.OutputIndex = it.id, &it.index
 		}
 	}
@@ -277,8 +537,13 @@ func (e *responseEncoder) finish(d session.RunStatusData, at int64) {
 	switch {
 	case d.Status == session.StatusCompleted:
 		e.resp.Status, e.resp.CompletedAt = statusCompleted, &at
+	case d.Status == session.StatusInterrupted && e.awaitsApproval() && !e.opts.Ksadk:
+		// OpenAI ends a turn that waits on approvals completed, with the
+		// mcp_approval_request items in output; agent SDKs treat incomplete as fatal.
+		e.resp.Status, e.resp.CompletedAt = statusCompleted, &at
 	case d.Status == session.StatusInterrupted && e.awaitsApproval():
 		e.resp.Status, name = statusIncomplete, "response.incomplete"
+		e.resp.IncompleteDetails = &incompleteDetails{Reason: reasonApprovalRequired}
 	case d.Status == session.StatusCancelled:
 		e.resp.Status, name = "cancelled", "response.incomplete"
 	default:
@@ -358,8 +623,14 @@ func (it *outItem) json(skeleton bool) any {
 			c.Arguments = text
 		}
 		return c
+	case kindMCPCall:
+		c := mcpCallItem{ID: it.id, Type: kindMCPCall, ServerLabel: it.serverLabel, Name: it.name, Status: it.status, ApprovalRequestID: nullable(it.approvalID)}
+		if !skeleton {
+			c.Arguments, c.Output, c.Error = text, it.output, it.errText
+		}
+		return c
 	default:
-		return approvalRequestItem{ID: it.id, Type: kindApproval, Arguments: text, Name: it.name, ServerLabel: serverLabel}
+		return approvalRequestItem{ID: it.id, Type: kindApproval, Arguments: text, Name: it.name, ServerLabel: it.serverLabel}
 	}
 }
 

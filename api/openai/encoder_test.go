@@ -3,6 +3,9 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -96,8 +99,28 @@ func scenarios() map[string][]host.Event {
 		text("msg_5", "Stopped ").
 		stored(session.TypeAssistantMessage, "msg_5", session.AssistantMessageData{Text: "Stopped "}).
 		end(session.StatusCancelled, nil, nil)
-	return map[string][]host.Event{"text": text, "tool": tool, "approval": approval, "failure": failure, "cancelled": cancelled}
+	// The turn that answers the approval above: the guarded call runs, with its result.
+	resume := (&journal{}).
+		stored(session.TypeApprovalResponse, "", session.ApprovalResponseData{ApprovalRequestID: "apr_3", Approve: true}).
+		stored(session.TypeRunStatus, "", session.RunStatusData{Status: session.StatusInProgress}).
+		stored(session.TypeToolResult, "", session.ToolResultData{CallID: "call_3", Name: "delete_file", Output: `{"deleted":"notes.txt"}`}).
+		text("msg_6", "Approved.").
+		stored(session.TypeAssistantMessage, "msg_6", session.AssistantMessageData{Text: "Approved."}).
+		end(session.StatusCompleted, nil, usage)
+	return map[string][]host.Event{"text": text, "tool": tool, "approval": approval, "failure": failure, "cancelled": cancelled, "resume": resume}
 }
+
+// testApprovals resolves the approval request of the approval scenario, as the
+// handler does from the session.
+func testApprovals(id string) (session.ApprovalRequestData, bool) {
+	if id == "apr_3" {
+		return session.ApprovalRequestData{CallID: "call_3", Name: "delete_file", Arguments: `{"path":"notes.txt"}`}, true
+	}
+	return session.ApprovalRequestData{}, false
+}
+
+// defaultOpts are the default (OpenAI) shape's options of the scenarios.
+func defaultOpts() encodeOptions { return encodeOptions{Approval: testApprovals} }
 
 func testBase() Response {
 	return baseResponse(runIdentity{ResponseID: "resp_test", CreatedAt: testTime, SessionID: "sess_test"},
@@ -122,8 +145,30 @@ func transcript(evs []host.Event, opts encodeOptions) []byte {
 	return b.Bytes()
 }
 
+// ksadkTranscript encodes a journal as KsADK's stream (the KsADK switch).
+func ksadkTranscript(evs []host.Event) []byte {
+	var b bytes.Buffer
+	enc := newKsadkEncoder(testBase())
+	write := func(out []sseEvent) {
+		for _, e := range out {
+			b.WriteString("event: " + e.Name + "\ndata: ")
+			b.Write(e.Data)
+			b.WriteString("\n\n")
+		}
+	}
+	write(enc.Start())
+	for _, ev := range evs {
+		write(enc.Add(ev))
+	}
+	return b.Bytes()
+}
+
 func finalResponse(evs []host.Event) Response {
-	enc := newResponseEncoder(testBase(), encodeOptions{}, false)
+	return finalResponseWith(evs, defaultOpts())
+}
+
+func finalResponseWith(evs []host.Event, opts encodeOptions) Response {
+	enc := newResponseEncoder(testBase(), opts, false)
 	for _, ev := range evs {
 		enc.Add(ev)
 	}
@@ -139,10 +184,10 @@ func indent(v any) []byte {
 }
 
 func TestResponseStreamGolden(t *testing.T) {
-	wantStatus := map[string]string{"text": "completed", "tool": "completed", "approval": "incomplete", "failure": "failed", "cancelled": "cancelled"}
+	wantStatus := map[string]string{"text": "completed", "tool": "completed", "approval": "completed", "failure": "failed", "cancelled": "cancelled", "resume": "completed"}
 	for name, evs := range scenarios() {
 		t.Run(name, func(t *testing.T) {
-			tr := transcript(evs, encodeOptions{})
+			tr := transcript(evs, defaultOpts())
 			golden(t, "responses_stream_"+name+".sse", tr)
 			final := checkResponsesStream(t, parseSSE(t, tr))
 			if final["status"] != wantStatus[name] {
@@ -175,7 +220,7 @@ func TestResponseStreamFromStore(t *testing.T) {
 	for name, evs := range scenarios() {
 		t.Run(name, func(t *testing.T) {
 			stored := storedOnly(evs)
-			tr := transcript(stored, encodeOptions{})
+			tr := transcript(stored, defaultOpts())
 			if name == "text" {
 				golden(t, "responses_stream_text_stored.sse", tr)
 			}
@@ -193,16 +238,21 @@ func TestResponseStreamFromStore(t *testing.T) {
 // Replays must line up with the original stream: the encoder is deterministic.
 func TestResponseStreamDeterministic(t *testing.T) {
 	for name, evs := range scenarios() {
-		a, b := transcript(evs, encodeOptions{}), transcript(evs, encodeOptions{})
+		a, b := transcript(evs, defaultOpts()), transcript(evs, defaultOpts())
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: two encodings of one journal differ", name)
+		}
+		if !bytes.Equal(ksadkTranscript(evs), ksadkTranscript(evs)) {
+			t.Errorf("%s: two KsADK encodings of one journal differ", name)
 		}
 	}
 }
 
+// The action API's shape: KsADK's item semantics in OpenAI's framing, with the
+// opt-in tool result event.
 func TestResponseStreamToolResultExtension(t *testing.T) {
 	evs := scenarios()["tool"]
-	tr := transcript(evs, encodeOptions{ToolResults: true})
+	tr := transcript(evs, encodeOptions{ToolResults: true, Ksadk: true})
 	golden(t, "responses_stream_tool_ext.sse", tr)
 	parsed := parseSSE(t, tr)
 	checkResponsesStream(t, parsed)
@@ -218,7 +268,7 @@ func TestResponseStreamToolResultExtension(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d tool result events, want 1", n)
 	}
-	if bytes.Contains(transcript(evs, encodeOptions{}), []byte(extToolResult)) {
+	if bytes.Contains(transcript(evs, encodeOptions{Ksadk: true}), []byte(extToolResult)) {
 		t.Errorf("extension event sent without opt-in")
 	}
 }
@@ -242,7 +292,7 @@ func TestResponseStreamClosesOpenItems(t *testing.T) {
 	evs := (&journal{}).opening().
 		text("msg_1", "half").
 		end(session.StatusInterrupted, &session.RunError{Code: "host_shutdown", Message: "the host shut down during the run"}, nil)
-	parsed := parseSSE(t, transcript(evs, encodeOptions{}))
+	parsed := parseSSE(t, transcript(evs, defaultOpts()))
 	final := checkResponsesStream(t, parsed)
 	if final["status"] != "failed" {
 		t.Errorf("status %v", final["status"])
@@ -258,5 +308,130 @@ func TestResponseErrorCodes(t *testing.T) {
 		if got := responseErrorCode(in); got != want {
 			t.Errorf("responseErrorCode(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The KsADK switch: KsADK's item semantics (function_call items, approval pauses
+// incomplete with KsADK's reason) in the non-stream object, and KsADK's own stream.
+func TestResponseKsadkShapeGolden(t *testing.T) {
+	wantObj := map[string]string{"text": "completed", "tool": "completed", "approval": "incomplete", "failure": "failed", "cancelled": "cancelled", "resume": "completed"}
+	wantTerminal := map[string]string{"text": "response.completed", "tool": "response.completed", "approval": "response.incomplete",
+		"failure": "response.failed", "cancelled": "response.cancelled", "resume": "response.completed"}
+	for name, evs := range scenarios() {
+		t.Run(name, func(t *testing.T) {
+			obj := finalResponseWith(evs, encodeOptions{Ksadk: true})
+			golden(t, "responses_object_"+name+"_ksadk.json", indent(obj))
+			if obj.Status != wantObj[name] {
+				t.Errorf("status %s, want %s", obj.Status, wantObj[name])
+			}
+			if obj.Status == statusIncomplete && (obj.IncompleteDetails == nil || obj.IncompleteDetails.Reason == "") {
+				t.Errorf("incomplete without a reason")
+			}
+			for _, it := range obj.Output {
+				if _, ok := it.(mcpCallItem); ok {
+					t.Errorf("KsADK shape has an mcp_call item")
+				}
+			}
+			tr := ksadkTranscript(evs)
+			golden(t, "responses_stream_"+name+"_ksadk.sse", tr)
+			evs := parseSSE(t, tr)
+			for i, ev := range evs {
+				if _, ok := ev.Data["type"]; ok {
+					t.Errorf("event %d (%s) has a type", i, ev.Name)
+				}
+				if _, ok := ev.Data["sequence_number"]; ok {
+					t.Errorf("event %d (%s) has a sequence_number", i, ev.Name)
+				}
+			}
+			if evs[0].Name != "response.created" || evs[0].Data["object"] != "response" || evs[0].Data["status"] != "in_progress" {
+				t.Errorf("first event %s %v", evs[0].Name, evs[0].Raw)
+			}
+			last := evs[len(evs)-1]
+			if last.Name != wantTerminal[name] || last.Data["object"] != "response" {
+				t.Errorf("terminal %s %v", last.Name, last.Raw)
+			}
+			if last.Name == "response.completed" && last.Data["output_text"] != obj.OutputText {
+				t.Errorf("output_text %v, want %q", last.Data["output_text"], obj.OutputText)
+			}
+		})
+	}
+}
+
+// The default shape: tools the agent ran are mcp_call items with their output, an
+// approval pause is a completed response with the request, and the call it guarded
+// comes back in the resume turn with approval_request_id.
+func TestResponseServerSideToolShape(t *testing.T) {
+	sc := scenarios()
+	tool := finalResponse(sc["tool"])
+	call, ok := tool.Output[0].(mcpCallItem)
+	if !ok || call.Name != "lookup" || call.ServerLabel != "echo" || call.Arguments != `{"query":"paris"}` || call.Output == nil || *call.Output != `{"words":1}` || call.Status != statusCompleted {
+		t.Fatalf("tool output[0] %#v", tool.Output[0])
+	}
+	appr := finalResponse(sc["approval"])
+	if appr.Status != statusCompleted || appr.IncompleteDetails != nil || len(appr.Output) != 2 {
+		t.Fatalf("approval response %s %v", appr.Status, indent(appr))
+	}
+	if a, ok := appr.Output[1].(approvalRequestItem); !ok || a.ID != "apr_3" || a.ServerLabel != "echo" {
+		t.Errorf("approval item %#v", appr.Output[1])
+	}
+	res := finalResponse(sc["resume"])
+	rc, ok := res.Output[0].(mcpCallItem)
+	if !ok || rc.ApprovalRequestID == nil || *rc.ApprovalRequestID != "apr_3" || rc.Arguments != `{"path":"notes.txt"}` || rc.Name != "delete_file" {
+		t.Fatalf("resume output[0] %#v", res.Output[0])
+	}
+	// A tool the client declared is a function_call the client must run.
+	client := finalResponseWith(sc["tool"], encodeOptions{ClientTools: map[string]bool{"lookup": true}})
+	if fc, ok := client.Output[0].(functionCallItem); !ok || fc.Name != "lookup" {
+		t.Errorf("client tool output[0] %#v", client.Output[0])
+	}
+	// A failed tool is a failed mcp_call carrying the error.
+	failed := (&journal{}).opening().
+		stored(session.TypeToolCall, "fc_9", session.ToolCallData{CallID: "call_9", Name: "lookup", Arguments: `{}`}).
+		stored(session.TypeToolResult, "", session.ToolResultData{CallID: "call_9", Name: "lookup", Output: "boom", IsError: true}).
+		end(session.StatusCompleted, nil, nil)
+	parsed := parseSSE(t, transcript(failed, defaultOpts()))
+	final := checkResponsesStream(t, parsed)
+	fo := final["output"].([]any)[0].(map[string]any)
+	if fo["status"] != "failed" || fo["error"] != "boom" || fo["output"] != nil {
+		t.Errorf("failed call %v", fo)
+	}
+}
+
+// The KsADK switch reproduces a stream recorded from KsADK itself (a text turn of an
+// echo agent), byte for byte up to ids and times.
+func TestKsadkStreamMatchesRecording(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "ksadk_stream_recorded.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := (&journal{}).opening()
+	for _, d := range []string{"Echo:", " second", " turn", " (history:", " 2", " messages)"} {
+		j.text("msg_0123456789ab", d)
+	}
+	evs := j.stored(session.TypeAssistantMessage, "msg_0123456789ab", session.AssistantMessageData{Text: "Echo: second turn (history: 2 messages)"}).
+		end(session.StatusCompleted, nil, nil)
+	base := baseResponse(runIdentity{ResponseID: "resp_0123456789abcdef0123456789abcdef", CreatedAt: testTime, SessionID: "conv-fixture-1"},
+		requestEcho{Model: "ksadk-echo", Store: true})
+	var b bytes.Buffer
+	enc := newKsadkEncoder(base)
+	for _, ev := range append([]host.Event{{}}, evs...) {
+		var out []sseEvent
+		if ev.Kind == 0 {
+			out = enc.Start()
+		} else {
+			out = enc.Add(ev)
+		}
+		for _, e := range out {
+			b.WriteString("event: " + e.Name + "\ndata: ")
+			b.Write(e.Data)
+			b.WriteString("\n\n")
+		}
+	}
+	norm := func(x []byte) string {
+		x = normalise(x)
+		return regexp.MustCompile(`"agent_duration_ms": [0-9.]+`).ReplaceAllString(string(x), `"agent_duration_ms": 0`)
+	}
+	if got, w := norm(b.Bytes()), norm(want); got != w {
+		t.Errorf("KsADK stream differs from the recording\n--- got ---\n%s\n--- want ---\n%s", got, w)
 	}
 }

@@ -108,3 +108,18 @@ type evToolResult struct {
 	Output      string `json:"output"`
 	IsError     bool   `json:"is_error"`
 }
+
+// evItemRef is an event that only names its item (response.mcp_call.in_progress,
+// .completed, .failed).
+type evItemRef struct {
+	evHead
+	ItemID      string `json:"item_id"`
+	OutputIndex int    `json:"output_index"`
+}
+
+type evMCPArgsDone struct {
+	evHead
+	ItemID      string `json:"item_id"`
+	OutputIndex int    `json:"output_index"`
+	Arguments   string `json:"arguments"`
+}

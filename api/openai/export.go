@@ -70,8 +70,12 @@ func runBase(run *host.Run) Response {
 // StreamResponse writes run as the /v1/responses event stream (the same events with the
 // same sequence numbers, ": ping" keep-alives) until the run ends or the client goes
 // away. The run goes on either way.
+//
+// The action API keeps KsADK's item semantics in OpenAI's event framing, which the Web
+// UIs read: tool calls as function_call items, approval pauses incomplete.
 func (h *Handler) StreamResponse(c *gin.Context, run *host.Run) {
-	h.streamResponse(c, run, runBase(run), encodeOptions{ToolResults: extension(c, "tool_result")}, -1)
+	opts := encodeOptions{Ksadk: true, ToolResults: extension(c, "tool_result")}
+	h.streamResponse(c, run, newResponseEncoder(runBase(run), opts, true), -1)
 }
 
 // WaitResponse waits for run to end and returns its Response object, as a non-stream
@@ -81,7 +85,7 @@ func WaitResponse(ctx context.Context, run *host.Run) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	enc := newResponseEncoder(runBase(run), encodeOptions{}, false)
+	enc := newResponseEncoder(runBase(run), encodeOptions{Ksadk: true}, false)
 	for _, ev := range evs {
 		enc.Add(ev)
 	}
@@ -89,7 +93,7 @@ func WaitResponse(ctx context.Context, run *host.Run) (Response, error) {
 }
 
 func chatEncoderFor(c *gin.Context, run *host.Run, stream bool) *chatEncoder {
-	opts := chatOptions{Reasoning: extension(c, "reasoning")}
+	opts := chatOptions{Reasoning: extension(c, "reasoning"), Ksadk: true}
 	return newChatEncoder(host.NewID("chatcmpl-"), run.Agent, run.Key.ID, run.CreatedAt.Unix(), opts, stream)
 }
 

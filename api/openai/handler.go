@@ -25,6 +25,16 @@ const (
 	HeaderExtensions = "X-AgentEngine-Extensions"
 	// HeaderSession carries the session id of a chat completion.
 	HeaderSession = "X-AgentEngine-Session-Id"
+	// HeaderCompat selects the shapes of one request: "ksadk" for KsADK's (tool calls
+	// as function_call items, approval pauses incomplete, KsADK's stream), "openai"
+	// for OpenAI's even when the agent's project selects KsADK's.
+	HeaderCompat = "X-AgentEngine-Compat"
+)
+
+// Values of HeaderCompat and of a project's openai_compat.
+const (
+	CompatOpenAI = "openai"
+	CompatKsadk  = "ksadk"
 )
 
 // Defaults.
@@ -45,6 +55,9 @@ type Config struct {
 	// CancelWait bounds how long POST /v1/responses/{id}/cancel waits for the run to
 	// end before answering with its current state.
 	CancelWait time.Duration
+	// KsadkAgents are the agents whose project selects KsADK's shapes by default
+	// (openai_compat: ksadk); a request's X-AgentEngine-Compat header overrides it.
+	KsadkAgents []string
 }
 
 // Handler serves /v1/responses, /v1/chat/completions and /v1/models.
@@ -55,6 +68,7 @@ type Handler struct {
 	maxBody    int64
 	cancelWait time.Duration
 	started    int64 // the "created" of models
+	ksadk      map[string]bool
 }
 
 // New builds the surface.
@@ -63,7 +77,10 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("openai: a host runtime is required")
 	}
 	h := &Handler{rt: cfg.Runtime, log: cfg.Logger, keepAlive: cfg.KeepAlive, maxBody: cfg.MaxBodyBytes,
-		cancelWait: cfg.CancelWait, started: time.Now().Unix()}
+		cancelWait: cfg.CancelWait, started: time.Now().Unix(), ksadk: map[string]bool{}}
+	for _, a := range cfg.KsadkAgents {
+		h.ksadk[a] = true
+	}
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
 	}
@@ -141,6 +158,21 @@ func (h *Handler) user(c *gin.Context, fromBody ...string) (string, *apiError) {
 		}
 	}
 	return h.rt.DefaultUser(), nil
+}
+
+// ksadkShapes reports whether a request about agent gets KsADK's shapes: the
+// X-AgentEngine-Compat header, else the agent's project setting.
+func (h *Handler) ksadkShapes(c *gin.Context, agent string) (bool, *apiError) {
+	switch v := strings.ToLower(strings.TrimSpace(c.GetHeader(HeaderCompat))); v {
+	case CompatKsadk:
+		return true, nil
+	case CompatOpenAI:
+		return false, nil
+	case "":
+		return h.ksadk[agent], nil
+	default:
+		return false, badRequest("", "unsupported_value", "the %s header must be %s or %s, not %q", HeaderCompat, CompatOpenAI, CompatKsadk, v)
+	}
 }
 
 // extension reports whether the client opted in to an extension by header.

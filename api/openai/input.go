@@ -19,6 +19,8 @@ const (
 	itemMCPApprovalRequest  = "mcp_approval_request"
 	itemMCPApprovalResponse = "mcp_approval_response"
 	itemReasoning           = "reasoning"
+	itemMCPCall             = "mcp_call"
+	itemMCPListTools        = "mcp_list_tools"
 )
 
 // Message roles.
@@ -225,12 +227,12 @@ func parseInputItem(raw json.RawMessage, p string) (inputItem, *apiError) {
 		}
 		it.Raw = session.MustJSON(functionCallJSON{Type: typ, ID: id, CallID: it.CallID, Name: name, Arguments: args, Status: "completed"})
 		return it, nil
-	case itemReasoning, itemMCPApprovalRequest:
+	case itemReasoning, itemMCPApprovalRequest, itemMCPCall, itemMCPListTools:
 		// History items a stateless client replays; runners get them as sent.
 		it.Raw = compact(raw)
 		return it, nil
 	}
-	return it, badRequest(p+"type", "unsupported_value", "%stype %q is not a supported input item type (supported: message, item_reference, function_call, function_call_output, mcp_approval_response, mcp_approval_request, reasoning)", p, typ)
+	return it, badRequest(p+"type", "unsupported_value", "%stype %q is not a supported input item type (supported: message, item_reference, function_call, function_call_output, mcp_approval_response, mcp_approval_request, mcp_call, mcp_list_tools, reasoning)", p, typ)
 }
 
 type functionCallJSON struct {

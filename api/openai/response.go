@@ -63,6 +63,10 @@ type incompleteDetails struct {
 	Reason string `json:"reason"`
 }
 
+// reasonApprovalRequired is KsADK's incomplete_details.reason of an approval pause
+// (KsADK shape only: it is outside OpenAI's enum).
+const reasonApprovalRequired = "approval_required"
+
 type responseUsage struct {
 	InputTokens         int64               `json:"input_tokens"`
 	InputTokensDetails  inputTokensDetails  `json:"input_tokens_details"`
@@ -132,6 +136,20 @@ type reasoningItem struct {
 type summaryPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+}
+
+// mcpCallItem is a tool the agent ran itself, in OpenAI's hosted (MCP) tool shape:
+// clients show it and never execute it.
+type mcpCallItem struct {
+	ID                string  `json:"id"`
+	Type              string  `json:"type"`
+	ServerLabel       string  `json:"server_label"`
+	Name              string  `json:"name"`
+	Arguments         string  `json:"arguments"`
+	Output            *string `json:"output"`
+	Error             *string `json:"error"`
+	Status            string  `json:"status"`
+	ApprovalRequestID *string `json:"approval_request_id"`
 }
 
 type approvalRequestItem struct {

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -67,12 +68,39 @@ func TestResponsesStream(t *testing.T) {
 func TestResponsesToolCall(t *testing.T) {
 	e := newEnv(t, Config{})
 	r := e.json("POST", "/v1/responses", `{"model":"echo","input":"use the tool on paris"}`, 200)
-	if got := strings.Join(outputTypes(r), ","); got != "function_call,message" {
+	if got := strings.Join(outputTypes(r), ","); got != "mcp_call,message" {
 		t.Fatalf("output %s", got)
 	}
-	fc := outputItem(r, "function_call")
-	if fc["name"] != "lookup" || fc["arguments"] != `{"query":"paris"}` || fc["status"] != "completed" || !strings.HasPrefix(str(fc["id"]), "fc_") {
-		t.Errorf("function_call %v", fc)
+	mc := outputItem(r, "mcp_call")
+	if mc["name"] != "lookup" || mc["arguments"] != `{"query":"paris"}` || mc["status"] != "completed" || mc["server_label"] != "echo" ||
+		!strings.Contains(str(mc["output"]), `"query":"paris"`) || mc["error"] != nil {
+		t.Errorf("mcp_call %v", mc)
+	}
+	// The KsADK switch: a function_call item, by header or by the project's setting.
+	for _, k := range []struct {
+		cfg Config
+		hdr []string
+	}{{Config{}, []string{HeaderCompat, "ksadk"}}, {Config{KsadkAgents: []string{"echo"}}, nil}} {
+		ke := newEnv(t, k.cfg)
+		r := ke.json("POST", "/v1/responses", `{"model":"echo","input":"use the tool on paris"}`, 200, k.hdr...)
+		if got := strings.Join(outputTypes(r), ","); got != "function_call,message" {
+			t.Fatalf("KsADK shape output %s", got)
+		}
+		fc := outputItem(r, "function_call")
+		if fc["name"] != "lookup" || fc["arguments"] != `{"query":"paris"}` || fc["status"] != "completed" || !strings.HasPrefix(str(fc["id"]), "fc_") {
+			t.Errorf("function_call %v", fc)
+		}
+	}
+	// The header can also turn the project's KsADK setting off, and rejects other values.
+	oe := newEnv(t, Config{KsadkAgents: []string{"echo"}})
+	if got := strings.Join(outputTypes(oe.json("POST", "/v1/responses", `{"model":"echo","input":"use the tool on paris"}`, 200, HeaderCompat, "openai")), ","); got != "mcp_call,message" {
+		t.Errorf("openai header output %s", got)
+	}
+	oe.apiErr("POST", "/v1/responses", `{"model":"echo","input":"x"}`, 400, "unsupported_value", HeaderCompat, "v2")
+	// A function tool the client declared is a function_call, which the client runs.
+	dr := e.json("POST", "/v1/responses", `{"model":"echo","input":"use the tool on paris","tools":[{"type":"function","name":"lookup","parameters":{}}]}`, 200)
+	if got := strings.Join(outputTypes(dr), ","); got != "function_call,message" {
+		t.Errorf("declared tool output %s", got)
 	}
 	// Tool results are an opt-in extension event.
 	plain := e.stream("/v1/responses", `{"model":"echo","input":"use the tool on rome","stream":true}`)
@@ -106,25 +134,61 @@ func TestResponsesToolCall(t *testing.T) {
 
 func TestResponsesApprovalRoundTrip(t *testing.T) {
 	e := newEnv(t, Config{})
+	// OpenAI's shape: the pause is completed, the guarded call is not an item yet.
 	ask := func(extra string) (map[string]any, string) {
 		r := e.json("POST", "/v1/responses", `{"model":"echo","input":"please approve deleting notes.txt"`+extra+`}`, 200)
-		if r["status"] != "incomplete" || r["incomplete_details"] != nil {
+		if r["status"] != "completed" || r["incomplete_details"] != nil {
 			t.Fatalf("approval response status %v %v", r["status"], r["incomplete_details"])
 		}
+		if got := strings.Join(outputTypes(r), ","); got != "message,mcp_approval_request" {
+			t.Fatalf("approval output %s", got)
+		}
 		apr := outputItem(r, "mcp_approval_request")
-		if apr == nil || apr["name"] != "delete_file" || apr["server_label"] != serverLabel || !strings.HasPrefix(str(apr["id"]), "apr_") {
+		if apr == nil || apr["name"] != "delete_file" || apr["server_label"] != "echo" || !strings.HasPrefix(str(apr["id"]), "apr_") {
 			t.Fatalf("approval item %v", apr)
 		}
 		return r, str(apr["id"])
 	}
+	t.Run("KsADK shape: incomplete with a reason", func(t *testing.T) {
+		r := e.json("POST", "/v1/responses", `{"model":"echo","input":"please approve deleting notes.txt"}`, 200, HeaderCompat, "ksadk")
+		d, _ := r["incomplete_details"].(map[string]any)
+		if r["status"] != "incomplete" || d["reason"] != "approval_required" || outputItem(r, "function_call") == nil {
+			t.Fatalf("KsADK approval response %v", r)
+		}
+		evs := e.stream("/v1/responses", `{"model":"echo","input":"please approve deleting notes.txt","stream":true}`, HeaderCompat, "ksadk")
+		last := evs[len(evs)-1]
+		if last.Name != "response.incomplete" || last.Data["status"] != "incomplete" || last.Data["type"] != nil {
+			t.Fatalf("KsADK stream terminal %s %s", last.Name, last.Raw)
+		}
+	})
 	t.Run("previous_response_id approve", func(t *testing.T) {
 		r, apr := ask("")
 		res := e.json("POST", "/v1/responses", fmt.Sprintf(`{"model":"echo","previous_response_id":%q,"input":[{"type":"mcp_approval_response","approval_request_id":%q,"approve":true}]}`, r["id"], apr), 200)
 		if res["output_text"] != "Approved: deleted notes.txt." || res["session_id"] != r["session_id"] || res["previous_response_id"] != r["id"] {
 			t.Fatalf("resume %v", res)
 		}
+		// The call that needed approval ran: an mcp_call naming the approval.
+		mc := outputItem(res, "mcp_call")
+		if mc == nil || mc["approval_request_id"] != apr || mc["name"] != "delete_file" || mc["arguments"] != `{"path":"notes.txt"}` || !strings.Contains(str(mc["output"]), "notes.txt") {
+			t.Fatalf("resume mcp_call %v", mc)
+		}
 		// Answered: a second answer has nothing pending.
 		e.apiErr("POST", "/v1/responses", fmt.Sprintf(`{"model":"echo","previous_response_id":%q,"input":[{"type":"mcp_approval_response","approval_request_id":%q,"approve":true}]}`, res["id"], apr), 400, "no_pending_approval")
+	})
+	t.Run("stateless resend approve", func(t *testing.T) {
+		// The Agents SDKs resend the whole conversation and name no session.
+		r, apr := ask("")
+		items := []any{map[string]any{"role": "user", "content": "please approve deleting notes.txt"}}
+		items = append(items, r["output"].([]any)...)
+		items = append(items, map[string]any{"type": "mcp_approval_response", "approval_request_id": apr, "approve": true})
+		in, _ := json.Marshal(items)
+		res := e.json("POST", "/v1/responses", `{"model":"echo","input":`+string(in)+`}`, 200)
+		if res["output_text"] != "Approved: deleted notes.txt." || res["session_id"] != r["session_id"] {
+			t.Fatalf("stateless resume %v", res)
+		}
+		if mc := outputItem(res, "mcp_call"); mc == nil || mc["approval_request_id"] != apr {
+			t.Fatalf("stateless resume output %v", res["output"])
+		}
 	})
 	t.Run("conversation reject", func(t *testing.T) {
 		_, apr := ask(`,"conversation":"conv-reject"`)
@@ -134,7 +198,7 @@ func TestResponsesApprovalRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("function_call_output resumes", func(t *testing.T) {
-		r, _ := ask(`,"conversation":"conv-fco"`)
+		r := e.json("POST", "/v1/responses", `{"model":"echo","input":"please approve deleting notes.txt","conversation":"conv-fco"}`, 200, HeaderCompat, "ksadk")
 		call := str(outputItem(r, "function_call")["call_id"])
 		res := e.json("POST", "/v1/responses", fmt.Sprintf(`{"model":"echo","conversation":"conv-fco","input":[{"type":"function_call_output","call_id":%q,"output":"done by client"}]}`, call), 200)
 		if res["output_text"] != "Approved: deleted notes.txt." {

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -37,6 +38,11 @@ func (h *Handler) createResponse(c *gin.Context) {
 		writeAPIError(c, aerr)
 		return
 	}
+	ksadk, aerr := h.ksadkShapes(c, turn.App)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
 	respID := host.NewID("resp_")
 	if req.Store {
 		// Without a response id on the run record, a store=false response can be
@@ -49,17 +55,19 @@ func (h *Handler) createResponse(c *gin.Context) {
 		return
 	}
 	base := baseResponse(runIdentity{ResponseID: respID, CreatedAt: run.CreatedAt, SessionID: run.Key.ID}, echo)
-	opts := encodeOptions{ToolResults: req.KsadkEvents || extension(c, "tool_result")}
+	opts := h.encodeOptions(ctx, run, echo, ksadk)
+	opts.ToolResults = req.KsadkEvents || extension(c, "tool_result")
 	switch {
 	case req.Stream:
-		h.streamResponse(c, run, base, opts, -1)
+		h.streamResponse(c, run, h.streamEncoder(base, opts), -1)
 	case req.Background:
-		writeJSON(c, http.StatusOK, snapshot(run, base))
+		writeJSON(c, http.StatusOK, snapshot(run, base, opts))
 	default:
 		evs, err := run.Wait(ctx)
 		if err != nil {
 			return // the client went away; the run goes on
 		}
+		opts.ToolResults = false
 		enc := newResponseEncoder(base, opts, false)
 		for _, ev := range evs {
 			enc.Add(ev)
@@ -101,6 +109,22 @@ func (h *Handler) responsesTurn(ctx context.Context, req *responsesRequest, user
 	if req.SessionID != "" {
 		t.SessionID, t.CreateIfMissing = req.SessionID, true
 	}
+	// A stateless client (the Agents SDKs by default) answers an approval by resending
+	// the conversation with an mcp_approval_response and naming no session: the
+	// approval request names it, and the resent items are history the session has.
+	replayed := false
+	if t.SessionID == "" {
+		for _, it := range req.Input {
+			if it.Kind != itemMCPApprovalResponse {
+				continue
+			}
+			ev, err := h.rt.FindItem(ctx, t.App, user, it.ApprovalID)
+			if err == nil && ev.Type == session.TypeApprovalRequest {
+				t.SessionID, replayed = ev.SessionID, true
+				break
+			}
+		}
+	}
 	var pending []host.PendingApproval
 	if t.SessionID != "" && hasKind(req.Input, itemFunctionCallOutput) {
 		pending, err = h.rt.PendingApprovals(ctx, session.Key{App: t.App, User: user, ID: t.SessionID})
@@ -111,6 +135,16 @@ func (h *Handler) responsesTurn(ctx context.Context, req *responsesRequest, user
 	in, slots, aerr := h.assembleInput(ctx, t.App, user, req.Input, pending)
 	if aerr != nil {
 		return t, requestEcho{}, aerr
+	}
+	if replayed {
+		in.Content, in.Items = nil, nil
+		kept := slots[:0]
+		for _, s := range slots {
+			if s.Src == "resume" {
+				kept = append(kept, s)
+			}
+		}
+		slots = kept
 	}
 	t.Input = in
 	echo := echoOf(req, agent.Name)
@@ -222,11 +256,72 @@ func itemPrefix(kind string) string {
 	return "item_"
 }
 
+// encodeOptions are the shapes a run of this surface is encoded in: the KsADK switch,
+// the client's declared function tools (from the request echo), and the approvals a
+// resume run answered, looked up in the run's session.
+func (h *Handler) encodeOptions(ctx context.Context, run *host.Run, echo requestEcho, ksadk bool) encodeOptions {
+	opts := encodeOptions{Ksadk: ksadk, ClientTools: clientTools(echo.Tools)}
+	if ksadk {
+		return opts
+	}
+	key := run.Key
+	opts.Approval = func(id string) (session.ApprovalRequestData, bool) {
+		var d session.ApprovalRequestData
+		ev, err := h.rt.FindItem(context.WithoutCancel(ctx), key.App, key.User, id)
+		if err != nil || ev.Type != session.TypeApprovalRequest || ev.SessionID != key.ID {
+			return d, false
+		}
+		return d, json.Unmarshal(ev.Data, &d) == nil
+	}
+	return opts
+}
+
+// clientTools returns the names of the function tools in a request's tools.
+func clientTools(tools json.RawMessage) map[string]bool {
+	var list []struct {
+		Type     string `json:"type"`
+		Name     string `json:"name"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(tools, &list) != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, t := range list {
+		if t.Type != "function" {
+			continue
+		}
+		if t.Name != "" {
+			out[t.Name] = true
+		}
+		if t.Function.Name != "" {
+			out[t.Function.Name] = true
+		}
+	}
+	return out
+}
+
+// streamEncoder is the stream shape of a run: OpenAI's events (KsADK's item
+// semantics included when opts.Ksadk is set by the action API) or, with the KsADK
+// switch on this surface, KsADK's own stream.
+type streamEncoder interface {
+	Start() []sseEvent
+	Add(host.Event) []sseEvent
+}
+
+func (h *Handler) streamEncoder(base Response, opts encodeOptions) streamEncoder {
+	if opts.Ksadk {
+		return newKsadkEncoder(base)
+	}
+	return newResponseEncoder(base, opts, true)
+}
+
 // streamResponse writes the run as a Responses event stream, skipping events with
 // sequence numbers up to startingAfter (replays).
-func (h *Handler) streamResponse(c *gin.Context, run *host.Run, base Response, opts encodeOptions, startingAfter int) {
+func (h *Handler) streamResponse(c *gin.Context, run *host.Run, enc streamEncoder, startingAfter int) {
 	s := sse.Start(c)
-	enc := newResponseEncoder(base, opts, true)
 	write := func(evs []sseEvent) error {
 		for _, ev := range evs {
 			if ev.Seq <= startingAfter {
@@ -245,13 +340,14 @@ func (h *Handler) streamResponse(c *gin.Context, run *host.Run, base Response, o
 		return write(enc.Add(ev))
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
-		h.log.Debug("response stream ended early", "response", base.ID, "error", err)
+		h.log.Debug("response stream ended early", "session", run.Key.ID, "invocation", run.InvocationID, "error", err)
 	}
 }
 
 // snapshot is the Response of a run as of now, without waiting.
-func snapshot(run *host.Run, base Response) Response {
-	enc := newResponseEncoder(base, encodeOptions{}, false)
+func snapshot(run *host.Run, base Response, opts encodeOptions) Response {
+	opts.ToolResults = false
+	enc := newResponseEncoder(base, opts, false)
 	for _, ev := range run.Subscribe(0).Ready() {
 		enc.Add(ev)
 	}
@@ -279,6 +375,16 @@ func (h *Handler) openResponse(c *gin.Context) (*host.Run, Response, *apiError) 
 	return run, base, nil
 }
 
+// storedOptions are the encode options of a stored response, read now: the KsADK
+// switch of this request (header or project) and the original request's tools.
+func (h *Handler) storedOptions(c *gin.Context, run *host.Run) (encodeOptions, *apiError) {
+	ksadk, aerr := h.ksadkShapes(c, run.Agent)
+	if aerr != nil {
+		return encodeOptions{}, aerr
+	}
+	return h.encodeOptions(c.Request.Context(), run, parseEcho(run.Meta, run.Agent), ksadk), nil
+}
+
 // getResponse serves GET /v1/responses/{id}, and with stream=true replays the stream
 // after starting_after, following the run live if it is still going. The options come
 // from the query (openai-python, openai-node) or from a JSON body (openai-go sends
@@ -294,13 +400,19 @@ func (h *Handler) getResponse(c *gin.Context) {
 		writeAPIError(c, aerr)
 		return
 	}
+	opts, aerr := h.storedOptions(c, run)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
 	if stream {
 		// Extension events change sequence numbers, so replays honour only the header
 		// (the original request's ksadk_events is not stored).
-		h.streamResponse(c, run, base, encodeOptions{ToolResults: extension(c, "tool_result")}, after)
+		opts.ToolResults = extension(c, "tool_result")
+		h.streamResponse(c, run, h.streamEncoder(base, opts), after)
 		return
 	}
-	writeJSON(c, http.StatusOK, snapshot(run, base))
+	writeJSON(c, http.StatusOK, snapshot(run, base, opts))
 }
 
 func (h *Handler) replayOptions(c *gin.Context) (stream bool, after int, aerr *apiError) {
@@ -386,5 +498,10 @@ func (h *Handler) cancelResponse(c *gin.Context) {
 	case <-run.Done():
 	case <-wait.Done():
 	}
-	writeJSON(c, http.StatusOK, snapshot(run, base))
+	opts, aerr := h.storedOptions(c, run)
+	if aerr != nil {
+		writeAPIError(c, aerr)
+		return
+	}
+	writeJSON(c, http.StatusOK, snapshot(run, base, opts))
 }

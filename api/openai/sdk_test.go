@@ -119,8 +119,9 @@ func TestSDKResponses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fc := r.Output[0].AsFunctionCall()
-		if r.Output[0].Type != "function_call" || fc.Name != "lookup" || fc.Arguments != `{"query":"oslo"}` || fc.CallID == "" {
+		// A tool the agent ran itself: an mcp_call with its output, which no client runs.
+		mc := r.Output[0].AsMcpCall()
+		if r.Output[0].Type != "mcp_call" || mc.Name != "lookup" || mc.Arguments != `{"query":"oslo"}` || mc.ServerLabel != "echo" || !strings.Contains(mc.Output, `"words":1`) {
 			t.Fatalf("%s", r.RawJSON())
 		}
 	})
@@ -144,6 +145,9 @@ func TestSDKResponses(t *testing.T) {
 				responses.ResponseInputItemParamOfMcpApprovalResponse(aprID, true)}}})
 		if err != nil || res.OutputText() != "Approved: deleted a.txt." {
 			t.Fatalf("%v %q", err, res.OutputText())
+		}
+		if r.Status != responses.ResponseStatusCompleted || res.Output[0].Type != "mcp_call" || res.Output[0].AsMcpCall().ApprovalRequestID != aprID {
+			t.Fatalf("pause %s, resume %s", r.Status, res.RawJSON())
 		}
 	})
 
@@ -213,16 +217,15 @@ func TestSDKChatCompletions(t *testing.T) {
 		t.Fatalf("accumulated %+v usage %+v", got, acc.Usage)
 	}
 
-	// Approval through chat: finish_reason tool_calls, answered by a tool message.
+	// Approval through chat: asked in text, answered by a user message.
 	sid := "chat-approval"
 	ask, err := c.Chat.Completions.New(ctx, oa.ChatCompletionNewParams{Model: "echo", Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("approve deleting b.txt")}},
 		option.WithJSONSet("session_id", sid))
-	if err != nil || ask.Choices[0].FinishReason != "tool_calls" || len(ask.Choices[0].Message.ToolCalls) != 1 {
+	if err != nil || ask.Choices[0].FinishReason != "stop" || len(ask.Choices[0].Message.ToolCalls) != 0 || !strings.Contains(ask.Choices[0].Message.Content, "(approval id apr_") {
 		t.Fatalf("%v %s", err, ask.RawJSON())
 	}
-	call := ask.Choices[0].Message.ToolCalls[0]
 	res, err := c.Chat.Completions.New(ctx, oa.ChatCompletionNewParams{Model: "echo", Messages: []oa.ChatCompletionMessageParamUnion{
-		oa.UserMessage("approve deleting b.txt"), ask.Choices[0].Message.ToParam(), oa.ToolMessage(`{"approve":true}`, call.ID)}},
+		oa.UserMessage("approve deleting b.txt"), ask.Choices[0].Message.ToParam(), oa.UserMessage("approve")}},
 		option.WithJSONSet("session_id", sid))
 	if err != nil || !strings.HasPrefix(res.Choices[0].Message.Content, "Approved: deleted b.txt.") {
 		t.Fatalf("%v %s", err, res.RawJSON())

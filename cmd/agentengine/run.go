@@ -121,6 +121,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		Runtime:      st.runtime,
 		Logger:       log.Named("http"),
 		MaxBodyBytes: o.maxBody,
+		KsadkAgents:  st.ksadkAgents,
 		Surfaces: []api.Surface{
 			adkweb.New(adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb"), MaxBodyBytes: o.maxBody}),
 			ui,

@@ -39,6 +39,9 @@ type stack struct {
 	runners    []agentRunner
 	runtime    *host.Runtime
 	log        hclog.Logger
+
+	// ksadkAgents are the agents whose project sets openai_compat: ksadk.
+	ksadkAgents []string
 }
 
 type stackOptions struct {
@@ -102,6 +105,9 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 			return nil, startHint(p, lo.display, fmt.Errorf("start runner for %s: %w", p.Name, err))
 		}
 		agents = append(agents, host.Agent{Name: p.Name, Description: p.Description, Framework: p.Framework, Runner: r})
+		if p.OpenAICompat == "ksadk" {
+			s.ksadkAgents = append(s.ksadkAgents, p.Name)
+		}
 	}
 
 	// Uploads live with the sessions of the first project; each agent has its workspace.

@@ -63,6 +63,9 @@ type Config struct {
 	// Env is extra environment for the runner; the runner sees only this, PATH/HOME
 	// and what the host needs to launch it.
 	Env map[string]string `yaml:"env"`
+	// OpenAICompat selects the OpenAI-compatible API's shapes for this agent: "openai"
+	// (default) or "ksadk" (KsADK's tool-call, approval and stream shapes).
+	OpenAICompat string `yaml:"openai_compat"`
 }
 
 // namePattern keeps agent names usable as OpenAI model ids and URL path segments.
@@ -139,6 +142,10 @@ func (p *Project) normalise() error {
 	}
 	if p.Processes < 0 {
 		return p.fieldErr("processes", "must be 1 or more")
+	}
+	p.OpenAICompat = strings.ToLower(strings.TrimSpace(p.OpenAICompat))
+	if p.OpenAICompat != "" && p.OpenAICompat != "openai" && p.OpenAICompat != "ksadk" {
+		return p.fieldErr("openai_compat", "unknown value %q: use openai or ksadk", p.OpenAICompat)
 	}
 	if p.Processes == 0 {
 		p.Processes = 1
