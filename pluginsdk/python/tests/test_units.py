@@ -108,16 +108,6 @@ def test_context_from_request() -> None:
     assert (bad.attachments, bad.metadata, bad.platform_context) == ([], {}, {})
 
 
-def test_ksadk_shim_reads_the_same_contextvar() -> None:
-    from ksadk.runtime_context import get_current_invocation_context as ksadk_get
-
-    assert ksadk_get() is None
-    ctx = InvocationContext(user_id="u")
-    with invocation_scope(ctx):
-        assert ksadk_get() is ctx is get_current_invocation_context()
-    assert ksadk_get() is None
-
-
 @dataclass
 class _Thing:
     a: int

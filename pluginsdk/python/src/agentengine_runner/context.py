@@ -5,15 +5,27 @@ shared tools can call get_current_invocation_context() instead of threading the 
 through. The value lives in a contextvars.ContextVar set inside the run's own asyncio task,
 so concurrent runs never see each other's context; tasks created by the run and
 asyncio.to_thread() inherit it (loop.run_in_executor does not copy context).
+
+`import ksadk` in user code: where the project's environment has the real ksadk package,
+it is used and nothing shadows it, and every run also enters ksadk's own
+platform_invocation_scope / tool_execution_scope, so its getters return the run's values.
+Elsewhere use_ksadk() appends a stand-in that provides only ksadk.runtime_context.
 """
 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
+import importlib
+import importlib.util
+import logging
+import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
 
 JSON = Any
 
@@ -126,14 +138,14 @@ def get_current_invocation_context_or_default() -> InvocationContext:
     return _current.get() or InvocationContext()
 
 
-def get_current_user_id() -> str:
+def get_current_user_id(default: str = "") -> str:
     ctx = _current.get()
-    return ctx.user_id if ctx else ""
+    return (ctx.user_id or default) if ctx else default
 
 
-def get_current_account_id() -> str:
+def get_current_account_id(default: str = "") -> str:
     ctx = _current.get()
-    return (ctx.account_id or ctx.user_id) if ctx else ""
+    return (ctx.account_id or ctx.user_id or default) if ctx else default
 
 
 def get_current_tool_execution_context_or_default() -> ToolExecutionContext:
@@ -146,12 +158,119 @@ def get_current_tool_execution_context_or_default() -> ToolExecutionContext:
 
 @contextmanager
 def invocation_scope(ctx: InvocationContext) -> Iterator[InvocationContext]:
-    """Makes ctx current for the enclosed code (the SDK does this around every run)."""
+    """Makes ctx current for the enclosed code (the SDK does this around every run), also
+    in the real ksadk.runtime_context when the process uses that."""
     token = _current.set(ctx)
     try:
-        yield ctx
+        with ExitStack() as stack:
+            real = _real_ksadk_context()
+            if real is not None:
+                _enter_ksadk_scope(stack, real, ctx)
+            yield ctx
     finally:
         _current.reset(token)
+
+
+# The stand-in's import root: a directory holding only the `ksadk` stand-in package.
+KSADK_STANDIN_DIR = Path(__file__).with_name("_ksadk_compat")
+
+_log = logging.getLogger("agentengine_runner.context")
+
+
+def use_ksadk() -> Literal["installed", "stand-in"]:
+    """Makes `import ksadk` work for user code; call once before importing it.
+
+    With ksadk installed in the environment nothing is shadowed, and its runtime_context is
+    imported now (a few small modules) so that every run can set its context. Without it,
+    the stand-in directory is appended to sys.path, after everything else.
+    """
+    if _is_installed_ksadk():
+        importlib.import_module("ksadk.runtime_context")
+        return "installed"
+    standin = str(KSADK_STANDIN_DIR)
+    if standin not in sys.path:
+        sys.path.append(standin)
+    return "stand-in"
+
+
+def _is_installed_ksadk() -> bool:
+    loaded = sys.modules.get("ksadk")
+    if loaded is not None:
+        return not getattr(loaded, "AGENTENGINE_STANDIN", False)
+    try:
+        spec = importlib.util.find_spec("ksadk")
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    locations = list(spec.submodule_search_locations or [])
+    return not any(Path(p).parent == KSADK_STANDIN_DIR for p in locations)
+
+
+def _real_ksadk_context() -> ModuleType | None:
+    """The real ksadk.runtime_context if it has been imported (use_ksadk() does that)."""
+    pkg = sys.modules.get("ksadk")
+    mod = sys.modules.get("ksadk.runtime_context")
+    if pkg is None or mod is None or getattr(pkg, "AGENTENGINE_STANDIN", False):
+        return None
+    return mod
+
+
+def _enter_ksadk_scope(stack: ExitStack, mod: ModuleType, ctx: InvocationContext) -> None:
+    """Sets this run's context through ksadk's own API. ksadk's context classes differ
+    between releases, so only the fields the installed one declares are passed; a release
+    this cannot build a context for is logged and the run goes on without it."""
+    try:
+        kctx = _ksadk_invocation_context(mod, ctx)
+    except Exception as exc:  # a ksadk release with a context shape we do not know
+        _log.warning(
+            "cannot set ksadk's runtime context for this run: %s: %s", type(exc).__name__, exc
+        )
+        return
+    stack.enter_context(mod.platform_invocation_scope(kctx))
+    tool_scope = getattr(mod, "tool_execution_scope", None)
+    if tool_scope is not None:
+        # One run is one invocation here, as in ToolExecutionContext above.
+        stack.enter_context(
+            tool_scope(
+                session_id=ctx.session_id, run_id=ctx.invocation_id, invocation_id=ctx.invocation_id
+            )
+        )
+
+
+def _ksadk_invocation_context(mod: ModuleType, ctx: InvocationContext) -> Any:
+    cls = mod.PlatformInvocationContext
+    names = {f.name for f in dataclasses.fields(cls)}
+    platform = ctx.platform_context
+    values: dict[str, Any] = {
+        "agent_id": ctx.agent_id,
+        "user_id": ctx.user_id,
+        "account_id": ctx.account_id,
+        "session_id": ctx.session_id,
+        "history": list(ctx.history),
+        "input_content": list(ctx.input_content),
+        "input_messages": list(ctx.input_messages),
+        "input_parts": list(ctx.input_parts),
+        "attachments": list(ctx.attachments),
+        "attachment_results": list(ctx.attachment_results),
+        "current_attachments": list(ctx.current_attachments),
+        "current_attachment_results": list(ctx.current_attachment_results),
+        "has_current_files": ctx.has_current_files,
+        "runner_type": ctx.runner_type,
+        "metadata": dict(ctx.metadata),
+        "model": ctx.model or None,
+        "model_options": dict(ctx.model_options) or None,
+        "kb_context": ctx.kb_context,
+        "memory_context": ctx.memory_context,
+        "tool_approval_mode": ctx.tool_approval_mode,
+    }
+    identity_cls = getattr(mod, "PlatformIdentityContext", None)
+    if "identity" in names and identity_cls is not None:
+        values["identity"] = identity_cls.from_payload(_dict(platform.get("identity")))
+    if "session" in names and isinstance(platform.get("session"), Mapping):
+        session_cls = importlib.import_module("ksadk.session_context").SessionContext
+        values["session"] = session_cls.from_payload(platform["session"])
+    return cls(**{k: v for k, v in values.items() if k in names})
 
 
 # KsADK's name for the same thing.

@@ -26,6 +26,7 @@ from ._proto.plugin import grpc_broker_pb2_grpc as broker_grpc
 from ._proto.plugin import grpc_controller_pb2_grpc as controller_grpc
 from ._proto.plugin import grpc_stdio_pb2_grpc as stdio_grpc
 from ._proto.runner.v1 import runner_pb2_grpc as runner_grpc
+from .context import use_ksadk
 from .handshake import HandshakeEnv, HandshakeError, check_env, handshake_line
 from .hclog import get_logger, handler, install_root_handler
 from .runner import Runner
@@ -50,8 +51,9 @@ def broker() -> Broker:
 
 
 def prepare() -> HandshakeEnv:
-    """Checks the handshake env (exit 1 with a message if wrong), ignores SIGINT and captures
-    stdout. Idempotent; call it before importing user code."""
+    """Checks the handshake env (exit 1 with a message if wrong), ignores SIGINT, captures
+    stdout and makes `import ksadk` work (the project's own ksadk if it has one, else the
+    stand-in; see context.use_ksadk). Idempotent; call it before importing user code."""
     try:
         env = check_env()
     except HandshakeError as exc:
@@ -62,6 +64,12 @@ def prepare() -> HandshakeEnv:
     # The host's Ctrl-C reaches the whole process group; the host stops us itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     stdio.capture()
+    try:
+        log.debug("ksadk", extra={"ksadk": use_ksadk()})
+    except Exception:
+        # A broken ksadk install: the project's own imports of it will fail with the real
+        # error; the runner itself does not need it.
+        log.warning("cannot import ksadk.runtime_context", exc_info=True)
     return env
 
 

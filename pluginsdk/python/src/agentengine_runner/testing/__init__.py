@@ -6,8 +6,8 @@ import traceback
 from typing import Any
 
 from .._proto.runner.v1 import runner_pb2 as pb
-from ..context import InvocationContext, invocation_scope
-from ..emitter import Emitter
+from ..context import InvocationContext, invocation_scope, use_ksadk
+from ..emitter import Emitter, RunCheckpoints, checkpoint_scope
 from ..runner import Runner, RunRequest
 from ..services import error_event
 
@@ -35,8 +35,9 @@ def make_request(
 
 
 async def collect(runner: Runner, request: RunRequest) -> list[pb.RunEvent]:
-    """Runs one turn the way the server does (context set, exceptions become an Error
-    event) and returns the events."""
+    """Runs one turn the way the server does (`import ksadk` usable, context set,
+    exceptions become an Error event) and returns the events."""
+    use_ksadk()
     events: list[pb.RunEvent] = []
 
     async def sink(event: pb.RunEvent) -> None:
@@ -53,9 +54,11 @@ async def collect(runner: Runner, request: RunRequest) -> list[pb.RunEvent]:
         runner_type=runner.describe().framework,
     )
     try:
-        with invocation_scope(ictx):
+        with invocation_scope(ictx), checkpoint_scope(RunCheckpoints(emit, request.checkpoints)):
             await runner.run(request, emit)
+        await emit.flush()
     except Exception as exc:
+        await emit.flush()
         events.append(error_event(exc, traceback.format_exc()))
     finally:
         emit.close()

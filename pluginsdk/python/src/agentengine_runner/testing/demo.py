@@ -19,8 +19,6 @@ import json
 import time
 from typing import Any
 
-from ksadk.runtime_context import get_current_invocation_context
-
 from agentengine_runner import Capabilities, Description, Emitter, Runner, RunRequest, serve
 from agentengine_runner.runner import SummarizeRequest
 
@@ -84,13 +82,20 @@ async def child_view() -> dict[str, Any] | None:
 
 
 def context_view() -> dict[str, Any] | None:
+    # Imported here: `ksadk` is importable once the runner has started (prepare()).
+    # Only what both the stand-in and the real ksadk provide.
+    from ksadk.runtime_context import (
+        get_current_invocation_context,
+        get_current_tool_execution_context_or_default,
+    )
+
     ctx = get_current_invocation_context()
     if ctx is None:
         return None
     return {
         "user_id": ctx.user_id,
         "session_id": ctx.session_id,
-        "invocation_id": ctx.invocation_id,
+        "invocation_id": get_current_tool_execution_context_or_default().invocation_id,
         "agent_id": ctx.agent_id,
         "model": ctx.model,
         "input_content": ctx.input_content,
