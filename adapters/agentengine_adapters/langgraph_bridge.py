@@ -79,7 +79,7 @@ class GraphRunner(Runner):
     ) -> None:
         self.settings = settings
         self.entry = entry
-        self.checkpointer = checkpointer or DurableCheckpointer(settings.checkpoint_path)
+        self.checkpointer = checkpointer or DurableCheckpointer()
         self.hook = find_hook(entry.module, PREPARE_STATE, PREPARE_INPUT)
         self.own_checkpointer = has_own_checkpointer(entry.obj, kind_of(entry.obj))
         # Per-run threads of runs paused on an interrupt, by session thread (the approval
@@ -94,7 +94,9 @@ class GraphRunner(Runner):
             framework=self.framework,
             agent_name=self.settings.agent_name,
             description=module_description(self.entry.module),
-            capabilities=Capabilities(streaming=True, resume=True, multimodal_input=True),
+            capabilities=Capabilities(
+                streaming=True, resume=True, multimodal_input=True, checkpoints=True
+            ),
         )
 
     async def graph(self) -> Any:
@@ -159,7 +161,13 @@ class GraphRunner(Runner):
             described = _detail_thread(request.payload.get("resume"))
             if described.startswith(prefix):
                 return described
-            return self._paused.get(session_thread) or prefix + "none"
+            if session_thread in self._paused:
+                return self._paused[session_thread]
+            # A runner that did not pause the run: the run thread the host handed over.
+            handed = [
+                str(getattr(c, "thread_id", "")) for c in getattr(request, "checkpoints", ()) or ()
+            ]
+            return next((t for t in reversed(handed) if t.startswith(prefix)), prefix + "none")
         # A new message instead of an answer: the paused run is abandoned.
         abandoned = self._paused.pop(session_thread, None)
         if abandoned:

@@ -1,34 +1,138 @@
-"""The checkpointer works in an environment that has only langgraph."""
+"""HostSaver: checkpoints kept by the host survive the runner process.
+
+The host is played by reduce(): of a run's checkpoint events it keeps the latest
+checkpoint of each thread and namespace with that checkpoint's writes, as the Go host does
+(host/run.go, session.CheckpointSave).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import sys
-from pathlib import Path
+from typing import Any, TypedDict
 
-import pytest
-from langgraph.checkpoint.memory import InMemorySaver
+from agentengine_runner._proto.runner.v1 import runner_pb2 as pb
+from agentengine_runner.emitter import Emitter, RunCheckpoints, checkpoint_scope, checkpoints_from_pb
+from agentengine_runner.runner import Checkpoint
+from langgraph.graph import START, StateGraph
+from langgraph.types import Command, interrupt
 
-from agentengine_adapters.checkpoint import DurableCheckpointer
+from agentengine_adapters.checkpoint import DurableCheckpointer, HostSaver
 
 
-def test_without_sqlite_packages_falls_back_to_memory_with_one_warning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    # None in sys.modules makes the import raise ImportError, as if never installed.
-    monkeypatch.setitem(sys.modules, "aiosqlite", None)
-    monkeypatch.setitem(sys.modules, "langgraph.checkpoint.sqlite.aio", None)
-    cp = DurableCheckpointer(tmp_path / "checkpoints.sqlite")
+class S(TypedDict):
+    query: str
+    result: str
 
-    async def twice() -> tuple[object, object]:
-        first = await cp.get()
-        await cp.aclose()
-        return first, await cp.get()
 
-    with caplog.at_level(logging.WARNING, logger="agentengine_runner.adapters"):
-        first, second = asyncio.run(twice())
-    assert isinstance(first, InMemorySaver) and isinstance(second, InMemorySaver)
-    warnings = [r for r in caplog.records if "checkpoints are kept in memory" in r.getMessage()]
-    assert len(warnings) == 1
-    assert not (tmp_path / "checkpoints.sqlite").exists()
+def deploy(state: S) -> dict[str, str]:
+    answer = interrupt({"name": "deploy", "target": state["query"]})
+    return {"result": f"{state['query']}: deployed={answer}"}
+
+
+def inner_graph() -> Any:
+    b = StateGraph(S)
+    b.add_node("deploy", deploy)
+    b.add_edge(START, "deploy")
+    return b.compile()
+
+
+def outer_builder() -> Any:
+    """The interrupt sits in a subgraph: its checkpoint has a namespace of its own."""
+    b = StateGraph(S)
+    b.add_node("sub", inner_graph())
+    b.add_edge(START, "sub")
+    return b
+
+
+def reduce(events: list[pb.RunEvent], kept: list[Checkpoint]) -> tuple[Checkpoint, ...]:
+    """What the host hands the next run: its kept checkpoints updated with this run's."""
+    latest: dict[tuple[str, str], pb.Checkpoint] = {
+        (c.thread_id, c.namespace): pb.Checkpoint(
+            thread_id=c.thread_id, namespace=c.namespace, checkpoint_id=c.checkpoint_id,
+            parent_id=c.parent_id, data=c.data,
+        )
+        for c in kept
+    }
+    writes: dict[tuple[str, str, str, str, int], pb.CheckpointWrite] = {}
+    for ev in events:
+        kind = ev.WhichOneof("event")
+        if kind == "checkpoint":
+            latest[(ev.checkpoint.thread_id, ev.checkpoint.namespace)] = ev.checkpoint
+        elif kind == "checkpoint_write":
+            w = ev.checkpoint_write
+            writes[(w.thread_id, w.namespace, w.checkpoint_id, w.task_id, w.index)] = w
+    out = []
+    for (thread, ns), c in latest.items():
+        c = pb.Checkpoint()
+        c.CopyFrom(latest[(thread, ns)])
+        c.writes.extend(w for k, w in writes.items() if k[:3] == (thread, ns, c.checkpoint_id))
+        out.append(c)
+    return checkpoints_from_pb(out)
+
+
+async def turn(saver: HostSaver, graph_in: Any, restored: tuple[Checkpoint, ...], thread: str) -> tuple[Any, list[pb.RunEvent]]:
+    events: list[pb.RunEvent] = []
+
+    async def sink(ev: pb.RunEvent) -> None:
+        events.append(ev)
+
+    emit = Emitter(sink)
+    graph = outer_builder().compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": thread}}
+    with checkpoint_scope(RunCheckpoints(emit, restored)):
+        result = await graph.ainvoke(graph_in, config)
+    await emit.flush()
+    return result, events
+
+
+def test_an_interrupt_in_a_subgraph_resumes_in_a_new_process() -> None:
+    async def scenario() -> None:
+        first = HostSaver()
+        result, events = await turn(first, {"query": "prod"}, (), "t1")
+        assert "__interrupt__" in result
+        kinds = {e.WhichOneof("event") for e in events}
+        assert kinds == {"checkpoint", "checkpoint_write"}
+        handed = reduce(events, [])
+        assert {c.namespace for c in handed} >= {""} and any(c.namespace for c in handed)
+        assert any(w.channel == "__interrupt__" for c in handed for w in c.writes)
+
+        # A new process: nothing in memory but what the host hands it.
+        second = HostSaver()
+        result, events = await turn(second, Command(resume="yes"), handed, "t1")
+        assert result["result"] == "prod: deployed=yes"
+        assert any(e.WhichOneof("event") == "checkpoint" for e in events)
+
+        # Without the host's checkpoints a new process finds nothing to resume.
+        graph = outer_builder().compile(checkpointer=HostSaver())
+        state = await graph.aget_state({"configurable": {"thread_id": "t1"}})
+        assert not state.next and not state.interrupts
+
+    asyncio.run(scenario())
+
+
+def test_the_runner_keeps_its_newer_state_over_an_older_host_copy() -> None:
+    async def scenario() -> None:
+        saver = HostSaver()
+        _, events = await turn(saver, {"query": "a"}, (), "t1")
+        old = reduce(events, [])
+        _, _ = await turn(saver, Command(resume="one"), old, "t1")
+        # The next turn is handed the older copy (say, the host lost the last save): the
+        # thread's newer state is kept, so the finished run stays finished.
+        result, _ = await turn(saver, {"query": "b"}, old, "t1")
+        assert "__interrupt__" in result and result["query"] == "b"
+
+    asyncio.run(scenario())
+
+
+def test_without_a_run_the_saver_is_a_plain_in_memory_checkpointer() -> None:
+    async def scenario() -> None:
+        saver = await DurableCheckpointer().get()
+        graph = outer_builder().compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": "t"}}
+        await graph.ainvoke({"query": "x"}, config)
+        result = await graph.ainvoke(Command(resume=1), config)
+        assert result["result"] == "x: deployed=1"
+        history = [s async for s in graph.aget_state_history(config)]
+        assert history and history[0].values["result"] == "x: deployed=1"
+
+    asyncio.run(scenario())

@@ -134,12 +134,41 @@ def _read_line(stream: Any, timeout: float) -> bytes:
     return buf
 
 
-def request(input: Any, *, resume: bool = False, session: str = "s1") -> pb.RunRequest:
+def request(
+    input: Any,
+    *,
+    resume: bool = False,
+    session: str = "s1",
+    answers: pb.ApprovalRequest | None = None,
+    checkpoints: list[pb.Checkpoint] | None = None,
+) -> pb.RunRequest:
     ctx = {"platform_context": {"session_id": session, "user_id": "u"}, "history": [], "is_resume": resume, "state": {}}
+    payload: dict[str, Any] = {"input": input}
+    if answers is not None:  # as the host describes the approval request being answered
+        payload["resume"] = {
+            "approval_request_id": answers.id, "approve": True, "name": answers.name,
+            "arguments": answers.arguments, "detail": json.loads(answers.detail_json or b"null"),
+        }
+        payload["resumes"] = [payload["resume"]]
     return pb.RunRequest(
         app_name="app", user_id="u", session_id=session, invocation_id="i",
-        payload_json=json.dumps({"input": input}).encode(), session_context_json=json.dumps(ctx).encode(),
+        payload_json=json.dumps(payload).encode(), session_context_json=json.dumps(ctx).encode(),
+        checkpoints=checkpoints or [],
     )
+
+
+def kept_checkpoints(events: list[pb.RunEvent]) -> list[pb.Checkpoint]:
+    """What the host keeps of a run's checkpoint events and hands the next run: the latest
+    checkpoint of each thread and namespace, with its writes."""
+    latest: dict[tuple[str, str], pb.Checkpoint] = {}
+    for e in events:
+        if e.WhichOneof("event") == "checkpoint":
+            latest[(e.checkpoint.thread_id, e.checkpoint.namespace)] = e.checkpoint
+    for e in events:
+        w = e.checkpoint_write
+        if e.WhichOneof("event") == "checkpoint_write" and latest[(w.thread_id, w.namespace)].checkpoint_id == w.checkpoint_id:
+            latest[(w.thread_id, w.namespace)].writes.append(w)
+    return list(latest.values())
 
 
 async def call(target: str, *reqs: pb.RunRequest) -> tuple[pb.DescribeResponse, list[list[pb.RunEvent]]]:
@@ -163,18 +192,22 @@ def test_serves_and_an_interrupt_survives_sigkill(tmp_path: Path, socket_dir: st
     try:
         described, (events,) = asyncio.run(call(first.target, request("prod")))
     finally:
-        first.stop(signal.SIGKILL)  # no goodbye: only the sqlite checkpoint remains
+        first.stop(signal.SIGKILL)  # no goodbye: only what the host was sent remains
     assert described.framework == "langgraph" and described.agent_name == "proc-agent"
     assert described.description == "A test agent." and described.capabilities.resume
+    assert described.capabilities.checkpoints
+    kept = kept_checkpoints(events)
+    assert kept and any(w.channel == "__interrupt__" for c in kept for w in c.writes)
     (req,) = [e.approval_request for e in events if e.WhichOneof("event") == "approval_request"]
     assert req.name == "deploy" and json.loads(req.arguments) == {"target": "prod"}
 
     second = Plugin(project, socket_dir)
     try:
         answer = {"type": "mcp_approval_response", "approval_request_id": req.id, "approve": True}
-        _, (resumed,) = asyncio.run(call(second.target, request(answer, resume=True)))
+        _, (resumed,) = asyncio.run(call(second.target, request(answer, resume=True, answers=req, checkpoints=kept)))
     finally:
         second.stop()
+    resumed = [e for e in resumed if not e.WhichOneof("event").startswith("checkpoint")]
     assert [e.WhichOneof("event") for e in resumed] == ["text_delta", "message_done"]
     assert resumed[0].text_delta.text == "deployed=True"
     # The import-time print went to the host's stdio stream, not the handshake.

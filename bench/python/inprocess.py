@@ -4,8 +4,8 @@ Started by `go run ./bench/python` with the runner's interpreter and environment
 AGENTENGINE_* variables, the bridge on PYTHONPATH). Prints {"graph": [...], "bridge":
 [...]}: seconds per turn of
 
-- graph: graph.astream(...) exactly as the bridge calls it (the durable sqlite
-  checkpointer attached, stream modes messages+updates+custom, subgraphs, v2), each turn a
+- graph: graph.astream(...) as the bridge calls it (stream modes
+  messages+updates+custom, subgraphs, v2) with LangGraph's own InMemorySaver, each turn a
   new thread;
 - bridge: the bridge's runner run in-process (input mapping, the graph, event mapping into
   runner events), without go-plugin and gRPC.
@@ -21,12 +21,13 @@ import time
 import uuid
 
 from agentengine_adapters.bridges import make_runner
-from agentengine_adapters.checkpoint import DurableCheckpointer, attach
+from agentengine_adapters.checkpoint import attach
 from agentengine_adapters.config import Settings
 from agentengine_adapters.langgraph_bridge import STREAM_MODES
 from agentengine_adapters.loader import kind_of, load_entry
 from agentengine_runner.testing import collect, make_request
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 
 async def timed(turns: int, warmup: int, turn) -> list[float]:
@@ -49,8 +50,7 @@ async def main() -> None:
 
     settings = Settings.from_env()
     entry = load_entry(settings)
-    checkpointer = DurableCheckpointer(settings.checkpoint_path)
-    graph = attach(entry.obj, kind_of(entry.obj), await checkpointer.get())
+    graph = attach(entry.obj, kind_of(entry.obj), InMemorySaver())
 
     async def graph_turn() -> None:
         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
@@ -77,8 +77,6 @@ async def main() -> None:
             "bridge": await timed(args.turns, args.warmup, bridge_turn),
         }
     finally:
-        # aiosqlite's connection threads would keep the process alive.
-        await checkpointer.aclose()
         close = getattr(runner, "aclose", None)
         if close is not None:
             await close()

@@ -7,12 +7,15 @@ host's pace instead of buffering without bound.
 from __future__ import annotations
 
 import base64
+import contextvars
 import dataclasses
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from ._proto.runner.v1 import runner_pb2 as pb
+from .runner import Checkpoint, CheckpointWrite
 
 Sink = Callable[[pb.RunEvent], Awaitable[None]]
 
@@ -21,6 +24,7 @@ class Emitter:
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
         self._closed = False
+        self._deferred: list[pb.RunEvent] = []
         self.count = 0
 
     def close(self) -> None:
@@ -30,8 +34,24 @@ class Emitter:
         """Sends a prebuilt event (escape hatch; prefer the typed methods)."""
         if self._closed:
             raise RuntimeError("run already finished: events after the end are not delivered")
+        await self.flush()
         await self._sink(event)
         self.count += 1
+
+    def defer(self, event: pb.RunEvent) -> None:
+        """Queues an event without waiting: it goes out before the next event sent, or when
+        the run ends. For code that cannot await the transport (a checkpoint saver's sync
+        methods, background tasks that must not write to the stream concurrently)."""
+        if self._closed:
+            raise RuntimeError("run already finished: events after the end are not delivered")
+        self._deferred.append(event)
+
+    async def flush(self) -> None:
+        """Sends the deferred events."""
+        while self._deferred:
+            event = self._deferred.pop(0)
+            await self._sink(event)
+            self.count += 1
 
     async def text(self, text: str) -> None:
         await self.send(pb.RunEvent(text_delta=pb.TextDelta(text=text)))
@@ -129,6 +149,93 @@ class Emitter:
                 )
             )
         )
+
+
+class RunCheckpoints:
+    """A run's checkpoint exchange with the host: the checkpoints the host handed this run
+    (restored) and the way to ask it to keep new ones. A saver finds the current run's
+    through run_checkpoints()."""
+
+    def __init__(self, emit: Emitter, restored: tuple[Checkpoint, ...] = ()) -> None:
+        self._emit = emit
+        self.restored = restored
+        # (thread, namespace) pairs of restored the saver has looked at in this run.
+        self.adopted: set[tuple[str, str]] = set()
+
+    def save(self, checkpoint: Checkpoint) -> None:
+        self._emit.defer(
+            pb.RunEvent(
+                checkpoint=pb.Checkpoint(
+                    thread_id=checkpoint.thread_id,
+                    namespace=checkpoint.namespace,
+                    checkpoint_id=checkpoint.checkpoint_id,
+                    parent_id=checkpoint.parent_id,
+                    data=checkpoint.data,
+                )
+            )
+        )
+
+    def save_write(self, write: CheckpointWrite) -> None:
+        self._emit.defer(pb.RunEvent(checkpoint_write=_write_pb(write)))
+
+
+def _write_pb(w: CheckpointWrite) -> pb.CheckpointWrite:
+    return pb.CheckpointWrite(
+        thread_id=w.thread_id,
+        namespace=w.namespace,
+        checkpoint_id=w.checkpoint_id,
+        task_id=w.task_id,
+        index=w.index,
+        channel=w.channel,
+        task_path=w.task_path,
+        data=w.data,
+    )
+
+
+def checkpoints_from_pb(items: Any) -> tuple[Checkpoint, ...]:
+    """RunRequest.checkpoints as plain Checkpoint values."""
+    return tuple(
+        Checkpoint(
+            thread_id=c.thread_id,
+            namespace=c.namespace,
+            checkpoint_id=c.checkpoint_id,
+            parent_id=c.parent_id,
+            data=bytes(c.data),
+            writes=tuple(
+                CheckpointWrite(
+                    thread_id=w.thread_id,
+                    namespace=w.namespace,
+                    checkpoint_id=w.checkpoint_id,
+                    task_id=w.task_id,
+                    index=int(w.index),
+                    channel=w.channel,
+                    task_path=w.task_path,
+                    data=bytes(w.data),
+                )
+                for w in c.writes
+            ),
+        )
+        for c in items
+    )
+
+
+_current_checkpoints: contextvars.ContextVar[RunCheckpoints | None] = contextvars.ContextVar(
+    "agentengine_run_checkpoints", default=None
+)
+
+
+def run_checkpoints() -> RunCheckpoints | None:
+    """The checkpoint exchange of the run this code runs in, if any."""
+    return _current_checkpoints.get()
+
+
+@contextmanager
+def checkpoint_scope(exchange: RunCheckpoints) -> Iterator[None]:
+    token = _current_checkpoints.set(exchange)
+    try:
+        yield
+    finally:
+        _current_checkpoints.reset(token)
 
 
 def _json_text(value: Any) -> str:

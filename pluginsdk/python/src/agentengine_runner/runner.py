@@ -27,6 +27,8 @@ class Capabilities:
     multimodal_input: bool = False
     # None: derived from whether the runner overrides Runner.summarize.
     summarize: bool | None = None
+    # The runner keeps its framework checkpoints with the host (emitter.RunCheckpoints).
+    checkpoints: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,32 @@ class Description:
     agent_name: str
     description: str = ""
     capabilities: Capabilities = field(default_factory=Capabilities)
+
+
+@dataclass(frozen=True)
+class CheckpointWrite:
+    """One pending write of a task to a checkpoint; data is the runner's own encoding."""
+
+    thread_id: str
+    namespace: str
+    checkpoint_id: str
+    task_id: str
+    index: int
+    channel: str
+    task_path: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A saved thread state the host keeps for the runner; data is the runner's encoding."""
+
+    thread_id: str
+    namespace: str
+    checkpoint_id: str
+    parent_id: str
+    data: bytes
+    writes: tuple[CheckpointWrite, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,6 +76,9 @@ class RunRequest:
     invocation_id: str
     payload: dict[str, Any]
     session_context: dict[str, Any]
+    # The session's checkpoints the host keeps (latest per thread and namespace), sent when
+    # the runner's capabilities include checkpoints.
+    checkpoints: tuple[Checkpoint, ...] = ()
 
     @property
     def input(self) -> Any:

@@ -21,7 +21,7 @@ from ._proto.plugin import grpc_stdio_pb2_grpc as stdio_grpc
 from ._proto.runner.v1 import runner_pb2 as pb
 from ._proto.runner.v1 import runner_pb2_grpc as runner_grpc
 from .context import InvocationContext, invocation_scope
-from .emitter import Emitter
+from .emitter import Emitter, RunCheckpoints, checkpoint_scope, checkpoints_from_pb
 from .handshake import RUNNER_PROTOCOL
 from .hclog import get_logger
 from .runner import Runner, RunnerError, RunRequest, SummarizeRequest
@@ -98,6 +98,7 @@ class RunnerService(runner_grpc.RunnerServicer):
                 resume=caps.resume,
                 multimodal_input=caps.multimodal_input,
                 summarize=summarize,
+                checkpoints=caps.checkpoints,
             ),
         )
 
@@ -126,6 +127,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             invocation_id=request.invocation_id,
             payload=payload,
             session_context=session_context,
+            checkpoints=checkpoints_from_pb(request.checkpoints),
         )
         ictx = InvocationContext.from_request(
             payload,
@@ -140,14 +142,22 @@ class RunnerService(runner_grpc.RunnerServicer):
         ids = {"invocation_id": request.invocation_id, "session_id": request.session_id}
         started = time.monotonic()
         try:
-            with invocation_scope(ictx):
+            with invocation_scope(ictx), checkpoint_scope(RunCheckpoints(emit, req.checkpoints)):
                 await self._runner.run(req, emit)
+            # Checkpoints saved in the run's last steps go out before the stream ends.
+            await emit.flush()
         except asyncio.CancelledError:
             log.debug("run cancelled", extra={**ids, "events": emit.count})
             raise
         except Exception as exc:
             detail = traceback.format_exc()
             log.error("run failed", extra={**ids, "error": detail})
+            try:
+                # What the run saved before failing is still its state (resumable or
+                # retried from there).
+                await emit.flush()
+            except Exception:
+                pass
             emit.close()
             try:
                 await context.write(error_event(exc, detail))
