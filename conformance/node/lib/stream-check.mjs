@@ -138,6 +138,10 @@ export function checkResponseStream(events, { model } = {}) {
         assert.equal(typeof it.arguments, 'string', `${where(i)}: function_call.arguments must be a string ("" while streaming)`);
         assert.ok(['in_progress', 'completed'].includes(it.status), `${where(i)}: function_call.status = ${it.status}`);
         assert.ok(!added.some((a) => a.item.call_id && a.item.call_id === it.call_id), `${where(i)}: duplicate call_id`);
+      } else if (it.type === 'mcp_call') {
+        assert.equal(it.arguments, '', `${where(i)}: added mcp_call.arguments must be "" (deltas append)`);
+        assert.ok(typeof it.server_label === 'string' && it.server_label.length > 0, `${where(i)}: mcp_call.server_label`);
+        assert.ok(typeof it.name === 'string' && it.name.length > 0, `${where(i)}: mcp_call.name`);
       } else if (it.type === 'reasoning') {
         assert.ok(Array.isArray(it.summary), `${where(i)}: reasoning.summary must be an array`);
       }
@@ -166,6 +170,10 @@ export function checkResponseStream(events, { model } = {}) {
         assert.equal(e.item.status, 'completed', `${where(i)}: function_call status (the AI SDK drops the call without it)`);
         assert.equal(e.item.arguments, slot.args || e.item.arguments, `${where(i)}: arguments != concatenated deltas`);
         assert.doesNotThrow(() => JSON.parse(e.item.arguments), `${where(i)}: arguments is not JSON: ${e.item.arguments}`);
+      } else if (slot.item.type === 'mcp_call') {
+        assert.ok(['completed', 'failed', 'incomplete'].includes(e.item.status), `${where(i)}: mcp_call status ${e.item.status}`);
+        assert.equal(e.item.arguments, slot.args || e.item.arguments, `${where(i)}: mcp_call arguments != concatenated deltas`);
+        if (e.item.status === 'completed') assert.equal(typeof e.item.output, 'string', `${where(i)}: completed mcp_call.output`);
       }
       slot.done = e.item;
       return;
@@ -226,7 +234,12 @@ export function checkResponseStream(events, { model } = {}) {
         assert.equal(e.text, slot.summary[e.summary_index]?.text, `${where(i)}: summary text != deltas`);
         break;
       case 'response.function_call_arguments.delta':
+      case 'response.mcp_call_arguments.delta':
         slot.args += e.delta;
+        break;
+      case 'response.mcp_call_arguments.done':
+        assert.equal(e.arguments, slot.args || e.arguments, `${where(i)}: mcp_call arguments != concatenated deltas`);
+        slot.args = e.arguments;
         break;
       case 'response.function_call_arguments.done':
         assert.equal(e.arguments, slot.args || e.arguments, `${where(i)}: arguments != concatenated deltas`);

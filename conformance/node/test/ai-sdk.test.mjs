@@ -147,3 +147,26 @@ test('unknown model: APICallError with status 404 (Responses and Chat)', async (
   assert.ok(err && APICallError.isInstance(err.error), `streamText error part with APICallError: ${JSON.stringify(ps.map((p) => p.type))}`);
   assert.equal(err.error.statusCode, 404);
 });
+
+test('responses: a tool the server runs (no client tools) is a provider-executed call with its result', async () => {
+  const r = await generateText({ model: openai(MODEL), prompt: 'use the tool on paris', maxRetries: 0 });
+  assert.match(r.text, /The lookup tool says "paris" has 5 characters and 1 words\./);
+  const call = r.content.find((p) => p.type === 'tool-call');
+  assert.equal(call?.providerExecuted, true, `content: ${JSON.stringify(r.content.map((p) => p.type))}`);
+  assert.equal(call.toolName, 'mcp.lookup');
+  const res = r.content.find((p) => p.type === 'tool-result');
+  assert.match(String(res?.output?.output ?? JSON.stringify(res?.output)), /characters/);
+});
+
+test('responses: approval round trip with tool-approval-request / tool-approval-response', async () => {
+  const prompt = [{ role: 'user', content: 'please approve deleting notes.txt' }];
+  const ask = await generateText({ model: openai(MODEL), messages: prompt, maxRetries: 0 });
+  const req = ask.content.find((p) => p.type === 'tool-approval-request');
+  assert.ok(req, `content: ${JSON.stringify(ask.content.map((p) => p.type))}`);
+  assert.equal(ask.finishReason === 'error', false);
+  const messages = [...prompt, ...ask.response.messages,
+    // providerExecuted: the approval goes to the provider (the server runs the tool).
+    { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: req.approvalId, approved: true, providerExecuted: true }] }];
+  const done = await generateText({ model: openai(MODEL), messages, maxRetries: 0 });
+  assert.equal(done.text, 'Approved: deleted notes.txt.');
+});

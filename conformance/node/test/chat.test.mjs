@@ -168,3 +168,26 @@ test('chat unknown model: NotFoundError 404', async () => {
     });
   }
 });
+
+test('chat approval round trip: asked in text (never tool_calls), answered with "approve" by a stateless client', async () => {
+  const ask = await srv.client.chat.completions.create({ model: MODEL, messages: msgs('please approve deleting notes.txt') });
+  const q = ask.choices[0].message;
+  assert.equal(ask.choices[0].finish_reason, 'stop');
+  assert.equal(q.tool_calls ?? undefined, undefined, 'a server-side approval is not a client tool call');
+  assert.match(q.content, /Approval required to run delete_file .*\(approval id apr_[0-9a-f]+\)/);
+  // The client resends the conversation (no session id) with the answer.
+  const stream = srv.client.chat.completions.stream({
+    model: MODEL,
+    messages: [...msgs('please approve deleting notes.txt'), { role: 'assistant', content: q.content }, { role: 'user', content: 'approve' }],
+  });
+  const final = await stream.finalChatCompletion();
+  assert.equal(final.choices[0].message.content, 'Approved: deleted notes.txt.');
+  assert.equal(final.choices[0].finish_reason, 'stop');
+});
+
+test('chat accepts a message list that ends with a system message', async () => {
+  const c = await srv.client.chat.completions.create({
+    model: MODEL, messages: [{ role: 'user', content: 'hello' }, { role: 'system', content: 'be brief' }],
+  });
+  assert.equal(c.choices[0].message.content, 'Echo: hello');
+});

@@ -172,46 +172,71 @@ test('conversation and previous_response_id together are rejected with 400', asy
   );
 });
 
-test('tool call: function_call item with call_id, name and JSON arguments, then the answer', async () => {
+// A tool the agent runs itself is OpenAI's hosted-tool item, mcp_call (server_label = the
+// agent), with its output: no client executes it. function_call would mean "client, run this".
+function mcpCall(output) {
+  const calls = output.filter((i) => i.type === 'mcp_call');
+  assert.equal(calls.length, 1, `one mcp_call item: ${JSON.stringify(output.map((i) => i.type))}`);
+  assert.ok(!output.some((i) => i.type === 'function_call'), 'no function_call for a server-side tool');
+  return calls[0];
+}
+
+test('server-side tool: mcp_call item with name, JSON arguments and output, then the answer', async () => {
   const r = await srv.client.responses.create({ model: MODEL, input: TOOL_INPUT });
   assert.equal(r.status, 'completed');
-  const calls = r.output.filter((i) => i.type === 'function_call');
-  assert.equal(calls.length, 1, `one function_call item: ${JSON.stringify(r.output.map((i) => i.type))}`);
-  const fc = calls[0];
-  assert.ok(typeof fc.id === 'string' && fc.id.length > 0, 'function_call.id');
-  assert.ok(typeof fc.call_id === 'string' && fc.call_id.length > 0, 'function_call.call_id');
-  assert.equal(fc.name, 'lookup');
-  assert.equal(typeof fc.arguments, 'string', 'arguments is a JSON string');
-  assert.deepEqual(JSON.parse(fc.arguments), { query: 'paris' });
-  assert.equal(fc.status, 'completed');
+  const mc = mcpCall(r.output);
+  assert.ok(typeof mc.id === 'string' && mc.id.length > 0, 'mcp_call.id');
+  assert.equal(mc.server_label, MODEL, 'server_label is the agent');
+  assert.equal(mc.name, 'lookup');
+  assert.deepEqual(JSON.parse(mc.arguments), { query: 'paris' });
+  assert.equal(mc.status, 'completed');
+  assert.equal(mc.error ?? null, null);
+  assert.deepEqual(JSON.parse(mc.output), { query: 'paris', characters: 5, words: 1, upper: 'PARIS' });
   assert.equal(r.output_text, TOOL_REPLY);
-  assert.ok(r.output.indexOf(fc) < r.output.findIndex((i) => i.type === 'message'), 'call before the answer');
+  assert.ok(r.output.indexOf(mc) < r.output.findIndex((i) => i.type === 'message'), 'call before the answer');
 });
 
-test('tool call streamed: raw events and the responses.stream() helper', async () => {
+test('server-side tool streamed: mcp_call events, and the responses.stream() helper', async () => {
   const events = await collect(await srv.client.responses.create({ model: MODEL, input: TOOL_INPUT, stream: true }));
   const { response, items } = checkResponseStream(events, { model: MODEL });
-  const fc = items.find((i) => i.type === 'function_call');
-  assert.ok(fc, 'function_call item streamed');
-  const argDeltas = events.filter((e) => e.type === 'response.function_call_arguments.delta');
-  assert.ok(argDeltas.length >= 1, 'function_call_arguments.delta events');
-  assert.equal(argDeltas.map((d) => d.delta).join(''), '{"query":"paris"}');
-  const argsDone = events.find((e) => e.type === 'response.function_call_arguments.done');
-  assert.ok(argsDone, 'function_call_arguments.done');
-  assert.equal(argsDone.arguments, '{"query":"paris"}');
+  assert.ok(items.find((i) => i.type === 'mcp_call'), 'mcp_call item streamed');
+  const types = events.map((e) => e.type);
+  for (const t of ['response.mcp_call.in_progress', 'response.mcp_call_arguments.delta', 'response.mcp_call_arguments.done', 'response.mcp_call.completed']) {
+    assert.ok(types.includes(t), `${t} streamed`);
+  }
+  assert.equal(events.filter((e) => e.type === 'response.mcp_call_arguments.delta').map((d) => d.delta).join(''), '{"query":"paris"}');
   assert.equal(outputText(response.output), TOOL_REPLY);
+  assert.match(mcpCall(response.output).output, /"characters":5/);
 
   const helper = srv.client.responses.stream({ model: MODEL, input: TOOL_INPUT });
-  let argText = '';
-  helper.on('response.function_call_arguments.delta', (e) => { argText += e.delta; });
   const helperEvents = await collect(helper);
   checkResponseStream(helperEvents, { model: MODEL });
   const final = await helper.finalResponse();
   assert.equal(final.status, 'completed');
-  assert.equal(argText, '{"query":"paris"}');
-  const hfc = final.output.find((i) => i.type === 'function_call');
-  assert.equal(hfc?.name, 'lookup');
+  assert.equal(mcpCall(final.output).name, 'lookup');
   assert.equal(final.output_text, TOOL_REPLY);
+});
+
+test('KsADK switch (X-AgentEngine-Compat: ksadk): function_call items and incomplete approvals', async () => {
+  const headers = { 'X-AgentEngine-Compat': 'ksadk' };
+  const r = await srv.client.responses.create({ model: MODEL, input: TOOL_INPUT }, { headers });
+  const fc = r.output.find((i) => i.type === 'function_call');
+  assert.equal(fc?.name, 'lookup');
+  assert.ok(!r.output.some((i) => i.type === 'mcp_call'));
+  const a = await srv.client.responses.create({ model: MODEL, input: APPROVE_INPUT }, { headers });
+  assert.equal(a.status, 'incomplete');
+  assert.equal(a.incomplete_details?.reason, 'approval_required');
+  // KsADK's own stream: data without type/sequence_number, the bare response on lifecycle events.
+  const res = await fetch(`${srv.baseURL}/responses`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify({ model: MODEL, input: 'hello ksadk', stream: true }),
+  });
+  const evs = parseSSE(await res.text());
+  assert.equal(evs[0].event, 'response.created');
+  assert.equal(evs[0].json.object, 'response');
+  assert.ok(evs.every((e) => !('type' in e.json) && !('sequence_number' in e.json)), 'KsADK data carries no type/sequence_number');
+  assert.equal(evs.at(-1).event, 'response.completed');
+  assert.equal(evs.at(-1).json.output_text, 'Echo: hello ksadk');
 });
 
 function approvalItem(r) {
@@ -220,25 +245,26 @@ function approvalItem(r) {
   const a = reqs[0];
   assert.match(a.id, /^apr_/, 'mcp_approval_request.id is the approval id');
   assert.equal(a.name, 'delete_file');
-  assert.equal(typeof a.server_label, 'string', 'mcp_approval_request.server_label (spec-required)');
+  assert.equal(a.server_label, MODEL, 'mcp_approval_request.server_label is the agent');
   assert.equal(typeof a.arguments, 'string');
   assert.deepEqual(JSON.parse(a.arguments), { path: 'notes.txt' });
   assert.equal(r.output.indexOf(a), r.output.length - 1, 'the approval request is the last output item');
+  assert.ok(!r.output.some((i) => i.type === 'function_call' || i.type === 'mcp_call'), 'the guarded call has not run');
   return a;
 }
 
-// The contract (seed 001's event table, README, examples/echo-go/README.md): a run waiting
-// for approval ends the response `incomplete` (stream: terminal response.incomplete).
-test('approval request ends the response incomplete (non-stream status, stream terminal event)', async () => {
+// As OpenAI does: a turn waiting on an approval ends completed with mcp_approval_request items.
+test('approval request ends the response completed (non-stream status, stream terminal event)', async () => {
   const r = await srv.client.responses.create({ model: MODEL, input: APPROVE_INPUT });
   approvalItem(r);
-  assert.equal(r.status, 'incomplete', 'non-stream: response.status of a run waiting for approval');
+  assert.equal(r.status, 'completed', 'non-stream: response.status of a run waiting for approval');
+  assert.equal(r.incomplete_details ?? null, null);
   const events = await collect(await srv.client.responses.create({ model: MODEL, input: APPROVE_INPUT, stream: true }));
   const { terminal } = checkResponseStream(events, { model: MODEL });
-  assert.equal(terminal.type, 'response.incomplete', 'stream: terminal event of a run waiting for approval');
+  assert.equal(terminal.type, 'response.completed', 'stream: terminal event of a run waiting for approval');
 });
 
-test('approval round trip via previous_response_id: mcp_approval_request → mcp_approval_response → completed', async () => {
+test('approval round trip via previous_response_id: mcp_approval_request → mcp_approval_response → mcp_call', async () => {
   const first = await srv.client.responses.create({ model: MODEL, input: APPROVE_INPUT });
   const a = approvalItem(first);
   assert.equal(first.output_text, 'I need your approval to delete notes.txt.');
@@ -248,8 +274,10 @@ test('approval round trip via previous_response_id: mcp_approval_request → mcp
     input: [{ type: 'mcp_approval_response', approval_request_id: a.id, approve: true }],
   });
   assert.equal(second.status, 'completed');
-  assert.match(second.output_text, /^Approved/);
   assert.equal(second.output_text, 'Approved: deleted notes.txt.');
+  const mc = mcpCall(second.output);
+  assert.equal(mc.approval_request_id, a.id, 'the call that needed approval names it');
+  assert.deepEqual(JSON.parse(mc.arguments), { path: 'notes.txt' });
   // The approval was consumed: answering it again is an error, not a second deletion.
   await assert.rejects(srv.client.responses.create({
     model: MODEL,
@@ -276,15 +304,17 @@ test('approval round trip via conversation, streamed, rejecting; helper finalRes
   assert.equal(c2.terminal.type, 'response.completed');
   assert.equal(outputText(c2.response.output), 'Rejected: kept notes.txt (keep it).');
 
-  // openai-node's helper accepts the approval stream and resolves with the snapshot.
+  // openai-node's helper resolves with the completed approval response.
   const h = srv.client.responses.stream({ model: MODEL, input: APPROVE_INPUT });
   const final = await h.finalResponse();
+  assert.equal(final.status, 'completed');
   const a3 = approvalItem(final);
-  const third = await srv.client.responses.create({
+  const h2 = srv.client.responses.stream({
     model: MODEL,
     previous_response_id: final.id,
     input: [{ type: 'mcp_approval_response', approval_request_id: a3.id, approve: true }],
   });
+  const third = await h2.finalResponse();
   assert.equal(third.status, 'completed');
   assert.equal(third.output_text, 'Approved: deleted notes.txt.');
 });
