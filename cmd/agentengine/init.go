@@ -26,10 +26,11 @@ and a README. The project runs with "agentengine run NAME" straight away and wor
 offline.
 
 Frameworks:
-  langgraph, langchain, deepagents, adk  agent.py, requirements.txt pinned to the versions
-      agentengine is tested with, .env.example, .gitignore. The first "agentengine run"
-      creates NAME/.venv and installs the requirements. Without OPENAI_API_KEY (in
-      NAME/.env) the agent uses an offline scripted model.
+  langgraph, langchain, deepagents, adk  plain framework code that imports nothing of
+      agentengine: agent.py, offline_model.py, requirements.txt (lower bounds),
+      .env.example, .gitignore. The first "agentengine run" creates NAME/.venv and
+      installs the requirements. Without OPENAI_API_KEY (in NAME/.env) the agent uses
+      offline_model.py, a small scripted stand-in for a language model.
   go  a Go runner built on agentengine's Go SDK, which is copied into
       NAME/third_party/agentengine so the project builds without fetching it.`,
 		Example: `  agentengine init my-agent -f langgraph && agentengine run my-agent

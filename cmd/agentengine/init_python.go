@@ -5,14 +5,11 @@ import (
 	"embed"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"text/template"
-
-	agentengine "github.com/agentengine/agentengine"
-	"github.com/agentengine/agentengine/host/pybridge"
 )
 
-// templates holds the Python scaffolds: templates/<framework>/ plus templates/common/.
+// templates holds the Python scaffolds: templates/<framework>/agent.py, the offline models
+// in templates/offline/ (copied as is) and templates/common/.
 //
 //go:embed templates
 var templates embed.FS
@@ -21,61 +18,38 @@ var templates embed.FS
 type pythonScaffold struct {
 	title      string
 	entryPoint string
-	// requirements are package names; their versions come from the constraints file, so
-	// a scaffold pins exactly what the tests run with.
+	// offlineModel is the templates/offline file written as the project's offline_model.py.
+	offlineModel string
+	// requirements are what agent.py imports, each with the lowest version its code is
+	// written for: lower bounds, not pins, so the project installs beside other packages.
 	requirements []string
 }
 
 func pythonScaffolds() map[string]pythonScaffold {
-	// langgraph-checkpoint-sqlite: the bridge keeps checkpoints on disk so that interrupts
-	// survive runner restarts. langchain-openai: chat_model() uses it once a key is set.
+	// langchain-openai and litellm are imported only with OPENAI_API_KEY set, but listed so
+	// that setting the key is all it takes. No checkpointer packages: the graphs have none.
+	langchainFamily := "langchain_offline_model.py"
 	return map[string]pythonScaffold{
-		"langgraph": {"LangGraph", "agent.py:graph",
-			[]string{"langgraph", "langchain-core", "langgraph-checkpoint-sqlite", "langchain-openai"}},
-		"langchain": {"LangChain", "agent.py:agent",
-			[]string{"langchain", "langgraph", "langchain-core", "langgraph-checkpoint-sqlite", "langchain-openai"}},
-		"deepagents": {"DeepAgents", "agent.py:agent",
-			[]string{"deepagents", "langchain", "langgraph", "langchain-core", "langgraph-checkpoint-sqlite", "langchain-openai"}},
-		// google-adk: the ADK bridge rebuilds sessions from the host's store, no checkpointer.
-		"adk": {"Google ADK", "agent.py:root_agent", []string{"google-adk", "google-genai", "openai"}},
+		"langgraph": {"LangGraph", "agent.py:graph", langchainFamily,
+			[]string{"langgraph>=0.6", "langchain-core>=0.3", "langchain-openai>=0.3"}},
+		"langchain": {"LangChain", "agent.py:agent", langchainFamily,
+			[]string{"langchain>=1.0", "langchain-core>=1.0", "langchain-openai>=1.0"}},
+		"deepagents": {"DeepAgents", "agent.py:agent", langchainFamily,
+			[]string{"deepagents>=0.2", "langchain-core>=1.0", "langchain-openai>=1.0"}},
+		"adk": {"Google ADK", "agent.py:root_agent", "adk_offline_model.py",
+			[]string{"google-adk>=1.34", "litellm>=1.84"}},
 	}
 }
 
-// constraintPins reads name==version lines of a constraints file (names normalised).
-func constraintPins(data []byte) map[string]string {
-	pins := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		name, ver, ok := strings.Cut(strings.TrimSpace(line), "==")
-		if ok {
-			pins[normPkg(name)] = strings.TrimSpace(ver)
-		}
-	}
-	return pins
-}
-
-func normPkg(s string) string {
-	return strings.ToLower(strings.NewReplacer("_", "-", ".", "-").Replace(strings.TrimSpace(s)))
-}
-
-// pinnedRequirements renders requirements.txt from the embedded constraints file.
-func pinnedRequirements(framework string, s pythonScaffold) ([]byte, error) {
-	data, err := agentengine.PythonBridge.ReadFile(pybridge.ConstraintsFile)
-	if err != nil {
-		return nil, fmt.Errorf("embedded constraints: %w", err)
-	}
-	pins := constraintPins(data)
+// requirementsFile renders requirements.txt.
+func requirementsFile(s pythonScaffold) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# %s agent requirements, pinned to the versions agentengine is tested with.\n", s.title)
-	b.WriteString("# agentengine installs them (plus grpcio and protobuf for its runner SDK) into .venv.\n")
+	b.WriteString("# What agent.py and offline_model.py import. `agentengine run` installs these into .venv\n")
+	b.WriteString("# (with the few packages its runner needs); `pip install -r requirements.txt` works as well.\n")
 	for _, r := range s.requirements {
-		v, ok := pins[normPkg(r)]
-		if !ok {
-			return nil, fmt.Errorf("internal error: %s scaffold needs %s, which the constraints file does not pin", framework, r)
-		}
-		fmt.Fprintf(&b, "%s==%s\n", r, v)
+		b.WriteString(r + "\n")
 	}
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 // pythonProjectFiles renders the scaffold of a Python framework project.
@@ -114,10 +88,11 @@ func pythonProjectFiles(dir, name, framework string) (map[string][]byte, error) 
 		}
 		files[dst] = b
 	}
-	req, err := pinnedRequirements(framework, s)
+	offline, err := templates.ReadFile("templates/offline/" + s.offlineModel)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("embedded template: %w", err)
 	}
-	files["requirements.txt"] = req
+	files["offline_model.py"] = offline
+	files["requirements.txt"] = requirementsFile(s)
 	return files, nil
 }

@@ -27,7 +27,7 @@ func TestInitPythonScaffolds(t *testing.T) {
 			if p.Name != "my-"+fw || p.Framework != fw || p.Entry.File != filepath.Join(dir, "agent.py") {
 				t.Fatalf("project %+v", p.Config)
 			}
-			for _, f := range []string{"README.md", ".gitignore", ".env.example", "requirements.txt"} {
+			for _, f := range []string{"README.md", ".gitignore", ".env.example", "requirements.txt", "offline_model.py"} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Errorf("missing %s", f)
 				}
@@ -40,9 +40,21 @@ func TestInitPythonScaffolds(t *testing.T) {
 			if err != nil || len(list) == 0 {
 				t.Fatalf("requirements %v %v", list, err)
 			}
+			// Lower bounds, never exact pins, and nothing the project does not import.
+			raw, _ := os.ReadFile(filepath.Join(dir, "requirements.txt"))
 			for _, r := range list {
-				if r.Pin == "" {
-					t.Errorf("%s is not pinned", r.Name)
+				if r.Pin != "" || strings.Contains(string(raw), r.Name+"==") || !strings.Contains(string(raw), r.Name+">=") {
+					t.Errorf("%s: want a lower bound, not a pin:\n%s", r.Name, raw)
+				}
+				if strings.Contains(r.Name, "checkpoint") {
+					t.Errorf("%s is not imported by the project", r.Name)
+				}
+			}
+			// Plain framework code: nothing of agentengine's is imported.
+			for _, f := range []string{"agent.py", "offline_model.py"} {
+				src, _ := os.ReadFile(filepath.Join(dir, f))
+				if strings.Contains(string(src), "agentengine_adapters") || strings.Contains(string(src), "agentengine_runner") {
+					t.Errorf("%s imports agentengine's bridge:\n%s", f, src)
 				}
 			}
 			readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
@@ -64,9 +76,24 @@ func TestInitRejectsUnknownFrameworks(t *testing.T) {
 	}
 }
 
-func TestConstraintPins(t *testing.T) {
-	pins := constraintPins([]byte("# c\ngrpcio==1.85.1  # x\nLangChain_Core == 1.7.2\nbad>=1\n"))
-	if pins["grpcio"] != "1.85.1" || pins["langchain-core"] != "1.7.2" || len(pins) != 2 {
-		t.Fatalf("%v", pins)
+// The examples carry the same offline model as the scaffolds: one behaviour to document.
+func TestExamplesShareTheScaffoldOfflineModels(t *testing.T) {
+	for example, template := range map[string]string{
+		"langgraph-chat":      "langchain_offline_model.py",
+		"langchain-qa":        "langchain_offline_model.py",
+		"deepagents-research": "langchain_offline_model.py",
+		"adk-assistant":       "adk_offline_model.py",
+	} {
+		want, err := templates.ReadFile("templates/offline/" + template)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("..", "..", "examples", example, "offline_model.py"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("examples/%s/offline_model.py differs from templates/offline/%s: copy it over", example, template)
+		}
 	}
 }

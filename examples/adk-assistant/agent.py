@@ -1,11 +1,30 @@
-"""A Google ADK assistant: a weather tool, and a file tool that asks before it runs."""
+"""A Google ADK assistant: a weather tool, and a file tool that asks before it runs.
+
+adk_model() is ADK's LiteLlm on an OpenAI-compatible endpoint when OPENAI_API_KEY is set
+(OPENAI_API_BASE or OPENAI_BASE_URL, OPENAI_MODEL_NAME), else the offline model in
+offline_model.py.
+"""
 
 from __future__ import annotations
 
+import os
+
 from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
 from google.adk.tools import FunctionTool, ToolContext
 
-from agentengine_adapters.models import adk_model
+
+def adk_model() -> BaseLlm:
+    if os.environ.get("OPENAI_API_KEY"):
+        from google.adk.models.lite_llm import LiteLlm
+
+        return LiteLlm(
+            model="openai/" + os.environ.get("OPENAI_MODEL_NAME", "gpt-4o-mini"),
+            api_base=os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL"),
+        )
+    from offline_model import OfflineAdkModel
+
+    return OfflineAdkModel()
 
 
 def get_weather(city: str, tool_context: ToolContext) -> dict[str, str]:

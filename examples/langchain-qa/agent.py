@@ -5,26 +5,40 @@
   plus the text agentengine extracted from attached files (attachment_results), so
   "summarize this PDF" and follow-ups about it work. agentengine calls it every turn.
 
-chat_model() is OpenAI when OPENAI_API_KEY is set and an offline scripted model otherwise.
+chat_model() is langchain-openai's ChatOpenAI when OPENAI_API_KEY is set (OPENAI_API_BASE or
+OPENAI_BASE_URL, OPENAI_MODEL_NAME), else the offline model in offline_model.py.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
-from agentengine_adapters.models import chat_model
-
 DOCS = {
     "checkpoints": "LangGraph saves a checkpoint of the graph state after every step; "
-    "agentengine keeps them in .agentengine/checkpoints.sqlite so interrupts survive restarts.",
+    "agentengine keeps them in its session store, so interrupts survive restarts.",
     "interrupts": "interrupt() pauses a graph until a person answers; the answer is the "
     "value interrupt() returns when the run resumes.",
     "streaming": "agentengine streams model tokens, tool calls and tool results as they happen.",
 }
+
+
+def chat_model():
+    """ChatOpenAI with OPENAI_API_KEY set, else the offline model in offline_model.py."""
+    if os.environ.get("OPENAI_API_KEY"):
+        from langchain_openai import ChatOpenAI
+
+        return ChatOpenAI(
+            model=os.environ.get("OPENAI_MODEL_NAME", "gpt-4o-mini"),
+            base_url=os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL"),
+        )
+    from offline_model import OfflineChatModel
+
+    return OfflineChatModel()
 
 
 @tool

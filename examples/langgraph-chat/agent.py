@@ -5,11 +5,13 @@ send_email only after a person approves it: the approval node calls LangGraph's
 interrupt() for it, agentengine turns that into an approval request, and the client's
 answer comes back as interrupt()'s return value when the run resumes.
 
-chat_model() is OpenAI when OPENAI_API_KEY is set and an offline scripted model otherwise.
+chat_model() is langchain-openai's ChatOpenAI when OPENAI_API_KEY is set (OPENAI_API_BASE or
+OPENAI_BASE_URL, OPENAI_MODEL_NAME), else the offline model in offline_model.py.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -17,8 +19,27 @@ from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
-from agentengine_adapters.models import chat_model
-from ksadk.runtime_context import get_current_invocation_context
+
+try:  # the request's identity, when agentengine (or KsADK) serves the graph
+    from ksadk.runtime_context import get_current_invocation_context
+except ImportError:
+
+    def get_current_invocation_context() -> None:
+        return None
+
+
+def chat_model():
+    """ChatOpenAI with OPENAI_API_KEY set, else the offline model in offline_model.py."""
+    if os.environ.get("OPENAI_API_KEY"):
+        from langchain_openai import ChatOpenAI
+
+        return ChatOpenAI(
+            model=os.environ.get("OPENAI_MODEL_NAME", "gpt-4o-mini"),
+            base_url=os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL"),
+        )
+    from offline_model import OfflineChatModel
+
+    return OfflineChatModel()
 
 
 @tool
@@ -38,7 +59,7 @@ def session_info() -> str:
     """Describe the current session (who is asking, in which session)."""
     ctx = get_current_invocation_context()
     if ctx is None:
-        return "no agentengine session"
+        return "no agentengine session (the graph runs outside agentengine)"
     return f"user {ctx.user_id}, session {ctx.session_id}, invocation {ctx.invocation_id}"
 
 
@@ -105,6 +126,6 @@ builder.add_conditional_edges("model", route, ["approval", END])
 builder.add_edge("approval", "tools")
 builder.add_edge("tools", "model")
 
-# No checkpointer: agentengine compiles in a durable one (.agentengine/checkpoints.sqlite),
-# so a pending approval survives a runner restart.
+# No checkpointer: agentengine compiles in one whose checkpoints it keeps in its session
+# store, so a pending approval survives a runner restart.
 graph = builder.compile()

@@ -1,14 +1,30 @@
-"""{{.Name}}: a Google ADK agent served by agentengine.
+"""{{.Name}}: a Google ADK agent.
 
-An LlmAgent with tools; agentengine finds it through `entry_point: agent.py:root_agent`.
-adk_model() is an OpenAI-compatible model (ADK's LiteLlm) when OPENAI_API_KEY is set (in
-.env) and an offline scripted model otherwise, so the project runs as is.
+An LlmAgent with tools. agentengine serves it through `entry_point: agent.py:root_agent`;
+it is plain ADK, so a google.adk Runner runs it too.
+
+The model is ADK's LiteLlm on an OpenAI-compatible endpoint when OPENAI_API_KEY is set
+(OPENAI_API_BASE or OPENAI_BASE_URL for the endpoint, OPENAI_MODEL_NAME for the model),
+else the offline model in offline_model.py, so the project runs as is.
 """
+
+import os
 
 from google.adk.agents import LlmAgent
 from google.adk.tools import FunctionTool, ToolContext
 
-from agentengine_adapters.models import adk_model
+
+def adk_model():
+    if os.environ.get("OPENAI_API_KEY"):
+        from google.adk.models.lite_llm import LiteLlm
+
+        return LiteLlm(
+            model="openai/" + os.environ.get("OPENAI_MODEL_NAME", "gpt-4o-mini"),
+            api_base=os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL"),
+        )
+    from offline_model import OfflineAdkModel
+
+    return OfflineAdkModel()
 
 
 def get_weather(city: str, tool_context: ToolContext) -> dict:

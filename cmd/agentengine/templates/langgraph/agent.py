@@ -1,17 +1,32 @@
-"""{{.Name}}: a LangGraph agent served by agentengine.
+"""{{.Name}}: a LangGraph agent.
 
 A chat model that may call tools, looping until it answers: the classic LangGraph
-"agent + tools" graph. agentengine finds it through `entry_point: agent.py:graph`.
+"agent + tools" graph. agentengine serves it through `entry_point: agent.py:graph`; it is
+plain LangGraph, so `graph.invoke(...)` or any other LangGraph host runs it too.
 
-chat_model() is a real OpenAI model when OPENAI_API_KEY is set (in .env) and an offline
-scripted model otherwise, so the project runs as is.
+The model is ChatOpenAI when OPENAI_API_KEY is set (OPENAI_API_BASE or OPENAI_BASE_URL
+for an OpenAI-compatible endpoint, OPENAI_MODEL_NAME for the model), else the offline
+model in offline_model.py, so the project runs as is.
 """
+
+import os
 
 from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from agentengine_adapters.models import chat_model
+
+def chat_model():
+    if os.environ.get("OPENAI_API_KEY"):
+        from langchain_openai import ChatOpenAI
+
+        return ChatOpenAI(
+            model=os.environ.get("OPENAI_MODEL_NAME", "gpt-4o-mini"),
+            base_url=os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL"),
+        )
+    from offline_model import OfflineChatModel
+
+    return OfflineChatModel()
 
 
 @tool
@@ -35,6 +50,5 @@ builder.add_edge(START, "model")
 builder.add_conditional_edges("model", tools_condition)
 builder.add_edge("tools", "model")
 
-# No checkpointer needed: agentengine gives the graph a durable one
-# (.agentengine/checkpoints.sqlite), so interrupts survive a runner restart.
+# No checkpointer: agentengine gives the graph one when it serves it.
 graph = builder.compile()
