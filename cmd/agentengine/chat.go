@@ -18,7 +18,7 @@ const chatHelp = `commands: /new starts a new session, /session shows its id, /e
 
 // chat is `run -i`: a terminal conversation with the first agent through the same
 // runtime and store as the HTTP API, streaming its output as it comes.
-func chat(ctx context.Context, rt *host.Runtime, in io.Reader, out io.Writer) error {
+func chat(ctx context.Context, rt *host.Runtime, in io.Reader, out io.Writer, opt chatOptions) error {
 	agents := rt.Agents()
 	agent := agents[0].Name
 	fmt.Fprintf(out, "chatting with %s — %s\n", agent, chatHelp)
@@ -57,7 +57,7 @@ func chat(ctx context.Context, rt *host.Runtime, in io.Reader, out io.Writer) er
 				break
 			}
 			sessionID = r.Key.ID
-			approvals, err := printRun(ctx, r, out)
+			approvals, err := printRun(ctx, r, out, opt)
 			if err != nil {
 				return err
 			}
@@ -83,12 +83,16 @@ type pendingApproval struct {
 }
 
 // printRun streams a run to the terminal and returns its approval requests.
-func printRun(ctx context.Context, r *host.Run, out io.Writer) ([]pendingApproval, error) {
-	sub := r.Subscribe(0)
+func printRun(ctx context.Context, r *host.Run, out io.Writer, opt chatOptions) ([]pendingApproval, error) {
+	return printEvents(ctx, r.Subscribe(0).Next, out, opt)
+}
+
+// printEvents prints a run's events as next returns them, until io.EOF.
+func printEvents(ctx context.Context, next func(context.Context) (host.Event, error), out io.Writer, opt chatOptions) ([]pendingApproval, error) {
 	var approvals []pendingApproval
 	inText, inThought := false, false
 	for {
-		ev, err := sub.Next(ctx)
+		ev, err := next(ctx)
 		if errors.Is(err, io.EOF) {
 			return approvals, nil
 		}
@@ -97,6 +101,9 @@ func printRun(ctx context.Context, r *host.Run, out io.Writer) ([]pendingApprova
 		}
 		switch ev.Kind {
 		case host.KindTextDelta:
+			if opt.noStream {
+				continue // printed whole from the assistant_message event
+			}
 			if inThought {
 				fmt.Fprintln(out)
 				inThought = false
@@ -104,6 +111,9 @@ func printRun(ctx context.Context, r *host.Run, out io.Writer) ([]pendingApprova
 			inText = true
 			fmt.Fprint(out, ev.Text)
 		case host.KindReasoningDelta:
+			if !opt.showThinking || opt.noStream {
+				continue
+			}
 			if !inThought {
 				fmt.Fprint(out, "(thinking) ")
 				inThought = true
@@ -113,6 +123,10 @@ func printRun(ctx context.Context, r *host.Run, out io.Writer) ([]pendingApprova
 			e := ev.Stored
 			switch e.Type {
 			case session.TypeAssistantMessage, session.TypeReasoning:
+				if opt.noStream {
+					printWhole(out, e, opt.showThinking)
+					continue
+				}
 				if inText || inThought {
 					fmt.Fprintln(out)
 				}
@@ -172,4 +186,19 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// printWhole prints a complete answer or reasoning (run -i --no-stream).
+func printWhole(out io.Writer, e *session.Event, showThinking bool) {
+	var d struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(e.Data, &d)
+	switch {
+	case d.Text == "":
+	case e.Type == session.TypeAssistantMessage:
+		fmt.Fprintln(out, d.Text)
+	case showThinking:
+		fmt.Fprintln(out, "(thinking) "+d.Text)
+	}
 }

@@ -23,7 +23,7 @@ func TestInteractiveChatStreamsAndAnswersApprovals(t *testing.T) {
 	project := copyProject(t)
 	db := filepath.Join(t.TempDir(), "s.sqlite")
 	out, err := runCLI(t, t.TempDir(), "hello there\nplease approve deleting notes.txt\ny\nhistory\n/exit\n",
-		"run", "-i", project, "--session-path", db)
+		"run", "-i", project, "--session-path", db, "--show-thinking")
 	if err != nil {
 		t.Fatalf("run -i: %v\n%s", err, out)
 	}

@@ -17,9 +17,9 @@ import (
 var validProjectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func newInitCmd() *cobra.Command {
-	var framework string
+	var framework, fromAgent string
 	cmd := &cobra.Command{
-		Use:   "init NAME",
+		Use:   "init NAME | init --from-agent PATH [NAME]",
 		Short: "Create a new agent project that runs as is",
 		Long: `Create the directory NAME with an agent project: agentengine.yaml, the agent's code
 and a README. The project runs with "agentengine run NAME" straight away and works
@@ -32,14 +32,24 @@ Frameworks:
       installs the requirements. Without OPENAI_API_KEY (in NAME/.env) the agent uses
       offline_model.py, a small scripted stand-in for a language model.
   go  a Go runner built on agentengine's Go SDK, which is copied into
-      NAME/third_party/agentengine so the project builds without fetching it.`,
+      NAME/third_party/agentengine so the project builds without fetching it.
+
+--from-agent PATH wraps existing agent code (a .py file or a directory) instead: see
+"Wrapping existing code" below.` + fromAgentHelp,
 		Example: `  agentengine init my-agent -f langgraph && agentengine run my-agent
   agentengine init my-agent -f go && agentengine run my-agent`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if fromAgent != "" {
+				return runInitFromAgent(cmd, fromAgent, args, framework, cmd.Flags().Changed("framework"))
+			}
+			if len(args) != 1 {
+				return fmt.Errorf("init needs the NAME of the new project (or --from-agent PATH to wrap existing code)")
+			}
 			return runInit(cmd, args[0], framework)
 		},
 	}
+	cmd.Flags().StringVar(&fromAgent, "from-agent", "", "wrap an existing agent (.py file or directory) as a project, in place")
 	cmd.Flags().StringVarP(&framework, "framework", "f", "langgraph", "framework of the new project: langgraph, langchain, deepagents, adk or go")
 	return cmd
 }

@@ -27,7 +27,7 @@ Each agent's code runs in its own runner subprocess, never inside the server.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetIn(stdin)
-	root.AddCommand(newRunCmd(), newInitCmd(), newSetupCmd(), newDoctorCmd(), newSessionsCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newWebCmd(), newInitCmd(), newSetupCmd(), newDoctorCmd(), newSessionsCmd(), newReplayCmd(), newVersionCmd())
 	return root
 }
 

@@ -30,6 +30,10 @@ type runOptions struct {
 	logJSON     bool
 	store       storeFlags
 	startWait   time.Duration
+	ksadk       ksadkRunFlags
+	// listening, when set, is called once the server accepts connections (web opens
+	// the browser there).
+	listening func(addr net.Addr)
 }
 
 func newRunCmd() *cobra.Command {
@@ -66,6 +70,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.StringVar(&o.store.backend, "session-backend", "", "session backend: memory or local (SQLite); default from KSADK_SESSION_BACKEND, else local")
 	f.StringVar(&o.store.path, "session-path", "", "SQLite session file for the local backend")
 	f.DurationVar(&o.startWait, "runner-start-timeout", 0, "how long a runner may take to start (default 60s for Go, 120s for Python runners)")
+	o.ksadk.register(f, true)
 	return cmd
 }
 
@@ -95,7 +100,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		// Keep the terminal for the conversation: only warnings and errors are logged.
 		log.SetLevel(max(hclog.LevelFromString(o.logLevel), hclog.Warn))
 	}
-	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait})
+	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv()})
 	if err != nil {
 		return err
 	}
@@ -107,7 +112,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 	}()
 	if o.interactive {
-		return chat(ctx, st.runtime, cmd.InOrStdin(), cmd.OutOrStdout())
+		return chat(ctx, st.runtime, cmd.InOrStdin(), cmd.OutOrStdout(), o.ksadk.chat())
 	}
 
 	ui, err := actions.New(actions.Config{
@@ -146,6 +151,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		names += a.Name
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "agentengine serving %s on http://%s (Ctrl-C to stop)\n", names, ln.Addr())
+	if o.listening != nil {
+		o.listening(ln.Addr())
+	}
 	select {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {

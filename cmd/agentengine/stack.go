@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -50,6 +51,8 @@ type stackOptions struct {
 	log       hclog.Logger
 	progress  io.Writer
 	startWait time.Duration
+	// env is set in every project's runner environment, over its own (run --model).
+	env map[string]string
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -67,6 +70,10 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 			return nil, fmt.Errorf("two projects are named %q (%s and %s): agent names must be unique; rename one in its agentengine.yaml", p.Name, other, p.Dir)
 		}
 		seen[p.Name] = p.Dir
+		if len(opt.env) > 0 && p.Env == nil {
+			p.Env = map[string]string{}
+		}
+		maps.Copy(p.Env, opt.env)
 		projects = append(projects, p)
 	}
 

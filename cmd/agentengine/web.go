@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentengine/agentengine/session/backend"
+)
+
+// sessionEnvVars are the shell variables that choose the session store; when one is
+// set, `web` leaves the choice to it (as KsADK's web does).
+func sessionEnvVars() []string {
+	return []string{
+		backend.EnvBackend, backend.EnvBackendAlias, backend.EnvDSN, backend.EnvPath, backend.EnvPathAlias,
+	}
+}
+
+type webOptions struct {
+	host   string
+	port   int
+	noOpen bool
+	ksadk  ksadkRunFlags
+}
+
+func newWebCmd() *cobra.Command {
+	var o webOptions
+	cmd := &cobra.Command{
+		Use:   "web [DIR]",
+		Short: "Serve an agent project with its Web UI and open it in the browser",
+		Long: `Serve the agent project in DIR (default: the current directory) exactly as "run"
+does, with the Web UI at http://localhost:PORT/, and open that page in the browser
+(xdg-open, or open on macOS) unless --no-open.
+
+Sessions are kept in DIR/.agentengine/ui/sessions.sqlite, so conversations started in
+the browser survive restarts; set KSADK_SESSION_BACKEND or KSADK_STM_PATH in the shell
+to keep them elsewhere. A sessions.sqlite written by KsADK is imported on first use
+(see docs/MIGRATING.md).`,
+		Example: `  agentengine web
+  agentengine web my-agent -p 9000 --no-open
+  agentengine web my-agent --model gpt-4o-mini`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWeb(cmd, args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.host, "host", "127.0.0.1", "address to bind; non-loopback addresses require AGENTENGINE_TOKEN")
+	f.IntVarP(&o.port, "port", "p", 8080, "port to listen on (0 picks a free one)")
+	f.BoolVar(&o.noOpen, "no-open", false, "print the URL instead of opening the browser")
+	o.ksadk.register(f, false)
+	return cmd
+}
+
+func runWeb(cmd *cobra.Command, dirs []string, o webOptions) error {
+	ro := runOptions{
+		host: o.host, port: o.port, maxBody: 32 << 20, logLevel: "info",
+		store: webStore(dirs, os.LookupEnv), ksadk: o.ksadk,
+	}
+	ro.listening = func(addr net.Addr) {
+		url := webURL(o.host, addr)
+		fmt.Fprintf(cmd.ErrOrStderr(), "Web UI: %s\n", url)
+		if o.noOpen {
+			return
+		}
+		if err := openBrowser(url); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "could not open a browser (%v): open %s yourself\n", err, url)
+		}
+	}
+	return runRun(cmd, dirs, ro)
+}
+
+// webStore is the local SQLite store of the project unless the shell chose a store.
+func webStore(dirs []string, lookup func(string) (string, bool)) storeFlags {
+	for _, k := range sessionEnvVars() {
+		if v, ok := lookup(k); ok && v != "" {
+			return storeFlags{}
+		}
+	}
+	return storeFlags{backend: backend.Local}
+}
+
+// webURL is the address to browse: localhost for loopback and wildcard binds.
+func webURL(host string, addr net.Addr) string {
+	port := ""
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		port = strconv.Itoa(ta.Port)
+	} else if _, p, err := net.SplitHostPort(addr.String()); err == nil {
+		port = p
+	}
+	h := host
+	if ip := net.ParseIP(host); h == "" || h == "localhost" || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified())) {
+		h = "localhost"
+	}
+	return "http://" + net.JoinHostPort(h, port) + "/"
+}
+
+// openBrowser starts the desktop's URL opener and does not wait for it.
+func openBrowser(url string) error {
+	name := "xdg-open"
+	if runtime.GOOS == "darwin" {
+		name = "open"
+	}
+	c := exec.Command(name, url)
+	if err := c.Start(); err != nil {
+		return err
+	}
+	go func() { _ = c.Wait() }() // reap it
+	return nil
+}
