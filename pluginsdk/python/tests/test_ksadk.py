@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,13 +32,14 @@ needs_absent = pytest.mark.skipif(REAL, reason="ksadk installed: the stand-in is
 RUNNER = "ksadk_runner:KsadkRunner"
 
 
-def _python(code: str) -> subprocess.CompletedProcess[str]:
+def _python(code: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     # A fresh interpreter: sys.path and sys.meta_path changes must not leak into pytest's.
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=120,
+        cwd=cwd,
     )
 
 
@@ -76,7 +78,9 @@ def test_standin_provides_runtime_context_only(socket_dir: str) -> None:
 
 
 @needs_absent
-def test_standin_is_appended_not_prepended() -> None:
+def test_standin_is_appended_not_prepended(tmp_path: Path) -> None:
+    # A directory merely named ksadk on sys.path (here the cwd) is no ksadk installation.
+    (tmp_path / "ksadk").mkdir()
     out = _python(
         """
         import sys
@@ -103,7 +107,8 @@ def test_standin_is_appended_not_prepended() -> None:
         else:
             raise AssertionError("ksadk.tools imported from the stand-in")
         print("ok")
-        """
+        """,
+        cwd=str(tmp_path),
     )
     assert out.stdout.strip() == "ok", out.stderr
 

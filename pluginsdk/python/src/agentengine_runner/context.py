@@ -201,10 +201,11 @@ def _is_installed_ksadk() -> bool:
         spec = importlib.util.find_spec("ksadk")
     except (ImportError, ValueError):
         return False
-    if spec is None:
+    # origin None: a namespace package, i.e. only some directory named ksadk (a regular
+    # package, such as the stand-in, takes precedence over it at import).
+    if spec is None or spec.origin is None or not spec.has_location:
         return False
-    locations = list(spec.submodule_search_locations or [])
-    return not any(Path(p).parent == KSADK_STANDIN_DIR for p in locations)
+    return Path(spec.origin).parent.parent != KSADK_STANDIN_DIR
 
 
 def _real_ksadk_context() -> ModuleType | None:

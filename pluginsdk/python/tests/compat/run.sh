@@ -7,10 +7,12 @@
 #           whose health.proto differs from the SDK's restated one)
 #   otel    opentelemetry-proto <= 1.41 (what ksadk allows; it needs protobuf < 7) and
 #           grpcio-health-checking next to the SDK
-# In oldest and newest: every stub imports with warnings as errors, the SDK's pytest suite
-# passes, and the real go-plugin host (gohost_test) runs a Run over the handshake.
+#   ksadk   the real ksadk package (whatever pip resolves for it; heavy: ~700 MB)
+# In oldest, newest and ksadk: every stub imports with warnings as errors, the SDK's pytest
+# suite passes (with ksadk: its real-ksadk tests, required), and the real go-plugin host
+# (gohost_test) runs a Run over the handshake.
 #
-# Usage: pluginsdk/python/tests/compat/run.sh [oldest|newest|otel]...   (default: all)
+# Usage: pluginsdk/python/tests/compat/run.sh [oldest|newest|otel|ksadk]...   (default: all)
 # Needs python3 (>= 3.11) and go; venvs go under $COMPAT_DIR (default /tmp/ae-compat).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +21,19 @@ repo=$(cd "$sdk/../.." && pwd)
 root=${COMPAT_DIR:-/tmp/ae-compat}
 py=${PYTHON:-python3}
 mkdir -p "$root"
+
+# An empty working directory: `python -m` puts the cwd on sys.path, and a venv directory
+# named like a package there (ksadk) would be importable as a namespace package.
+work="$root/work"
+rm -rf "$work"
+mkdir -p "$work"
+
+# Installed from a copy: a non-editable `pip install <dir>` builds inside <dir>.
+src="$root/sdk-src"
+rm -rf "$src"
+mkdir -p "$src"
+cp -r "$sdk/pyproject.toml" "$sdk/README.md" "$sdk/src" "$src/"
+find "$src" \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
 
 fresh() { # name -> prints the venv's python
   rm -rf "${root:?}/$1"
@@ -41,8 +56,8 @@ expect() { # python package prefix
 
 suite() { # python: stubs, the SDK's tests and the real go-plugin host, from outside the tree
   local vpy=$1
-  (cd "$root" && "$vpy" "$here/check_imports.py")
-  (cd "$root" && "$vpy" -m pytest -q -p no:cacheprovider --rootdir "$sdk" "$sdk/tests" \
+  (cd "$work" && "$vpy" "$here/check_imports.py")
+  (cd "$work" && "$vpy" -m pytest -q -p no:cacheprovider --rootdir "$sdk" "$sdk/tests" \
     --ignore "$here")
   (cd "$repo" && AGENTENGINE_PYTHON=$vpy go test -count=1 ./pluginsdk/python/gohost_test/)
 }
@@ -50,7 +65,7 @@ suite() { # python: stubs, the SDK's tests and the real go-plugin host, from out
 oldest() {
   local vpy
   vpy=$(fresh oldest)
-  "$vpy" -m pip install -q "grpcio==1.60.*" "protobuf==4.25.*" "$sdk" pytest
+  "$vpy" -m pip install -q "grpcio==1.60.*" "protobuf==4.25.*" "$src" pytest
   expect "$vpy" grpcio 1.60. oldest
   expect "$vpy" protobuf 4.25. oldest
   suite "$vpy"
@@ -59,17 +74,17 @@ oldest() {
 newest() {
   local vpy
   vpy=$(fresh newest)
-  "$vpy" -m pip install -q --upgrade grpcio "protobuf>=7,<8" grpcio-health-checking "$sdk" pytest
+  "$vpy" -m pip install -q --upgrade grpcio "protobuf>=7,<8" grpcio-health-checking "$src" pytest
   expect "$vpy" protobuf 7. newest
   suite "$vpy"
-  (cd "$root" && "$vpy" "$here/check_imports.py" grpc_health.v1.health_pb2)
-  (cd "$root" && "$vpy" "$here/check_imports.py" +grpc_health.v1.health_pb2)
+  (cd "$work" && "$vpy" "$here/check_imports.py" grpc_health.v1.health_pb2)
+  (cd "$work" && "$vpy" "$here/check_imports.py" +grpc_health.v1.health_pb2)
 }
 
 otel() {
   local vpy
   vpy=$(fresh otel)
-  "$vpy" -m pip install -q "$sdk" "opentelemetry-proto<1.42" grpcio-health-checking
+  "$vpy" -m pip install -q "$src" "opentelemetry-proto<1.42" grpcio-health-checking
   case $(version "$vpy" protobuf) in 7.*)
     echo "FAIL: the otel venv was meant to resolve protobuf < 7" >&2
     exit 1
@@ -79,11 +94,18 @@ otel() {
   # default descriptor pool, and otel's gencode must accept the runtime ours accepts.
   local theirs=(opentelemetry.proto.trace.v1.trace_pb2
     opentelemetry.proto.collector.trace.v1.trace_service_pb2 grpc_health.v1.health_pb2)
-  (cd "$root" && "$vpy" "$here/check_imports.py" "${theirs[@]}")
-  (cd "$root" && "$vpy" "$here/check_imports.py" "${theirs[@]/#/+}")
+  (cd "$work" && "$vpy" "$here/check_imports.py" "${theirs[@]}")
+  (cd "$work" && "$vpy" "$here/check_imports.py" "${theirs[@]/#/+}")
 }
 
-for env in "${@:-oldest newest otel}"; do
+ksadk() {
+  local vpy
+  vpy=$(fresh ksadk)
+  "$vpy" -m pip install -q ksadk "$src" pytest
+  AGENTENGINE_TEST_REAL_KSADK=1 suite "$vpy"
+}
+
+for env in "${@:-oldest newest otel ksadk}"; do
   for e in $env; do
     echo "== $e"
     "$e"
