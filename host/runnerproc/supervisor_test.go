@@ -26,7 +26,8 @@ import (
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
-// bins holds the runner binaries built once by TestMain: echo-go, badlog, banner, stubborn.
+// bins holds the runner binaries built once by TestMain: echo-go, badlog, banner, stubborn,
+// oldproto.
 var bins string
 
 func TestMain(m *testing.M) {
@@ -46,7 +47,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	build := exec.Command(goTool, "build", "-o", dir+string(filepath.Separator),
-		"../../examples/echo-go", "./testdata/badlog", "./testdata/banner", "./testdata/stubborn")
+		"../../examples/echo-go", "./testdata/badlog", "./testdata/banner", "./testdata/stubborn", "./testdata/oldproto")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build test runners: %v\n%s", err, out)
 		return 1
