@@ -36,17 +36,18 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 
 	in := req.Input
 	p := pluginsdk.Payload{
-		History:       prior,
-		InputContent:  nonNilBlocks(in.Content),
-		InputMessages: inputMessages(in),
-		InputParts:    inputParts(in.Content),
-		Model:         req.App,
-		ModelMetadata: req.ModelMetadata,
-		ModelOptions:  req.ModelOptions,
-		Instructions:  req.Instructions,
-		Metadata:      req.Metadata,
-		SessionID:     key.ID,
-		InvocationID:  req.InvocationID,
+		History:          prior,
+		InputContent:     nonNilBlocks(in.Content),
+		InputMessages:    inputMessages(in),
+		InputParts:       inputParts(in.Content),
+		Model:            req.App,
+		ModelMetadata:    req.ModelMetadata,
+		ModelOptions:     req.ModelOptions,
+		Instructions:     req.Instructions,
+		Metadata:         req.Metadata,
+		ToolApprovalMode: req.ToolApprovalMode,
+		SessionID:        key.ID,
+		InvocationID:     req.InvocationID,
 	}
 	// Seed 003: current_* are this turn's files only; attachments/attachment_results are
 	// the effective context, restored from the session when this turn has no files.
@@ -83,7 +84,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 	sc := pluginsdk.SessionContext{
 		History: prior,
 		PlatformContext: pluginsdk.PlatformContext{
-			AgentID: req.App, AppName: req.App, UserID: key.User, SessionID: key.ID, InvocationID: req.InvocationID,
+			AgentID: req.App, AppName: req.App, UserID: key.User, AccountID: req.AccountID, SessionID: key.ID, InvocationID: req.InvocationID,
 		},
 		KBContext:     json.RawMessage("null"),
 		MemoryContext: json.RawMessage("null"),

@@ -24,6 +24,12 @@ type TurnRequest struct {
 	Input        Input
 	Instructions string
 	Metadata     map[string]string
+	// AccountID is the account the client named (KsADK's account_id), passed to the runner
+	// in platform_context.
+	AccountID string
+	// ToolApprovalMode is the client's approval profile for tools (ask, risk, full), from
+	// metadata.agentengine.tool_approval_mode; passed to the runner as payload field.
+	ToolApprovalMode string
 	// ModelMetadata and ModelOptions are passed to the runner untouched.
 	ModelMetadata json.RawMessage
 	ModelOptions  json.RawMessage

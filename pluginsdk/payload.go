@@ -30,9 +30,12 @@ type Payload struct {
 	ModelMetadata            json.RawMessage   `json:"model_metadata,omitempty"`
 	ModelOptions             json.RawMessage   `json:"model_options,omitempty"`
 	Instructions             string            `json:"instructions,omitempty"`
-	Metadata                 map[string]string `json:"metadata,omitempty"`
-	SessionID                string            `json:"session_id"`
-	InvocationID             string            `json:"invocation_id"`
+	// ToolApprovalMode is the client's approval profile for the agent's tools (KsADK's
+	// metadata.agentengine.tool_approval_mode: ask, risk or full); "" when not given.
+	ToolApprovalMode string            `json:"tool_approval_mode,omitempty"`
+	Metadata         map[string]string `json:"metadata,omitempty"`
+	SessionID        string            `json:"session_id"`
+	InvocationID     string            `json:"invocation_id"`
 	// Resume is set on resume turns: the first answer (Resumes[0]).
 	Resume *Resume `json:"resume,omitempty"`
 	// Resumes are every answer of a resume turn, in the order the client sent them, each
@@ -69,9 +72,12 @@ type SessionContext struct {
 
 // PlatformContext is the runtime identity of a turn.
 type PlatformContext struct {
-	AgentID      string `json:"agent_id"`
-	AppName      string `json:"app_name"`
-	UserID       string `json:"user_id"`
+	AgentID string `json:"agent_id"`
+	AppName string `json:"app_name"`
+	UserID  string `json:"user_id"`
+	// AccountID is the account the client named (KsADK's account_id request field); ""
+	// when none was given.
+	AccountID    string `json:"account_id"`
 	SessionID    string `json:"session_id"`
 	InvocationID string `json:"invocation_id"`
 }

@@ -1,0 +1,103 @@
+package pluginsdk_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/session"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden payload fixtures in testdata")
+
+// The payload and session context the host sends, with every field set, as golden JSON
+// fixtures. The Python SDK's tests read them (pluginsdk/python/tests/test_payload_contract.py)
+// and fail when Python code reads a field these documents do not have.
+func fullRequest() (pluginsdk.Payload, pluginsdk.SessionContext) {
+	history := []session.Message{
+		{Role: "user", Content: "look at this", Type: session.TypeUserMessage, Seq: 1,
+			Blocks: []session.ContentBlock{{Type: "input_image", ImageURL: "data:image/png;base64,AAAA", Filename: "a.png"}}},
+		{Role: "assistant", Type: session.TypeToolCall, Seq: 3, CallID: "call_1", Name: "weather", Arguments: `{"city":"Oslo"}`},
+		{Role: "user", Content: `{"temp": 21}`, Type: session.TypeToolResult, Seq: 4, CallID: "call_1", Name: "weather", Output: json.RawMessage(`{"temp": 21}`)},
+		{Role: "assistant", Content: "It is 21 degrees.", Type: session.TypeAssistantMessage, Seq: 5},
+	}
+	resume := pluginsdk.Resume{ApprovalRequestID: "apr_1", Approve: false, Reason: "not now", Output: "", CallID: "call_2",
+		Name: "deploy", Arguments: `{"target":"prod"}`, Detail: json.RawMessage(`{"interrupt_id":"i1","thread_id":"t1"}`)}
+	output := pluginsdk.Resume{ApprovalRequestID: "apr_2", Approve: true, Output: `{"ok":true}`, CallID: "call_3", Name: "ask_user",
+		Arguments: `{}`, Detail: json.RawMessage(`{}`)}
+	file := json.RawMessage(`{"file_uri":"ksadk-upload://u/1","name":"notes.txt","mime_type":"text/plain"}`)
+	result := json.RawMessage(`{"file_uri":"ksadk-upload://u/1","name":"notes.txt","mime_type":"text/plain","kind":"text","status":"ok","extraction_method":"text","text":"hello","text_excerpt":"hello","warnings":[]}`)
+	p := pluginsdk.Payload{
+		Input:                    json.RawMessage(`[{"type":"mcp_approval_response","approval_request_id":"apr_1","approve":false,"reason":"not now"},{"type":"function_call_output","call_id":"call_3","output":"{\"ok\":true}"}]`),
+		History:                  history,
+		InputContent:             []session.ContentBlock{{Type: "input_text", Text: "deploy it"}},
+		InputMessages:            []json.RawMessage{json.RawMessage(`{"type":"message","role":"user","content":[{"type":"input_text","text":"deploy it"}]}`)},
+		InputParts:               []json.RawMessage{json.RawMessage(`{"text":"deploy it"}`)},
+		Attachments:              []json.RawMessage{file},
+		AttachmentResults:        []json.RawMessage{result},
+		CurrentAttachments:       []json.RawMessage{file},
+		CurrentAttachmentResults: []json.RawMessage{result},
+		HasCurrentFiles:          true,
+		Model:                    "assistant",
+		ModelMetadata:            json.RawMessage(`{"provider":"openai"}`),
+		ModelOptions:             json.RawMessage(`{"temperature":0.2}`),
+		Instructions:             "Be brief.",
+		ToolApprovalMode:         "ask",
+		Metadata:                 map[string]string{"k": "v"},
+		SessionID:                "sess_1",
+		InvocationID:             "run_1",
+		Resume:                   &resume,
+		Resumes:                  []pluginsdk.Resume{resume, output},
+	}
+	sc := pluginsdk.SessionContext{
+		History: history,
+		PlatformContext: pluginsdk.PlatformContext{AgentID: "assistant", AppName: "assistant", UserID: "u1", AccountID: "acct_1",
+			SessionID: "sess_1", InvocationID: "run_1"},
+		KBContext:     json.RawMessage(`null`),
+		MemoryContext: json.RawMessage(`null`),
+		IsResume:      true,
+		State:         map[string]any{"color": "red", "theme": "dark"},
+		StateTiers:    session.State{App: map[string]any{"theme": "dark"}, User: map[string]any{}, Session: map[string]any{"color": "red"}},
+	}
+	return p, sc
+}
+
+func TestPayloadFixtures(t *testing.T) {
+	p, sc := fullRequest()
+	// Every field is set, so a field added to the types shows in the fixtures.
+	for _, v := range []any{p, sc, sc.PlatformContext, *p.Resume} {
+		rv := reflect.ValueOf(v)
+		for i := range rv.NumField() {
+			f := rv.Type().Field(i)
+			if rv.Field(i).IsZero() && f.Name != "Approve" && f.Name != "Output" {
+				t.Errorf("%s.%s is not set in the fixture", rv.Type().Name(), f.Name)
+			}
+		}
+	}
+	for name, v := range map[string]any{"payload.json": p, "session_context.json": sc} {
+		got, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, '\n')
+		path := filepath.Join("testdata", name)
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./pluginsdk -run TestPayloadFixtures -update)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what the Go types produce; run go test ./pluginsdk -run TestPayloadFixtures -update\ngot:\n%s", path, got)
+		}
+	}
+}
