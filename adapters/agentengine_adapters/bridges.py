@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentengine_runner import Runner
 
 from .broken import BrokenRunner
-from .checkpoint import DurableCheckpointer
 from .config import FRAMEWORKS, Settings
 from .loader import LoadedEntry, kind_of, load_entry
+
+if TYPE_CHECKING:  # checkpoint.py needs LangGraph; an ADK project has none
+    from .checkpoint import DurableCheckpointer
 
 log = logging.getLogger("agentengine_runner.adapters")
 

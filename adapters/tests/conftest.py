@@ -1,12 +1,25 @@
 """Shared helpers: throwaway projects on disk, runners driven in-process, event filters.
 
 Every test is offline: OPENAI_API_KEY is removed, so chat_model() is the scripted model.
+
+Each test belongs to one framework (marker `core`, `langgraph`, `langchain`, `deepagents`
+or `adk`: its file's entry in FILE_FRAMEWORK, or its own marker), because each bridge must
+work in an environment holding only its framework. CI runs the suite once per framework
+environment (tests/run_matrix.sh):
+
+    AGENTENGINE_TEST_FRAMEWORK=adk python -m pytest tests -m "core or adk"
+
+There a missing framework is an error. Without AGENTENGINE_TEST_FRAMEWORK (a developer's
+environment), tests of frameworks the environment lacks are skipped as belonging to
+another environment.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Iterator
@@ -21,6 +34,65 @@ from agentengine_adapters.config import Settings
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
+
+# What each framework's tests import (a framework environment holds at least these).
+FRAMEWORK_MODULES = {
+    "core": (),
+    "langgraph": ("langgraph",),
+    "langchain": ("langchain", "langchain_openai"),
+    "deepagents": ("deepagents",),
+    "adk": ("google.adk", "openai"),
+}
+FILE_FRAMEWORK = {
+    "test_adk.py": "adk",
+    "test_adk_openai.py": "adk",
+    "test_checkpoint.py": "langgraph",
+    "test_deepagents.py": "deepagents",
+    "test_examples.py": "langchain",
+    "test_isolation.py": "core",
+    "test_ksadk_patterns.py": "langgraph",
+    "test_langchain.py": "langchain",
+    "test_langgraph.py": "langgraph",
+    "test_process.py": "langgraph",
+    "test_runconfig.py": "core",
+    "test_units.py": "langgraph",
+}
+REQUIRED = os.environ.get("AGENTENGINE_TEST_FRAMEWORK", "").strip()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in FRAMEWORK_MODULES:
+        config.addinivalue_line("markers", f"{name}: needs the {name} environment (see conftest.py)")
+
+
+def has_framework(name: str) -> bool:
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in FRAMEWORK_MODULES[name])
+    except ModuleNotFoundError:  # a missing parent package ("google")
+        return False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # A file of another framework cannot even be imported here; in that framework's own
+    # environment (REQUIRED) it is always collected, so a missing package fails loudly.
+    framework = FILE_FRAMEWORK.get(collection_path.name)
+    if framework and framework != REQUIRED and not has_framework(framework):
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        marked = [m.name for m in item.iter_markers() if m.name in FRAMEWORK_MODULES]
+        if not marked:
+            default = FILE_FRAMEWORK.get(item.path.name)
+            if default is None:
+                raise pytest.UsageError(f"{item.path.name}: add it to FILE_FRAMEWORK in tests/conftest.py")
+            item.add_marker(getattr(pytest.mark, default))
+            marked = [default]
+        framework = marked[0]
+        if framework != REQUIRED and not has_framework(framework):
+            item.add_marker(pytest.mark.skip(reason=f"a {framework} test: run it in the {framework} environment"))
 
 
 @pytest.fixture(autouse=True)

@@ -9,10 +9,8 @@ import pytest
 from agentengine_runner.testing import collect, make_request
 from conftest import errors, kinds, make_runner, of, run, text
 
-pytest.importorskip("google.adk")
-
-from agentengine_adapters.adk_bridge import AdkRunner  # noqa: E402
-from agentengine_adapters.broken import BrokenRunner  # noqa: E402
+from agentengine_adapters.adk_bridge import AdkRunner
+from agentengine_adapters.broken import BrokenRunner
 
 AGENT = """
 from google.adk.agents import LlmAgent

@@ -4,8 +4,10 @@ Runnables / LCEL chains."""
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
+import pytest
 from conftest import approval, close, errors, kinds, make_runner, of, run, text, turn
 
 from agentengine_adapters.langchain_bridge import LangChainGraphRunner, RunnableRunner
@@ -336,3 +338,67 @@ def test_new_message_after_an_interrupt_closes_the_dangling_tool_call(project: A
     assert not errors(second) and text(second) == "You said: never mind, hello"
     patched = [m for m in messages if m.type == "tool" and m.status == "error"]
     assert patched and patched[0].tool_call_id == of(first, "tool_call")[0].call_id
+
+
+INPUT_HOOK = """
+from langchain.agents import create_agent
+from agentengine_adapters.scripted import ScriptedChatModel
+
+RECEIVED = []
+
+class Recording(ScriptedChatModel):
+    def _respond(self, messages):
+        RECEIVED.append([f"{m.type}:{m.text}" for m in messages])
+        return super()._respond(messages)
+
+def ksadk_prepare_input(payload, session_context):
+    return {"input": payload["input"]}
+
+agent = create_agent(Recording(), [])
+"""
+
+
+def test_an_input_hook_for_a_messages_agent_becomes_the_user_message(
+    project: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = project(INPUT_HOOK, framework="langchain", variable="agent")
+
+    async def go() -> tuple[list[Any], list[Any], Any]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "hello")
+            second = await turn(runner, "again", invocation="inv2")
+            return first, second, runner.entry.module.RECEIVED
+        finally:
+            await close(runner)
+
+    with caplog.at_level(logging.WARNING, logger="agentengine_runner.adapters"):
+        first, second, received = run(go)
+    assert not errors(first) and text(first) == "You said: hello"
+    assert text(second) == "You said: again"
+    assert received == [["human:hello"], ["human:again"]]
+    warnings = [r for r in caplog.records if "returned {'input': ...}" in r.getMessage()]
+    assert len(warnings) == 1 and "ksadk_prepare_input" in warnings[0].getMessage()
+
+
+def test_create_agent_without_checkpointer_gets_the_host_history_once(project: Any) -> None:
+    settings = project(INPUT_HOOK.replace("def ksadk_prepare_input", "def unused_hook"), framework="langchain",
+                       variable="agent")
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        history: list[dict[str, Any]] = []
+        try:
+            for i, question in enumerate(["one", "two", "three"]):
+                events = await turn(runner, question, history=list(history), invocation=f"inv{i}")
+                history += [
+                    {"role": "user", "type": "user_message", "content": question, "seq": 2 * i + 1},
+                    {"role": "assistant", "type": "assistant_message", "content": text(events), "seq": 2 * i + 2},
+                ]
+            return runner.entry.module.RECEIVED
+        finally:
+            await close(runner)
+
+    assert run(go)[-1] == [
+        "human:one", "ai:You said: one", "human:two", "ai:You said: two", "human:three",
+    ]

@@ -6,8 +6,6 @@ import asyncio
 import json
 from typing import Any
 
-import pytest
-
 from conftest import approval, close, errors, kinds, make_runner, natives, of, run, text, turn
 
 CHAT = """
@@ -249,35 +247,6 @@ def test_resume_of_an_unknown_interrupt_is_an_error(project: Any) -> None:
     assert err.code == "invalid_resume"
     assert "no pending interrupt matches approval 'nope'" in err.message
     assert kinds(unknown) == ["error"]  # nothing ran
-
-
-def test_interrupt_survives_a_new_runner_process(project: Any) -> None:
-    pytest.importorskip("langgraph.checkpoint.sqlite", reason="durable checkpoints need langgraph-checkpoint-sqlite")
-    pytest.importorskip("aiosqlite", reason="durable checkpoints need aiosqlite")
-    settings = project(PARALLEL_INTERRUPTS)
-
-    async def first_process() -> list[Any]:
-        runner = make_runner(settings)
-        try:
-            return of(await turn(runner, "go"), "approval_request")
-        finally:
-            await close(runner)
-
-    reqs = run(first_process)
-    assert (settings.state_dir / "checkpoints.sqlite").exists()
-
-    async def second_process() -> list[Any]:
-        runner = make_runner(settings)  # a new instance and a new event loop: a restart
-        try:
-            # The host sends the approval's detail along: it names the paused run's thread.
-            resume = {"approval_request_id": reqs[0].id, "approve": True, "detail": json.loads(reqs[0].detail_json)}
-            return await turn(runner, [approval(r) for r in reqs], resume=True, host_resume=resume)
-        finally:
-            await close(runner)
-
-    events = run(second_process)
-    assert not errors(events)
-    assert text(events) == "first=True:,second=True:"
 
 
 def test_prepare_state_hook_gets_payload_and_context_and_passes_resume_through(project: Any) -> None:

@@ -166,6 +166,7 @@ def test_settings_from_env_defaults(tmp_path: Path) -> None:
 # -- models -----------------------------------------------------------------------------------
 
 
+@pytest.mark.langchain  # langchain-openai
 def test_chat_model_is_scripted_offline_and_openai_with_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(models.chat_model(), ScriptedChatModel)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -232,15 +233,6 @@ def test_runtime_requirements_are_the_runner_requirements_file() -> None:
 )
 def test_satisfies(version: str, spec: str, ok: bool) -> None:
     assert pins.satisfies(version, spec) is ok
-
-
-@pytest.mark.parametrize("example", ["langgraph-chat", "langchain-qa", "deepagents-research", "adk-assistant"])
-def test_example_requirements_use_the_pinned_versions(example: str) -> None:
-    pinned = constraint_pins()
-    for line in (REPO / "examples" / example / "requirements.txt").read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, version = line.split("==")
-            assert pinned[name.lower()] == version, line
 
 
 # -- a project that does not load ------------------------------------------------------------
