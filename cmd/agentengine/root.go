@@ -16,11 +16,14 @@ func newRootCmd(stdout, stderr io.Writer, stdin io.Reader) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentengine",
 		Short: "A local runtime for AI agents",
-		Long: `agentengine hosts agent projects (LangGraph, LangChain, DeepAgents and Go; a Google
-ADK bridge is on the way) and gives each an OpenAI-compatible API (/v1/responses,
-/v1/chat/completions) backed by a durable session store.
+		Long: `agentengine hosts agent projects (LangGraph, LangChain, DeepAgents, Google ADK and Go)
+and gives each an OpenAI-compatible API (/v1/responses, /v1/chat/completions) backed by
+a durable session store, with a Web UI ("agentengine web").
 
-Each agent's code runs in its own runner subprocess, never inside the server.`,
+Each agent's code runs in its own runner subprocess, never inside the server.
+
+KsADK projects run as they are: the commands take KsADK's flags, and a KsADK
+.agentengine/ui/sessions.sqlite is imported on first use (docs/MIGRATING.md).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
