@@ -1,17 +1,21 @@
 package host
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentengine/agentengine/host/workspace"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 )
@@ -66,6 +70,7 @@ type turnState struct {
 	rt  *Runtime
 	ctx context.Context
 	r   *Run
+	ag  Agent
 
 	msgID, msgText string
 	rsID, rsText   string
@@ -140,7 +145,7 @@ type openCall struct {
 }
 
 func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
-	ts := &turnState{rt: rt, ctx: ctx, r: r, calls: map[string]*openCall{}}
+	ts := &turnState{rt: rt, ctx: ctx, r: r, ag: ag, calls: map[string]*openCall{}}
 	streamErr := ts.consume(ctx, ag, rr)
 	ts.flushAll()
 
@@ -286,6 +291,9 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		ts.failure = &session.RunError{Code: code, Message: e.Error.Message}
 		ts.rt.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
 	case *runnerv1.RunEvent_Native:
+		if e.Native.Kind == NativeWorkspaceFile {
+			ts.workspaceFile(e.Native.DataJson)
+		}
 		ts.live(Event{Kind: KindNative, Name: e.Native.Kind, Text: string(e.Native.DataJson)})
 	case *runnerv1.RunEvent_Checkpoint:
 		if e.Checkpoint.ThreadId == "" || e.Checkpoint.CheckpointId == "" {
@@ -300,6 +308,50 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			return
 		}
 		ts.checkpoints.write(w)
+	}
+}
+
+// NativeWorkspaceFile is the native event kind of a file the agent wrote or deleted:
+// {"path", "content", "encoding" ("utf-8" or "base64"), "deleted"}.
+const NativeWorkspaceFile = "workspace.file"
+
+// workspaceFile applies a workspace.file event to the agent's workspace. A bad event is
+// logged, not fatal: the file is the agent's side output, the run goes on.
+func (ts *turnState) workspaceFile(data []byte) {
+	w := ts.ag.Workspace
+	if w == nil {
+		return
+	}
+	var f struct {
+		Path     string  `json:"path"`
+		Content  *string `json:"content"`
+		Encoding string  `json:"encoding"`
+		Deleted  bool    `json:"deleted"`
+	}
+	err := json.Unmarshal(data, &f)
+	// Agents' virtual filesystems (DeepAgents) root their paths at "/": the workspace.
+	f.Path = strings.TrimLeft(f.Path, "/")
+	switch {
+	case err != nil:
+	case f.Deleted:
+		err = w.Delete(f.Path)
+		if errors.Is(err, workspace.ErrNotFound) {
+			err = nil
+		}
+	default:
+		var body []byte
+		if f.Content != nil {
+			body = []byte(*f.Content)
+		}
+		if f.Encoding == "base64" {
+			body, err = base64.StdEncoding.DecodeString(string(body))
+		}
+		if err == nil {
+			_, err = w.Write(context.WithoutCancel(ts.ctx), f.Path, bytes.NewReader(body))
+		}
+	}
+	if err != nil {
+		ts.rt.log.Warn("could not apply the agent's workspace file", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "path", f.Path, "error", err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentengine/agentengine/host/workspace"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 )
@@ -24,6 +25,9 @@ type Agent struct {
 	Description string
 	Framework   string
 	Runner      runnerv1.RunnerClient
+	// Workspace, when set, receives the files the agent reports with "workspace.file"
+	// native events (DeepAgents' virtual filesystem), so they show in its listing.
+	Workspace *workspace.Workspace
 }
 
 // Config configures a Runtime.

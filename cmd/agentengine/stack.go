@@ -124,13 +124,14 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 		return nil, fmt.Errorf("open upload store: %w", err)
 	}
 	s.workspaces = map[string]*workspace.Workspace{}
-	for _, p := range projects {
+	for i, p := range projects {
 		w, err := workspace.Open(workspace.Config{Dir: workspace.DefaultDir(p.Dir)})
 		if err != nil {
 			s.close(context.Background())
 			return nil, fmt.Errorf("open workspace of %s: %w", p.Name, err)
 		}
 		s.workspaces[p.Name] = w
+		agents[i].Workspace = w // the agent's own files (workspace.file events) land here
 	}
 
 	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost()})
