@@ -11,7 +11,7 @@ string, or what a client's function_call_output carried); `content` is display t
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 RESULT_PREFIX = "[tool_result] "
@@ -21,7 +21,7 @@ def messages(history: Any) -> list[Mapping[str, Any]]:
     return [m for m in history if isinstance(m, Mapping)] if isinstance(history, list) else []
 
 
-def call_names(items: list[Mapping[str, Any]]) -> dict[str, str]:
+def call_names(items: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Tool name per call id, from the history's tool calls."""
     return {
         str(m["call_id"]): str(m.get("name") or "")
