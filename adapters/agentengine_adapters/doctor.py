@@ -48,7 +48,12 @@ class Check:
 
 
 def in_environment() -> bool:
-    """True inside a virtualenv or conda environment: somewhere a fix may install into."""
+    """True when this interpreter is the project's own environment, where a fix may
+    install: the host says so (AGENTENGINE_DOCTOR_PROJECT_ENV, set by `agentengine
+    doctor`); run by hand, any virtualenv or conda environment counts."""
+    told = os.environ.get("AGENTENGINE_DOCTOR_PROJECT_ENV")
+    if told is not None:
+        return told == "1"
     return sys.prefix != sys.base_prefix or (Path(sys.prefix) / "conda-meta").is_dir()
 
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -100,6 +99,15 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		// Keep the terminal for the conversation: only warnings and errors are logged.
 		log.SetLevel(max(hclog.LevelFromString(o.logLevel), hclog.Warn))
 	}
+	start := time.Now()
+	var ln net.Listener
+	if !o.interactive {
+		// A busy port is reported before any virtualenv, install or runner start.
+		if ln, err = listenFirst(o.host, o.port); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv()})
 	if err != nil {
 		return err
@@ -136,10 +144,6 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		AuthToken:      o.token,
 	})
 	web.Register(router)
-	ln, err := net.Listen("tcp", net.JoinHostPort(o.host, strconv.Itoa(o.port)))
-	if err != nil {
-		return fmt.Errorf("listen on %s:%d: %w", o.host, o.port, err)
-	}
 	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -150,7 +154,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 		names += a.Name
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "agentengine serving %s on http://%s (Ctrl-C to stop)\n", names, ln.Addr())
+	fmt.Fprintf(cmd.ErrOrStderr(), "agentengine serving %s on http://%s (ready in %s; Ctrl-C to stop)\n", names, ln.Addr(), elapsed(start))
 	if o.listening != nil {
 		o.listening(ln.Addr())
 	}

@@ -105,11 +105,15 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 		}
 		s.runners = append(s.runners, r)
 		if opt.progress != nil {
-			fmt.Fprintf(opt.progress, "starting runner %s (%s)\n", p.Name, p.Framework)
+			fmt.Fprintf(opt.progress, "==> starting runner %s (%s)\n", p.Name, p.Framework)
 		}
+		started := time.Now()
 		if err := r.Start(ctx); err != nil {
 			s.close(context.Background())
 			return nil, startHint(p, lo.display, fmt.Errorf("start runner for %s: %w", p.Name, err))
+		}
+		if opt.progress != nil {
+			fmt.Fprintf(opt.progress, "    runner %s started in %s\n", p.Name, elapsed(started))
 		}
 		agents = append(agents, host.Agent{Name: p.Name, Description: p.Description, Framework: p.Framework, Runner: r})
 		if p.OpenAICompat == "ksadk" {

@@ -304,7 +304,13 @@ func bridgeDoctor(ctx context.Context, p *project.Project, in project.Interprete
 	defer cancel()
 	cmd := exec.CommandContext(ctx, in.Path, "-m", project.BridgeModule, "doctor")
 	cmd.Dir = p.Dir
-	cmd.Env = env
+	// Whether the interpreter is the project's own environment: only then may the bridge's
+	// fixes name its pip; otherwise they say `agentengine setup`.
+	projectEnv := "0"
+	if in.Venv != "" || isEnvPrefix(in.Path) {
+		projectEnv = "1"
+	}
+	cmd.Env = append(env, "AGENTENGINE_DOCTOR_PROJECT_ENV="+projectEnv)
 	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -195,6 +195,13 @@ func TestDoctor(t *testing.T) {
 			want:    map[string]bool{"config": true, "interpreter": true, "python version": true, "environment": true, "requirements": false, "grpcio": true, "entry point": false},
 			fixes:   map[string]string{"requirements": "agentengine setup", "entry point": "define graph"},
 		},
+		{
+			name:    "an import KsADK would have provided is named, with the venv's pip",
+			files:   map[string]string{"agentengine.yaml": yaml, "agent.py": "from dotenv import load_dotenv\ngraph = 1\n", "venv": "", "requirements.txt": "langgraph==1.2.22\n"},
+			version: "3.11.7",
+			want:    map[string]bool{"config": true, "interpreter": true, "python version": true, "environment": true, "requirements": true, "imports": false, "grpcio": true, "entry point": false},
+			fixes:   map[string]string{"imports": "/.venv/bin/python3 -m pip install python-dotenv"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,6 +238,9 @@ func TestDoctor(t *testing.T) {
 			}
 			if c := got["requirements"]; tt.name == "requirements missing, bridge findings appended" && !strings.Contains(c.Detail, "missing: aiosqlite") {
 				t.Errorf("requirements detail %q", c.Detail)
+			}
+			if c, ok := got["imports"]; ok && !strings.Contains(c.Detail, "python-dotenv (agent.py:1 imports dotenv)") {
+				t.Errorf("imports detail %q", c.Detail)
 			}
 		})
 	}
