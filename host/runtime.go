@@ -206,6 +206,9 @@ func (rt *Runtime) capabilities(ctx context.Context, ag Agent) *runnerv1.Capabil
 	}
 	rt.mu.Lock()
 	rt.caps[ag.Name] = c
+	if !c.Summarize {
+		rt.noSummarize[ag.Name] = true // compaction uses its extractive summary
+	}
 	rt.mu.Unlock()
 	return c
 }
