@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,14 +63,65 @@ class Project:
     llm: str  # OPENAI_MODEL_NAME: what the agent asks the fake model for
     served: harness.Served | None
     error: str
+    seconds: float  # how long prepare + `agentengine run` took to serve
 
     def client(self) -> OpenAI:
         if self.served is None:
-            pytest.fail(f"{self.sample}: agentengine run did not serve the project:\n{self.error}", pytrace=False)
+            pytest.fail(f"{self.sample}: agentengine run did not serve the project:\n{self.error[-4000:]}", pytrace=False)
         return OpenAI(base_url=self.served.base_url, api_key="x", max_retries=0, timeout=180.0)
 
     def logs(self) -> str:
-        return self.served.logs()[-6000:] if self.served else self.error
+        return self.served.logs()[-4000:] if self.served else self.error[-4000:]
+
+
+class Starter:
+    """Starts the samples' servers in test order, at most `slots` alive at once: the next
+    sample's `agentengine run` (a first run installs its environment) overlaps the current
+    sample's cases. A sample's slot is freed when its last case has run."""
+
+    def __init__(self, samples: list[str], model_url: str, bin_path: str, slots: int) -> None:
+        self._url, self._bin = model_url, bin_path
+        self._slots = threading.Semaphore(slots)
+        self._closing = False
+        self._done: set[str] = set()
+        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="matrix-start")
+        self._futures = {s: self._pool.submit(self._start, s) for s in samples}
+
+    def _start(self, sample: str) -> Project:
+        self._slots.acquire()
+        if self._closing:
+            return Project(sample, f"matrix-{sample}", f"fake-{sample}", None, "not started: the session ended", 0.0)
+        t0 = time.monotonic()
+        served, error = None, ""
+        try:
+            served = harness.serve(harness.prepare(sample, self._url), self._bin)
+        except Exception as e:  # reported by each case, in its body, so xfail marks apply
+            error = str(e)
+            self._slots.release()
+        took = time.monotonic() - t0
+        print(f"\n[matrix] {sample}: {'served' if served else 'FAILED to serve'} after {took:.1f}s", flush=True)
+        return Project(sample, f"matrix-{sample}", f"fake-{sample}", served, error, took)
+
+    def get(self, sample: str) -> Project:
+        return self._futures[sample].result()
+
+    def done(self, sample: str) -> None:
+        p = self.get(sample)
+        if p.served and sample not in self._done:
+            self._done.add(sample)
+            p.served.stop()
+            self._slots.release()
+
+    def close(self) -> None:
+        self._closing = True
+        for f in self._futures.values():
+            f.cancel()
+        for _ in self._futures:  # wake starts still waiting for a slot: they return at once
+            self._slots.release()
+        for f in self._futures.values():
+            if not f.cancelled() and (p := f.result()).served:
+                p.served.stop()
+        self._pool.shutdown(wait=True)
 
 
 @pytest.fixture(scope="session")
@@ -78,43 +132,23 @@ def fake() -> Iterator[FakeModel]:
 
 
 @pytest.fixture(scope="session")
-def agentengine_bin() -> str:
-    return harness.binary()
-
-
-_projects: dict[str, Project] = {}
+def starter(request: pytest.FixtureRequest, fake: FakeModel) -> Iterator[tuple[Starter, Counter[str]]]:
+    order = [i.callspec.params["sample"] for i in request.session.items if hasattr(i, "callspec")]
+    left = Counter(order)
+    slots = int(os.environ.get("AGENTENGINE_MATRIX_PARALLEL", "2"))
+    st = Starter(list(dict.fromkeys(order)), fake.url, harness.binary(), max(1, slots))
+    yield st, left
+    st.close()
 
 
 @pytest.fixture
-def project(request: pytest.FixtureRequest, fake: FakeModel, agentengine_bin: str) -> Project:
-    """The sample served by one `agentengine run` for all its cases; a failed start is
-    recorded once and reported by each case (in the test body, so xfail marks apply)."""
+def project(request: pytest.FixtureRequest, starter: tuple[Starter, Counter[str]]) -> Iterator[Project]:
+    st, left = starter
     sample: str = request.node.callspec.params["sample"]
-    if sample in _projects:
-        return _projects[sample]
-    for other in list(_projects.values()):  # one server at a time: the machine has 2 cores
-        if other.served:
-            other.served.stop()
-    llm = f"fake-{sample}"
-    served, error = None, ""
-    t0 = time.monotonic()
-    try:
-        d = harness.prepare(sample, fake.url)
-        served = harness.serve(d, agentengine_bin)
-    except Exception as e:  # reported by the cases
-        error = str(e)
-    print(f"\n[matrix] {sample}: agentengine run ready in {time.monotonic() - t0:.1f}s" + ("" if served else " (failed)"))
-    p = Project(sample=sample, model=f"matrix-{sample}", llm=llm, served=served, error=error)
-    _projects[sample] = p
-    return p
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _stop_all() -> Iterator[None]:
-    yield
-    for p in _projects.values():
-        if p.served:
-            p.served.stop()
+    yield st.get(sample)
+    left[sample] -= 1
+    if left[sample] == 0:
+        st.done(sample)
 
 
 @pytest.mark.parametrize(("sample", "case"), params())
@@ -145,7 +179,8 @@ def case_tool_call(p: Project, fake: FakeModel) -> None:
     """A tool call the agent runs itself: the reply quotes what only the tool computed."""
     r = p.client().responses.create(model=p.model, input="What is the weather in Paris?")
     assert r.status == "completed", f"{r.status}: {r.error}\n{p.logs()}"
-    calls = [i for i in r.output if i.type == "function_call"]
+    # function_call in KsADK's shape, mcp_call (a call the server ran) in OpenAI's.
+    calls = [i for i in r.output if i.type in ("function_call", "mcp_call")]
     assert [c.name for c in calls] == ["get_weather"], f"{r.output}\n{p.logs()}"
     assert json.loads(calls[0].arguments) == {"city": "Paris"}
     assert "Weather in Paris: sunny, 21 C (station 35)." in r.output_text, f"{r.output_text!r}\n{p.logs()}"
@@ -169,8 +204,10 @@ def case_approval(p: Project, fake: FakeModel) -> None:
     c = p.client()
     first = c.responses.create(model=p.model, input="Please send an email to bob about the launch.")
     asks = [i for i in first.output if i.type == "mcp_approval_request"]
-    assert first.status == "incomplete" and len(asks) == 1, f"{first.status} {first.output}\n{p.logs()}"
+    # The pause ends "completed" as OpenAI's approval requests do, "incomplete" in KsADK's shape.
+    assert first.status in ("completed", "incomplete") and len(asks) == 1, f"{first.status} {first.output}\n{p.logs()}"
     assert asks[0].name == "send_email", asks[0]
+    assert "Email sent" not in (first.output_text or ""), "the tool ran before it was approved"
     second = c.responses.create(
         model=p.model,
         previous_response_id=first.id,
@@ -210,7 +247,8 @@ def case_chat_two_turns(p: Project, fake: FakeModel) -> None:
 
 
 def case_chat_approval(p: Project, fake: FakeModel) -> None:
-    """Chat Completions: the pending approval is a tool call; a tool message approves it."""
+    """Chat Completions: the pending approval is asked in text (answered "approve") or, in
+    KsADK's shape, as a tool call (answered by a tool message); the tool then runs."""
     c = p.client()
     sid = "matrix-" + uuid.uuid4().hex
     first = c.chat.completions.create(
@@ -219,14 +257,16 @@ def case_chat_approval(p: Project, fake: FakeModel) -> None:
         extra_body={"session_id": sid},
     )
     choice = first.choices[0]
-    assert choice.finish_reason == "tool_calls" and choice.message.tool_calls, f"{first}\n{p.logs()}"
-    call = choice.message.tool_calls[0]
-    assert call.function.name == "send_email", call
-    second = c.chat.completions.create(
-        model=p.model,
-        messages=[{"role": "tool", "tool_call_id": call.id, "content": json.dumps({"approve": True})}],
-        extra_body={"session_id": sid},
-    )
+    if choice.finish_reason == "tool_calls":
+        call = (choice.message.tool_calls or [None])[0]
+        assert call is not None and call.function.name == "send_email", f"{first}\n{p.logs()}"
+        answer = {"role": "tool", "tool_call_id": call.id, "content": json.dumps({"approve": True})}
+    else:
+        asked = choice.message.content or ""
+        assert "send_email" in asked and "approve" in asked, f"{first}\n{p.logs()}"
+        answer = {"role": "user", "content": "approve"}
+    assert "Email sent" not in (choice.message.content or ""), "the tool ran before it was approved"
+    second = c.chat.completions.create(model=p.model, messages=[answer], extra_body={"session_id": sid})
     text = second.choices[0].message.content or ""
     assert "Email sent to bob@example.com (24 characters)." in text, f"{second}\n{p.logs()}"
 
