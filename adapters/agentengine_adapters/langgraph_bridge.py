@@ -138,14 +138,19 @@ class GraphRunner(Runner):
             graph_in, saved = await self._fresh_input(request, graph, snapshot, messages), stored
 
         turn = _Turn()
-        async for ns, mode, data in graph.astream(
-            graph_in,
-            config,
-            context=graph_context(getattr(graph, "context_schema", None), ictx),
-            stream_mode=STREAM_MODES,
-            subgraphs=True,
-        ):
-            await self.on_part({"type": mode, "ns": ns, "data": data}, writer, turn)
+        try:
+            async for ns, mode, data in graph.astream(
+                graph_in,
+                config,
+                context=graph_context(getattr(graph, "context_schema", None), ictx),
+                stream_mode=STREAM_MODES,
+                subgraphs=True,
+            ):
+                await self.on_part({"type": mode, "ns": ns, "data": data}, writer, turn)
+        except BaseException:
+            if fresh_thread:  # a failed or cancelled new run leaves nothing to resume
+                _discard_thread(graph, thread)
+            raise
         await writer.finish()
         final, paused = await self._report_interrupts(graph, config, writer, turn, saved)
         if not paused and not writer.any_text:
@@ -353,6 +358,14 @@ def _detail_thread(resume: Any) -> str:
             return ""
     value = detail.get("thread_id") if isinstance(detail, Mapping) else None
     return value if isinstance(value, str) else ""
+
+
+def _discard_thread(graph: Any, thread: str) -> None:
+    # Synchronous: also runs while the task is being cancelled.
+    try:
+        graph.checkpointer.delete_thread(thread)
+    except Exception:
+        log.debug("cannot delete checkpoint thread %s", thread, exc_info=True)
 
 
 async def _delete_thread(graph: Any, thread: str) -> None:

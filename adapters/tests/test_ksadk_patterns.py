@@ -190,3 +190,37 @@ def test_json_tool_output_reaches_the_model_intact_from_stored_and_client_result
     stored, client, client_object = run(go)
     assert stored == ["human:weather?", "ai:", f"tool:{json.dumps(NOTE)}", "human:thanks"]
     assert client == stored and client_object == stored
+
+
+def test_run_threads_do_not_outlive_their_runs(project: Any) -> None:
+    settings = project(
+        """
+        from langchain_core.messages import AIMessage
+        from langgraph.graph import START, MessagesState, StateGraph
+
+        def node(state: MessagesState):
+            if state["messages"][-1].text == "fail":
+                raise RuntimeError("boom")
+            return {"messages": [AIMessage(content="ok")]}
+
+        b = StateGraph(MessagesState)
+        b.add_node("node", node)
+        b.add_edge(START, "node")
+        graph = b.compile()
+        """
+    )
+
+    async def go() -> tuple[list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            ok = await turn(runner, "hi", invocation="a")
+            failed = await turn(runner, "fail", invocation="b")
+            graph = await runner.graph()
+            left = [c async for c in graph.checkpointer.alist(None)]
+            return ok, failed, left
+        finally:
+            await close(runner)
+
+    ok, failed, left = run(go)
+    assert text(ok) == "ok" and errors(failed)
+    assert left == []
