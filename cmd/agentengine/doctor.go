@@ -17,9 +17,13 @@ func newDoctorCmd() *cobra.Command {
 		Use:   "doctor [DIR]",
 		Short: "Check that a project can run, and say how to fix what is missing",
 		Long: `Check the project in DIR (default "."): its configuration and entry point, then for
-Python projects the interpreter, its version (3.11+, which the runner SDK needs), the virtualenv, the installed
-requirements, and, from inside Python, grpcio, the framework, the entry point's object
-and its hook signatures. Every problem comes with the command that fixes it.
+Python projects the interpreter, its version (3.11+, which the runner SDK needs), the
+virtualenv, the installed requirements, the packages the code imports that its
+requirements do not list but KsADK would have installed (litellm for ADK's LiteLlm,
+python-dotenv, ...), and, from inside Python, grpcio and protobuf, the framework, the
+entry point's object and its hook signatures. Every problem comes with the command that
+fixes it; a fix installs only into the project's own virtualenv (with its pip), else it
+is "agentengine setup DIR", never into an interpreter outside the project.
 
 Exits 1 when a check fails. --json prints {"ok": bool, "checks": [{"name", "ok",
 "detail", "fix"}]}.`,

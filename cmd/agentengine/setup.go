@@ -2,24 +2,31 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	agentengine "github.com/agentengine/agentengine"
 	"github.com/agentengine/agentengine/host/project"
+	"github.com/agentengine/agentengine/host/pybridge"
 	"github.com/agentengine/agentengine/host/pyenv"
 )
 
 func newSetupCmd() *cobra.Command {
+	runner := "grpcio, protobuf"
+	if reqs, err := pybridge.RunnerRequirements(agentengine.PythonBridge); err == nil {
+		runner = strings.Join(reqs, ", ")
+	}
 	return &cobra.Command{
 		Use:   "setup [DIR]",
 		Short: "Create a Python project's virtualenv and install its requirements",
-		Long: `Prepare the Python environment of the project in DIR (default "."):
+		Long: fmt.Sprintf(`Prepare the Python environment of the project in DIR (default "."):
 
   - the interpreter is the one "python:" in agentengine.yaml names, else DIR/.venv, else
     DIR/venv; when there is none, DIR/.venv is created with python3 from PATH (3.11+);
   - pip installs what the project declares, exactly as written (requirements.txt, else
     pyproject.toml's [project].dependencies, plus langgraph.json's "dependencies"),
-    together with what the runner itself needs (grpcio>=1.60, protobuf>=4.25,<8), in one
+    together with what the runner itself needs (%s), in one
     resolve and with no constraints of agentengine's: a version the project pins is the
     one installed. When pip cannot satisfy both, the error names the package, each
     requirement on it and what to change. pip's output is shown as it runs;
@@ -31,7 +38,7 @@ func newSetupCmd() *cobra.Command {
 "agentengine run" does the same by itself when a project declares requirements and has no
 environment yet, and reinstalls when the requirements of an environment it created change.
 The bridge between the framework and agentengine ships inside agentengine: it is never
-installed into the project.`,
+installed into the project.`, runner),
 		Example: `  agentengine setup examples/langgraph-chat
   agentengine setup .   # then: agentengine doctor .`,
 		Args: cobra.MaximumNArgs(1),

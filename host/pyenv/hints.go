@@ -159,6 +159,10 @@ func hintNotice(hints []Hint, sources []string) string {
 	for i, h := range hints {
 		parts[i] = fmt.Sprintf("%s (%s)", h.Dist, h.Where())
 	}
-	return fmt.Sprintf("note: also installing %s: the code imports them, %s does not list them, and KsADK would have installed them; add them to %s to make this explicit",
-		strings.Join(parts, ", "), strings.Join(sources, ", "), sources[0])
+	listed, file := "the project declares no requirements", "requirements.txt"
+	if len(sources) > 0 {
+		listed, file = strings.Join(sources, ", ")+" does not list them", sources[0]
+	}
+	return fmt.Sprintf("note: also installing %s: the code imports them, %s, and KsADK would have installed them; add them to %s to make this explicit",
+		strings.Join(parts, ", "), listed, file)
 }

@@ -201,6 +201,21 @@ func TestSetupInstallsTheRequirementsAsWritten(t *testing.T) {
 	}
 }
 
+func TestHintNotice(t *testing.T) {
+	hints := []Hint{{Dist: "litellm", Module: "litellm", File: "agent.py", Line: 2}}
+	for _, tt := range []struct {
+		sources []string
+		want    string
+	}{
+		{[]string{"requirements.txt"}, "note: also installing litellm (agent.py:2 imports litellm): the code imports them, requirements.txt does not list them, and KsADK would have installed them; add them to requirements.txt to make this explicit"},
+		{nil, "note: also installing litellm (agent.py:2 imports litellm): the code imports them, the project declares no requirements, and KsADK would have installed them; add them to requirements.txt to make this explicit"},
+	} {
+		if got := hintNotice(hints, tt.sources); got != tt.want {
+			t.Errorf("notice\n  %s\nwant\n  %s", got, tt.want)
+		}
+	}
+}
+
 func TestSetupNeverInstallsIntoASystemInterpreter(t *testing.T) {
 	files := map[string]string{
 		"agentengine.yaml": yaml + "python: tools/python3\n",
