@@ -11,11 +11,12 @@ import (
 	"github.com/agentengine/agentengine/host/project"
 )
 
-// TestSetupRealVirtualenv makes a real virtualenv from a two-line requirements.txt with
+// TestSetupRealVirtualenv makes a real virtualenv from a one-line requirements.txt with
 // the real pip: the project's pin is installed as written (agentengine's old constraints
 // file pinned protobuf 7.36.2, which made this a ResolutionImpossible), the runner's own
-// packages come in the same resolve, and a pin the runner cannot load on is reported
-// with the package, both requirements and the fix.
+// packages come in the same resolve, as does python-dotenv for the code's unlisted
+// `from dotenv import`, and a pin the runner cannot load on is reported with the
+// package, both requirements and the fix.
 func TestSetupRealVirtualenv(t *testing.T) {
 	base, _, err := BasePython(t.Context())
 	if err != nil {
@@ -26,7 +27,7 @@ func TestSetupRealVirtualenv(t *testing.T) {
 	}
 	dir := writeTree(t, map[string]string{
 		"agentengine.yaml": yaml,
-		"agent.py":         "graph = 1\n",
+		"agent.py":         "from dotenv import load_dotenv\ngraph = 1\n",
 		"requirements.txt": "protobuf==5.29.3\n",
 	})
 	p, err := project.Load(dir)
@@ -41,14 +42,14 @@ func TestSetupRealVirtualenv(t *testing.T) {
 	if in.Venv != filepath.Join(dir, ".venv") {
 		t.Fatalf("interpreter %+v", in)
 	}
-	got, err := installedVersions(t.Context(), in.Path, []string{"protobuf", "grpcio"})
+	got, err := installedVersions(t.Context(), in.Path, []string{"protobuf", "grpcio", "python-dotenv"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got["protobuf"] != "5.29.3" || got["grpcio"] == "" {
-		t.Fatalf("installed %v, want the project's protobuf 5.29.3 and a grpcio\n%s", got, out.String())
+	if got["protobuf"] != "5.29.3" || got["grpcio"] == "" || got["python-dotenv"] == "" {
+		t.Fatalf("installed %v, want the project's protobuf 5.29.3, a grpcio and python-dotenv for its import\n%s", got, out.String())
 	}
-	for _, w := range []string{"creating virtualenv", "virtualenv created in", "installed in", "Python environment ready"} {
+	for _, w := range []string{"note: also installing python-dotenv (agent.py:1 imports dotenv)", "creating virtualenv", "virtualenv created in", "installed in", "Python environment ready"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("progress lacks %q:\n%s", w, out.String())
 		}
