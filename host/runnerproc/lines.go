@@ -215,14 +215,23 @@ func parseHCLogJSON(line []byte) (lvl hclog.Level, msg string, args []any, ok bo
 			name = "plugin_" + name
 		}
 		if s, isString := jsonString(m[k]); isString {
-			args = append(args, sanitize([]byte(name)), sanitize([]byte(s)))
+			args = append(args, sanitize([]byte(name)), sanitizeMultiline(s))
 		} else {
 			// Numbers, objects, arrays, null: keep the JSON text.
 			args = append(args, sanitize([]byte(name)), sanitize(m[k]))
 		}
 	}
-	return lvl, sanitize([]byte(msg)), args, true
+	// A multi-line message (a logged traceback, say) keeps its first line as the message
+	// and the rest as a field, where line breaks are safe (see sanitizeMultiline).
+	first, more, multi := strings.Cut(sanitizeMultiline(msg), "\n")
+	if multi {
+		args = append(args, moreField, more)
+	}
+	return lvl, first, args, true
 }
+
+// moreField holds the lines of a multi-line JSON log message after its first.
+const moreField = "more"
 
 // sanitize makes plugin output safe to put into the host's log: valid UTF-8 and no
 // control characters (which could forge log lines or terminal escapes) except tab.
@@ -241,3 +250,18 @@ func sanitize(b []byte) string {
 }
 
 func isUnsafe(r rune) bool { return r != '\t' && unicode.IsControl(r) }
+
+// sanitizeMultiline is sanitize for a field value, except that line breaks (\n, \r\n)
+// are kept, without trailing ones: hclog writes a multi-line value as an indented block
+// ("  | " before every line), so a value cannot forge a log line, and a Python traceback
+// stays readable.
+func sanitizeMultiline(s string) string {
+	if !strings.Contains(s, "\n") {
+		return sanitize([]byte(s))
+	}
+	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = sanitize([]byte(l))
+	}
+	return strings.Join(lines, "\n")
+}

@@ -40,6 +40,10 @@ func TestLineLogger(t *testing.T) {
 			want: []rec{{"error", "Traceback (most recent call last):"}, {"error", "  File \"x.py\""}}},
 		{name: "control characters", chunks: []string{"a\x1b[2Jb\x00c\td\n"}, want: []rec{{"debug", "a\uFFFD[2Jb\uFFFDc\td"}}},
 		{name: "invalid utf8", chunks: []string{"a\xffb\n"}, want: []rec{{"debug", "a\uFFFDb"}}},
+		{name: "python traceback field keeps its lines", chunks: []string{`{"@level":"error","@message":"cannot load","error":"Traceback (most recent call last):\n  File \"a.py\", line 1\r\nValueError: ünï\u001b[2J\n"}` + "\n"},
+			want: []rec{{"error", "cannot load"}}, kv: map[string]any{"error": "Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: ünï\uFFFD[2J"}},
+		{name: "multi-line message", chunks: []string{`{"@level":"warn","@message":"first\nsecond\r\nthird\n"}` + "\n"},
+			want: []rec{{"warn", "first"}}, kv: map[string]any{"more": "second\nthird"}},
 		{name: "plain level", plain: hclog.Info, chunks: []string{"hello\n"}, want: []rec{{"info", "hello"}}},
 		{name: "last line without newline is flushed", chunks: []string{"end"}, want: []rec{{"debug", "end"}}},
 	}
@@ -82,6 +86,37 @@ func TestLineLogger(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// In the host's text log a Python traceback logged by the runner SDK (an hclog JSON line
+// whose "error" field holds the traceback) reads as an indented block, one line per
+// traceback line, with no U+FFFD where the line breaks were.
+func TestLineLoggerTextLogKeepsTracebackLines(t *testing.T) {
+	var out bytes.Buffer
+	w := newLineLogger(hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Trace}), "stderr", hclog.Debug)
+	tb := "Traceback (most recent call last):\n  File \"/p/agent.py\", line 3, in <module>\n    f()\nRuntimeError: kaputt: ünï\n"
+	line, _ := json.Marshal(map[string]string{"@level": "error", "@message": "cannot load the agent\nsee below", "@timestamp": "2026-01-01T00:00:00.000000Z", "error": tb})
+	_, _ = w.Write(append(line, '\n'))
+	got := out.String()
+	if strings.ContainsRune(got, '\uFFFD') {
+		t.Fatalf("replacement characters in:\n%s", got)
+	}
+	for _, want := range []string{
+		"[ERROR] cannot load the agent: stream=stderr",
+		"  error=\n  | Traceback (most recent call last):\n  |   File \"/p/agent.py\", line 3, in <module>\n  |     f()\n  | RuntimeError: kaputt: ünï\n",
+		` more="see below"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+	// Every output line is a log record or part of an indented block: a value cannot
+	// start a line of its own.
+	for _, l := range strings.Split(strings.TrimRight(got, "\n"), "\n") {
+		if !strings.Contains(l, "[ERROR]") && !strings.HasPrefix(l, "  ") {
+			t.Errorf("unindented line %q", l)
+		}
 	}
 }
 
