@@ -79,9 +79,10 @@ async def turn(saver: HostSaver, graph_in: Any, restored: tuple[Checkpoint, ...]
     emit = Emitter(sink)
     graph = outer_builder().compile(checkpointer=saver)
     config = {"configurable": {"thread_id": thread}}
-    with checkpoint_scope(RunCheckpoints(emit, restored)):
+    exchange = RunCheckpoints(emit, restored)
+    with checkpoint_scope(exchange):
         result = await graph.ainvoke(graph_in, config)
-    await emit.flush()
+    await exchange.flush()
     return result, events
 
 

@@ -154,29 +154,50 @@ class Emitter:
 class RunCheckpoints:
     """A run's checkpoint exchange with the host: the checkpoints the host handed this run
     (restored) and the way to ask it to keep new ones. A saver finds the current run's
-    through run_checkpoints()."""
+    through run_checkpoints().
+
+    The host keeps only the latest checkpoint of each thread and namespace a run saved, and
+    that checkpoint's writes, so that is all that is sent, once, when the run ends
+    (flush): a multi-step run costs the transport one checkpoint per thread and namespace.
+    """
 
     def __init__(self, emit: Emitter, restored: tuple[Checkpoint, ...] = ()) -> None:
         self._emit = emit
         self.restored = restored
         # (thread, namespace) pairs of restored the saver has looked at in this run.
         self.adopted: set[tuple[str, str]] = set()
+        self._latest: dict[tuple[str, str], Checkpoint] = {}
+        self._writes: dict[tuple[str, str, str, str, int], CheckpointWrite] = {}
 
     def save(self, checkpoint: Checkpoint) -> None:
-        self._emit.defer(
-            pb.RunEvent(
-                checkpoint=pb.Checkpoint(
-                    thread_id=checkpoint.thread_id,
-                    namespace=checkpoint.namespace,
-                    checkpoint_id=checkpoint.checkpoint_id,
-                    parent_id=checkpoint.parent_id,
-                    data=checkpoint.data,
-                )
-            )
-        )
+        self._latest[(checkpoint.thread_id, checkpoint.namespace)] = checkpoint
 
     def save_write(self, write: CheckpointWrite) -> None:
-        self._emit.defer(pb.RunEvent(checkpoint_write=_write_pb(write)))
+        key = (write.thread_id, write.namespace, write.checkpoint_id, write.task_id, write.index)
+        self._writes[key] = write
+
+    async def flush(self) -> None:
+        """Sends what the run saved (call when the run ends, before its stream does)."""
+        latest, writes = self._latest, self._writes
+        self._latest, self._writes = {}, {}
+        for cp in latest.values():
+            self._emit.defer(
+                pb.RunEvent(
+                    checkpoint=pb.Checkpoint(
+                        thread_id=cp.thread_id,
+                        namespace=cp.namespace,
+                        checkpoint_id=cp.checkpoint_id,
+                        parent_id=cp.parent_id,
+                        data=cp.data,
+                    )
+                )
+            )
+        for (thread, ns, checkpoint_id, _, _), w in writes.items():
+            kept = latest.get((thread, ns))
+            if kept is not None and kept.checkpoint_id != checkpoint_id:
+                continue  # to a checkpoint this run replaced: the host would drop it
+            self._emit.defer(pb.RunEvent(checkpoint_write=_write_pb(w)))
+        await self._emit.flush()
 
 
 def _write_pb(w: CheckpointWrite) -> pb.CheckpointWrite:

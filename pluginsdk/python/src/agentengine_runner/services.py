@@ -141,11 +141,12 @@ class RunnerService(runner_grpc.RunnerServicer):
         emit = Emitter(context.write)
         ids = {"invocation_id": request.invocation_id, "session_id": request.session_id}
         started = time.monotonic()
+        checkpoints = RunCheckpoints(emit, req.checkpoints)
         try:
-            with invocation_scope(ictx), checkpoint_scope(RunCheckpoints(emit, req.checkpoints)):
+            with invocation_scope(ictx), checkpoint_scope(checkpoints):
                 await self._runner.run(req, emit)
-            # Checkpoints saved in the run's last steps go out before the stream ends.
-            await emit.flush()
+            # What the run saved goes out before the stream ends.
+            await checkpoints.flush()
         except asyncio.CancelledError:
             log.debug("run cancelled", extra={**ids, "events": emit.count})
             raise
@@ -153,9 +154,8 @@ class RunnerService(runner_grpc.RunnerServicer):
             detail = traceback.format_exc()
             log.error("run failed", extra={**ids, "error": detail})
             try:
-                # What the run saved before failing is still its state (resumable or
-                # retried from there).
-                await emit.flush()
+                # What the run saved before failing is still its state.
+                await checkpoints.flush()
             except Exception:
                 pass
             emit.close()

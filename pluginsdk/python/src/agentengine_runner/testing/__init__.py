@@ -53,12 +53,13 @@ async def collect(runner: Runner, request: RunRequest) -> list[pb.RunEvent]:
         invocation_id=request.invocation_id,
         runner_type=runner.describe().framework,
     )
+    checkpoints = RunCheckpoints(emit, request.checkpoints)
     try:
-        with invocation_scope(ictx), checkpoint_scope(RunCheckpoints(emit, request.checkpoints)):
+        with invocation_scope(ictx), checkpoint_scope(checkpoints):
             await runner.run(request, emit)
-        await emit.flush()
+        await checkpoints.flush()
     except Exception as exc:
-        await emit.flush()
+        await checkpoints.flush()
         events.append(error_event(exc, traceback.format_exc()))
     finally:
         emit.close()
