@@ -40,6 +40,11 @@ OUTPUT_KEYS = ("output", "answer", "text", "result", "content", "response")
 class LangChainGraphRunner(GraphRunner):
     framework = "langchain"
 
+    def __init__(self, settings: Settings, entry: LoadedEntry, **kwargs: Any) -> None:
+        super().__init__(settings, entry, **kwargs)
+        # ksadk_prepare_input is the LangChain hook; ksadk_prepare_state is accepted too.
+        self.hook = find_hook(entry.module, PREPARE_INPUT, PREPARE_STATE)
+
     async def _fresh_input(self, request: RunRequest, graph: Any, snapshot: Any, messages: Any) -> Any:
         value = await super()._fresh_input(request, graph, snapshot, messages)
         if self.hook is not None and isinstance(value, str):
