@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Re-records the KsADK fixtures by running KsADK itself (the Python package "ksadk", whose
 # CLI is also called agentengine) on a tiny offline LangGraph echo project:
-#   session/sqlite/testdata/ksadk-0.8.5/sessions.sqlite   its local session file after two
-#                                                          /v1/responses turns
+#   session/sqlite/testdata/ksadk-0.8.5/sessions.sqlite   its local session file after three
+#                                                          /v1/responses turns (one runs a tool)
 #   api/openai/testdata/ksadk_stream_recorded.txt          its stream=true /v1/responses output
 # Needs python3 and the package index; everything happens in a throwaway venv.
 set -euo pipefail
@@ -36,6 +36,8 @@ curl -sf "$url" -H 'Content-Type: application/json' \
 curl -sfN "$url" -H 'Content-Type: application/json' \
 	-d '{"model":"ksadk-echo","input":"second turn","conversation":"conv-fixture-1","stream":true}' \
 	>"$root/api/openai/testdata/ksadk_stream_recorded.txt"
+curl -sf "$url" -H 'Content-Type: application/json' \
+	-d '{"model":"ksadk-echo","input":"use the tool on paris","conversation":"conv-fixture-1"}' >/dev/null
 
 # SIGTERM: a background job of a script ignores SIGINT; uvicorn stops cleanly on both.
 kill -TERM "$pid"

@@ -165,7 +165,7 @@ func TestWebContinuesAKsADKConversation(t *testing.T) {
 		"model": "ksadk-echo", "input": "history", "conversation": "conv-fixture-1",
 	}))
 	text, _ := out["output_text"].(string)
-	if out["status"] != "completed" || !strings.Contains(text, "History: 4 messages. First user message: hello there") {
+	if out["status"] != "completed" || !strings.Contains(text, "History: 8 messages. First user message: hello there") {
 		t.Fatalf("the continued turn did not see the KsADK history: %v", out)
 	}
 	if b, err := os.ReadFile(db + ".ksadk-backup"); err != nil || string(b) != string(fixture) {
@@ -178,7 +178,8 @@ func TestWebContinuesAKsADKConversation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, replay)
 	}
-	for _, want := range []string{"user: hello there", "Echo: hello there (history: 0 messages)", "user: second turn", "user: history", "History: 4 messages"} {
+	for _, want := range []string{"user: hello there", "Echo: hello there (history: 0 messages)", "user: second turn",
+		`lookup({"query":"paris"})`, "lookup → paris has 5 letters", "user: history", "History: 8 messages"} {
 		if !strings.Contains(replay, want) {
 			t.Fatalf("replay lacks %q:\n%s", want, replay)
 		}

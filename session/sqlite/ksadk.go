@@ -418,6 +418,7 @@ func convertKsADKEvents(evs []ksadkEvent, sessionCreated float64) converted {
 		}
 		return n
 	}
+	toolNames := map[string]string{} // call id -> tool name, for results
 	for _, e := range evs {
 		content := jsonObject(e.content)
 		meta := jsonObject(e.metadata)
@@ -447,6 +448,26 @@ func convertKsADKEvents(evs []ksadkEvent, sessionCreated float64) converted {
 				if text != "" {
 					add(e, session.TypeReasoning, session.ReasoningData{Text: text})
 				}
+			case "tool_call", "tool_result":
+				for _, p := range partsOf(jsonObject(re["snapshot"])["parts"]) {
+					switch str(p["content_type"]) {
+					case "tool_call":
+						args, err := json.Marshal(p["arguments"])
+						if err != nil || p["arguments"] == nil {
+							args = []byte("{}")
+						}
+						if s, ok := p["arguments"].(string); ok {
+							args = []byte(s)
+						}
+						callID, name := str(p["call_id"]), str(p["name"])
+						toolNames[callID] = name
+						add(e, session.TypeToolCall, session.ToolCallData{CallID: callID, Name: name, Arguments: string(args)})
+					case "tool_result":
+						callID := str(p["call_id"])
+						isErr, _ := p["is_error"].(bool)
+						add(e, session.TypeToolResult, session.ToolResultData{CallID: callID, Name: toolNames[callID], Output: str(p["result"]), IsError: isErr})
+					}
+				}
 			}
 		case session.TypeReasoning:
 			text := str(meta["reasoning"])
@@ -463,6 +484,7 @@ func convertKsADKEvents(evs []ksadkEvent, sessionCreated float64) converted {
 			if name == "" {
 				name = partsText(content["parts"])
 			}
+			toolNames[ksadkCallID(meta)] = name
 			add(e, session.TypeToolCall, session.ToolCallData{CallID: ksadkCallID(meta), Name: name, Arguments: string(args)})
 		case session.TypeToolResult:
 			out := partsText(content["parts"])
@@ -547,6 +569,17 @@ func jsonObject(v any) map[string]any {
 		}
 	}
 	return nil
+}
+
+func partsOf(v any) []map[string]any {
+	parts, _ := v.([]any)
+	out := make([]map[string]any, 0, len(parts))
+	for _, p := range parts {
+		if m, ok := p.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // partsText joins the text of content parts ({text} or {type:"...text", text}).

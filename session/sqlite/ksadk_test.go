@@ -11,8 +11,9 @@ import (
 	"github.com/agentengine/agentengine/session/sqlite"
 )
 
-// ksadkFixture is a session file written by KsADK 0.8.5 itself (two /v1/responses turns
-// of one conversation; scripts/record-ksadk-fixtures.sh re-records it).
+// ksadkFixture is a session file written by KsADK 0.8.5 itself (three /v1/responses
+// turns of one conversation, the third running a tool; scripts/record-ksadk-fixtures.sh
+// re-records it).
 const ksadkFixture = "testdata/ksadk-0.8.5/sessions.sqlite"
 
 var ksadkKey = session.Key{App: "ksadk-echo", User: "user", ID: "conv-fixture-1"}
@@ -74,7 +75,7 @@ func TestKsADKFileIsImported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sess.Title != "hello there" || sess.FirstPrompt != "hello there" || sess.LastPrompt != "second turn" || sess.ActiveRunStatus != session.StatusCompleted {
+	if sess.Title != "hello there" || sess.FirstPrompt != "hello there" || sess.LastPrompt != "use the tool on paris" || sess.ActiveRunStatus != session.StatusCompleted {
 		t.Fatalf("session row: %+v", sess)
 	}
 	evs, err := st.Events(ctx, ksadkKey, session.EventQuery{})
@@ -88,7 +89,8 @@ func TestKsADKFileIsImported(t *testing.T) {
 		}
 		got = append(got, e.Type)
 	}
-	want := "user_message,run_status,assistant_message,run_status,user_message,run_status,assistant_message,run_status"
+	want := "user_message,run_status,assistant_message,run_status,user_message,run_status,assistant_message,run_status," +
+		"user_message,run_status,tool_call,tool_result,assistant_message,run_status"
 	if strings.Join(got, ",") != want {
 		t.Fatalf("imported events %s, want %s", strings.Join(got, ","), want)
 	}
@@ -111,17 +113,19 @@ func TestKsADKFileIsImported(t *testing.T) {
 	wantHist := []string{
 		"user: hello there", "assistant: Echo: hello there (history: 0 messages)",
 		"user: second turn", "assistant: Echo: second turn (history: 2 messages)",
+		"user: use the tool on paris", `assistant: [tool_call] lookup({"query":"paris"})`,
+		"user: [tool_result] lookup: paris has 5 letters", "assistant: Echo: use the tool on paris (history: 5 messages)",
 	}
 	if strings.Join(lines, "\n") != strings.Join(wantHist, "\n") {
 		t.Fatalf("history:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(wantHist, "\n"))
 	}
 
 	// The conversation continues by the same id.
-	if _, err := st.StartRun(ctx, session.Run{Key: ksadkKey, InvocationID: "inv-3"}, msg("third turn")); err != nil {
+	if _, err := st.StartRun(ctx, session.Run{Key: ksadkKey, InvocationID: "inv-3"}, msg("next turn")); err != nil {
 		t.Fatal(err)
 	}
 	hist, _, err = session.LoadHistory(ctx, st, ksadkKey)
-	if err != nil || len(hist) != 5 || hist[4].Content != "third turn" {
+	if err != nil || len(hist) != 9 || hist[8].Content != "next turn" {
 		t.Fatalf("history after a new turn: %+v, %v", hist, err)
 	}
 
@@ -246,7 +250,7 @@ func TestKsADKImportIntoAFileAgentengineAlsoWrote(t *testing.T) {
 	if err != nil || total != 2 {
 		t.Fatalf("sessions: %+v (%d), %v", ss, total, err)
 	}
-	if hist, _, err := session.LoadHistory(ctx, st, ksadkKey); err != nil || len(hist) != 4 {
+	if hist, _, err := session.LoadHistory(ctx, st, ksadkKey); err != nil || len(hist) != 8 {
 		t.Fatalf("imported history: %+v, %v", hist, err)
 	}
 	if hist, _, err := session.LoadHistory(ctx, st, own); err != nil || len(hist) != 1 || hist[0].Content != "mine" {

@@ -5,6 +5,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 
@@ -39,7 +40,18 @@ class EchoModel(BaseChatModel):
 model = EchoModel()
 
 
+@tool
+def lookup(query: str) -> str:
+    """Looks a word up (offline: reports its length)."""
+    return f"{query} has {len(query)} letters"
+
+
 def answer(state: MessagesState) -> dict:
+    last = state["messages"][-1].content if state["messages"] else ""
+    if isinstance(last, str) and "tool" in last:
+        # A tool run inside the graph: KsADK records its call and result.
+        found = lookup.invoke({"query": last.split()[-1]})
+        return {"messages": [model.invoke(state["messages"] + [AIMessage(content=found)])]}
     return {"messages": [model.invoke(state["messages"])]}
 
 
