@@ -232,6 +232,13 @@ func TestRunKsADKFlags(t *testing.T) {
 	if text, _ := out["output_text"].(string); !strings.Contains(text, "model=served-model") {
 		t.Fatalf("served turn: %v", out)
 	}
+	s.stop()
+	// So does web.
+	w := startAgentengine(t, project, nil, "web", ".", "-p", "0", "--no-open", "--model", "web-model", "--no-trace")
+	out = decode(t, post(t, w.url+"/v1/responses", map[string]any{"model": "envecho", "input": "x"}))
+	if text, _ := out["output_text"].(string); !strings.Contains(text, "model=web-model model_name=web-model langsmith_tracing=false") {
+		t.Fatalf("web turn: %v", out)
+	}
 }
 
 func TestChatFlagsShowThinkingAndNoStream(t *testing.T) {
