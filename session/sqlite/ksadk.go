@@ -188,6 +188,18 @@ func selectCols(have map[string]bool, want []string) string {
 	return strings.Join(parts, ", ")
 }
 
+// eventOrder orders a session's events by the columns the file has: seq_id (not unique
+// in KsADK's schema), then time, then insertion.
+func eventOrder(have map[string]bool) string {
+	var by []string
+	for _, c := range []string{"seq_id", "timestamp"} {
+		if have[c] {
+			by = append(by, c)
+		}
+	}
+	return strings.Join(append(by, "rowid"), ", ")
+}
+
 type ksadkSession struct {
 	id, agent, user, title, titleSource, firstPrompt, lastPrompt string
 	state                                                        string
@@ -279,7 +291,7 @@ func importKsADKSession(ctx context.Context, tx *sql.Tx, s ksadkSession, ecols m
 	if ecols != nil {
 		rows, err := tx.QueryContext(ctx, `SELECT `+selectCols(ecols, []string{"author", "event_type", "content_json",
 			"state_delta_json", "invocation_id", "metadata_json", "seq_id", "timestamp"})+`
-			FROM ksadk_events WHERE session_id = ? ORDER BY seq_id, timestamp, rowid`, s.id)
+			FROM ksadk_events WHERE session_id = ? ORDER BY `+eventOrder(ecols), s.id)
 		if err != nil {
 			return err
 		}

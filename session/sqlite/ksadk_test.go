@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,5 +256,120 @@ func TestKsADKImportIntoAFileAgentengineAlsoWrote(t *testing.T) {
 	}
 	if hist, _, err := session.LoadHistory(ctx, st, own); err != nil || len(hist) != 1 || hist[0].Content != "mine" {
 		t.Fatalf("own history: %+v, %v", hist, err)
+	}
+}
+
+// Older KsADK versions wrote the final answer as assistant_message events, tools as
+// tool_call/tool_result events, and added columns over time; runs they left unfinished
+// cannot go on here and end interrupted.
+func TestKsADKLegacyRowsAreImported(t *testing.T) {
+	ctx := t.Context()
+	cases := []struct {
+		name   string
+		schema string
+		insert []string
+		want   string // event types
+		status string // the session's last run status
+		hist   []string
+	}{
+		{
+			name: "0.7-style events with every column",
+			schema: `CREATE TABLE ksadk_sessions (id TEXT PRIMARY KEY, agent_id TEXT, user_id TEXT, title TEXT, title_source TEXT,
+				summary TEXT, first_prompt TEXT, last_prompt TEXT, state_json TEXT DEFAULT '{}', created_at REAL, updated_at REAL, version INTEGER);
+				CREATE TABLE ksadk_events (id TEXT PRIMARY KEY, session_id TEXT, author TEXT, event_type TEXT, content_json TEXT,
+				timestamp REAL, state_delta_json TEXT, seq_id INTEGER, invocation_id TEXT, metadata_json TEXT);`,
+			insert: []string{
+				`INSERT INTO ksadk_sessions VALUES ('s1', 'bot', 'alice', 'Renamed', 'user', '', 'weather?', 'more', '{"active_run":{"status":"in_progress"},"city":"Paris","temp:x":1}', 100.5, 200.5, 3)`,
+				`INSERT INTO ksadk_events VALUES ('e1', 's1', 'user', 'user_message', '{"role":"user","parts":[{"text":"weather?"}]}', 101, '{}', 1, 'r1', '{"agent_input":"weather?"}')`,
+				`INSERT INTO ksadk_events VALUES ('e2', 's1', 'bot', 'run_status', '{"status":"in_progress"}', 101.1, '{}', 2, 'r1', '{}')`,
+				`INSERT INTO ksadk_events VALUES ('e3', 's1', 'bot', 'assistant_stream_snapshot', '{"role":"model","parts":[{"text":"Let me"}]}', 101.2, '{}', 3, 'r1', '{"stream_snapshot":true}')`,
+				`INSERT INTO ksadk_events VALUES ('e4', 's1', 'bot', 'tool_call', '{"role":"model","parts":[{"text":"get_weather"}]}', 101.3, '{}', 4, 'r1', '{"tool_name":"get_weather","tool_args":{"city":"Paris"},"tool_call_id":"c1"}')`,
+				`INSERT INTO ksadk_events VALUES ('e5', 's1', 'bot', 'tool_result', '{"role":"user","parts":[{"text":"sunny"}]}', 101.4, '{}', 5, 'r1', '{"tool_name":"get_weather","tool_call_id":"c1"}')`,
+				`INSERT INTO ksadk_events VALUES ('e6', 's1', 'bot', 'assistant_message', '{"role":"model","parts":[{"text":"It is sunny."}]}', 101.5, '{}', 6, 'r1', '{"response_id":"resp_1"}')`,
+				`INSERT INTO ksadk_events VALUES ('e7', 's1', 'bot', 'run_status', '{"status":"completed"}', 101.6, '{}', 7, 'r1', '{}')`,
+				`INSERT INTO ksadk_events VALUES ('e8', 's1', 'user', 'user_message', '{"role":"user","parts":[{"text":"more"}]}', 102, '{}', 8, 'r2', '{}')`,
+				`INSERT INTO ksadk_events VALUES ('e9', 's1', 'bot', 'run_status', '{"status":"running"}', 102.1, '{}', 9, 'r2', '{}')`,
+			},
+			want:   "user_message,run_status,tool_call,tool_result,assistant_message,run_status,user_message,run_status,run_status",
+			status: session.StatusInterrupted,
+			hist: []string{"user: weather?", `assistant: [tool_call] get_weather({"city":"Paris"})`, "user: [tool_result] get_weather: sunny",
+				"assistant: It is sunny.", "user: more"},
+		},
+		{
+			name: "oldest columns only, a failed run",
+			schema: `CREATE TABLE ksadk_sessions (id TEXT PRIMARY KEY, agent_id TEXT, user_id TEXT, created_at REAL, updated_at REAL);
+				CREATE TABLE ksadk_events (id TEXT PRIMARY KEY, session_id TEXT, author TEXT, event_type TEXT, content_json TEXT, timestamp REAL);`,
+			insert: []string{
+				`INSERT INTO ksadk_sessions VALUES ('s1', 'bot', 'alice', 10, 20)`,
+				`INSERT INTO ksadk_events VALUES ('e1', 's1', 'user', 'user_message', '{"parts":[{"text":"hi"}]}', 11)`,
+				`INSERT INTO ksadk_events VALUES ('e2', 's1', 'bot', 'run_status', '{"status":"error","detail":"boom"}', 12)`,
+			},
+			want: "user_message,run_status",
+			hist: []string{"user: hi"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "sessions.sqlite")
+			db := rawDB(t, path)
+			for _, q := range append([]string{c.schema}, c.insert...) {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			db.Close()
+			st, err := sqlite.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			key := session.Key{App: "bot", User: "alice", ID: "s1"}
+			sess, err := st.GetSession(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sess.ActiveRunStatus != c.status {
+				t.Fatalf("last run status %q, want %q", sess.ActiveRunStatus, c.status)
+			}
+			evs, err := st.Events(ctx, key, session.EventQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var types []string
+			for _, e := range evs {
+				types = append(types, e.Type)
+			}
+			if strings.Join(types, ",") != c.want {
+				t.Fatalf("events %s, want %s", strings.Join(types, ","), c.want)
+			}
+			hist, _, err := session.LoadHistory(ctx, st, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for _, m := range hist {
+				lines = append(lines, m.Role+": "+m.Content)
+			}
+			if strings.Join(lines, "\n") != strings.Join(c.hist, "\n") {
+				t.Fatalf("history:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(c.hist, "\n"))
+			}
+			if c.status == session.StatusInterrupted {
+				state, err := st.State(ctx, key)
+				if err != nil || state.Session["city"] != "Paris" || state.Session["active_run"] != nil || state.Session["temp:x"] != nil {
+					t.Fatalf("session state %+v, %v", state.Session, err)
+				}
+				if sess.Title != "Renamed" {
+					t.Fatalf("title %q", sess.Title)
+				}
+				if run, err := st.GetRun(ctx, key, "r2"); err != nil || run.Status != session.StatusInterrupted {
+					t.Fatalf("run r2: %+v, %v", run, err)
+				}
+			} else {
+				var d session.RunStatusData
+				if err := json.Unmarshal(evs[1].Data, &d); err != nil || d.Status != session.StatusFailed || d.Error == nil || d.Error.Message != "boom" {
+					t.Fatalf("failed run status %s", evs[1].Data)
+				}
+			}
+		})
 	}
 }
