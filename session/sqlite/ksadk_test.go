@@ -307,6 +307,23 @@ func TestKsADKLegacyRowsAreImported(t *testing.T) {
 			want: "user_message,run_status",
 			hist: []string{"user: hi"},
 		},
+		{
+			name: "a compacted conversation keeps its summary",
+			schema: `CREATE TABLE ksadk_sessions (id TEXT PRIMARY KEY, agent_id TEXT, user_id TEXT, created_at REAL, updated_at REAL);
+				CREATE TABLE ksadk_events (id TEXT PRIMARY KEY, session_id TEXT, author TEXT, event_type TEXT, content_json TEXT,
+				timestamp REAL, seq_id INTEGER, metadata_json TEXT);`,
+			insert: []string{
+				`INSERT INTO ksadk_sessions VALUES ('s1', 'bot', 'alice', 10, 20)`,
+				`INSERT INTO ksadk_events VALUES ('e1', 's1', 'user', 'user_message', '{"parts":[{"text":"a"}]}', 11, 1, '{}')`,
+				`INSERT INTO ksadk_events VALUES ('e2', 's1', 'bot', 'assistant_stream_snapshot', '{"parts":[{"text":"A"}]}', 11.5, 2, '{}')`,
+				`INSERT INTO ksadk_events VALUES ('e3', 's1', 'bot', 'assistant_message', '{"parts":[{"text":"A"}]}', 12, 3, '{}')`,
+				`INSERT INTO ksadk_events VALUES ('e4', 's1', 'agent', 'compaction_boundary', '{"status":"compacted","compacted_until_seq_id":3}', 13, 4, '{}')`,
+				`INSERT INTO ksadk_events VALUES ('e5', 's1', 'agent', 'context_checkpoint', '{"parts":[{"text":"they said a"}]}', 14, 5, '{"compacted_until_seq_id":3}')`,
+				`INSERT INTO ksadk_events VALUES ('e6', 's1', 'user', 'user_message', '{"parts":[{"text":"b"}]}', 15, 6, '{}')`,
+			},
+			want: "user_message,assistant_message,compaction_boundary,context_checkpoint,user_message",
+			hist: []string{"assistant: they said a", "user: b"},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -352,6 +369,13 @@ func TestKsADKLegacyRowsAreImported(t *testing.T) {
 			}
 			if strings.Join(lines, "\n") != strings.Join(c.hist, "\n") {
 				t.Fatalf("history:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(c.hist, "\n"))
+			}
+			if strings.Contains(c.want, "context_checkpoint") {
+				var d session.ContextCheckpointData
+				if err := json.Unmarshal(evs[3].Data, &d); err != nil || d.UntilSeq != 2 || sess.CheckpointSeq != 4 {
+					t.Fatalf("checkpoint %s, session checkpoint seq %d", evs[3].Data, sess.CheckpointSeq)
+				}
+				return
 			}
 			if c.status == session.StatusInterrupted {
 				state, err := st.State(ctx, key)
