@@ -130,28 +130,15 @@ def check_checkpointer(settings: Settings) -> Check:
     if settings.framework == "adk":
         return Check("checkpointer", True, "not used: ADK sessions are rebuilt from the host's store each turn")
     try:
-        importlib.import_module("langgraph.checkpoint.sqlite.aio")
-        importlib.import_module("aiosqlite")
+        importlib.import_module("agentengine_adapters.checkpoint")
     except Exception as exc:
-        # Not a failure: the runner keeps checkpoints in memory then (with a warning).
-        return Check(
-            "checkpointer",
-            True,
-            f"in memory ({type(exc).__name__}: {exc}): an interrupted run cannot be resumed after "
-            "the runner stops; list langgraph-checkpoint-sqlite and aiosqlite in the project's "
-            "requirements for durable checkpoints",
-        )
-    target = settings.state_dir
-    while not target.exists() and target != target.parent:
-        target = target.parent
-    if not os.access(target, os.W_OK):
         return Check(
             "checkpointer",
             False,
-            f"state dir {settings.state_dir} is not writable",
-            f"mkdir -p {shlex.quote(str(settings.state_dir))} && chmod u+w {shlex.quote(str(settings.state_dir))}",
+            f"the bridge's checkpointer does not load ({type(exc).__name__}: {exc})",
+            "check the framework check above: the checkpointer needs only langgraph",
         )
-    return Check("checkpointer", True, f"sqlite checkpoints in {settings.checkpoint_path}")
+    return Check("checkpointer", True, "checkpoints are kept by the agentengine host, in its session store")
 
 
 def check_entry(settings: Settings) -> tuple[Check, ModuleType | None, str]:
