@@ -159,10 +159,14 @@ func hintNotice(hints []Hint, sources []string) string {
 	for i, h := range hints {
 		parts[i] = fmt.Sprintf("%s (%s)", h.Dist, h.Where())
 	}
-	listed, file := "the project declares no requirements", "requirements.txt"
-	if len(sources) > 0 {
-		listed, file = strings.Join(sources, ", ")+" does not list them", sources[0]
+	it := "it"
+	if len(hints) > 1 {
+		it = "them"
 	}
-	return fmt.Sprintf("note: also installing %s: the code imports them, %s, and KsADK would have installed them; add them to %s to make this explicit",
-		strings.Join(parts, ", "), listed, file)
+	listed, file := "which the project's requirements do not list", "requirements.txt"
+	if len(sources) > 0 {
+		listed, file = fmt.Sprintf("which %s does not list", strings.Join(sources, " or ")), sources[0]
+	}
+	return fmt.Sprintf("note: also installing %s, %s and KsADK would have installed; add %s to %s to make this explicit",
+		strings.Join(parts, ", "), listed, it, file)
 }

@@ -169,7 +169,7 @@ func TestSetupInstallsTheRequirementsAsWritten(t *testing.T) {
 		t.Fatalf("pip ran with\n  %s\nwant\n  %s", args, want)
 	}
 	for _, w := range []string{
-		"note: also installing litellm (agent.py:1 imports google.adk.models.lite_llm)",
+		"note: also installing litellm (agent.py:1 imports google.adk.models.lite_llm), which requirements.txt does not list",
 		"'protobuf>=4.25,<8'", // the printed command is pasteable
 		"installed in ", "Python environment ready", "in all)",
 	} {
@@ -202,15 +202,17 @@ func TestSetupInstallsTheRequirementsAsWritten(t *testing.T) {
 }
 
 func TestHintNotice(t *testing.T) {
-	hints := []Hint{{Dist: "litellm", Module: "litellm", File: "agent.py", Line: 2}}
+	one := []Hint{{Dist: "litellm", Module: "litellm", File: "agent.py", Line: 2}}
+	two := append(one, Hint{Dist: "python-dotenv", Module: "dotenv", File: "agent.py", Line: 1})
 	for _, tt := range []struct {
+		hints   []Hint
 		sources []string
 		want    string
 	}{
-		{[]string{"requirements.txt"}, "note: also installing litellm (agent.py:2 imports litellm): the code imports them, requirements.txt does not list them, and KsADK would have installed them; add them to requirements.txt to make this explicit"},
-		{nil, "note: also installing litellm (agent.py:2 imports litellm): the code imports them, the project declares no requirements, and KsADK would have installed them; add them to requirements.txt to make this explicit"},
+		{one, []string{"requirements.txt"}, "note: also installing litellm (agent.py:2 imports litellm), which requirements.txt does not list and KsADK would have installed; add it to requirements.txt to make this explicit"},
+		{two, nil, "note: also installing litellm (agent.py:2 imports litellm), python-dotenv (agent.py:1 imports dotenv), which the project's requirements do not list and KsADK would have installed; add them to requirements.txt to make this explicit"},
 	} {
-		if got := hintNotice(hints, tt.sources); got != tt.want {
+		if got := hintNotice(tt.hints, tt.sources); got != tt.want {
 			t.Errorf("notice\n  %s\nwant\n  %s", got, tt.want)
 		}
 	}
