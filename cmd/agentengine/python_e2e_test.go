@@ -551,7 +551,9 @@ func TestPythonFirstRunCreatesTheEnvironment(t *testing.T) {
 	}
 	s.stop()
 	logs := s.logs.String()
-	for _, want := range []string{"has no Python environment: creating .venv", "pip install", "Successfully installed", "Python environment ready"} {
+	// Each step with its time, then the total.
+	for _, want := range []string{"has no Python environment: creating .venv", "virtualenv created in", "pip install", "Successfully installed", "installed in", "Python environment ready",
+		"==> starting runner langgraph-chat", "runner langgraph-chat started in", "(ready in "} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("first run's output lacks %q", want)
 		}
