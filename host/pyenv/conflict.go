@@ -199,3 +199,14 @@ func conflictError(lines []conflictLine, ours, added []string, sources []string,
 	fmt.Fprintf(&b, "\nfix: %s, then run `%s`", strings.Join(fixes, "; "), setup)
 	return fmt.Errorf("%s", b.String())
 }
+
+// notFound is the requirement of pip's "No matching distribution found for X", or "".
+func notFound(out string) string {
+	const marker = "No matching distribution found for "
+	i := strings.LastIndex(out, marker)
+	if i < 0 {
+		return ""
+	}
+	line, _, _ := strings.Cut(out[i+len(marker):], "\n")
+	return strings.TrimSpace(line)
+}

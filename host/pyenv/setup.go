@@ -296,6 +296,10 @@ func install(ctx context.Context, p *project.Project, in project.Interpreter, re
 		if cerr := conflictError(parseConflict(out), opt.Runner, hintDists(hints), reqs.Sources, setup); cerr != nil {
 			return cerr
 		}
+		if req := notFound(out); req != "" {
+			return fmt.Errorf("pip found no release of %s for this Python and platform (its output is above); fix: check that requirement's name and version in %s, then run `%s`",
+				req, strings.Join(reqs.Sources, ", "), setup)
+		}
 		if code, ok := exitCode(err); ok {
 			return fmt.Errorf("pip install failed (exit status %d; its output is above); fix the requirement it names, then run `%s`", code, setup)
 		}

@@ -85,6 +85,16 @@ func TestConflictError(t *testing.T) {
 	}
 }
 
+func TestNotFound(t *testing.T) {
+	out := "ERROR: Could not find a version that satisfies the requirement langgraph==9.9 (from versions: 0.1, 1.2.22)\nERROR: No matching distribution found for langgraph==9.9\n"
+	if got := notFound(out); got != "langgraph==9.9" {
+		t.Fatalf("got %q", got)
+	}
+	if got := notFound("Successfully installed x"); got != "" {
+		t.Fatalf("got %q", got)
+	}
+}
+
 func TestHints(t *testing.T) {
 	const adkAgent = "import os\nfrom dotenv import load_dotenv\nfrom google.adk.agents import LlmAgent\nfrom google.adk.models.lite_llm import LiteLlm\nimport common.tools\n"
 	tests := []struct {
@@ -198,6 +208,15 @@ func TestSetupInstallsTheRequirementsAsWritten(t *testing.T) {
 	}
 	if a, _ := Needed(p, testRunner); !a.Install {
 		t.Fatal("a failed install is not redone by the next run")
+	}
+
+	// A requirement pip finds no release of is named.
+	if err := os.WriteFile(filepath.Join(dir, ".venv", "fail"), []byte("ERROR: No matching distribution found for google-adk<2,>=1.34\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Setup(t.Context(), p, Options{Runner: testRunner, Out: &out, DisplayDir: "my dir"})
+	if err == nil || !strings.Contains(err.Error(), "no release of google-adk<2,>=1.34") || !strings.Contains(err.Error(), "in requirements.txt") {
+		t.Fatalf("err %v", err)
 	}
 }
 
