@@ -111,6 +111,16 @@ func (rt *Runtime) State(ctx context.Context, key session.Key) (session.State, e
 	return rt.store.State(ctx, key)
 }
 
+// Checkpoints returns the framework checkpoints the host keeps for a session (the
+// latest of each thread and namespace, saved when a run ends), for surfaces that list
+// them.
+func (rt *Runtime) Checkpoints(ctx context.Context, key session.Key) ([]session.Checkpoint, error) {
+	if _, err := rt.store.GetSession(ctx, key); err != nil {
+		return nil, notFound(key, err)
+	}
+	return rt.store.Checkpoints(ctx, key)
+}
+
 // AppendEvents records events that are not part of a run (feedback, for instance) in a
 // session. Run events are appended by the runtime only.
 func (rt *Runtime) AppendEvents(ctx context.Context, key session.Key, evs ...session.NewEvent) ([]session.Event, error) {

@@ -76,48 +76,140 @@ func TestRunAgentContinuesSession(t *testing.T) {
 	}
 }
 
-func TestRunAgentStreamIsTheResponsesStream(t *testing.T) {
+// ksadkFrame is a frame of KsADK's Responses stream as ksadk-web reads it: the event
+// name, the bare data object (no type, no sequence_number, no response wrapper).
+type ksadkFrame struct {
+	event string
+	data  map[string]any
+}
+
+func ksadkFrames(t *testing.T, fs []sseFrame) []ksadkFrame {
+	t.Helper()
+	var out []ksadkFrame
+	for _, f := range fs {
+		if f.comment {
+			continue
+		}
+		var d map[string]any
+		if err := json.Unmarshal([]byte(f.data), &d); err != nil {
+			t.Fatalf("frame %+v: %v", f, err)
+		}
+		if _, ok := d["type"]; ok && f.event != "response.output_item.added" && f.event != "response.output_item.done" {
+			t.Errorf("%s carries a type field: %s", f.event, f.data)
+		}
+		if _, ok := d["sequence_number"]; ok {
+			t.Errorf("%s carries sequence_number: %s", f.event, f.data)
+		}
+		out = append(out, ksadkFrame{f.event, d})
+	}
+	return out
+}
+
+func eventNames(fs []ksadkFrame) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.event
+	}
+	return out
+}
+
+// TestRunAgentStreamIsKsadksStream: RunAgent streams what KsADK's RunAgent streams
+// (its /v1/responses stream), which ksadk-web is written against: the same events as
+// /v1/responses with the KsADK switch.
+func TestRunAgentStreamIsKsadksStream(t *testing.T) {
 	e := newEnv(t)
 	ctx := ctxTimeout(t, 20*time.Second)
-	names := func(fs []sseFrame) []string {
-		var out []string
-		for _, f := range fs {
-			if f.comment {
-				continue
-			}
-			var d struct {
-				Type string `json:"type"`
-			}
-			if err := json.Unmarshal([]byte(f.data), &d); err != nil || d.Type != f.event {
-				t.Fatalf("frame %+v: data type %q", f, d.Type)
-			}
-			out = append(out, f.event)
-		}
-		return out
-	}
-	for _, input := range []string{"hello there", "fail"} {
+	runStream := func(input string) []ksadkFrame {
 		ui := e.stream(ctx, "POST", actions.Prefix+"RunAgent", map[string]any{"Stream": true, "Messages": userMessages(input)})
-		got := names(ui.all(t))
-		ui.close()
-		oa := e.stream(ctx, "POST", "/v1/responses", map[string]any{"model": "echo", "input": input, "stream": true})
-		want := names(oa.all(t))
+		defer ui.close()
+		return ksadkFrames(t, ui.all(t))
+	}
+	for _, input := range []string{"hello there", "fail", "use the tool on paris", "please approve deleting a.txt"} {
+		got := eventNames(runStream(input))
+		oa := e.stream(ctx, "POST", "/v1/responses", map[string]any{"model": "echo", "input": input, "stream": true}, "X-AgentEngine-Compat", "ksadk")
+		want := eventNames(ksadkFrames(t, oa.all(t)))
 		oa.close()
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%q: RunAgent stream\n%v\n/v1/responses stream\n%v", input, got, want)
+			t.Errorf("%q: RunAgent stream\n%v\n/v1/responses KsADK stream\n%v", input, got, want)
 		}
 	}
-	// Tool calls keep KsADK's shapes here (function_call items, approval pauses
-	// incomplete), where /v1/responses defaults to OpenAI's hosted-tool shapes.
-	for input, want := range map[string][]string{
-		"use the tool on paris":         {"response.function_call_arguments.done", "response.completed"},
-		"please approve deleting a.txt": {"response.function_call_arguments.done", "response.incomplete"},
-	} {
-		ui := e.stream(ctx, "POST", actions.Prefix+"RunAgent", map[string]any{"Stream": true, "Messages": userMessages(input)})
-		got := names(ui.all(t))
-		ui.close()
-		if !slices.Contains(got, want[0]) || got[len(got)-1] != want[1] {
-			t.Errorf("%q: RunAgent stream %v", input, got)
+
+	// Reasoning is streamed as deltas only: the reasoning item is done with an empty
+	// summary and response.completed carries no reasoning, so a client that adds up
+	// every reasoning text it sees shows it once.
+	fs := runStream("hello there")
+	var reasoning strings.Builder
+	for _, f := range fs {
+		switch f.event {
+		case "response.reasoning.delta":
+			reasoning.WriteString(f.data["delta"].(string))
+		case "response.output_item.done", "response.output_item.added":
+			if it := f.data["item"].(map[string]any); it["type"] == "reasoning" {
+				if sum, _ := it["summary"].([]any); len(sum) != 0 {
+					t.Errorf("%s reasoning item has a summary: %v", f.event, it)
+				}
+			}
+		case "response.completed":
+			for _, it := range f.data["output"].([]any) {
+				if it.(map[string]any)["type"] == "reasoning" {
+					t.Errorf("response.completed repeats the reasoning: %v", it)
+				}
+			}
+			if f.data["output_text"] != "Echo: hello there" || f.data["status"] != "completed" {
+				t.Errorf("completed payload %v", f.data)
+			}
 		}
+	}
+	if reasoning.String() != "Thinking about: hello there" {
+		t.Errorf("reasoning deltas %q", reasoning.String())
+	}
+
+	// Tool results come live, by default, after their function_call item.
+	fs = runStream("use the tool on paris")
+	names := eventNames(fs)
+	call, result := slices.Index(names, "response.function_call_arguments.done"), slices.Index(names, "response.ksadk.tool_result")
+	if call < 0 || result < call {
+		t.Fatalf("tool turn %v", names)
+	}
+	if r := fs[result].data; r["name"] == "" || !strings.Contains(r["output"].(string), "PARIS") || r["run_id"] == "" {
+		t.Errorf("tool result %v", r)
+	}
+
+	// A failure's message is where KsADK's UI reads it: data.error.message.
+	fs = runStream("fail")
+	last := fs[len(fs)-1]
+	if errObj, _ := last.data["error"].(map[string]any); last.event != "response.failed" || !strings.Contains(fmt.Sprint(errObj["message"]), "fail") {
+		t.Errorf("failed run ends %s %v", last.event, last.data)
+	}
+
+	// An approval pause: the mcp_approval_request item, then response.incomplete.
+	fs = runStream("please approve deleting a.txt")
+	if last := fs[len(fs)-1]; last.event != "response.incomplete" {
+		t.Errorf("approval pause ends %s", last.event)
+	}
+}
+
+// TestRunAgentStreamCancelled: a stopped run ends with KsADK's response.cancelled.
+func TestRunAgentStreamCancelled(t *testing.T) {
+	e := newEnv(t)
+	s := e.stream(ctxTimeout(t, 20*time.Second), "POST", actions.Prefix+"RunAgent", map[string]any{"Stream": true,
+		"Messages": userMessages("long answer"), "ModelOptions": slow(500, 20)})
+	defer s.close()
+	sid, inv := s.resp.Header.Get("X-AgentEngine-Session-Id"), s.resp.Header.Get("X-AgentEngine-Invocation-Id")
+	for {
+		f, err := s.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.event == "response.output_text.delta" || f.event == "response.reasoning.delta" {
+			break
+		}
+	}
+	e.must("CancelRun", map[string]any{"SessionId": sid, "InvocationId": inv}, nil)
+	fs := ksadkFrames(t, s.all(t))
+	last := fs[len(fs)-1]
+	if last.event != "response.cancelled" || last.data["status"] != "cancelled" {
+		t.Errorf("stopped run ends %s %v", last.event, last.data)
 	}
 }
 

@@ -67,15 +67,13 @@ func runBase(run *host.Run) Response {
 		parseEcho(run.Meta, run.Agent))
 }
 
-// StreamResponse writes run as the /v1/responses event stream (the same events with the
-// same sequence numbers, ": ping" keep-alives) until the run ends or the client goes
-// away. The run goes on either way.
-//
-// The action API keeps KsADK's item semantics in OpenAI's event framing, which the Web
-// UIs read: tool calls as function_call items, approval pauses incomplete.
+// StreamResponse writes run as KsADK's own /v1/responses event stream (what the KsADK
+// switch gives on this surface, ": ping" keep-alives) until the run ends or the client
+// goes away. The run goes on either way. The action API's Web UIs are written against
+// it: response.ksadk.tool_result after each tool call, reasoning only as deltas, the
+// flat error of response.failed, response.cancelled for a stopped run.
 func (h *Handler) StreamResponse(c *gin.Context, run *host.Run) {
-	opts := encodeOptions{Ksadk: true, ToolResults: extension(c, "tool_result")}
-	h.streamResponse(c, run, newResponseEncoder(runBase(run), opts, true), -1)
+	h.streamResponse(c, run, newKsadkEncoder(runBase(run)), -1)
 }
 
 // WaitResponse waits for run to end and returns its Response object, as a non-stream
