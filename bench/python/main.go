@@ -132,7 +132,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	row := func(name string, s stats) {
 		fmt.Fprintf(out, "| %s | %s | %s | %s |\n", name, ms(s.p50), ms(s.mean), ms(s.p90))
 	}
-	row("graph.astream in-process (same checkpointer, same stream modes)", graph)
+	row("graph.astream in-process (LangGraph InMemorySaver, same stream modes)", graph)
 	row("bridge runner in-process (graph + event mapping, no transport)", bridge)
 	row("runner over go-plugin gRPC (what the host calls)", summarize(grpcTurns))
 	row("host runtime turn, memory store (request building, journal, store)", summarize(hostTurns))
@@ -143,7 +143,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		ms(bridge.p50-graph.p50), ms(g.p50-bridge.p50))
 	sc, ft := summarize(starts), summarize(firstTurns)
 	fmt.Fprintf(out, "\nCold start (spawn → framework import → handshake → health), %d starts: median %s (min %s, max %s); "+
-		"plus the first turn (opens the checkpoint database): median %s (target ≤ 2 s).\n",
+		"plus the first turn: median %s (target ≤ 2 s).\n",
 		len(starts), ms(sc.p50), ms(slices.Min(starts)), ms(slices.Max(starts)), ms(ft.p50))
 	return nil
 }
