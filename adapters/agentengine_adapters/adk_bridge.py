@@ -53,7 +53,7 @@ from google.genai import types
 
 from . import adk_session as proj
 from .config import Settings
-from .resume import Answer, parse_answers
+from .resume import Answer, host_resumes, parse_answers
 from .loader import EntryPointError, get_attr, import_module, module_description, parse_entry, prepare_sys_path
 
 log = logging.getLogger("agentengine_runner.adapters.adk")
@@ -252,8 +252,8 @@ class AdkRunner(Runner):
         if not answers:
             raise RunnerError("resume without an answer: payload.input holds no mcp_approval_response or function_call_output", INVALID_RESUME)
         pending = dict(self._pending.get(key, {}))
-        resume = payload.get("resume")
-        if isinstance(resume, Mapping):
+        # A restarted runner knows the pending approvals from the host's descriptions.
+        for resume in host_resumes(payload):
             described = Pending.from_resume(resume)
             if described is not None:
                 pending.setdefault(described.approval_id, described)

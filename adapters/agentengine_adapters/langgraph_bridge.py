@@ -163,9 +163,10 @@ class GraphRunner(Runner):
         a resume the thread of the run that paused."""
         prefix = session_thread + RUN_THREAD
         if request.is_resume:
-            described = _detail_thread(request.payload.get("resume"))
-            if described.startswith(prefix):
-                return described
+            for resume in res.host_resumes(request.payload):
+                described = _detail_thread(resume)
+                if described.startswith(prefix):
+                    return described
             if session_thread in self._paused:
                 return self._paused[session_thread]
             # A runner that did not pause the run: the run thread the host handed over.

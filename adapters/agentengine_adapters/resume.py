@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentengine_runner import RunnerError
@@ -69,18 +69,29 @@ def parse_answers(payload: Mapping[str, Any]) -> list[Answer]:
             pass
     items = raw if isinstance(raw, list) else [raw]
     answers = [a for a in (_answer(item) for item in items) if a is not None]
-    resume = payload.get("resume")
-    if isinstance(resume, Mapping):
-        if not answers:
-            answers = [_from_resume(resume)]
-        elif not answers[0].approval_id and resume.get("approval_request_id"):
-            # The host matched a function_call_output to its approval for us.
-            first = answers[0]
-            answers[0] = Answer(
-                str(resume["approval_request_id"]), first.call_id, first.approve, first.reason,
-                first.output, first.edited_args, first.raw,
-            )
+    described = host_resumes(payload)
+    if not answers:
+        return [_from_resume(r) for r in described]
+    for i, answer in enumerate(answers):
+        if answer.approval_id:
+            continue
+        # The host matched a function_call_output to its approval for us: by call id, or
+        # (answers the host described one each, in order) by position.
+        found = next((r for r in described if answer.call_id and str(r.get("call_id") or "") == answer.call_id), None)
+        if found is None and len(described) == len(answers):
+            found = described[i]
+        if found is not None and found.get("approval_request_id"):
+            answers[i] = replace(answer, approval_id=str(found["approval_request_id"]))
     return answers
+
+
+def host_resumes(payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The host's description of each answer (payload.resumes; payload.resume is the first)."""
+    resumes = payload.get("resumes")
+    if isinstance(resumes, list) and resumes:
+        return [r for r in resumes if isinstance(r, Mapping)]
+    resume = payload.get("resume")
+    return [resume] if isinstance(resume, Mapping) else []
 
 
 def _answer(item: Any) -> Answer | None:

@@ -54,6 +54,7 @@ FILE_FRAMEWORK = {
     "test_langchain.py": "langchain",
     "test_langgraph.py": "langgraph",
     "test_process.py": "langgraph",
+    "test_resume.py": "core",
     "test_runconfig.py": "core",
     "test_units.py": "langgraph",
 }
