@@ -8,6 +8,9 @@ import (
 	"github.com/agentengine/agentengine/host"
 )
 
+// accessOwner is KsADK's access mode of the agent's owner.
+const accessOwner = "Owner"
+
 type bootstrapRequest struct {
 	AgentID   string `json:"AgentId"`
 	SessionID string `json:"SessionId"`
@@ -93,18 +96,34 @@ type customUI struct {
 	Enabled bool `json:"Enabled"`
 }
 
+// workspaceFiles describes the workspace panel (KsADK's Data.WorkspaceFiles): the
+// owner of a local runtime may browse, upload and delete.
+type workspaceFiles struct {
+	Enabled        bool   `json:"Enabled"`
+	AccessMode     string `json:"AccessMode"`
+	MaxUploadBytes int64  `json:"MaxUploadBytes"`
+	SupportsDelete bool   `json:"SupportsDelete"`
+	RootLabel      string `json:"RootLabel"`
+	EntryAction    string `json:"EntryAction"`
+	UploadAction   string `json:"UploadAction"`
+	ContentPath    string `json:"ContentPath"`
+}
+
 type bootstrapPayload struct {
 	Agent        agentPayload   `json:"Agent"`
 	Agents       []agentPayload `json:"Agents"`
 	Modules      []string       `json:"Modules"`
 	Capabilities capabilities   `json:"Capabilities"`
-	CustomUI     customUI       `json:"CustomUI"`
-	APIFormats   []string       `json:"ApiFormats"`
-	HostedChat   hostedChat     `json:"HostedChat"`
-	Stream       bool           `json:"Stream"`
-	SessionID    *string        `json:"SessionId"`
-	SessionBack  sessionBackend `json:"SessionBackend"`
-	Model        modelRef       `json:"Model"`
+	// AccessMode is the caller's access to the agent: the local runtime's user owns it.
+	AccessMode     string          `json:"AccessMode"`
+	WorkspaceFiles *workspaceFiles `json:"WorkspaceFiles"`
+	CustomUI       customUI        `json:"CustomUI"`
+	APIFormats     []string        `json:"ApiFormats"`
+	HostedChat     hostedChat      `json:"HostedChat"`
+	Stream         bool            `json:"Stream"`
+	SessionID      *string         `json:"SessionId"`
+	SessionBack    sessionBackend  `json:"SessionBackend"`
+	Model          modelRef        `json:"Model"`
 }
 
 // bootstrap serves GetAgentUiBootstrap. Without AgentId it describes the only agent,
@@ -128,6 +147,12 @@ func (s *Surface) bootstrap(_ context.Context, _ *gin.Context, req *bootstrapReq
 	if req.SessionID != "" {
 		sid = &req.SessionID
 	}
+	var ws *workspaceFiles
+	if s.cfg.Features.WorkspaceFiles {
+		ws = &workspaceFiles{Enabled: true, AccessMode: accessOwner, MaxUploadBytes: s.cfg.Features.WorkspaceMaxUploadBytes,
+			SupportsDelete: true, RootLabel: "Workspace", EntryAction: "ListWorkspaceFiles", UploadAction: "AddWorkspaceFile",
+			ContentPath: Prefix + "GetWorkspaceFileContent"}
+	}
 	return bootstrapPayload{
 		Agent:   agentOf(a),
 		Agents:  list,
@@ -138,12 +163,16 @@ func (s *Surface) bootstrap(_ context.Context, _ *gin.Context, req *bootstrapReq
 			Approval:       true,
 			ApprovalPolicy: approvalPolicy{Modes: []string{"ask"}, DefaultMode: "ask"},
 			StopRun:        true,
-			RunLifecycle:   runLifecycle{Enabled: true, Resume: true, Abort: true},
-			Feedback:       true,
-			RenameSession:  true,
-			BuiltinTools:   []any{},
+			// Checkpoints are listed and previewed; ResumeRun starts no run (a checkpoint
+			// continues by an approval answer or a new turn), so CheckpointResume is off.
+			RunLifecycle:  runLifecycle{Enabled: true, Resume: true, Abort: true, Checkpoints: true, CheckpointResumePreview: true},
+			Feedback:      true,
+			RenameSession: true,
+			BuiltinTools:  []any{},
 		},
-		APIFormats: []string{"responses", "chat_completions"},
+		AccessMode:     accessOwner,
+		WorkspaceFiles: ws,
+		APIFormats:     []string{"responses", "chat_completions"},
 		HostedChat: hostedChat{PreferredTransport: "responses", Transports: []transport{{
 			Protocol: "responses", Runtime: "agentengine", Endpoint: "/v1/responses", Version: "v1",
 			Capabilities: transportAbility{Interrupt: true, Cancel: true},

@@ -11,24 +11,39 @@ type bootstrapData struct {
 	Agents       []struct{ AgentId string }
 	Capabilities struct {
 		Attachments, WorkspaceFiles, Approval, StopRun, ResumeRun, Thinking bool
-		RunLifecycle                                                        struct{ Enabled, Resume, Abort, Checkpoints bool }
-		ApprovalPolicy                                                      struct{ Modes []string }
+		RunLifecycle                                                        struct {
+			Enabled, Resume, Abort, Checkpoints, CheckpointResume, CheckpointResumePreview bool
+		}
+		ApprovalPolicy struct{ Modes []string }
 	}
 	ApiFormats     []string
 	SessionBackend struct{ Backend string }
 	Model          struct{ Id string }
 	SessionId      *string
+	AccessMode     string
+	WorkspaceFiles *struct {
+		Enabled, SupportsDelete bool
+		AccessMode, ContentPath string
+		MaxUploadBytes          int64
+	}
 }
 
 func TestBootstrap(t *testing.T) {
 	e := newEnv(t)
 	var d bootstrapData
 	e.must("GetAgentUiBootstrap", map[string]any{"SessionId": "s1"}, &d)
+	if d.WorkspaceFiles != nil {
+		t.Errorf("WorkspaceFiles without the workspace actions: %+v", d.WorkspaceFiles)
+	}
 	if d.Agent.AgentId != "echo" || d.Agent.Framework != "go" || d.Agent.Description == "" {
 		t.Errorf("Agent %+v", d.Agent)
 	}
 	c := d.Capabilities
-	if !c.StopRun || !c.Approval || c.Attachments || c.WorkspaceFiles || c.ResumeRun || c.RunLifecycle.Checkpoints || !c.RunLifecycle.Resume {
+	if !c.StopRun || !c.Approval || c.Attachments || c.WorkspaceFiles || c.ResumeRun || !c.RunLifecycle.Resume {
+		t.Errorf("capabilities %+v", c)
+	}
+	// Checkpoints are listed and previewed; ResumeRun resumes nothing in place.
+	if lc := c.RunLifecycle; !lc.Checkpoints || !lc.CheckpointResumePreview || lc.CheckpointResume {
 		t.Errorf("capabilities %+v", c)
 	}
 	if len(d.ApiFormats) != 2 || d.ApiFormats[0] != "responses" || d.ApiFormats[1] != "chat_completions" {
@@ -45,6 +60,11 @@ func TestBootstrap(t *testing.T) {
 	e2.must("GetAgentUiBootstrap", map[string]any{}, &d)
 	if !d.Capabilities.Attachments || !d.Capabilities.WorkspaceFiles {
 		t.Errorf("features %+v", d.Capabilities)
+	}
+	// KsADK's UI shows the Workspace button from Data.WorkspaceFiles and AccessMode.
+	if w := d.WorkspaceFiles; w == nil || !w.Enabled || w.AccessMode != "Owner" || d.AccessMode != "Owner" ||
+		w.MaxUploadBytes != 100<<20 || !w.SupportsDelete || w.ContentPath != actions.Prefix+"GetWorkspaceFileContent" {
+		t.Errorf("WorkspaceFiles %+v, AccessMode %q", w, d.AccessMode)
 	}
 
 	wantError(t, e.post("GetAgentUiBootstrap", map[string]any{"AgentId": "nobody"}), 404, actions.CodeNotFound, "nobody")

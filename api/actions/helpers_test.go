@@ -48,6 +48,7 @@ type envOptions struct {
 	maxBody   int64
 	store     session.Store // default: a memory store
 	compact   host.CompactionPolicy
+	runner    pluginsdk.Runner // default: a new echo agent per name
 }
 
 func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
@@ -59,7 +60,11 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	var agents []host.Agent
 	var stops []func()
 	for _, name := range o.agents {
-		client, stop := pluginsdk.ServeInProcess(echo.New())
+		var r pluginsdk.Runner = echo.New()
+		if o.runner != nil {
+			r = o.runner
+		}
+		client, stop := pluginsdk.ServeInProcess(r)
 		stops = append(stops, stop)
 		agents = append(agents, host.Agent{Name: name, Runner: client, Framework: "go", Description: "echo agent " + name})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentengine/agentengine/api/openai"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/host/workspace"
 )
 
 // Prefix is the path prefix of every action.
@@ -48,6 +49,9 @@ type Features struct {
 	Attachments bool
 	// WorkspaceFiles: the workspace file actions are mounted.
 	WorkspaceFiles bool
+	// WorkspaceMaxUploadBytes is the workspace's limit of one file (default
+	// workspace.DefaultMaxUploadBytes).
+	WorkspaceMaxUploadBytes int64
 }
 
 // Surface serves the actions. It holds no mutable state.
@@ -83,6 +87,9 @@ func New(cfg Config) (*Surface, error) {
 	if cfg.SessionBackend == "" {
 		cfg.SessionBackend = "local"
 	}
+	if cfg.Features.WorkspaceMaxUploadBytes <= 0 {
+		cfg.Features.WorkspaceMaxUploadBytes = workspace.DefaultMaxUploadBytes
+	}
 	oa, err := openai.New(openai.Config{Runtime: cfg.Runtime, Logger: cfg.Logger, KeepAlive: cfg.KeepAlive, MaxBodyBytes: cfg.MaxBodyBytes})
 	if err != nil {
 		return nil, err
@@ -112,6 +119,10 @@ func (s *Surface) Register(r gin.IRouter) {
 	r.POST(Prefix+"GetResponseFeedback", handle(s, "GetResponseFeedback", s.getFeedback))
 	r.POST(Prefix+"UpsertResponseFeedback", handle(s, "UpsertResponseFeedback", s.upsertFeedback))
 	r.POST(Prefix+"DeleteResponseFeedback", handle(s, "DeleteResponseFeedback", s.deleteFeedback))
+	r.POST(Prefix+"ListSessionCheckpoints", handle(s, "ListSessionCheckpoints", s.listCheckpoints))
+	r.POST(Prefix+"GetCheckpointResumePreview", handle(s, "GetCheckpointResumePreview", s.previewCheckpoint))
+	r.POST(Prefix+"ResumeRun", handle(s, "ResumeRun", s.resumeRun))
+	r.POST(Prefix+"ListToolReceipts", handle(s, "ListToolReceipts", s.listReceipts))
 	r.GET(Prefix+"SubscribeRunEvents", s.subscribe)
 }
 
@@ -122,7 +133,8 @@ func methodOf(action string) string {
 		return http.MethodGet
 	case "GetAgentUiBootstrap", "ListAgentModels", "CreateSession", "ListSessions", "GetSession",
 		"DeleteSession", "RenameSession", "ListSessionEvents", "ListSessionMessages", "RunAgent",
-		"CancelRun", "GetResponseFeedback", "UpsertResponseFeedback", "DeleteResponseFeedback":
+		"CancelRun", "GetResponseFeedback", "UpsertResponseFeedback", "DeleteResponseFeedback",
+		"ListSessionCheckpoints", "GetCheckpointResumePreview", "ResumeRun", "ListToolReceipts":
 		return http.MethodPost
 	}
 	return ""
