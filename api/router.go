@@ -38,6 +38,10 @@ type Config struct {
 	// AllowedOrigins lists browser origins ("http://localhost:5173") allowed to call
 	// the API cross-origin; "*" allows any. Same-origin requests are always allowed.
 	AllowedOrigins []string
+	// LoopbackOrigins also allows every loopback origin (http://127.0.0.1, localhost,
+	// [::1], any port), for a server bound to loopback: such pages (a UI's dev server)
+	// run on the same machine.
+	LoopbackOrigins bool
 	// AllowedHosts lists extra Host header names (without port) accepted besides the
 	// loopback names; "*" accepts any (for deployments behind a trusted proxy).
 	AllowedHosts []string

@@ -107,6 +107,11 @@ func sameOrigin(origin, host string) bool {
 }
 
 func (g *guard) originAllowed(origin string) bool {
+	if g.cfg.LoopbackOrigins {
+		if u, err := url.Parse(origin); err == nil && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackName(strings.ToLower(u.Hostname())) {
+			return true
+		}
+	}
 	for _, a := range g.cfg.AllowedOrigins {
 		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
 			return true

@@ -83,3 +83,50 @@ func TestMiddlewareErrorsUseEnvelope(t *testing.T) {
 	r := e.post("ListSessions", map[string]any{"AgentId": "echo"}, "Origin", "https://evil.example")
 	wantError(t, r, http.StatusForbidden, actions.CodeForbidden)
 }
+
+// TestLoopbackOrigins: a UI served from its own dev server on this machine
+// (http://127.0.0.1:5173, as ksadk-web's is) may call the actions of a server bound to
+// loopback; other origins still need to be allowed by name.
+func TestLoopbackOrigins(t *testing.T) {
+	loopback := newEnv(t, func(o *envOptions) { o.router.LoopbackOrigins = true })
+	strict := newEnv(t)
+	named := newEnv(t, func(o *envOptions) {
+		o.router.LoopbackOrigins = true
+		o.router.AllowedOrigins = []string{"https://ui.example"}
+	})
+	body := map[string]any{"AgentId": "echo"}
+	for _, tc := range []struct {
+		name   string
+		e      *env
+		origin string
+		status int
+	}{
+		{"vite dev server", loopback, "http://127.0.0.1:5173", 200},
+		{"localhost", loopback, "http://localhost:3000", 200},
+		{"ipv6 loopback", loopback, "http://[::1]:5173", 200},
+		{"https localhost", loopback, "https://localhost", 200},
+		{"other site", loopback, "https://evil.example", 403},
+		{"loopback look-alike", loopback, "http://127.0.0.1.evil.example", 403},
+		{"opaque origin", loopback, "null", 403},
+		{"not bound to loopback", strict, "http://127.0.0.1:5173", 403},
+		{"allowed by name", named, "https://ui.example", 200},
+		{"not named", named, "https://other.example", 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.e.post("ListSessions", body, "Origin", tc.origin)
+			if tc.status != 200 {
+				wantError(t, r, tc.status, actions.CodeForbidden, "")
+				return
+			}
+			if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != tc.origin {
+				t.Errorf("%d %s, Access-Control-Allow-Origin %q", r.status, r.raw, r.header.Get("Access-Control-Allow-Origin"))
+			}
+		})
+	}
+	// The preflight of a POST with a JSON body is answered too.
+	pre := loopback.do("OPTIONS", actions.Prefix+"RunAgent", nil, "Origin", "http://127.0.0.1:5173", "Access-Control-Request-Method", "POST",
+		"Access-Control-Request-Headers", "content-type")
+	if pre.status != 204 || pre.header.Get("Access-Control-Allow-Origin") != "http://127.0.0.1:5173" {
+		t.Errorf("preflight %d %v", pre.status, pre.header)
+	}
+}

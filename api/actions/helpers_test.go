@@ -49,6 +49,7 @@ type envOptions struct {
 	store     session.Store // default: a memory store
 	compact   host.CompactionPolicy
 	runner    pluginsdk.Runner // default: a new echo agent per name
+	router    api.Config       // router options besides the runtime and surfaces
 }
 
 func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
@@ -84,7 +85,9 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	router := api.NewRouter(api.Config{Runtime: rt, Surfaces: []api.Surface{surface}, MaxBodyBytes: o.maxBody})
+	rc := o.router
+	rc.Runtime, rc.Surfaces, rc.MaxBodyBytes = rt, []api.Surface{surface}, o.maxBody
+	router := api.NewRouter(rc)
 	e := &env{t: t, store: store, rt: rt, router: router}
 	e.srv = httptest.NewServer(router)
 	t.Cleanup(func() {

@@ -62,7 +62,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.IntVarP(&o.port, "port", "p", 8080, "port to listen on (0 picks a free one)")
 	f.BoolVarP(&o.interactive, "interactive", "i", false, "chat with the (first) agent in this terminal instead of serving HTTP")
 	f.StringVar(&o.token, "token", "", "bearer token clients must send (required for non-loopback binds); also AGENTENGINE_TOKEN")
-	f.StringSliceVar(&o.origins, "allow-origin", nil, "browser origins allowed to call the API (cross-origin requests are rejected otherwise)")
+	f.StringSliceVar(&o.origins, "allow-origin", nil, "browser origins allowed to call the API (other cross-origin requests are rejected; loopback origins are allowed while --host is loopback)")
 	f.Int64Var(&o.maxBody, "max-body-bytes", 32<<20, "largest accepted request body")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&o.logJSON, "log-json", false, "write logs as JSON lines")
@@ -141,7 +141,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 			files.NewSurface(files.Deps{Uploads: st.uploads, Workspaces: st.workspaces, Logger: log.Named("files")}),
 		},
 		AllowedOrigins: o.origins,
-		AuthToken:      o.token,
+		// Bound to loopback, pages of this machine (a UI's dev server) may call the API.
+		LoopbackOrigins: isLoopback(o.host),
+		AuthToken:       o.token,
 	})
 	web.Register(router)
 	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
