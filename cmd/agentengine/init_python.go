@@ -27,7 +27,8 @@ type pythonScaffold struct {
 
 func pythonScaffolds() map[string]pythonScaffold {
 	// langchain-openai and litellm are imported only with OPENAI_API_KEY set, but listed so
-	// that setting the key is all it takes. No checkpointer packages: the graphs have none.
+	// that setting the key is all it takes; litellm's [mcp] extra because litellm imports
+	// mcp whenever the model is given tools. No checkpointer packages: the graphs have none.
 	langchainFamily := "langchain_offline_model.py"
 	return map[string]pythonScaffold{
 		"langgraph": {"LangGraph", "agent.py:graph", langchainFamily,
@@ -37,7 +38,7 @@ func pythonScaffolds() map[string]pythonScaffold {
 		"deepagents": {"DeepAgents", "agent.py:agent", langchainFamily,
 			[]string{"deepagents>=0.2", "langchain-core>=1.0", "langchain-openai>=1.0"}},
 		"adk": {"Google ADK", "agent.py:root_agent", "adk_offline_model.py",
-			[]string{"google-adk>=1.34", "litellm>=1.84"}},
+			[]string{"google-adk>=1.34", "litellm[mcp]>=1.84"}},
 	}
 }
 

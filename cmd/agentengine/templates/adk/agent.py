@@ -16,6 +16,8 @@ from google.adk.tools import FunctionTool, ToolContext
 
 def adk_model():
     if os.environ.get("OPENAI_API_KEY"):
+        # litellm's bundled model list, instead of downloading one each time it is imported.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         from google.adk.models.lite_llm import LiteLlm
 
         return LiteLlm(
