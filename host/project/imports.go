@@ -121,6 +121,17 @@ func scanImports(path string) []Import {
 	sc.Buffer(make([]byte, 64<<10), maxScanFileSize)
 	n := 0
 	inString := false
+	// open is the module of a `from m import (` whose names continue on later lines.
+	open, openLine := "", 0
+	names := func(module, list string, line int) {
+		for _, name := range strings.Split(list, ",") {
+			name, _, _ = strings.Cut(strings.TrimSpace(name), " ")
+			name = strings.Trim(name, "()\\ ")
+			if isIdent(name) {
+				out = append(out, Import{Module: module + "." + name, Line: line})
+			}
+		}
+	}
 	for sc.Scan() {
 		n++
 		line := sc.Text()
@@ -132,14 +143,19 @@ func scanImports(path string) []Import {
 		if inString {
 			continue
 		}
+		if open != "" {
+			list, _, _ := strings.Cut(line, "#")
+			names(open, list, openLine)
+			if strings.Contains(list, ")") {
+				open = ""
+			}
+			continue
+		}
 		if m := fromImport.FindStringSubmatch(line); m != nil {
 			out = append(out, Import{Module: m[1], Line: n})
-			for _, name := range strings.Split(m[2], ",") {
-				name, _, _ = strings.Cut(strings.TrimSpace(name), " ")
-				name = strings.Trim(name, "()\\ ")
-				if isIdent(name) {
-					out = append(out, Import{Module: m[1] + "." + name, Line: n})
-				}
+			names(m[1], m[2], n)
+			if code, _, _ := strings.Cut(line, "#"); strings.Contains(code, "(") && !strings.Contains(code, ")") {
+				open, openLine = m[1], n
 			}
 			continue
 		}

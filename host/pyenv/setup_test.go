@@ -108,6 +108,8 @@ func TestHints(t *testing.T) {
 			[]string{"litellm", "python-dotenv"}},
 		{"LiteLlm from google.adk.models", map[string]string{"requirements.txt": "google-adk\npython-dotenv\n", "agent.py": "from google.adk.models import Gemini, LiteLlm\n"},
 			[]string{"litellm"}},
+		{"LiteLlm in a parenthesized import", map[string]string{"requirements.txt": "google-adk\npython-dotenv\n", "agent.py": "from google.adk.models import (  # models\n    Gemini,\n    LiteLlm,\n)\n"},
+			[]string{"litellm"}},
 		{"ksadk with the adk extra provides them", map[string]string{"requirements.txt": "ksadk[adk]>=0.7.0\n", "agent.py": adkAgent + "from langchain_openai import ChatOpenAI\n"},
 			[]string{"langchain-openai"}},
 		{"ksadk base provides dotenv, not litellm", map[string]string{"requirements.txt": "ksadk>=0.7.0\n", "agent.py": adkAgent},
