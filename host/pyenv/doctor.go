@@ -91,6 +91,10 @@ func Doctor(ctx context.Context, dir string, opt DoctorOptions) Report {
 		return r
 	}
 	r.add(Check{Name: "interpreter", OK: true, Detail: fmt.Sprintf("%s (%s)", in.Path, in.Source)})
+	if in.Source == project.SourceConfig && in.Venv == "" && !isEnvPrefix(in.Path) {
+		// setup installs only into a virtualenv: `python:` must name one first.
+		setup = fmt.Sprintf("set `python: .venv` in %s, then run `%s`", rel(p.Dir, p.ConfigPath), setup)
+	}
 
 	v, err := PythonVersion(ctx, in.Path)
 	switch {

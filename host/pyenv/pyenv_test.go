@@ -203,6 +203,13 @@ func TestDoctor(t *testing.T) {
 			want:    map[string]bool{"config": true, "interpreter": true, "python version": true, "environment": true, "requirements": true, "imports": false, "grpcio": true, "entry point": false},
 			fixes:   map[string]string{"imports": "/.venv/bin/python3 -m pip install python-dotenv"},
 		},
+		{
+			name: "python: names a system interpreter: the fix makes a virtualenv first",
+			files: map[string]string{"agentengine.yaml": yaml + "python: tools/bin/python3\n", "agent.py": "graph = 1\n",
+				"tools/bin/python3": strings.Replace(fakePython, "%s", "3.11.7", 1), "requirements.txt": "aiosqlite==0.22.1\n"},
+			want:  map[string]bool{"config": true, "interpreter": true, "python version": true, "environment": true, "requirements": false, "grpcio": true, "entry point": false},
+			fixes: map[string]string{"requirements": "set `python: .venv` in agentengine.yaml, then run `agentengine setup "},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
