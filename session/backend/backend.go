@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
+	"github.com/agentengine/agentengine/session/postgres"
 	"github.com/agentengine/agentengine/session/sqlite"
 )
 
@@ -29,6 +32,11 @@ const (
 	EnvDSN          = "KSADK_SESSION_DSN"
 	EnvPath         = "KSADK_STM_PATH"
 	EnvPathAlias    = "KSADK_STM_DB_PATH"
+	// Postgres pool and replica settings (agentengine's own).
+	EnvMaxConns         = "AGENTENGINE_SESSION_MAX_CONNS"
+	EnvStatementTimeout = "AGENTENGINE_SESSION_STATEMENT_TIMEOUT"
+	EnvLeaseTTL         = "AGENTENGINE_REPLICA_LEASE"
+	EnvReplicaID        = "AGENTENGINE_REPLICA_ID"
 )
 
 // DefaultPath is the local database's path relative to the project directory.
@@ -46,7 +54,16 @@ type Config struct {
 	// DefaultPath under ProjectDir.
 	Path string
 	// DSN is the postgres connection string; empty consults KSADK_SESSION_DSN.
-	DSN        string
+	DSN string
+	// MaxConns bounds the postgres connection pool (0: AGENTENGINE_SESSION_MAX_CONNS,
+	// else postgres.DefaultMaxConns).
+	MaxConns int
+	// StatementTimeout bounds every postgres statement (0: the environment's
+	// AGENTENGINE_SESSION_STATEMENT_TIMEOUT, else postgres.DefaultStatementTimeout).
+	StatementTimeout time.Duration
+	// Tool opens a postgres store for a command that serves no runs (migrate, sessions):
+	// it takes no replica lease.
+	Tool       bool
 	ProjectDir string
 	// Getenv reads the environment (pass os.Getenv); nil ignores it, so tests and
 	// embedders decide exactly what is visible.
@@ -60,6 +77,13 @@ type Selection struct {
 	DSN     string // Postgres only
 	// Source says where Backend came from (a field, an env var or "default"), for errors.
 	Source string
+	// DSNSource says where DSN came from (Config.DSN or KSADK_SESSION_DSN).
+	DSNSource string
+	// Postgres options resolved from Config and the environment.
+	MaxConns         int
+	StatementTimeout time.Duration
+	LeaseTTL         time.Duration
+	ReplicaID        string
 }
 
 // Select resolves cfg without opening anything.
@@ -72,9 +96,9 @@ func Select(cfg Config) (Selection, error) {
 	if err != nil {
 		return Selection{}, err
 	}
-	dsn := strings.TrimSpace(cfg.DSN)
+	dsn, dsnSource := strings.TrimSpace(cfg.DSN), "Config.DSN"
 	if dsn == "" {
-		dsn = strings.TrimSpace(getenv(EnvDSN))
+		dsn, dsnSource = strings.TrimSpace(getenv(EnvDSN)), EnvDSN
 	}
 	if name == "" {
 		// A configured DSN means a shared store was intended: falling back to a local
@@ -104,12 +128,48 @@ func Select(cfg Config) (Selection, error) {
 		if dsn == "" {
 			return Selection{}, fmt.Errorf("session backend postgres (from %s) needs a DSN: set %s", source, EnvDSN)
 		}
-		sel.DSN = dsn
+		sel.DSN, sel.DSNSource = dsn, dsnSource
+		if err := pgOptions(cfg, getenv, &sel); err != nil {
+			return Selection{}, err
+		}
 	default:
 		return Selection{}, fmt.Errorf("session backend %q from %s is unknown: use %s, %s (or sqlite) or %s",
 			name, source, Memory, Local, Postgres)
 	}
 	return sel, nil
+}
+
+// pgOptions resolves the postgres pool and replica settings; a malformed value is an
+// error naming its variable.
+func pgOptions(cfg Config, getenv func(string) string, sel *Selection) error {
+	sel.MaxConns, sel.StatementTimeout = cfg.MaxConns, cfg.StatementTimeout
+	if v := strings.TrimSpace(getenv(EnvMaxConns)); v != "" && sel.MaxConns == 0 {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s=%q: want a positive number of connections", EnvMaxConns, v)
+		}
+		sel.MaxConns = n
+	}
+	dur := func(name string, dst *time.Duration) error {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" || *dst != 0 {
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s=%q: want a positive duration such as 30s", name, v)
+		}
+		*dst = d
+		return nil
+	}
+	if err := dur(EnvStatementTimeout, &sel.StatementTimeout); err != nil {
+		return err
+	}
+	if err := dur(EnvLeaseTTL, &sel.LeaseTTL); err != nil {
+		return err
+	}
+	sel.ReplicaID = strings.TrimSpace(getenv(EnvReplicaID))
+	return nil
 }
 
 // pick returns the explicit value if set, else the first env var that is set; two
@@ -154,7 +214,16 @@ func Open(ctx context.Context, cfg Config) (session.Store, error) {
 		}
 		return st, nil
 	default: // Postgres; Select rejects anything else
-		return nil, fmt.Errorf("postgres backend is not available in this build (selected by %s; set %s=%s or %s): %w",
-			sel.Source, EnvBackend, Local, Memory, ErrUnavailable)
+		opts := []postgres.Option{postgres.WithMaxConns(sel.MaxConns), postgres.WithStatementTimeout(sel.StatementTimeout),
+			postgres.WithLeaseTTL(sel.LeaseTTL), postgres.WithReplicaID(sel.ReplicaID)}
+		if cfg.Tool {
+			opts = append(opts, postgres.WithoutCluster())
+		}
+		st, err := postgres.Open(ctx, sel.DSN, opts...)
+		if err != nil {
+			// Never a fall back to another backend: the sessions would silently split.
+			return nil, fmt.Errorf("postgres session backend (DSN from %s): %w", sel.DSNSource, err)
+		}
+		return st, nil
 	}
 }

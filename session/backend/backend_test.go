@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,12 +53,14 @@ func TestSelect(t *testing.T) {
 		{name: "memory needs no path", cfg: Config{Backend: "memory"},
 			want: Selection{Backend: Memory, Source: "Config.Backend"}},
 		{name: "postgres", cfg: Config{}, env: map[string]string{EnvBackend: "postgres", EnvDSN: "postgres://h/db"},
-			want: Selection{Backend: Postgres, DSN: "postgres://h/db", Source: EnvBackend}},
+			want: Selection{Backend: Postgres, DSN: "postgres://h/db", Source: EnvBackend, DSNSource: EnvDSN}},
 		{name: "dsn alone means postgres", cfg: Config{ProjectDir: proj}, env: map[string]string{EnvDSN: "postgres://h/db"},
-			want: Selection{Backend: Postgres, DSN: "postgres://h/db", Source: EnvDSN}},
+			want: Selection{Backend: Postgres, DSN: "postgres://h/db", Source: EnvDSN, DSNSource: EnvDSN}},
 		{name: "explicit local beats a dsn", cfg: Config{Backend: "local", ProjectDir: proj}, env: map[string]string{EnvDSN: "postgres://h/db"},
 			want: Selection{Backend: Local, Path: def, Source: "Config.Backend"}},
 		{name: "postgres without dsn", cfg: Config{Backend: "postgres"}, wantErr: EnvDSN},
+		{name: "postgres bad pool size", cfg: Config{Backend: "postgres"}, env: map[string]string{EnvDSN: "postgres://h/db", EnvMaxConns: "many"}, wantErr: EnvMaxConns},
+		{name: "postgres bad statement timeout", cfg: Config{Backend: "postgres"}, env: map[string]string{EnvDSN: "postgres://h/db", EnvStatementTimeout: "-3s"}, wantErr: EnvStatementTimeout},
 		{name: "unknown from env", cfg: Config{ProjectDir: proj}, env: map[string]string{EnvBackend: "redis"},
 			wantErr: `session backend "redis" from KSADK_SESSION_BACKEND is unknown: use memory, local (or sqlite) or postgres`},
 		{name: "unknown from config", cfg: Config{Backend: "mongo"}, wantErr: "Config.Backend"},
@@ -111,9 +112,14 @@ func TestOpen(t *testing.T) {
 		t.Errorf("default database not created: %v", err)
 	}
 
-	_, err = Open(ctx, Config{Getenv: envOf(map[string]string{EnvDSN: "postgres://h/db"})})
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "postgres backend is not available in this build") {
-		t.Errorf("postgres Open = %v", err)
+	// An unreachable server is an error naming the variable, never another backend.
+	_, err = Open(ctx, Config{Getenv: envOf(map[string]string{EnvDSN: "postgres://nobody@127.0.0.1:1/db?connect_timeout=2"})})
+	if err == nil || !strings.Contains(err.Error(), EnvDSN) {
+		t.Errorf("postgres Open of an unreachable server = %v", err)
+	}
+	_, err = Open(ctx, Config{Getenv: envOf(map[string]string{EnvDSN: "postgres://h:notaport/db"})})
+	if err == nil || !strings.Contains(err.Error(), EnvDSN) || !strings.Contains(err.Error(), "invalid DSN") {
+		t.Errorf("postgres Open of a malformed DSN = %v", err)
 	}
 	_, err = Open(ctx, Config{Backend: "nope"})
 	if err == nil || !strings.Contains(err.Error(), "unknown") {

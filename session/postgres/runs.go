@@ -1,0 +1,219 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/internal/core"
+)
+
+const runCols = `invocation_id, response_id, app_id, user_id, session_id, status, deleted, meta, created_at, updated_at`
+
+// StartRun records an in-progress run, owned by this replica, and appends its opening
+// events in one transaction.
+func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session.NewEvent) ([]session.Event, error) {
+	run, err := core.NewRun(run)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := core.Prepare(events, run.InvocationID)
+	if err != nil {
+		return nil, err
+	}
+	var out []session.Event
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		r, err := lookup(ctx, tx, run.Key, true)
+		if err != nil {
+			return err
+		}
+		now := s.now(&r)
+		// The partial unique index runs_in_progress rejects a second in-progress run
+		// whichever replica starts it; ON CONFLICT DO NOTHING keeps the transaction
+		// usable to tell which constraint it was.
+		tag, err := tx.Exec(ctx, `INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
+			session_id, status, meta, owner, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) ON CONFLICT DO NOTHING`,
+			r.pk, esc(run.InvocationID), nullable(esc(run.ResponseID)), esc(run.Key.App), esc(run.Key.User), esc(run.Key.ID),
+			run.Status, nullableJSON(run.Meta), s.replicaID(), ns(now))
+		if err != nil {
+			return fmt.Errorf("start run %q: %w", run.InvocationID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			var active string
+			err := tx.QueryRow(ctx, `SELECT invocation_id FROM runs WHERE session_pk = $1 AND status = 'in_progress'`,
+				r.pk).Scan(&active)
+			switch {
+			case err == nil:
+				return fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, unesc(active))
+			case !errors.Is(err, pgx.ErrNoRows):
+				return fmt.Errorf("start run %q: %w", run.InvocationID, err)
+			}
+			return fmt.Errorf("run %q (response %q): %w", run.InvocationID, run.ResponseID, session.ErrExists)
+		}
+		b := &pgx.Batch{}
+		out, err = s.appendEvents(b, &r, ps)
+		if err != nil {
+			return err
+		}
+		return sendBatch(ctx, tx, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FinishRun sets the run's terminal status and appends its closing events in one
+// transaction.
+func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, status string, events ...session.NewEvent) ([]session.Event, error) {
+	if err := core.CheckFinish(key, invocationID, status); err != nil {
+		return nil, err
+	}
+	ps, err := core.Prepare(events, invocationID)
+	if err != nil {
+		return nil, err
+	}
+	var out []session.Event
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		r, err := lookup(ctx, tx, key, true)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE runs SET status = $1, updated_at = $2
+			WHERE session_pk = $3 AND invocation_id = $4 AND status = 'in_progress'`,
+			status, ns(s.now(&r)), r.pk, esc(invocationID))
+		if err != nil {
+			return fmt.Errorf("finish run %q: %w", invocationID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			var cur string
+			err := tx.QueryRow(ctx, `SELECT status FROM runs WHERE session_pk = $1 AND invocation_id = $2`,
+				r.pk, esc(invocationID)).Scan(&cur)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
+			}
+			if err != nil {
+				return fmt.Errorf("finish run %q: %w", invocationID, err)
+			}
+			return fmt.Errorf("%w: run %q is already %s", session.ErrInvalid, invocationID, cur)
+		}
+		b := &pgx.Batch{}
+		out, err = s.appendEvents(b, &r, ps)
+		if err != nil {
+			return err
+		}
+		return sendBatch(ctx, tx, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func scanRun(sc pgx.Row) (session.Run, error) {
+	var (
+		r                session.Run
+		resp, meta       *string
+		created, updated int64
+	)
+	err := sc.Scan(&r.InvocationID, &resp, &r.Key.App, &r.Key.User, &r.Key.ID, &r.Status, &r.Deleted, &meta,
+		&created, &updated)
+	if resp != nil {
+		r.ResponseID = *resp
+	}
+	if meta != nil {
+		r.Meta = json.RawMessage(*meta)
+	}
+	r.CreatedAt, r.UpdatedAt = fromNS(created), fromNS(updated)
+	r.InvocationID, r.ResponseID = unesc(r.InvocationID), unesc(r.ResponseID)
+	r.Key = session.Key{App: unesc(r.Key.App), User: unesc(r.Key.User), ID: unesc(r.Key.ID)}
+	return r, err
+}
+
+// GetRun returns a run of the session by invocation id (deleted responses included).
+func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string) (session.Run, error) {
+	if err := core.ValidKey(key); err != nil {
+		return session.Run{}, err
+	}
+	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM runs
+		WHERE session_pk = (SELECT pk FROM sessions WHERE app_id = $1 AND user_id = $2 AND id = $3)
+		AND invocation_id = $4`, esc(key.App), esc(key.User), esc(key.ID), esc(invocationID)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read run %q: %w", invocationID, err)
+	}
+	return r, nil
+}
+
+func checkResponseArgs(user, responseID string) error {
+	if user == "" || responseID == "" {
+		return fmt.Errorf("%w: response lookup needs user and response id", session.ErrInvalid)
+	}
+	return nil
+}
+
+// GetRunByResponseID finds the user's run by response id; deleted ones are ErrNotFound.
+func (s *Store) GetRunByResponseID(ctx context.Context, user, responseID string) (session.Run, error) {
+	if err := checkResponseArgs(user, responseID); err != nil {
+		return session.Run{}, err
+	}
+	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM runs
+		WHERE response_id = $1 AND user_id = $2 AND NOT deleted`, esc(responseID), esc(user)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fmt.Errorf("response %q: %w", responseID, session.ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read response %q: %w", responseID, err)
+	}
+	return r, nil
+}
+
+// DeleteRunResponse hides the run from response lookups; a second delete is ErrNotFound.
+func (s *Store) DeleteRunResponse(ctx context.Context, user, responseID string) error {
+	if err := checkResponseArgs(user, responseID); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE runs SET deleted = true, updated_at = $1
+		WHERE response_id = $2 AND user_id = $3 AND NOT deleted`, ns(s.clock.Now()), esc(responseID), esc(user))
+	if err != nil {
+		return fmt.Errorf("delete response %q: %w", responseID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("response %q: %w", responseID, session.ErrNotFound)
+	}
+	return nil
+}
+
+// ActiveRuns lists every in-progress run, oldest first. With several replicas that
+// includes runs other replicas are executing: the host must not treat them as orphans
+// (see RunOwner).
+func (s *Store) ActiveRuns(ctx context.Context) ([]session.Run, error) {
+	return s.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'in_progress' ORDER BY created_at, pk`)
+}
+
+func (s *Store) queryRuns(ctx context.Context, sql string, args ...any) ([]session.Run, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	out := []session.Run{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}

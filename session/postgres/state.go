@@ -1,0 +1,45 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/internal/core"
+)
+
+// State returns the session's three state tiers, read by one statement (one snapshot).
+func (s *Store) State(ctx context.Context, key session.Key) (session.State, error) {
+	if err := core.ValidKey(key); err != nil {
+		return session.State{}, err
+	}
+	var sess, app, user []byte
+	err := s.pool.QueryRow(ctx, `SELECT s.state,
+			coalesce((SELECT state FROM app_state WHERE app_id = $1), '{}'),
+			coalesce((SELECT state FROM user_state WHERE app_id = $1 AND user_id = $2), '{}')
+		FROM sessions s WHERE s.app_id = $1 AND s.user_id = $2 AND s.id = $3`,
+		esc(key.App), esc(key.User), esc(key.ID)).Scan(&sess, &app, &user)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return session.State{}, fmt.Errorf("session %q: %w", key.ID, session.ErrNotFound)
+	}
+	if err != nil {
+		return session.State{}, fmt.Errorf("session state of %q: %w", key.ID, err)
+	}
+	var out session.State
+	for _, t := range []struct {
+		raw []byte
+		dst *map[string]any
+	}{{sess, &out.Session}, {app, &out.App}, {user, &out.User}} {
+		if err := json.Unmarshal(t.raw, t.dst); err != nil {
+			return session.State{}, fmt.Errorf("session state of %q: stored state is corrupt: %w", key.ID, err)
+		}
+		if *t.dst == nil {
+			*t.dst = map[string]any{}
+		}
+	}
+	return out, nil
+}
