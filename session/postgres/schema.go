@@ -168,3 +168,28 @@ func Migrate(ctx context.Context, conn *pgx.Conn) (from int, err error) {
 	}
 	return from, nil
 }
+
+// MigrateDSN connects to dsn and migrates its schema; it returns the version found and
+// the version now in place.
+func MigrateDSN(ctx context.Context, dsn string, opts ...Option) (from, to int, err error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	pc, err := poolConfig(dsn, cfg)
+	if err != nil {
+		return 0, 0, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, cfg.connectTimeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, pc.ConnConfig)
+	if err != nil {
+		return 0, 0, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	from, err = Migrate(ctx, conn)
+	if err != nil {
+		return from, from, err
+	}
+	return from, SchemaVersion, nil
+}

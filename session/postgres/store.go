@@ -55,6 +55,11 @@ type config struct {
 	cluster          bool
 }
 
+func defaultConfig() config {
+	return config{maxConns: DefaultMaxConns, statementTimeout: DefaultStatementTimeout,
+		connectTimeout: DefaultConnectTimeout, leaseTTL: DefaultLeaseTTL, migrate: true, cluster: true}
+}
+
 // Option configures Open.
 type Option func(*config)
 
@@ -112,8 +117,7 @@ func WithoutCluster() Option { return func(c *config) { c.cluster = false } }
 // Open connects to the database at dsn, migrates it and, unless WithoutCluster, joins
 // the cluster of replicas (a lease renewed in the background, the relay's listener).
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
-	cfg := config{maxConns: DefaultMaxConns, statementTimeout: DefaultStatementTimeout,
-		connectTimeout: DefaultConnectTimeout, leaseTTL: DefaultLeaseTTL, migrate: true, cluster: true}
+	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
 	}
