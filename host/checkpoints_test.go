@@ -201,3 +201,41 @@ func TestEveryResumeAnswerIsSent(t *testing.T) {
 		t.Fatalf("resume = %+v, want the first answer", p.Resume)
 	}
 }
+
+// threadAgent saves a checkpoint of thread "run" and, when the input says so, is done with
+// it afterwards in the same run.
+type threadAgent struct{}
+
+func (threadAgent) Info() pluginsdk.Info {
+	return pluginsdk.Info{Name: "ckpt", Capabilities: pluginsdk.Capabilities{Checkpoints: true}}
+}
+
+func (threadAgent) Run(_ context.Context, req *pluginsdk.Request, emit *pluginsdk.Emitter) error {
+	if err := emit.Checkpoint(session.Checkpoint{ThreadID: "run", ID: "c1", Data: []byte("s")}); err != nil {
+		return err
+	}
+	if req.InputText() == "finish" {
+		if err := emit.DeleteCheckpoints("run"); err != nil {
+			return err
+		}
+	}
+	return emit.Text("ok")
+}
+
+func TestARunnerDoneWithAThreadDeletesItsCheckpoints(t *testing.T) {
+	store := memory.New()
+	client, stop := pluginsdk.ServeInProcess(threadAgent{})
+	t.Cleanup(stop)
+	rt, err := host.New(host.Config{Store: store, Agents: []host.Agent{{Name: "ckpt", Runner: client}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := runTurn(t, rt, host.TurnRequest{App: "ckpt", Input: text("keep")})
+	if got, _ := store.Checkpoints(context.Background(), r.Key); len(got) != 1 {
+		t.Fatalf("kept checkpoints = %+v", got)
+	}
+	runTurn(t, rt, host.TurnRequest{App: "ckpt", SessionID: r.Key.ID, Input: text("finish")})
+	if got, _ := store.Checkpoints(context.Background(), r.Key); len(got) != 0 {
+		t.Fatalf("checkpoints of a thread the runner is done with = %+v", got)
+	}
+}

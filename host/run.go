@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -91,6 +92,8 @@ type checkpointBuffer struct {
 	order  [][2]string
 	writes map[writeKey]session.CheckpointWrite
 	worder []writeKey
+	// deleted threads the runner is done with (unless it saved them again afterwards).
+	deleted []string
 }
 
 type writeKey struct {
@@ -103,6 +106,7 @@ func (b *checkpointBuffer) checkpoint(c *runnerv1.Checkpoint) {
 		b.latest = map[[2]string]session.Checkpoint{}
 	}
 	k := [2]string{c.ThreadId, c.Namespace}
+	b.deleted = slices.DeleteFunc(b.deleted, func(t string) bool { return t == c.ThreadId })
 	if _, ok := b.latest[k]; !ok {
 		b.order = append(b.order, k)
 	}
@@ -113,6 +117,7 @@ func (b *checkpointBuffer) write(w *runnerv1.CheckpointWrite) {
 	if b.writes == nil {
 		b.writes = map[writeKey]session.CheckpointWrite{}
 	}
+	b.deleted = slices.DeleteFunc(b.deleted, func(t string) bool { return t == w.ThreadId })
 	k := writeKey{w.ThreadId, w.Namespace, w.CheckpointId, w.TaskId, w.Index}
 	if _, ok := b.writes[k]; !ok {
 		b.worder = append(b.worder, k)
@@ -121,12 +126,33 @@ func (b *checkpointBuffer) write(w *runnerv1.CheckpointWrite) {
 		TaskID: w.TaskId, Index: w.Index, Channel: w.Channel, TaskPath: w.TaskPath, Data: w.Data}
 }
 
+// drop forgets what the run saved of a thread the runner is done with, and deletes it.
+func (b *checkpointBuffer) drop(thread string) {
+	b.order = slices.DeleteFunc(b.order, func(k [2]string) bool {
+		if k[0] == thread {
+			delete(b.latest, k)
+			return true
+		}
+		return false
+	})
+	b.worder = slices.DeleteFunc(b.worder, func(k writeKey) bool {
+		if k.thread == thread {
+			delete(b.writes, k)
+			return true
+		}
+		return false
+	})
+	if !slices.Contains(b.deleted, thread) {
+		b.deleted = append(b.deleted, thread)
+	}
+}
+
 // save is what to store, or nil: writes to checkpoints this run replaced are left out.
 func (b *checkpointBuffer) save() *session.CheckpointSave {
-	if len(b.order) == 0 && len(b.worder) == 0 {
+	if len(b.order) == 0 && len(b.worder) == 0 && len(b.deleted) == 0 {
 		return nil
 	}
-	s := &session.CheckpointSave{}
+	s := &session.CheckpointSave{DeletedThreads: b.deleted}
 	for _, k := range b.order {
 		s.Checkpoints = append(s.Checkpoints, b.latest[k])
 	}
@@ -308,6 +334,12 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			return
 		}
 		ts.checkpoints.write(w)
+	case *runnerv1.RunEvent_CheckpointDelete:
+		if e.CheckpointDelete.ThreadId == "" {
+			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner deleted checkpoints without a thread id"}
+			return
+		}
+		ts.checkpoints.drop(e.CheckpointDelete.ThreadId)
 	}
 }
 

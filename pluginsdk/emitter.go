@@ -200,6 +200,15 @@ func (e *Emitter) CheckpointWrite(w session.CheckpointWrite) error {
 	}}})
 }
 
+// DeleteCheckpoints tells the host the runner is done with a thread: its checkpoints are
+// dropped when the run ends (unless the run saves the thread again after this).
+func (e *Emitter) DeleteCheckpoints(threadID string) error {
+	if threadID == "" {
+		return errors.New("pluginsdk: DeleteCheckpoints: thread id is required")
+	}
+	return e.Send(&runnerv1.RunEvent{Event: &runnerv1.RunEvent_CheckpointDelete{CheckpointDelete: &runnerv1.CheckpointDelete{ThreadId: threadID}}})
+}
+
 // jsonText validates a JSON document given as text; "" passes (the host fills it in).
 func jsonText(what, s string) (string, error) {
 	if s == "" {

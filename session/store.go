@@ -161,20 +161,22 @@ type CheckpointWrite struct {
 	Data         []byte `json:"data"`
 }
 
-// CheckpointSave is what one run saved. Stores apply it as follows: each checkpoint
-// replaces its thread and namespace's stored one (and that one's writes); each write is
-// kept when its checkpoint is the stored one of its thread and namespace (a write with the
-// same task and index replaces the earlier one); then checkpoints of the session's other
-// threads, which the run did not touch, are dropped, so a session keeps only the threads
-// its latest checkpointing run used.
+// CheckpointSave is what one run saved. Stores apply it as follows: the checkpoints of
+// DeletedThreads are dropped; each checkpoint replaces its thread and namespace's stored
+// one (and that one's writes); each write is kept when its checkpoint is the stored one of
+// its thread and namespace (a write with the same task and index replaces the earlier
+// one); then, when the save has a checkpoint or a write, checkpoints of the session's
+// other threads, which the run did not touch, are dropped, so a session keeps only the
+// threads its latest checkpointing run used.
 type CheckpointSave struct {
-	Checkpoints []Checkpoint
-	Writes      []CheckpointWrite
+	Checkpoints    []Checkpoint
+	Writes         []CheckpointWrite
+	DeletedThreads []string
 }
 
 // Empty reports whether there is nothing to save.
 func (c *CheckpointSave) Empty() bool {
-	return c == nil || len(c.Checkpoints) == 0 && len(c.Writes) == 0
+	return c == nil || len(c.Checkpoints) == 0 && len(c.Writes) == 0 && len(c.DeletedThreads) == 0
 }
 
 // Threads is the set of threads the save touches.

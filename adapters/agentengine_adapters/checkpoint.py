@@ -274,6 +274,9 @@ class HostSaver(BaseCheckpointSaver[str]):
     def delete_thread(self, thread_id: str) -> None:
         with self._lock:
             self._threads.pop(str(thread_id), None)
+        exchange = self._exchange()
+        if exchange is not None:
+            exchange.delete_thread(str(thread_id))
 
     def get_next_version(self, current: str | int | None, channel: Any = None) -> str:  # type: ignore[override]
         # InMemorySaver's scheme: an increasing integer and a random tie breaker.

@@ -137,3 +137,24 @@ def test_without_a_run_the_saver_is_a_plain_in_memory_checkpointer() -> None:
         assert history and history[0].values["result"] == "x: deployed=1"
 
     asyncio.run(scenario())
+
+
+def test_a_deleted_thread_is_deleted_at_the_host_too() -> None:
+    async def scenario() -> None:
+        saver = HostSaver()
+        events: list[pb.RunEvent] = []
+
+        async def sink(ev: pb.RunEvent) -> None:
+            events.append(ev)
+
+        exchange = RunCheckpoints(Emitter(sink))
+        graph = outer_builder().compile(checkpointer=saver)
+        with checkpoint_scope(exchange):
+            await graph.ainvoke({"query": "x"}, {"configurable": {"thread_id": "run-1"}})
+            await saver.adelete_thread("run-1")
+        await exchange.flush()
+        assert [e.WhichOneof("event") for e in events] == ["checkpoint_delete"]
+        assert events[0].checkpoint_delete.thread_id == "run-1"
+        assert await saver.aget_tuple({"configurable": {"thread_id": "run-1"}}) is None
+
+    asyncio.run(scenario())

@@ -17,6 +17,11 @@ func (t *wtx) saveCheckpoints(c *crow, save *session.CheckpointSave) error {
 		return nil
 	}
 	st := t.w.st
+	for _, th := range save.DeletedThreads {
+		if err := t.dropCheckpointThread(c, th); err != nil {
+			return err
+		}
+	}
 	for _, cp := range save.Checkpoints {
 		if _, err := st.dropStaleWrites.Exec(c.pk, cp.ThreadID, cp.Namespace, cp.ID); err != nil {
 			return fmt.Errorf("save checkpoint: %w", err)
@@ -39,6 +44,9 @@ func (t *wtx) saveCheckpoints(c *crow, save *session.CheckpointSave) error {
 			return fmt.Errorf("save checkpoint write: %w", err)
 		}
 	}
+	if len(save.Checkpoints) == 0 && len(save.Writes) == 0 {
+		return nil
+	}
 	rows, err := st.checkpointThreads.Query(c.pk)
 	if err != nil {
 		return fmt.Errorf("list checkpoint threads: %w", err)
@@ -59,12 +67,19 @@ func (t *wtx) saveCheckpoints(c *crow, save *session.CheckpointSave) error {
 		return fmt.Errorf("list checkpoint threads: %w", err)
 	}
 	for _, th := range stale {
-		if _, err := st.dropThread.Exec(c.pk, th); err != nil {
-			return fmt.Errorf("drop checkpoints of thread %q: %w", th, err)
+		if err := t.dropCheckpointThread(c, th); err != nil {
+			return err
 		}
-		if _, err := st.dropThreadWrites.Exec(c.pk, th); err != nil {
-			return fmt.Errorf("drop checkpoints of thread %q: %w", th, err)
-		}
+	}
+	return nil
+}
+
+func (t *wtx) dropCheckpointThread(c *crow, thread string) error {
+	if _, err := t.w.st.dropThread.Exec(c.pk, thread); err != nil {
+		return fmt.Errorf("drop checkpoints of thread %q: %w", thread, err)
+	}
+	if _, err := t.w.st.dropThreadWrites.Exec(c.pk, thread); err != nil {
+		return fmt.Errorf("drop checkpoints of thread %q: %w", thread, err)
 	}
 	return nil
 }

@@ -97,6 +97,22 @@ func testCheckpoints(t *testing.T, st session.Store) {
 		t.Errorf("after a run on another thread: %+v", got)
 	}
 
+	// A run that is done with its thread deletes it; nothing else is touched then.
+	mustAppend(t, st, k, withCheckpoints(assistantMsg("d"), []session.Checkpoint{cp("t3", "", "e1", "five")}))
+	del := assistantMsg("e")
+	del.Checkpoints = &session.CheckpointSave{DeletedThreads: []string{"t3", "unknown"}}
+	mustAppend(t, st, k, del)
+	if got := mustCheckpoints(t, st, k); len(got) != 0 {
+		t.Errorf("after deleting the only thread: %+v", got)
+	}
+	mustAppend(t, st, k, withCheckpoints(assistantMsg("f"), []session.Checkpoint{cp("t4", "", "f1", "six")}))
+	keep := withCheckpoints(assistantMsg("g"), []session.Checkpoint{cp("t5", "", "g1", "seven")})
+	keep.Checkpoints.DeletedThreads = []string{"t5"} // deleted, then saved again in the same run
+	mustAppend(t, st, k, keep)
+	if got := mustCheckpoints(t, st, k); !reflect.DeepEqual(got, []session.Checkpoint{cp("t5", "", "g1", "seven")}) {
+		t.Errorf("after a save that deletes and saves again: %+v", got)
+	}
+
 	// A bad save stores nothing, not even the event.
 	before := mustGet(t, st, k)
 	_, err := st.Append(ctx, k, withCheckpoints(assistantMsg("d"), []session.Checkpoint{{ThreadID: "t3"}}))

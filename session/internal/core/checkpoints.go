@@ -12,8 +12,14 @@ import (
 // its slices while the save waits for the writer.
 func PrepareCheckpoints(c *session.CheckpointSave) (*session.CheckpointSave, error) {
 	out := &session.CheckpointSave{
-		Checkpoints: make([]session.Checkpoint, len(c.Checkpoints)),
-		Writes:      make([]session.CheckpointWrite, len(c.Writes)),
+		Checkpoints:    make([]session.Checkpoint, len(c.Checkpoints)),
+		Writes:         make([]session.CheckpointWrite, len(c.Writes)),
+		DeletedThreads: slices.Clone(c.DeletedThreads),
+	}
+	for _, th := range c.DeletedThreads {
+		if th == "" {
+			return nil, fmt.Errorf("%w: a deleted checkpoint thread needs an id", session.ErrInvalid)
+		}
 	}
 	for i, cp := range c.Checkpoints {
 		if cp.ThreadID == "" || cp.ID == "" {
@@ -39,6 +45,9 @@ func CheckpointSize(c *session.CheckpointSave) int {
 		return 0
 	}
 	n := 0
+	for _, th := range c.DeletedThreads {
+		n += 16 + len(th)
+	}
 	for _, cp := range c.Checkpoints {
 		n += 64 + len(cp.ThreadID) + len(cp.Namespace) + len(cp.ID) + len(cp.ParentID) + len(cp.Data)
 	}
@@ -62,6 +71,9 @@ func (cs *Checkpoints) Apply(save *session.CheckpointSave) {
 		*cs = Checkpoints{}
 	}
 	m := *cs
+	for _, th := range save.DeletedThreads {
+		delete(m, th)
+	}
 	for _, cp := range save.Checkpoints {
 		byNS := m[cp.ThreadID]
 		if byNS == nil {
@@ -85,6 +97,9 @@ func (cs *Checkpoints) Apply(save *session.CheckpointSave) {
 		} else {
 			cp.Writes = append(cp.Writes, w)
 		}
+	}
+	if len(save.Checkpoints) == 0 && len(save.Writes) == 0 {
+		return
 	}
 	touched := save.Threads()
 	for thread := range m {

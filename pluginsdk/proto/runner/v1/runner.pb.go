@@ -342,6 +342,7 @@ type RunEvent struct {
 	//	*RunEvent_Native
 	//	*RunEvent_Checkpoint
 	//	*RunEvent_CheckpointWrite
+	//	*RunEvent_CheckpointDelete
 	Event         isRunEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -501,6 +502,15 @@ func (x *RunEvent) GetCheckpointWrite() *CheckpointWrite {
 	return nil
 }
 
+func (x *RunEvent) GetCheckpointDelete() *CheckpointDelete {
+	if x != nil {
+		if x, ok := x.Event.(*RunEvent_CheckpointDelete); ok {
+			return x.CheckpointDelete
+		}
+	}
+	return nil
+}
+
 type isRunEvent_Event interface {
 	isRunEvent_Event()
 }
@@ -557,6 +567,10 @@ type RunEvent_CheckpointWrite struct {
 	CheckpointWrite *CheckpointWrite `protobuf:"bytes,13,opt,name=checkpoint_write,json=checkpointWrite,proto3,oneof"`
 }
 
+type RunEvent_CheckpointDelete struct {
+	CheckpointDelete *CheckpointDelete `protobuf:"bytes,14,opt,name=checkpoint_delete,json=checkpointDelete,proto3,oneof"`
+}
+
 func (*RunEvent_TextDelta) isRunEvent_Event() {}
 
 func (*RunEvent_MessageDone) isRunEvent_Event() {}
@@ -582,6 +596,8 @@ func (*RunEvent_Native) isRunEvent_Event() {}
 func (*RunEvent_Checkpoint) isRunEvent_Event() {}
 
 func (*RunEvent_CheckpointWrite) isRunEvent_Event() {}
+
+func (*RunEvent_CheckpointDelete) isRunEvent_Event() {}
 
 // A piece of assistant text.
 type TextDelta struct {
@@ -1433,6 +1449,52 @@ func (x *CheckpointWrite) GetData() []byte {
 	return nil
 }
 
+// The runner is done with a thread (a run's own thread once the run ended): the host drops
+// its checkpoints. A Checkpoint of the thread later in the same run keeps it.
+type CheckpointDelete struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ThreadId      string                 `protobuf:"bytes,1,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckpointDelete) Reset() {
+	*x = CheckpointDelete{}
+	mi := &file_runner_v1_runner_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckpointDelete) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckpointDelete) ProtoMessage() {}
+
+func (x *CheckpointDelete) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckpointDelete.ProtoReflect.Descriptor instead.
+func (*CheckpointDelete) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CheckpointDelete) GetThreadId() string {
+	if x != nil {
+		return x.ThreadId
+	}
+	return ""
+}
+
 type SummarizeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// JSON array of projected history messages.
@@ -1444,7 +1506,7 @@ type SummarizeRequest struct {
 
 func (x *SummarizeRequest) Reset() {
 	*x = SummarizeRequest{}
-	mi := &file_runner_v1_runner_proto_msgTypes[18]
+	mi := &file_runner_v1_runner_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1456,7 +1518,7 @@ func (x *SummarizeRequest) String() string {
 func (*SummarizeRequest) ProtoMessage() {}
 
 func (x *SummarizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[18]
+	mi := &file_runner_v1_runner_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1469,7 +1531,7 @@ func (x *SummarizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummarizeRequest.ProtoReflect.Descriptor instead.
 func (*SummarizeRequest) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{18}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SummarizeRequest) GetHistoryJson() []byte {
@@ -1495,7 +1557,7 @@ type SummarizeResponse struct {
 
 func (x *SummarizeResponse) Reset() {
 	*x = SummarizeResponse{}
-	mi := &file_runner_v1_runner_proto_msgTypes[19]
+	mi := &file_runner_v1_runner_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1569,7 @@ func (x *SummarizeResponse) String() string {
 func (*SummarizeResponse) ProtoMessage() {}
 
 func (x *SummarizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[19]
+	mi := &file_runner_v1_runner_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1582,7 @@ func (x *SummarizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummarizeResponse.ProtoReflect.Descriptor instead.
 func (*SummarizeResponse) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{19}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SummarizeResponse) GetSummary() string {
@@ -1558,7 +1620,7 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\rinvocation_id\x18\x04 \x01(\tR\finvocationId\x12!\n" +
 	"\fpayload_json\x18\x05 \x01(\fR\vpayloadJson\x120\n" +
 	"\x14session_context_json\x18\x06 \x01(\fR\x12sessionContextJson\x12C\n" +
-	"\vcheckpoints\x18\a \x03(\v2!.agentengine.runner.v1.CheckpointR\vcheckpoints\"\xa1\a\n" +
+	"\vcheckpoints\x18\a \x03(\v2!.agentengine.runner.v1.CheckpointR\vcheckpoints\"\xf9\a\n" +
 	"\bRunEvent\x12A\n" +
 	"\n" +
 	"text_delta\x18\x01 \x01(\v2 .agentengine.runner.v1.TextDeltaH\x00R\ttextDelta\x12G\n" +
@@ -1578,7 +1640,8 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\n" +
 	"checkpoint\x18\f \x01(\v2!.agentengine.runner.v1.CheckpointH\x00R\n" +
 	"checkpoint\x12S\n" +
-	"\x10checkpoint_write\x18\r \x01(\v2&.agentengine.runner.v1.CheckpointWriteH\x00R\x0fcheckpointWriteB\a\n" +
+	"\x10checkpoint_write\x18\r \x01(\v2&.agentengine.runner.v1.CheckpointWriteH\x00R\x0fcheckpointWrite\x12V\n" +
+	"\x11checkpoint_delete\x18\x0e \x01(\v2'.agentengine.runner.v1.CheckpointDeleteH\x00R\x10checkpointDeleteB\a\n" +
 	"\x05event\"\x1f\n" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"!\n" +
@@ -1641,7 +1704,9 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\x05index\x18\x05 \x01(\x03R\x05index\x12\x18\n" +
 	"\achannel\x18\x06 \x01(\tR\achannel\x12\x1b\n" +
 	"\ttask_path\x18\a \x01(\tR\btaskPath\x12\x12\n" +
-	"\x04data\x18\b \x01(\fR\x04data\"Y\n" +
+	"\x04data\x18\b \x01(\fR\x04data\"/\n" +
+	"\x10CheckpointDelete\x12\x1b\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\"Y\n" +
 	"\x10SummarizeRequest\x12!\n" +
 	"\fhistory_json\x18\x01 \x01(\fR\vhistoryJson\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\"-\n" +
@@ -1664,7 +1729,7 @@ func file_runner_v1_runner_proto_rawDescGZIP() []byte {
 	return file_runner_v1_runner_proto_rawDescData
 }
 
-var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_runner_v1_runner_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: agentengine.runner.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: agentengine.runner.v1.DescribeResponse
@@ -1684,8 +1749,9 @@ var file_runner_v1_runner_proto_goTypes = []any{
 	(*Native)(nil),            // 15: agentengine.runner.v1.Native
 	(*Checkpoint)(nil),        // 16: agentengine.runner.v1.Checkpoint
 	(*CheckpointWrite)(nil),   // 17: agentengine.runner.v1.CheckpointWrite
-	(*SummarizeRequest)(nil),  // 18: agentengine.runner.v1.SummarizeRequest
-	(*SummarizeResponse)(nil), // 19: agentengine.runner.v1.SummarizeResponse
+	(*CheckpointDelete)(nil),  // 18: agentengine.runner.v1.CheckpointDelete
+	(*SummarizeRequest)(nil),  // 19: agentengine.runner.v1.SummarizeRequest
+	(*SummarizeResponse)(nil), // 20: agentengine.runner.v1.SummarizeResponse
 }
 var file_runner_v1_runner_proto_depIdxs = []int32{
 	2,  // 0: agentengine.runner.v1.DescribeResponse.capabilities:type_name -> agentengine.runner.v1.Capabilities
@@ -1703,18 +1769,19 @@ var file_runner_v1_runner_proto_depIdxs = []int32{
 	15, // 12: agentengine.runner.v1.RunEvent.native:type_name -> agentengine.runner.v1.Native
 	16, // 13: agentengine.runner.v1.RunEvent.checkpoint:type_name -> agentengine.runner.v1.Checkpoint
 	17, // 14: agentengine.runner.v1.RunEvent.checkpoint_write:type_name -> agentengine.runner.v1.CheckpointWrite
-	17, // 15: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
-	0,  // 16: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
-	3,  // 17: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
-	18, // 18: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
-	1,  // 19: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
-	4,  // 20: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
-	19, // 21: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
-	19, // [19:22] is the sub-list for method output_type
-	16, // [16:19] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	18, // 15: agentengine.runner.v1.RunEvent.checkpoint_delete:type_name -> agentengine.runner.v1.CheckpointDelete
+	17, // 16: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
+	0,  // 17: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
+	3,  // 18: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
+	19, // 19: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
+	1,  // 20: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
+	4,  // 21: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
+	20, // 22: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
+	20, // [20:23] is the sub-list for method output_type
+	17, // [17:20] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_runner_v1_runner_proto_init() }
@@ -1736,6 +1803,7 @@ func file_runner_v1_runner_proto_init() {
 		(*RunEvent_Native)(nil),
 		(*RunEvent_Checkpoint)(nil),
 		(*RunEvent_CheckpointWrite)(nil),
+		(*RunEvent_CheckpointDelete)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1743,7 +1811,7 @@ func file_runner_v1_runner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runner_v1_runner_proto_rawDesc), len(file_runner_v1_runner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -168,18 +168,29 @@ class RunCheckpoints:
         self.adopted: set[tuple[str, str]] = set()
         self._latest: dict[tuple[str, str], Checkpoint] = {}
         self._writes: dict[tuple[str, str, str, str, int], CheckpointWrite] = {}
+        self._deleted: set[str] = set()
 
     def save(self, checkpoint: Checkpoint) -> None:
+        self._deleted.discard(checkpoint.thread_id)
         self._latest[(checkpoint.thread_id, checkpoint.namespace)] = checkpoint
 
     def save_write(self, write: CheckpointWrite) -> None:
+        self._deleted.discard(write.thread_id)
         key = (write.thread_id, write.namespace, write.checkpoint_id, write.task_id, write.index)
         self._writes[key] = write
 
+    def delete_thread(self, thread_id: str) -> None:
+        """The runner is done with the thread: the host drops its checkpoints."""
+        self._latest = {k: v for k, v in self._latest.items() if k[0] != thread_id}
+        self._writes = {k: v for k, v in self._writes.items() if k[0] != thread_id}
+        self._deleted.add(thread_id)
+
     async def flush(self) -> None:
         """Sends what the run saved (call when the run ends, before its stream does)."""
-        latest, writes = self._latest, self._writes
-        self._latest, self._writes = {}, {}
+        latest, writes, deleted = self._latest, self._writes, self._deleted
+        self._latest, self._writes, self._deleted = {}, {}, set()
+        for thread_id in sorted(deleted):
+            self._emit.defer(pb.RunEvent(checkpoint_delete=pb.CheckpointDelete(thread_id=thread_id)))
         for cp in latest.values():
             self._emit.defer(
                 pb.RunEvent(

@@ -56,7 +56,7 @@ class RunRequest(_message.Message):
     def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., invocation_id: _Optional[str] = ..., payload_json: _Optional[bytes] = ..., session_context_json: _Optional[bytes] = ..., checkpoints: _Optional[_Iterable[_Union[Checkpoint, _Mapping]]] = ...) -> None: ...
 
 class RunEvent(_message.Message):
-    __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native", "checkpoint", "checkpoint_write")
+    __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native", "checkpoint", "checkpoint_write", "checkpoint_delete")
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_DONE_FIELD_NUMBER: _ClassVar[int]
     REASONING_DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +70,7 @@ class RunEvent(_message.Message):
     NATIVE_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_WRITE_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_DELETE_FIELD_NUMBER: _ClassVar[int]
     text_delta: TextDelta
     message_done: MessageDone
     reasoning_delta: ReasoningDelta
@@ -83,7 +84,8 @@ class RunEvent(_message.Message):
     native: Native
     checkpoint: Checkpoint
     checkpoint_write: CheckpointWrite
-    def __init__(self, text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message_done: _Optional[_Union[MessageDone, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., state_delta: _Optional[_Union[StateDelta, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., checkpoint_write: _Optional[_Union[CheckpointWrite, _Mapping]] = ...) -> None: ...
+    checkpoint_delete: CheckpointDelete
+    def __init__(self, text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message_done: _Optional[_Union[MessageDone, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., state_delta: _Optional[_Union[StateDelta, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., checkpoint_write: _Optional[_Union[CheckpointWrite, _Mapping]] = ..., checkpoint_delete: _Optional[_Union[CheckpointDelete, _Mapping]] = ...) -> None: ...
 
 class TextDelta(_message.Message):
     __slots__ = ("text",)
@@ -224,6 +226,12 @@ class CheckpointWrite(_message.Message):
     task_path: str
     data: bytes
     def __init__(self, thread_id: _Optional[str] = ..., namespace: _Optional[str] = ..., checkpoint_id: _Optional[str] = ..., task_id: _Optional[str] = ..., index: _Optional[int] = ..., channel: _Optional[str] = ..., task_path: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class CheckpointDelete(_message.Message):
+    __slots__ = ("thread_id",)
+    THREAD_ID_FIELD_NUMBER: _ClassVar[int]
+    thread_id: str
+    def __init__(self, thread_id: _Optional[str] = ...) -> None: ...
 
 class SummarizeRequest(_message.Message):
     __slots__ = ("history_json", "instructions")
