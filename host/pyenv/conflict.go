@@ -119,9 +119,10 @@ func conflictError(lines []conflictLine, ours, added []string, sources []string,
 		if c.By != "" {
 			return false
 		}
+		_, cspec := splitRequirement(c.Spec)
 		for _, a := range added {
-			n, _ := splitRequirement(a)
-			if project.NormalizeName(n) == c.Name && c.Spec == n {
+			n, spec := splitRequirement(a)
+			if project.NormalizeName(n) == c.Name && sameSpec(cspec, spec) {
 				return true
 			}
 		}
@@ -156,7 +157,7 @@ func conflictError(lines []conflictLine, ours, added []string, sources []string,
 			g.ours = r
 			g.lines = append(g.lines, fmt.Sprintf("the agentengine runner needs %s", r))
 		case isAdded(c):
-			g.added = c.Spec
+			g.added, _ = splitRequirement(c.Spec)
 			g.lines = append(g.lines, fmt.Sprintf("setup added %s because the code imports it", c.Spec))
 		case c.By == "":
 			g.lines = append(g.lines, fmt.Sprintf("%s asks for %s", origin, c.Spec))

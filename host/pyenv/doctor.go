@@ -235,7 +235,7 @@ func importsCheck(ctx context.Context, p *project.Project, in project.Interprete
 	var missing, dists []string
 	for _, h := range hints {
 		if installed[distName(h.Dist)] == "" {
-			missing = append(missing, fmt.Sprintf("%s (%s)", h.Dist, h.Where()))
+			missing = append(missing, fmt.Sprintf("%s (%s)", distName(h.Dist), h.Where()))
 			dists = append(dists, h.Dist)
 		}
 	}

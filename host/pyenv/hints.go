@@ -15,7 +15,8 @@ import (
 
 // providedPackage is a distribution KsADK brings, with the imports that need it.
 type providedPackage struct {
-	// Dist is the distribution pip installs.
+	// Dist is the requirement pip installs: a bare name unless a range is needed for the
+	// import to work.
 	Dist string
 	// Modules are dotted import paths (prefix match) that need Dist.
 	Modules []string
@@ -27,8 +28,10 @@ type providedPackage struct {
 // and the adk, langchain, langgraph, deepagents and a2a extras), limited to packages whose
 // import name identifies them unambiguously.
 var ksadkProvided = []providedPackage{
-	// ADK's LiteLlm model imports litellm (KsADK's adk extra).
-	{Dist: "litellm", Modules: []string{"litellm", "google.adk.models.lite_llm", "google.adk.models.LiteLlm"}, Extras: []string{"adk"}},
+	// ADK's LiteLlm model imports litellm (KsADK's adk extra). litellm 1.103 and later
+	// load mcp 2 when LiteLlm completes, which google-adk 1.x and ksadk do not allow; this
+	// is the range google-adk 1.x tests LiteLlm with, and it works on 2.x too.
+	{Dist: "litellm>=1.83.7,<=1.83.14", Modules: []string{"litellm", "google.adk.models.lite_llm", "google.adk.models.LiteLlm"}, Extras: []string{"adk"}},
 	{Dist: "json-repair", Modules: []string{"json_repair"}, Extras: []string{"adk"}},
 	{Dist: "python-dotenv", Modules: []string{"dotenv"}},
 	{Dist: "langchain-openai", Modules: []string{"langchain_openai"}, Extras: []string{"langchain", "langgraph", "deepagents"}},
@@ -62,7 +65,7 @@ var ksadkProvided = []providedPackage{
 
 // Hint is a package the project's code imports that its requirements do not list.
 type Hint struct {
-	// Dist is the requirement to add (a bare name).
+	// Dist is the requirement to add.
 	Dist string
 	// Module, File and Line are the import that needs it.
 	Module string
@@ -139,10 +142,12 @@ func providerOf(module string) (providedPackage, bool) {
 	return best, bestLen > 0
 }
 
-// distName is a requirement's distribution name without extras.
+// distName is a requirement's distribution name, without extras or version.
 func distName(req string) string {
-	name, _, _ := strings.Cut(req, "[")
-	return name
+	if i := strings.IndexAny(req, "[<>=!~ ;"); i >= 0 {
+		return req[:i]
+	}
+	return req
 }
 
 func hintDists(hints []Hint) []string {

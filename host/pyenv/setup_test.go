@@ -80,6 +80,16 @@ func TestConflictError(t *testing.T) {
 			}
 		})
 	}
+	added := "The conflict is caused by:\n    The user requested litellm<=1.83.14 and >=1.83.7\n    crewai 1.2.0 depends on litellm>=1.90\n\n"
+	err := conflictError(parseConflict(added), testRunner, []string{"litellm>=1.83.7,<=1.83.14"}, []string{"requirements.txt"}, "agentengine setup x")
+	for _, w := range []string{
+		"litellm: setup added litellm<=1.83.14,>=1.83.7 because the code imports it; crewai 1.2.0 requires litellm>=1.90",
+		"fix: add a version of litellm that fits the other requirements to requirements.txt",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
 	if err := conflictError(parseConflict("ERROR: No matching distribution found for nope"), testRunner, nil, nil, "x"); err != nil {
 		t.Fatalf("a failure that is no conflict: %v", err)
 	}
@@ -136,7 +146,11 @@ func TestHints(t *testing.T) {
 			}
 			reqs, _ := p.Requirements()
 			hints := Hints(p, reqs)
-			if got := hintDists(hints); !slices.Equal(got, tt.want) {
+			var got []string
+			for _, h := range hints {
+				got = append(got, distName(h.Dist))
+			}
+			if !slices.Equal(got, tt.want) {
 				t.Fatalf("hints %v, want %v", hints, tt.want)
 			}
 			for _, h := range hints {
@@ -176,12 +190,12 @@ func TestSetupInstallsTheRequirementsAsWritten(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	args, _ := os.ReadFile(filepath.Join(dir, ".venv", "pip-args"))
-	want := "-m pip install --disable-pip-version-check -r " + filepath.Join(dir, "requirements.txt") + " grpcio>=1.60 protobuf>=4.25,<8 litellm\n"
+	want := "-m pip install --disable-pip-version-check -r " + filepath.Join(dir, "requirements.txt") + " grpcio>=1.60 protobuf>=4.25,<8 litellm>=1.83.7,<=1.83.14\n"
 	if string(args) != want {
 		t.Fatalf("pip ran with\n  %s\nwant\n  %s", args, want)
 	}
 	for _, w := range []string{
-		"note: also installing litellm (agent.py:1 imports google.adk.models.lite_llm), which requirements.txt does not list",
+		"note: also installing litellm>=1.83.7,<=1.83.14 (agent.py:1 imports google.adk.models.lite_llm), which requirements.txt does not list",
 		"'protobuf>=4.25,<8'", // the printed command is pasteable
 		"installed in ", "Python environment ready", "in all)",
 	} {
