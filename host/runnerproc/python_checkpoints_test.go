@@ -62,8 +62,9 @@ func langgraphPython(t *testing.T, pythonPath string) string {
 }
 
 type pyAgent struct {
-	sup *runnerproc.Supervisor
-	rt  *host.Runtime
+	sup   *runnerproc.Supervisor
+	rt    *host.Runtime
+	store session.Store
 }
 
 func startPyAgent(t *testing.T, py, pythonPath, project string, store session.Store) *pyAgent {
@@ -94,7 +95,7 @@ func startPyAgent(t *testing.T, py, pythonPath, project string, store session.St
 		defer cancel()
 		_ = rt.Close(ctx)
 	})
-	return &pyAgent{sup: sup, rt: rt}
+	return &pyAgent{sup: sup, rt: rt, store: store}
 }
 
 func (a *pyAgent) turn(t *testing.T, req host.TurnRequest) (*host.Run, session.RunStatusData, string) {
@@ -140,6 +141,9 @@ func (a *pyAgent) interrupt(t *testing.T, target string) (string, string) {
 	if err != nil || len(pending) != 1 || pending[0].Name != "deploy" {
 		t.Fatalf("pending approvals = %+v, %v", pending, err)
 	}
+	if cps, err := a.store.Checkpoints(context.Background(), r.Key); err != nil || len(cps) == 0 {
+		t.Fatalf("the interrupted run left no checkpoints with the host (%v)", err)
+	}
 	return r.Key.ID, pending[0].ID
 }
 
@@ -149,6 +153,11 @@ func (a *pyAgent) resume(t *testing.T, sessionID, approvalID, want string) {
 	_, st, text := a.turn(t, host.TurnRequest{SessionID: sessionID, Input: host.Input{Resumes: []host.Resume{{ApprovalRequestID: approvalID, Approve: true, Raw: raw}}}})
 	if st.Status != session.StatusCompleted || !strings.Contains(text, want) {
 		t.Fatalf("resume: status %q (error %+v), text %q; want completed with %q", st.Status, st.Error, text, want)
+	}
+	// The finished run's thread is done with: the host keeps nothing for the session.
+	key := session.Key{App: "lg", User: a.rt.DefaultUser(), ID: sessionID}
+	if cps, err := a.store.Checkpoints(context.Background(), key); err != nil || len(cps) != 0 {
+		t.Fatalf("checkpoints after the run finished = %d, %v", len(cps), err)
 	}
 }
 
