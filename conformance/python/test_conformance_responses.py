@@ -13,7 +13,6 @@ from openai.types.responses import (
     ResponseCompletedEvent,
     ResponseCreatedEvent,
     ResponseFailedEvent,
-    ResponseIncompleteEvent,
     ResponseTextDeltaEvent,
 )
 
@@ -32,7 +31,7 @@ def approval_item(r: dict[str, Any]) -> dict[str, Any]:
     a = reqs[0]
     assert a["id"].startswith("apr_")
     assert a["name"] == "delete_file"
-    assert isinstance(a.get("server_label"), str), "server_label (spec-required)"
+    assert a.get("server_label") == MODEL, "server_label is the agent"
     assert json.loads(a["arguments"]) == {"path": "notes.txt"}
     assert r["output"][-1]["id"] == a["id"], "the approval request is the last output item"
     return a
@@ -171,45 +170,69 @@ def test_conversation_with_previous_response_id_is_400(client: OpenAI) -> None:
     assert ei.value.status_code == 400
 
 
-def test_tool_call(client: OpenAI) -> None:
+def mcp_call(output: list[Any]) -> Any:
+    """The one mcp_call of an output: a tool the agent ran itself (no client runs it)."""
+    calls = [i for i in output if i.type == "mcp_call"]
+    assert len(calls) == 1, [i.type for i in output]
+    assert not any(i.type == "function_call" for i in output), "no function_call for a server-side tool"
+    return calls[0]
+
+
+def test_server_side_tool(client: OpenAI) -> None:
     r = client.responses.create(model=MODEL, input=TOOL_INPUT)
     assert r.status == "completed"
-    calls = [i for i in r.output if i.type == "function_call"]
-    assert len(calls) == 1, [i.type for i in r.output]
-    fc = calls[0]
-    assert fc.id and fc.call_id
-    assert fc.name == "lookup"
-    assert isinstance(fc.arguments, str) and json.loads(fc.arguments) == {"query": "paris"}
-    assert fc.status == "completed"
+    mc = mcp_call(r.output)
+    assert mc.id and mc.server_label == MODEL and mc.name == "lookup"
+    assert json.loads(mc.arguments) == {"query": "paris"}
+    assert mc.status == "completed" and mc.error is None
+    assert json.loads(mc.output or "") == {"query": "paris", "characters": 5, "words": 1, "upper": "PARIS"}
     assert r.output_text == TOOL_REPLY
 
 
-def test_tool_call_streamed(client: OpenAI) -> None:
+def test_server_side_tool_streamed(client: OpenAI) -> None:
     with client.responses.create(model=MODEL, input=TOOL_INPUT, stream=True) as stream:
         events = list(stream)
     res = check_response_stream(events, MODEL)
-    assert "".join(e.delta for e in events if e.type == "response.function_call_arguments.delta") == '{"query":"paris"}'
-    done = [e for e in events if e.type == "response.function_call_arguments.done"]
-    assert done and done[0].arguments == '{"query":"paris"}'
+    types = [e.type for e in events]
+    for t in ("response.mcp_call.in_progress", "response.mcp_call_arguments.done", "response.mcp_call.completed"):
+        assert t in types, t
+    assert "".join(e.delta for e in events if e.type == "response.mcp_call_arguments.delta") == '{"query":"paris"}'
     assert output_text(res["response"]["output"]) == TOOL_REPLY
 
     with client.responses.stream(model=MODEL, input=TOOL_INPUT) as helper:
         final = helper.get_final_response()
-    fc = [i for i in final.output if i.type == "function_call"]
-    assert fc and fc[0].name == "lookup" and json.loads(fc[0].arguments) == {"query": "paris"}
+    assert mcp_call(final.output).name == "lookup"
     assert final.output_text == TOOL_REPLY
 
 
-def test_approval_request_ends_incomplete(client: OpenAI) -> None:
-    # Contract (seed 001's event table, README, examples/echo-go/README.md): a run waiting
-    # for approval ends the response `incomplete` (stream: terminal response.incomplete).
+def test_ksadk_switch(server: Server) -> None:
+    # KsADK's shapes for clients written against KsADK (not for strict OpenAI clients:
+    # its incomplete_details.reason is outside OpenAI's enum): function_call items, an
+    # approval pause incomplete, and KsADK's own stream.
+    hdr = {"X-AgentEngine-Compat": "ksadk"}
+    with httpx.Client(timeout=30, headers=hdr) as h:
+        r = h.post(server.base_url + "/responses", json={"model": MODEL, "input": TOOL_INPUT}).json()
+        assert [i["type"] for i in r["output"] if i["type"] != "message"] == ["function_call"]
+        a = h.post(server.base_url + "/responses", json={"model": MODEL, "input": APPROVE_INPUT}).json()
+        assert a["status"] == "incomplete" and a["incomplete_details"]["reason"] == "approval_required"
+        raw = h.post(server.base_url + "/responses", json={"model": MODEL, "input": "hello ksadk", "stream": True}).text
+    data = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: ")]
+    assert data[0]["object"] == "response" and data[0]["status"] == "in_progress"
+    assert all("type" not in d and "sequence_number" not in d for d in data)
+    assert data[-1]["status"] == "completed" and data[-1]["output_text"] == "Echo: hello ksadk"
+
+
+def test_approval_request_ends_completed(client: OpenAI) -> None:
+    # As OpenAI does: a turn waiting on an approval ends completed, the
+    # mcp_approval_request items in output; the guarded call has not run.
     r = client.responses.create(model=MODEL, input=APPROVE_INPUT)
     approval_item(as_dict(r))
-    assert r.status == "incomplete", f"non-stream status of a run waiting for approval: {r.status}"
+    assert r.status == "completed", f"non-stream status of a run waiting for approval: {r.status}"
+    assert r.incomplete_details is None
     with client.responses.create(model=MODEL, input=APPROVE_INPUT, stream=True) as stream:
         events = list(stream)
-    assert check_response_stream(events, MODEL)["terminal"]["type"] == "response.incomplete"
-    assert isinstance(events[-1], ResponseIncompleteEvent)
+    assert check_response_stream(events, MODEL)["terminal"]["type"] == "response.completed"
+    assert isinstance(events[-1], ResponseCompletedEvent)
 
 
 def test_approval_round_trip_previous_response_id(client: OpenAI) -> None:
@@ -222,6 +245,23 @@ def test_approval_round_trip_previous_response_id(client: OpenAI) -> None:
         input=[{"type": "mcp_approval_response", "approval_request_id": a["id"], "approve": True}],
     )
     assert second.status == "completed"
+    assert second.output_text == "Approved: deleted notes.txt."
+    mc = mcp_call(second.output)
+    assert mc.approval_request_id == a["id"] and json.loads(mc.arguments) == {"path": "notes.txt"}
+
+
+def test_approval_round_trip_stream_helper(client: OpenAI) -> None:
+    # responses.stream(...).get_final_response() needs response.completed: the approval
+    # pause must not end incomplete.
+    with client.responses.stream(model=MODEL, input=APPROVE_INPUT) as helper:
+        first = helper.get_final_response()
+    a = approval_item(as_dict(first))
+    with client.responses.stream(
+        model=MODEL,
+        previous_response_id=first.id,
+        input=[{"type": "mcp_approval_response", "approval_request_id": a["id"], "approve": True}],
+    ) as helper2:
+        second = helper2.get_final_response()
     assert second.output_text == "Approved: deleted notes.txt."
 
 
