@@ -37,9 +37,32 @@ function showError(e) {
 function clearError() { $('error').hidden = true; }
 const guard = (fn) => async (...args) => { try { return await fn(...args); } catch (e) { showError(e); return undefined; } };
 
+// Layout -------------------------------------------------------------------
+const narrow = window.matchMedia('(max-width: 760px)');
+
+/** setDrawer opens or closes the chat list drawer (narrow screens only). */
+function setDrawer(open) {
+  open = open && narrow.matches;
+  document.body.classList.toggle('drawer-open', open);
+  $('toggle-sidebar').setAttribute('aria-expanded', String(open));
+  $('drawer-backdrop').hidden = !open;
+  if (open) $('new-chat').focus();
+}
+
+/** setPanel shows one side panel ("inspector", "workspace") or none: two would squeeze the chat. */
+function setPanel(name) {
+  for (const [id, toggle] of [['inspector', 'toggle-inspector'], ['workspace', 'toggle-workspace']]) {
+    const open = id === name;
+    $(id).hidden = !open;
+    $(toggle).setAttribute('aria-expanded', String(open));
+  }
+  if (name === 'inspector') inspector.load(state.sessionId, state.agentId);
+  if (name === 'workspace') workspace.load();
+}
+
 // Sessions -----------------------------------------------------------------
 const list = new SessionList($('sessions'), $('search'), {
-  onSelect: guard((id) => openSession(id)),
+  onSelect: guard((id) => { setDrawer(false); return openSession(id); }),
   onRename: guard(async (id, title) => {
     await call('RenameSession', { AgentId: state.agentId, SessionId: id, Title: title });
     await loadSessions();
@@ -80,7 +103,10 @@ function newChat() {
   state.loadToken++;
   setHash('');
   clear($('messages'));
-  $('messages').append(h('p', { class: 'placeholder' }, 'Start a conversation with ', h('strong', {}, state.agentId), '.'));
+  const agent = state.agents.find((a) => a.id === state.agentId);
+  $('messages').append(h('div', { class: 'placeholder' },
+    h('p', {}, 'Start a conversation with ', h('strong', {}, agent?.name || state.agentId), '.'),
+    agent?.description ? h('p', { class: 'small' }, agent.description) : null));
   list.select('');
   updateTitle();
   inspector.load('', state.agentId);
@@ -138,7 +164,9 @@ function renderHistory(messages) {
     });
     const st = STATUS_TEXT[m.RunStatus];
     if (st && (m.RunStatus !== 'interrupted' || isLast)) v.setStatus(st[0], st[1]);
-    if (m.ResponseId && m.RunStatus !== 'in_progress') {
+    // No feedback on a turn that is still running or still waits for an approval.
+    const waiting = m.RunStatus === 'in_progress' || (m.RunStatus === 'interrupted' && isLast);
+    if (m.ResponseId && !waiting) {
       v.setResponseId(m.ResponseId);
       loadFeedback(v, m.ResponseId, token);
     }
@@ -213,19 +241,29 @@ async function runTurn(extra, { echo }) {
   if (SLOW) body.ModelOptions = SLOW_OPTIONS;
   const handler = responsesHandler(view, result);
   const sessionId = state.sessionId;
-  loadSessions().catch(() => {});
+  let listed = false;
+  let failure = null; // a failed request (the banner); a failed run shows in its message
   try {
-    await stream('RunAgent', body, (f) => { handler(f); scrollDown(); });
+    await stream('RunAgent', body, (f) => {
+      handler(f);
+      scrollDown();
+      if (!listed) { listed = true; loadSessions().catch(() => {}); } // the chat list shows it running
+    });
   } catch (e) {
-    result.error = result.error || e.message;
-    showError(e);
+    failure = e;
   } finally {
     view.flush();
     view.setRunning(false);
     setRunning(null);
   }
-  if (result.error) { view.setStatus(result.error, 'error'); showError(new Error(result.error)); }
-  await afterRun(sessionId, !!result.error);
+  if (failure && !result.status) {
+    if (!view.plainText) view.el.remove();
+    else view.setStatus('The stream was interrupted', 'warn');
+    showError(failure);
+  } else if (result.error) {
+    view.setStatus(result.error, 'error');
+  }
+  await afterRun(sessionId, !!(failure || result.error));
 }
 
 async function afterRun(sessionId, keepView) {
@@ -312,6 +350,12 @@ async function onStop() {
 }
 
 // Agents -------------------------------------------------------------------
+function describeAgent() {
+  const desc = state.agents.find((a) => a.id === state.agentId)?.description || '';
+  $('agent-desc').textContent = desc;
+  $('agent').title = desc;
+}
+
 async function loadAgents() {
   const [boot, models] = await Promise.all([
     call('GetAgentUiBootstrap', {}),
@@ -322,11 +366,12 @@ async function loadAgents() {
   state.agents = agents;
   const saved = localStorage.getItem('agentengine.agent');
   state.agentId = agents.find((a) => a.id === saved)?.id || boot.Agent?.AgentId || agents[0]?.id || '';
+  for (const a of agents) a.framework = (boot.Agents || []).find((x) => x.AgentId === a.id)?.Framework || a.framework || '';
   const sel = $('agent');
   clear(sel);
-  for (const a of agents) sel.append(h('option', { value: a.id, selected: a.id === state.agentId }, a.name));
+  for (const a of agents) sel.append(h('option', { value: a.id, selected: a.id === state.agentId }, a.framework ? `${a.name} · ${a.framework}` : a.name));
   sel.value = state.agentId;
-  $('agent-desc').textContent = agents.find((a) => a.id === state.agentId)?.description || '';
+  describeAgent();
   $('file').disabled = boot.Capabilities?.Attachments === false;
 }
 
@@ -334,7 +379,7 @@ async function onAgentChange() {
   if (state.run) { $('agent').value = state.agentId; return; }
   state.agentId = $('agent').value;
   localStorage.setItem('agentengine.agent', state.agentId);
-  $('agent-desc').textContent = state.agents.find((a) => a.id === state.agentId)?.description || '';
+  describeAgent();
   newChat();
   await loadSessions();
   workspace.closePreview();
@@ -352,21 +397,20 @@ async function main() {
   });
   $('stop').addEventListener('click', guard(onStop));
   $('file').addEventListener('change', guard(onFiles));
-  $('new-chat').addEventListener('click', () => newChat());
+  $('new-chat').addEventListener('click', () => { setDrawer(false); newChat(); });
+  $('toggle-sidebar').addEventListener('click', () => setDrawer(!document.body.classList.contains('drawer-open')));
+  $('close-sidebar').addEventListener('click', () => { setDrawer(false); $('toggle-sidebar').focus(); });
+  $('drawer-backdrop').addEventListener('click', () => setDrawer(false));
+  narrow.addEventListener('change', () => setDrawer(false));
+  document.addEventListener('keydown', (e) => {
+    if (e.key !== 'Escape') return;
+    if (document.body.classList.contains('drawer-open')) { setDrawer(false); $('toggle-sidebar').focus(); }
+  });
   $('agent').addEventListener('change', guard(onAgentChange));
-  $('toggle-inspector').addEventListener('click', () => {
-    const open = $('inspector').hidden;
-    $('inspector').hidden = !open;
-    $('toggle-inspector').setAttribute('aria-expanded', String(open));
-    inspector.load(state.sessionId, state.agentId);
-  });
+  $('toggle-inspector').addEventListener('click', () => setPanel($('inspector').hidden ? 'inspector' : ''));
   $('inspector-refresh').addEventListener('click', () => inspector.load(state.sessionId, state.agentId));
-  $('toggle-workspace').addEventListener('click', () => {
-    const open = $('workspace').hidden;
-    $('workspace').hidden = !open;
-    $('toggle-workspace').setAttribute('aria-expanded', String(open));
-    workspace.load();
-  });
+  $('toggle-workspace').addEventListener('click', () => setPanel($('workspace').hidden ? 'workspace' : ''));
+  for (const b of document.querySelectorAll('.panel-close')) b.addEventListener('click', () => { setPanel(''); $(`toggle-${b.dataset.panel}`).focus(); });
 
   await loadAgents();
   await loadSessions();

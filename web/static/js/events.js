@@ -8,7 +8,9 @@ export function isTerminal(status) { return TERMINAL.has(status); }
 
 /**
  * responsesHandler returns an onFrame for readSSE that renders a Responses stream into
- * view. result collects {responseId, status, error}.
+ * view. result collects {responseId, status, error}. RunAgent streams KsADK's events
+ * (event: lines, bare data objects, response.reasoning.delta, response.ksadk.tool_result,
+ * response.cancelled); OpenAI's framing (data.type, data.response) is read too.
  */
 export function responsesHandler(view, result) {
   return ({ event, data }) => {
@@ -16,15 +18,17 @@ export function responsesHandler(view, result) {
     let ev;
     try { ev = JSON.parse(data); } catch { return; }
     const type = ev.type || event;
+    const r = ev.response && typeof ev.response === 'object' ? ev.response : ev;
     switch (type) {
       case 'response.created':
       case 'response.in_progress':
-        if (ev.response?.id) result.responseId = ev.response.id;
+        if (r.id) result.responseId = r.id;
         break;
       case 'response.output_item.added':
       case 'response.output_item.done':
         item(view, ev.item, type.endsWith('.done'));
         break;
+      case 'response.reasoning.delta':
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
         view.appendReasoning(ev.item_id, ev.delta || '');
@@ -34,7 +38,9 @@ export function responsesHandler(view, result) {
         if (typeof ev.text === 'string') view.setReasoning(ev.item_id, ev.text);
         break;
       case 'response.output_text.delta':
-        view.appendText(ev.item_id, ev.delta || '');
+        // replace: the delta is the turn's whole text so far (KsADK).
+        if (ev.replace) view.setText(ev.item_id, ev.delta || '');
+        else view.appendText(ev.item_id, ev.delta || '');
         break;
       case 'response.output_text.done':
         if (typeof ev.text === 'string') view.setText(ev.item_id, ev.text);
@@ -45,13 +51,18 @@ export function responsesHandler(view, result) {
       case 'response.function_call_arguments.done':
         view.setToolArgs(ev.item_id, ev.arguments || '');
         break;
+      case 'response.ksadk.tool_result': {
+        const b = view.toolByCall(ev.run_id || ev.call_id || '') || view.lastTool(ev.name);
+        if (b) { view.setToolResult(b, ev.output ?? ''); view.setToolState(b, ev.is_error ? 'failed' : 'completed'); }
+        break;
+      }
       case 'response.completed':
       case 'response.incomplete':
-      case 'response.failed': {
-        const r = ev.response || {};
+      case 'response.failed':
+      case 'response.cancelled': {
         result.responseId = r.id || result.responseId;
         result.status = r.status || type.slice('response.'.length);
-        if (r.error?.message) result.error = r.error.message;
+        if (type === 'response.failed') result.error = r.error?.message || 'The run failed';
         for (const it of r.output || []) if (it.type === 'function_call_output') item(view, it, true);
         break;
       }

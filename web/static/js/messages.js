@@ -1,7 +1,7 @@
 // Chat message views: a user bubble and an assistant turn made of blocks (reasoning,
 // text, tool calls, approvals) plus its status line and feedback bar. The same views
 // render history (ListSessionMessages) and live streams.
-import { h, pretty } from './dom.js';
+import { copyButton, h, pretty } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 
 /** attachmentChips renders a message's attachments ({name, url}). */
@@ -16,7 +16,17 @@ export function userView(text, attachments) {
   return h('article', { class: 'msg user', 'aria-label': 'You' },
     h('div', { class: 'bubble' },
       text ? h('div', { class: 'user-text' }, text) : null,
-      attachmentChips(attachments)));
+      attachmentChips(attachments)),
+    text ? h('div', { class: 'msg-actions' }, copyButton('Copy message', () => text)) : null);
+}
+
+/** decorateCode gives each code block of a rendered Markdown element a copy button. */
+function decorateCode(el) {
+  for (const pre of el.querySelectorAll('pre')) {
+    const wrap = h('div', { class: 'codeblock' });
+    pre.replaceWith(wrap);
+    wrap.append(pre, copyButton('Copy code', () => (pre.querySelector('code') || pre).textContent, { className: 'icon copy code-copy' }));
+  }
 }
 
 /** AssistantView is one assistant turn. Blocks are keyed by item id. */
@@ -27,7 +37,9 @@ export class AssistantView {
     this.blocks = new Map();
     this.body = h('div', { class: 'blocks' });
     this.status = h('div', { class: 'status', role: 'status' });
-    this.footer = h('div', { class: 'footer' });
+    this.copy = copyButton('Copy message', () => this.plainText);
+    this.copy.hidden = true;
+    this.footer = h('div', { class: 'footer' }, this.copy);
     this.el = h('article', { class: 'msg assistant', 'aria-label': 'Assistant' }, this.body, this.status, this.footer);
     this.pending = new Set();
     this.frame = 0;
@@ -59,10 +71,13 @@ export class AssistantView {
     if (this.frame) cancelAnimationFrame(this.frame);
     this.frame = 0;
     for (const b of this.pending) {
-      if (b.kind === 'text') b.el.innerHTML = renderMarkdown(b.value); // escaped by renderMarkdown
-      else b.pre.textContent = b.value;
+      if (b.kind === 'text') {
+        b.el.innerHTML = renderMarkdown(b.value); // escaped by renderMarkdown
+        decorateCode(b.el);
+      } else b.pre.textContent = b.value;
     }
     this.pending.clear();
+    this.copy.hidden = !this.plainText.trim();
   }
   get plainText() {
     return [...this.blocks.values()].filter((b) => b.kind === 'text').map((b) => b.value).join('\n');
@@ -126,7 +141,12 @@ export class AssistantView {
     b.el.querySelector('.result-label').hidden = false;
     b.resultEl.textContent = pretty(result);
   }
-  toolByCall(callId) { return this.blocks.get(`call:${callId}`); }
+  toolByCall(callId) { return callId ? this.blocks.get(`call:${callId}`) : undefined; }
+  /** lastTool is the latest tool block of name still without a result. */
+  lastTool(name) {
+    const tools = [...new Set(this.blocks.values())].filter((b) => b.kind === 'tool' && b.resultEl.hidden && (!name || b.el.dataset.toolName === name));
+    return tools.at(-1);
+  }
 
   // Approvals -------------------------------------------------------------
   approval(id, { name = '', args = '', message = '', active = true, status = '' } = {}) {

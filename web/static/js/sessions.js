@@ -5,6 +5,35 @@ export function sessionTitle(s) {
   return s.Title || s.FirstPrompt || 'New chat';
 }
 
+// The chip of a session's latest run (none for a completed one).
+const RUN_CHIPS = {
+  in_progress: ['Running', 'running'],
+  interrupted: ['Needs approval', 'warn'],
+  failed: ['Failed', 'error'],
+  error: ['Failed', 'error'],
+  cancelled: ['Stopped', 'muted'],
+  canceled: ['Stopped', 'muted'],
+};
+
+/** runChip renders the status chip of a session's latest run, or null. */
+export function runChip(status) {
+  const c = RUN_CHIPS[status];
+  return c ? h('span', { class: `run-chip ${c[1]}`, dataset: { status } }, c[0]) : null;
+}
+
+/** when formats an epoch-seconds time for the list: time today, weekday this week, else a date. */
+export function when(epochSeconds, now = new Date()) {
+  if (!epochSeconds) return '';
+  const d = new Date(epochSeconds * 1000);
+  const mins = (now - d) / 60000;
+  if (mins < 1) return 'just now';
+  if (mins < 60) return `${Math.floor(mins)} min ago`;
+  const sameDay = d.toDateString() === now.toDateString();
+  if (sameDay) return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  if (mins < 7 * 24 * 60) return d.toLocaleDateString([], { weekday: 'short' }) + ' ' + d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return d.toLocaleDateString([], { year: d.getFullYear() === now.getFullYear() ? undefined : 'numeric', month: 'short', day: 'numeric' });
+}
+
 /** SessionList renders sessions into ul; callbacks: onSelect(id), onRename(id, title), onDelete(id). */
 export class SessionList {
   constructor(ul, search, { onSelect, onRename, onDelete }) {
@@ -41,10 +70,12 @@ export class SessionList {
 
   item(s) {
     const title = sessionTitle(s);
-    const live = s.ActiveRunStatus === 'in_progress';
+    const at = s.UpdatedAt || s.CreatedAt;
+    const time = at ? h('time', { class: 'session-time', datetime: new Date(at * 1000).toISOString(), title: new Date(at * 1000).toLocaleString() }, when(at)) : null;
     const open = h('button', { type: 'button', class: 'session-open', 'aria-current': s.SessionId === this.current ? 'true' : 'false',
       title: s.LastPrompt || title, onclick: () => this.onSelect(s.SessionId) },
-    h('span', { class: 'session-title' }, title), live ? h('span', { class: 'live-dot', 'aria-label': 'running' }) : null);
+    h('span', { class: 'session-title' }, title),
+    h('span', { class: 'session-meta' }, time, runChip(s.ActiveRunStatus)));
     const rename = h('button', { type: 'button', class: 'icon', 'aria-label': `Rename chat ${title}`, onclick: () => this.edit(li, s) }, '✎');
     const del = h('button', { type: 'button', class: 'icon', 'aria-label': `Delete chat ${title}`, onclick: () => {
       if (window.confirm(`Delete the chat "${title}"?`)) this.onDelete(s.SessionId);
