@@ -110,6 +110,7 @@ describe('web UI layout', { timeout: 600_000 }, () => {
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => !document.body.classList.contains('drawer-open'));
     assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+    await newChat.waitFor({ state: 'hidden' });
 
     // A side panel covers the chat with a way back instead of squeezing it.
     await page.getByRole('button', { name: 'Workspace' }).click();
