@@ -1,9 +1,9 @@
 // Package openai is agentengine's OpenAI-compatible HTTP surface: POST /v1/responses
 // (with GET, DELETE, cancel and input_items on /v1/responses/{id}), POST
 // /v1/chat/completions and /v1/models. It speaks OpenAI's wire format exactly, as the
-// official SDKs parse it (see shared/research/openai-wire.md), plus the KsADK extensions
-// of seed 001 (output_text and session_id on objects, session_id in requests,
-// model_metadata and model_options). Every hosted agent is a model.
+// official SDKs parse it, plus KsADK's extensions (output_text and session_id on
+// objects, session_id in requests, model_metadata and model_options). Every hosted
+// agent is a model.
 //
 // The handlers only decode, validate and map requests onto host.TurnRequest; runs are
 // serialised back by two pure encoders (responseEncoder, chatEncoder) that are
@@ -13,18 +13,17 @@
 //
 // Choices where OpenAI's spec is silent or does not fit an agent runtime:
 //
-//   - A run that stops for an approval ends with status incomplete (stream: terminal
-//     response.incomplete), the mcp_approval_request item last in output, as seed 001
-//     specifies. incomplete_details is null: KsADK's reason "approval_required" is
-//     outside OpenAI's enum, which openai-python's strict validation enforces. The
-//     client answers with an mcp_approval_response item (or a function_call_output for
-//     the guarded call) in a request that continues the session (previous_response_id
-//     or conversation).
-//   - A function_call_output resumes a run only when the request continues a session
-//     whose latest run is waiting for an approval with that call id (or approval id);
-//     otherwise it is an ordinary input item. Its output may decide the approval: a JSON
-//     object {"approve": false, "reason": "..."} rejects, anything else approves and is
-//     the tool's result. A chat tool message answering a pending approval works alike.
+//   - A tool the agent runs itself is an mcp_call item (OpenAI's hosted-tool shape,
+//     server_label = the agent) with its output, which no client executes; function_call
+//     items are only for tools the client declared in tools. Server-side calls are held
+//     back until their result (or other output) follows, so a call that turns out to
+//     wait for approval is shown only as the mcp_approval_request.
+//   - A run that stops for an approval ends completed (stream: response.completed) with
+//     the mcp_approval_request items last in output, as OpenAI does; agent SDKs treat
+//     incomplete as fatal. The client answers with an mcp_approval_response item (or a
+//     function_call_output for the guarded call) in a request that continues the
+//     session, or resends the conversation: the approval id then names the session.
+//     The resumed call is an mcp_call with approval_request_id.
 //   - A cancelled run's stream ends with response.incomplete carrying status cancelled
 //     (the event union has no response.cancelled); failed runs and runs interrupted by a
 //     host shutdown end with an error event (flat and nested fields) and
@@ -32,12 +31,15 @@
 //     server_error; the run's client-safe message is kept.
 //   - Reasoning is sent as a reasoning item's summary (summary_text), not as raw
 //     reasoning_text content: the AI SDK and LangChain only surface summaries.
-//   - Tool calls the agent ran itself are function_call items (status completed) in
-//     Responses output; their results are not output items but an opt-in
-//     response.ksadk.tool_result event (request field ksadk_events: true or header
-//     X-AgentEngine-Extensions: tool_result), because the SDK stream helpers throw on
-//     unknown events. Chat Completions reports only calls that wait for the client
-//     (pending approvals, finish_reason tool_calls).
+//   - Tool results are also an opt-in response.ksadk.tool_result event (request field
+//     ksadk_events: true or header X-AgentEngine-Extensions: tool_result): the SDK
+//     stream helpers throw on unknown events. Chat Completions never reports the
+//     agent's tool activity as tool_calls; an approval request is text in the answer,
+//     answered by a user message "approve" or "reject: reason".
+//   - The KsADK switch (project openai_compat: ksadk, or header X-AgentEngine-Compat)
+//     restores KsADK's shapes: function_call items, approval pauses incomplete with
+//     reason approval_required, approvals as chat tool_calls, and KsADK's own Responses
+//     stream (ksadkEncoder). The Web UI action API keeps KsADK's item shapes.
 //   - POST /v1/responses/{id}/cancel cancels any run in progress, not only background
 //     ones (a stream's client may be gone while its run goes on); on a finished
 //     response it returns the response unchanged.

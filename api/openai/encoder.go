@@ -515,11 +515,11 @@ func (e *responseEncoder) toolResult(d session.ToolResultData) {
 //
 // Mapping (no OpenAI event exists for every run status):
 //   - completed → response.completed.
-//   - interrupted by an approval request → response.incomplete, status incomplete,
-//     with the mcp_approval_request item last in output (seed 001: incomplete means
-//     "interrupted or waiting for approval/resume"). incomplete_details stays null:
-//     KsADK's reason "approval_required" is outside OpenAI's enum and strict clients
-//     (openai-python with strict validation) reject it; the item says why.
+//   - interrupted by an approval request → response.completed, status completed, with
+//     the mcp_approval_request items last in output, as OpenAI ends a turn that waits
+//     on approvals (agent SDKs and openai-python's stream helper treat incomplete as
+//     a failure). With the KsADK switch: response.incomplete, status incomplete,
+//     incomplete_details.reason "approval_required", as KsADK sends it.
 //   - interrupted otherwise (host shutdown or restart) and failed → `error` then
 //     response.failed, status failed.
 //   - cancelled → response.incomplete with status cancelled: the union has no
