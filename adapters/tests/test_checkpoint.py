@@ -147,14 +147,25 @@ def test_a_deleted_thread_is_deleted_at_the_host_too() -> None:
         async def sink(ev: pb.RunEvent) -> None:
             events.append(ev)
 
-        exchange = RunCheckpoints(Emitter(sink))
         graph = outer_builder().compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": "run-1"}}
+        # A thread started and finished in one run: the host never had it, nothing to send.
+        exchange = RunCheckpoints(Emitter(sink))
         with checkpoint_scope(exchange):
-            await graph.ainvoke({"query": "x"}, {"configurable": {"thread_id": "run-1"}})
+            await graph.ainvoke({"query": "x"}, config)
+            await saver.adelete_thread("run-1")
+        await exchange.flush()
+        assert events == []
+        assert await saver.aget_tuple(config) is None
+
+        # A thread the host keeps (handed to this run), finished here: the host drops it.
+        _, first = await turn(HostSaver(), {"query": "y"}, (), "run-1")
+        exchange = RunCheckpoints(Emitter(sink), reduce(first, []))
+        with checkpoint_scope(exchange):
+            await graph.ainvoke(Command(resume="ok"), config)
             await saver.adelete_thread("run-1")
         await exchange.flush()
         assert [e.WhichOneof("event") for e in events] == ["checkpoint_delete"]
         assert events[0].checkpoint_delete.thread_id == "run-1"
-        assert await saver.aget_tuple({"configurable": {"thread_id": "run-1"}}) is None
 
     asyncio.run(scenario())

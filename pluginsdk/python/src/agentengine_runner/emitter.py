@@ -189,7 +189,10 @@ class RunCheckpoints:
         """Sends what the run saved (call when the run ends, before its stream does)."""
         latest, writes, deleted = self._latest, self._writes, self._deleted
         self._latest, self._writes, self._deleted = {}, {}, set()
-        for thread_id in sorted(deleted):
+        # restored is all the host keeps for the session: a thread it does not have (one
+        # this run started) needs no delete.
+        held = {c.thread_id for c in self.restored}
+        for thread_id in sorted(deleted & held):
             self._emit.defer(pb.RunEvent(checkpoint_delete=pb.CheckpointDelete(thread_id=thread_id)))
         for cp in latest.values():
             self._emit.defer(
