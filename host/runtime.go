@@ -53,6 +53,7 @@ type Config struct {
 // Runtime runs turns for every surface. It is safe for concurrent use.
 type Runtime struct {
 	store     session.Store
+	cluster   Cluster // nil with a single-replica store
 	agents    map[string]Agent
 	log       hclog.Logger
 	retention time.Duration
@@ -130,6 +131,11 @@ func New(cfg Config) (*Runtime, error) {
 		rt.agents[a.Name] = a
 	}
 	rt.baseCtx, rt.stop = context.WithCancelCause(context.Background())
+	if c, ok := cfg.Store.(Cluster); ok {
+		rt.cluster = c
+		c.OnCancel(rt.cancelLocal)
+		c.OnOrphans(rt.interruptOrphans)
+	}
 	return rt, nil
 }
 
@@ -216,9 +222,17 @@ func (rt *Runtime) capabilities(ctx context.Context, ag Agent) *runnerv1.Capabil
 // Recover marks runs left in progress by a previous host process as interrupted, so every
 // run ends with exactly one terminal status even across a crash.
 func (rt *Runtime) Recover(ctx context.Context) error {
-	runs, err := rt.store.ActiveRuns(ctx)
+	list := rt.store.ActiveRuns
+	if rt.cluster != nil {
+		list = rt.cluster.Orphaned // the other replicas' runs are theirs
+	}
+	runs, err := list(ctx)
 	if err != nil {
 		return fmt.Errorf("list orphaned runs: %w", err)
+	}
+	if rt.cluster != nil {
+		rt.interruptOrphans(ctx, runs) // and tells their followers on other replicas
+		return nil
 	}
 	for _, r := range runs {
 		rt.mu.Lock()
@@ -321,6 +335,11 @@ func (rt *Runtime) Open(ctx context.Context, key session.Key, invocationID strin
 	if ok {
 		return r, nil
 	}
+	if rt.cluster != nil {
+		if r, ok, err := rt.follow(ctx, key, invocationID); ok || err != nil {
+			return r, err
+		}
+	}
 	rec, err := rt.store.GetRun(ctx, key, invocationID)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, clientErr(ErrNotFound, "", "run %q not found", invocationID)
@@ -352,6 +371,16 @@ func (rt *Runtime) Cancel(ctx context.Context, key session.Key, invocationID str
 		case <-r.done:
 		default:
 			r.cancel(errCancelled)
+			return nil
+		}
+	}
+	if rt.cluster != nil {
+		// Executed by another replica: the request goes to it.
+		sent, err := rt.cluster.RequestCancel(ctx, key, invocationID)
+		if err != nil {
+			return fmt.Errorf("cancel run: %w", err)
+		}
+		if sent {
 			return nil
 		}
 	}
@@ -435,6 +464,10 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	rt.mu.Lock()
 	rt.runs[runKey{r.Key, r.InvocationID}] = r
 	rt.mu.Unlock()
+	if rt.cluster != nil {
+		rt.wg.Add(1)
+		go rt.relay(r)
+	}
 	rt.wg.Add(1)
 	go func() {
 		defer rt.wg.Done()

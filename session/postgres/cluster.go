@@ -77,6 +77,12 @@ func (s *Store) startCluster(ctx context.Context) error {
 	c := &cluster{s: s, id: id, channel: "agentengine_" + hex.EncodeToString(h[:6]),
 		follows: map[string]map[*follow]struct{}{}, listening: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	// Runs this replica id left in progress in an earlier life are nobody's now: the
+	// survivors' (or this replica's own) recovery ends them.
+	if _, err := s.pool.Exec(ctx, `UPDATE runs SET owner = '' WHERE owner = $1 AND status = 'in_progress'`, id); err != nil {
+		c.cancel()
+		return fmt.Errorf("cluster: %w", err)
+	}
 	if err := c.heartbeat(ctx); err != nil {
 		c.cancel()
 		return fmt.Errorf("cluster lease: %w", err)
