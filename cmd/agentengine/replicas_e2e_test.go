@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -173,6 +174,27 @@ func TestReplicasFollowAndCancelAcrossReplicas(t *testing.T) {
 	}
 	if st := getJSON(t, a.url+"/v1/responses/"+id)["status"]; st != "cancelled" {
 		t.Errorf("A reports status %v", st)
+	}
+
+	// An interrupt raised on A is approved through B, and the run resumes there.
+	first := decode(t, post(t, a.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "please approve deleting notes.txt"}))
+	var aprID string
+	for _, it := range first["output"].([]any) {
+		if m := it.(map[string]any); m["type"] == "mcp_approval_request" {
+			aprID, _ = m["id"].(string)
+		}
+	}
+	if aprID == "" {
+		t.Fatalf("no approval request from A: %v", first)
+	}
+	second := decode(t, post(t, b.url+"/v1/responses", map[string]any{"model": "echo-go", "previous_response_id": first["id"],
+		"input": []any{map[string]any{"type": "mcp_approval_response", "approval_request_id": aprID, "approve": true}}}))
+	if second["status"] != "completed" {
+		t.Fatalf("approval via B: %v", second)
+	}
+	out, _ := json.Marshal(second["output"])
+	if !strings.Contains(string(out), "notes.txt") {
+		t.Errorf("the resumed run on B did not carry out the approved call: %s", out)
 	}
 }
 
