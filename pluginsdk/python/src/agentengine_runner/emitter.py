@@ -265,7 +265,8 @@ def run_checkpoints() -> RunCheckpoints | None:
 
 
 @contextmanager
-def checkpoint_scope(exchange: RunCheckpoints) -> Iterator[None]:
+def checkpoint_scope(exchange: RunCheckpoints | None) -> Iterator[None]:
+    """Makes exchange the current run's (None: the run exchanges no checkpoints)."""
     token = _current_checkpoints.set(exchange)
     try:
         yield

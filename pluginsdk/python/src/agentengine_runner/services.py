@@ -64,16 +64,25 @@ class RunnerService(runner_grpc.RunnerServicer):
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
         self._framework = ""
+        self._checkpoints: bool | None = None
 
     def _framework_name(self) -> str:
         # Normally cached by Describe, which the host calls first; a host that doesn't
         # still gets runner_type filled in.
         if not self._framework:
             try:
-                self._framework = self._runner.describe().framework
+                d = self._runner.describe()
+                self._framework, self._checkpoints = d.framework, d.capabilities.checkpoints
             except Exception:
                 pass
         return self._framework
+
+    def _keeps_checkpoints(self) -> bool:
+        """Only a runner that declares the checkpoints capability exchanges checkpoints
+        with the host; for others a saver keeps them in the process alone."""
+        if self._checkpoints is None:
+            self._framework_name()
+        return bool(self._checkpoints)
 
     async def Describe(
         self, request: pb.DescribeRequest, context: grpc.aio.ServicerContext
@@ -85,6 +94,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             await context.abort(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
         self._framework = d.framework
         caps = d.capabilities
+        self._checkpoints = caps.checkpoints
         summarize = caps.summarize
         if summarize is None:
             summarize = self._runner.supports_summarize()
@@ -141,12 +151,13 @@ class RunnerService(runner_grpc.RunnerServicer):
         emit = Emitter(context.write)
         ids = {"invocation_id": request.invocation_id, "session_id": request.session_id}
         started = time.monotonic()
-        checkpoints = RunCheckpoints(emit, req.checkpoints)
+        checkpoints = RunCheckpoints(emit, req.checkpoints) if self._keeps_checkpoints() else None
         try:
             with invocation_scope(ictx), checkpoint_scope(checkpoints):
                 await self._runner.run(req, emit)
             # What the run saved goes out before the stream ends.
-            await checkpoints.flush()
+            if checkpoints is not None:
+                await checkpoints.flush()
         except asyncio.CancelledError:
             log.debug("run cancelled", extra={**ids, "events": emit.count})
             raise
@@ -155,7 +166,8 @@ class RunnerService(runner_grpc.RunnerServicer):
             log.error("run failed", extra={**ids, "error": detail})
             try:
                 # What the run saved before failing is still its state.
-                await checkpoints.flush()
+                if checkpoints is not None:
+                    await checkpoints.flush()
             except Exception:
                 pass
             emit.close()

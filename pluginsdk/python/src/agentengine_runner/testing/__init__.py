@@ -44,6 +44,7 @@ async def collect(runner: Runner, request: RunRequest) -> list[pb.RunEvent]:
         events.append(event)
 
     emit = Emitter(sink)
+    described = runner.describe()
     ictx = InvocationContext.from_request(
         request.payload,
         request.session_context,
@@ -51,15 +52,18 @@ async def collect(runner: Runner, request: RunRequest) -> list[pb.RunEvent]:
         user_id=request.user_id,
         session_id=request.session_id,
         invocation_id=request.invocation_id,
-        runner_type=runner.describe().framework,
+        runner_type=described.framework,
     )
-    checkpoints = RunCheckpoints(emit, request.checkpoints)
+    keeps = described.capabilities.checkpoints
+    checkpoints = RunCheckpoints(emit, request.checkpoints) if keeps else None
     try:
         with invocation_scope(ictx), checkpoint_scope(checkpoints):
             await runner.run(request, emit)
-        await checkpoints.flush()
+        if checkpoints is not None:
+            await checkpoints.flush()
     except Exception as exc:
-        await checkpoints.flush()
+        if checkpoints is not None:
+            await checkpoints.flush()
         events.append(error_event(exc, traceback.format_exc()))
     finally:
         emit.close()
