@@ -73,6 +73,11 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if err := pyenv.Ensure(ctx, p, opt); err != nil {
 			return nil, fmt.Errorf("prepare the Python environment of %s: %w", o.display, err)
 		}
+		// An environment the runner cannot load in (protobuf or grpcio out of range) is
+		// reported here, naming the package, rather than as a failed runner start.
+		if err := pyenv.CheckRunner(ctx, p, opt.Runner, o.display); err != nil {
+			return nil, err
+		}
 		bo.PythonPath = b.PythonPath()
 		if timeout <= 0 {
 			timeout = pythonStartTimeout
