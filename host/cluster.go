@@ -16,7 +16,8 @@ import (
 // through the store so that any replica can stream it, forwards cancel requests to it,
 // and a survivor ends the runs of a replica that died.
 type Cluster interface {
-	// Orphaned lists in-progress runs no live replica executes.
+	// Orphaned lists in-progress runs no live replica executes, and this replica's
+	// older ones (the host skips those it still executes).
 	Orphaned(ctx context.Context) ([]session.Run, error)
 	// OnOrphans sets the handler of orphaned runs, called from time to time (several
 	// replicas may be handed the same run).
@@ -29,7 +30,8 @@ type Cluster interface {
 	// Publish sends msg to the run's followers on every replica, in call order.
 	Publish(ctx context.Context, key session.Key, invocationID string, msg []byte) error
 	// Follow calls deliver with the run's messages published from now on, in order,
-	// until stop is called; deliver must not block.
+	// until stop is called; deliver(nil) says some may have been lost. deliver must not
+	// block.
 	Follow(key session.Key, invocationID string, deliver func(msg []byte)) (stop func())
 }
 
@@ -132,6 +134,10 @@ func (rt *Runtime) follow(ctx context.Context, key session.Key, invocationID str
 		f.add(Event{Kind: KindStored, Stored: &evs[i]})
 	}
 	for _, msg := range f.pending {
+		if msg == nil {
+			go f.catchUp()
+			continue
+		}
 		f.apply(msg)
 	}
 	f.pending = nil
@@ -157,7 +163,34 @@ func (f *follower) deliver(msg []byte) {
 		f.pending = append(f.pending, msg)
 		return
 	}
+	if msg == nil {
+		go f.catchUp()
+		return
+	}
 	f.apply(msg)
+}
+
+// catchUp adds what the store holds after the last journaled event (live deltas lost
+// with the relay's messages are not stored, and stay lost).
+func (f *follower) catchUp() {
+	f.mu.Lock()
+	r, after, ended := f.r, f.lastSeq, f.ended
+	f.mu.Unlock()
+	if ended {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	evs, err := f.rt.store.Events(ctx, r.Key, session.EventQuery{InvocationID: r.InvocationID, AfterSeq: after})
+	if err != nil {
+		f.rt.log.Warn("could not catch up with a followed run", "invocation", r.InvocationID, "error", err)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range evs {
+		f.add(Event{Kind: KindStored, Stored: &evs[i]})
+	}
 }
 
 // apply adds a message's events; the caller holds mu.
@@ -221,7 +254,7 @@ func (rt *Runtime) cancelLocal(key session.Key, invocationID string) {
 // interruptOrphans ends runs whose replica died; their followers learn it from the relay.
 func (rt *Runtime) interruptOrphans(ctx context.Context, runs []session.Run) {
 	for _, r := range runs {
-		evs, err := rt.interrupt(ctx, r, "replica_lost", "the agentengine replica running this run stopped")
+		evs, err := rt.interrupt(ctx, r, "replica_lost", "the agentengine replica running this run stopped or lost its database")
 		if err != nil {
 			rt.log.Error("could not interrupt the run of a stopped replica", "invocation", r.InvocationID, "error", err)
 			continue
@@ -245,7 +278,11 @@ func (rt *Runtime) interrupt(ctx context.Context, r session.Run, code, msg strin
 	local, ok := rt.runs[runKey{r.Key, r.InvocationID}]
 	rt.mu.Unlock()
 	if ok && local.cancel != nil {
-		return nil, nil // executing here (a followed run has no cancel)
+		select {
+		case <-local.done: // ended here, but the end could not be recorded
+		default:
+			return nil, nil // executing here (a followed run has no cancel)
+		}
 	}
 	data := session.RunStatusData{Status: session.StatusInterrupted, Error: &session.RunError{Code: code, Message: msg}}
 	evs, err := rt.store.FinishRun(ctx, r.Key, r.InvocationID, session.StatusInterrupted, session.NewEvent{

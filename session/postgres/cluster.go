@@ -169,14 +169,19 @@ func (c *cluster) sweep(ctx context.Context) {
 }
 
 // Orphaned lists in-progress runs no live replica owns: their owner's lease has expired
-// (or they have none). Without a cluster every in-progress run is one.
+// (or they have none). It also lists this replica's own runs started more than a lease
+// ago, for the host to tell which of them it no longer executes (a run whose end could
+// not be recorded while the database was away). Without a cluster every in-progress run
+// is one.
 func (s *Store) Orphaned(ctx context.Context) ([]session.Run, error) {
 	if s.cl == nil {
 		return s.ActiveRuns(ctx)
 	}
-	return s.queryRuns(ctx, `SELECT `+runCols+` FROM runs r WHERE status = 'in_progress' AND owner <> $1
-		AND NOT EXISTS (SELECT 1 FROM replicas p WHERE p.id = r.owner AND p.heartbeat_at > now() - $2::interval)
-		ORDER BY created_at, pk`, s.cl.id, strconv.FormatInt(s.cfg.leaseTTL.Milliseconds(), 10)+" milliseconds")
+	return s.queryRuns(ctx, `SELECT `+runCols+` FROM runs r WHERE status = 'in_progress' AND (
+			(owner <> $1 AND NOT EXISTS (SELECT 1 FROM replicas p WHERE p.id = r.owner AND p.heartbeat_at > now() - $2::interval))
+			OR (owner = $1 AND created_at < $3))
+		ORDER BY created_at, pk`, s.cl.id, strconv.FormatInt(s.cfg.leaseTTL.Milliseconds(), 10)+" milliseconds",
+		ns(time.Now().Add(-s.cfg.leaseTTL)))
 }
 
 // OnOrphans sets the handler of orphaned runs found after each heartbeat. Several
@@ -285,7 +290,9 @@ func (s *Store) notify(ctx context.Context, payload string) error {
 }
 
 // Follow calls deliver with every message published for the run from now on, in order,
-// until stop is called. deliver runs on the listener and must not block.
+// until stop is called; deliver(nil) says messages may have been lost (the listener
+// reconnected), so the follower should catch up from the store. deliver runs on the
+// listener and must not block.
 func (s *Store) Follow(key session.Key, invocationID string, deliver func(msg []byte)) (stop func()) {
 	if s.cl == nil {
 		return func() {}
@@ -339,6 +346,8 @@ func (c *cluster) listen(first *bool) error {
 	if *first {
 		*first = false
 		close(c.listening)
+	} else {
+		c.resync()
 	}
 	for {
 		n, err := conn.WaitForNotification(c.ctx)
@@ -346,6 +355,22 @@ func (c *cluster) listen(first *bool) error {
 			return err
 		}
 		c.dispatch(n.Payload)
+	}
+}
+
+// resync tells every follower that messages may have been lost while the listener was
+// reconnecting: deliver(nil).
+func (c *cluster) resync() {
+	c.mu.Lock()
+	var fs []*follow
+	for _, m := range c.follows {
+		for f := range m {
+			fs = append(fs, f)
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range fs {
+		f.deliver(nil)
 	}
 }
 
