@@ -276,3 +276,27 @@ func TestSetupNeverInstallsIntoASystemInterpreter(t *testing.T) {
 		t.Fatal("pip ran")
 	}
 }
+
+// On a terminal pip's output is not captured; the conflict is asked for again with
+// --dry-run, which installs nothing.
+func TestExplainFailureAsksPipAgainWithoutInstalling(t *testing.T) {
+	files := map[string]string{"agentengine.yaml": yaml, "agent.py": "graph = 1\n"}
+	fakeVenv(files, ".venv", "#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/../pip-args\"\necho 'The conflict is caused by:'\necho '    The user requested protobuf==3.20.3'\n")
+	dir := writeTree(t, files)
+	p, err := project.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := p.FindPython()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := explainFailure(t.Context(), p, in, []string{"-m", "pip", "install", "--disable-pip-version-check", "-r", "requirements.txt"})
+	if c := parseConflict(out); len(c) != 1 || c[0].Spec != "protobuf==3.20.3" {
+		t.Fatalf("parsed %+v from %q", c, out)
+	}
+	args, _ := os.ReadFile(filepath.Join(dir, ".venv", "pip-args"))
+	if string(args) != "-m pip install --dry-run --disable-pip-version-check -r requirements.txt\n" {
+		t.Fatalf("pip ran with %q", args)
+	}
+}
