@@ -29,33 +29,14 @@ func (s *Store) Append(ctx context.Context, key session.Key, events ...session.N
 		return nil, err
 	}
 	var out []session.Event
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		r, err := lookup(ctx, tx, key, true)
-		if err != nil {
-			return err
-		}
-		b := &pgx.Batch{}
-		out, err = s.appendEvents(b, &r, ps)
-		if err != nil {
-			return err
-		}
-		return sendBatch(ctx, tx, b)
+	err = s.write(ctx, key, func(r *row, b *pgx.Batch) error {
+		out, err = s.appendEvents(b, r, ps)
+		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("append to session %q: %w", key.ID, err)
 	}
 	return out, nil
-}
-
-// sendBatch runs the queued statements in one round trip and returns the first error.
-func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
-	if b.Len() == 0 {
-		return nil
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("write session: %w", err)
-	}
-	return nil
 }
 
 // now is the time of a write to the session of r: after every earlier write to it, even

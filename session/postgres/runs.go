@@ -26,44 +26,31 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 		return nil, err
 	}
 	var out []session.Event
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		r, err := lookup(ctx, tx, run.Key, true)
-		if err != nil {
-			return err
-		}
-		now := s.now(&r)
+	err = s.write(ctx, run.Key, func(r *row, b *pgx.Batch) error {
 		// The partial unique index runs_in_progress rejects a second in-progress run
-		// whichever replica starts it; ON CONFLICT DO NOTHING keeps the transaction
-		// usable to tell which constraint it was.
-		tag, err := tx.Exec(ctx, `INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
+		// whichever replica starts it; the violation aborts the transaction.
+		b.Queue(`INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
 			session_id, status, meta, owner, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) ON CONFLICT DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
 			r.pk, esc(run.InvocationID), nullable(esc(run.ResponseID)), esc(run.Key.App), esc(run.Key.User), esc(run.Key.ID),
-			run.Status, nullableJSON(run.Meta), s.replicaID(), ns(now))
-		if err != nil {
-			return fmt.Errorf("start run %q: %w", run.InvocationID, err)
-		}
-		if tag.RowsAffected() == 0 {
-			var active string
-			err := tx.QueryRow(ctx, `SELECT invocation_id FROM runs WHERE session_pk = $1 AND status = 'in_progress'`,
-				r.pk).Scan(&active)
-			switch {
-			case err == nil:
-				return fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, unesc(active))
-			case !errors.Is(err, pgx.ErrNoRows):
-				return fmt.Errorf("start run %q: %w", run.InvocationID, err)
-			}
-			return fmt.Errorf("run %q (response %q): %w", run.InvocationID, run.ResponseID, session.ErrExists)
-		}
-		b := &pgx.Batch{}
-		out, err = s.appendEvents(b, &r, ps)
-		if err != nil {
-			return err
-		}
-		return sendBatch(ctx, tx, b)
+			run.Status, nullableJSON(run.Meta), s.replicaID(), ns(s.now(r)))
+		out, err = s.appendEvents(b, r, ps)
+		return err
 	})
+	if code, constraint := pgCode(err); code == "23505" {
+		if constraint == "runs_in_progress" {
+			active := "another run"
+			if runs, err := s.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'in_progress' AND session_pk =
+				(SELECT pk FROM sessions WHERE app_id = $1 AND user_id = $2 AND id = $3)`,
+				esc(run.Key.App), esc(run.Key.User), esc(run.Key.ID)); err == nil && len(runs) == 1 {
+				active = runs[0].InvocationID
+			}
+			return nil, fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, active)
+		}
+		return nil, fmt.Errorf("run %q (response %q): %w", run.InvocationID, run.ResponseID, session.ErrExists)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start run %q: %w", run.InvocationID, err)
 	}
 	return out, nil
 }
@@ -79,38 +66,25 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 		return nil, err
 	}
 	var out []session.Event
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		r, err := lookup(ctx, tx, key, true)
-		if err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `UPDATE runs SET status = $1, updated_at = $2
-			WHERE session_pk = $3 AND invocation_id = $4 AND status = 'in_progress'`,
-			status, ns(s.now(&r)), r.pk, esc(invocationID))
-		if err != nil {
-			return fmt.Errorf("finish run %q: %w", invocationID, err)
-		}
-		if tag.RowsAffected() == 0 {
-			var cur string
-			err := tx.QueryRow(ctx, `SELECT status FROM runs WHERE session_pk = $1 AND invocation_id = $2`,
-				r.pk, esc(invocationID)).Scan(&cur)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
-			}
-			if err != nil {
-				return fmt.Errorf("finish run %q: %w", invocationID, err)
-			}
-			return fmt.Errorf("%w: run %q is already %s", session.ErrInvalid, invocationID, cur)
-		}
-		b := &pgx.Batch{}
-		out, err = s.appendEvents(b, &r, ps)
-		if err != nil {
-			return err
-		}
-		return sendBatch(ctx, tx, b)
+	err = s.write(ctx, key, func(r *row, b *pgx.Batch) error {
+		// A run that is not in progress must abort the transaction before its events
+		// are stored: no row updated divides by zero (SQLSTATE 22012).
+		b.Queue(`WITH u AS (UPDATE runs SET status = $1, updated_at = $2
+			WHERE session_pk = $3 AND invocation_id = $4 AND status = 'in_progress' RETURNING 1)
+			SELECT 1 / (SELECT count(*) FROM u)::int`,
+			status, ns(s.now(r)), r.pk, esc(invocationID))
+		out, err = s.appendEvents(b, r, ps)
+		return err
 	})
+	if code, _ := pgCode(err); code == "22012" {
+		cur, gerr := s.GetRun(ctx, key, invocationID)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return nil, fmt.Errorf("%w: run %q is already %s", session.ErrInvalid, invocationID, cur.Status)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("finish run %q: %w", invocationID, err)
 	}
 	return out, nil
 }
