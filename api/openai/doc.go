@@ -39,7 +39,7 @@
 //   - The KsADK switch (project openai_compat: ksadk, or header X-AgentEngine-Compat)
 //     restores KsADK's shapes: function_call items, approval pauses incomplete with
 //     reason approval_required, approvals as chat tool_calls, and KsADK's own Responses
-//     stream (ksadkEncoder). The Web UI action API keeps KsADK's item shapes.
+//     stream (ksadkEncoder). The Web UI action API streams KsADK's stream.
 //   - POST /v1/responses/{id}/cancel cancels any run in progress, not only background
 //     ones (a stream's client may be gone while its run goes on); on a finished
 //     response it returns the response unchanged.
