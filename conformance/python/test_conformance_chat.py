@@ -142,3 +142,23 @@ def test_chat_unknown_model(client: OpenAI) -> None:
         assert ei.value.status_code == 404
         assert ei.value.code == "model_not_found"
         assert ei.value.type == "invalid_request_error"
+
+
+def test_chat_approval_round_trip(client: OpenAI) -> None:
+    # The agent's approval request is text (never tool_calls, which ask the client to run
+    # a tool); a stateless client resends the conversation with "approve".
+    ask = client.chat.completions.create(model=MODEL, messages=msgs("please approve deleting notes.txt"))
+    q = ask.choices[0].message
+    assert ask.choices[0].finish_reason == "stop" and not q.tool_calls
+    assert "Approval required to run delete_file" in (q.content or "")
+    with client.chat.completions.stream(
+        model=MODEL,
+        messages=[*msgs("please approve deleting notes.txt"), {"role": "assistant", "content": q.content}, {"role": "user", "content": "approve"}],
+    ) as stream:
+        final = stream.get_final_completion()
+    assert final.choices[0].message.content == "Approved: deleted notes.txt."
+
+
+def test_chat_trailing_system_message(client: OpenAI) -> None:
+    c = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hello"}, {"role": "system", "content": "be brief"}])
+    assert c.choices[0].message.content == "Echo: hello"
