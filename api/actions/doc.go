@@ -25,9 +25,15 @@
 //   - A client-chosen InvocationId (ksadk-web makes its own) must be new: one used by a
 //     run in memory of any session, or stored in this session, is a 409 — runs are
 //     indexed by invocation id, and a reused one would hide another user's run.
-//   - RunAgent streams are exactly /v1/responses (or /v1/chat/completions) streams,
-//     rendered by api/openai. Runs are detached: a client that goes away does not stop
-//     them; CancelRun and DeleteSession do.
+//   - RunAgent streams are KsADK's own /v1/responses stream (what /v1/responses gives
+//     with the KsADK switch; or /v1/chat/completions chunks), rendered by api/openai:
+//     tool results as response.ksadk.tool_result, reasoning once, the failure message
+//     at data.error.message, response.cancelled for a stopped run. Runs are detached: a
+//     client that goes away does not stop them; CancelRun and DeleteSession do.
+//   - Checkpoints are the host's (the latest of each thread, saved when a run ends):
+//     ListSessionCheckpoints and GetCheckpointResumePreview describe them and
+//     ListToolReceipts lists the stored tool calls, but ResumeRun starts no run — a
+//     checkpoint continues by an approval answer or a new turn, which ResumeRun names.
 //   - SubscribeRunEvents follows the run's journal in memory (host.Run.Subscribe):
 //     nothing is polled. Stored events after the cursor are "id: <SeqId>" frames named
 //     conversation.event carrying the ListSessionEvents payload. Text not yet stored
