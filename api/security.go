@@ -89,7 +89,7 @@ func (g *guard) originCheck(c *gin.Context) {
 		h.Set("Access-Control-Expose-Headers", "X-AgentEngine-Session-Id, X-AgentEngine-Invocation-Id, X-Request-Id")
 		if c.Request.Method == http.MethodOptions && c.GetHeader("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-AgentEngine-User, X-AgentEngine-Extensions, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-AgentEngine-User, X-AgentEngine-Extensions, X-AgentEngine-Compat, X-AgentEngine-Session-Id, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout")
 			h.Set("Access-Control-Max-Age", "600")
 			c.AbortWithStatus(http.StatusNoContent)
 			return
