@@ -25,7 +25,7 @@ import (
 // (fail when CI is set) and print the install command.
 
 // pythonInstall is the command that installs what these tests import.
-const pythonInstall = `%s -m pip install -c pluginsdk/python/constraints.txt -r examples/langgraph-chat/requirements.txt -r examples/langchain-qa/requirements.txt -r examples/deepagents-research/requirements.txt -r examples/adk-assistant/requirements.txt grpcio grpcio-health-checking protobuf`
+const pythonInstall = `%s -m pip install -c pluginsdk/python/constraints.txt -r examples/langgraph-chat/requirements.txt -r examples/langchain-qa/requirements.txt -r examples/deepagents-research/requirements.txt -r examples/adk-assistant/requirements.txt -r pluginsdk/python/runner-requirements.txt`
 
 var testPython = sync.OnceValues(func() (string, error) {
 	name := os.Getenv("PYTHON")
@@ -37,7 +37,7 @@ var testPython = sync.OnceValues(func() (string, error) {
 		return "", fmt.Errorf("no %s on PATH: install Python 3.10+, then\n  %s", name, fmt.Sprintf(pythonInstall, name))
 	}
 	// The real executable (not a pyenv shim), so the runner is a direct child.
-	out, err := exec.Command(path, "-c", "import sys, grpc, grpc_health, langgraph, langchain, deepagents, aiosqlite, langgraph.checkpoint.sqlite; print(sys.executable)").CombinedOutput()
+	out, err := exec.Command(path, "-c", "import sys, grpc, google.protobuf, langgraph, langchain, deepagents, google.adk; print(sys.executable)").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%s lacks the packages the Python runners need:\n%s\ninstall them from the repository root with:\n  %s", path, out, fmt.Sprintf(pythonInstall, path))
 	}
@@ -106,7 +106,7 @@ func appendYAML(t *testing.T, dir, text string) {
 type turn struct {
 	id, text, last string
 	types          []string
-	calls          []map[string]any // function_call items, as output_item.done carried them
+	calls          []map[string]any // mcp_call items (tools the agent ran), as output_item.done carried them
 	results        []map[string]any // response.ksadk.tool_result events
 	approvals      []map[string]any // mcp_approval_request items
 	response       map[string]any   // the terminal event's response object
@@ -147,7 +147,7 @@ func streamTurn(t *testing.T, url string, body map[string]any, onEvent func(sseE
 		case "response.output_item.done":
 			item := ev.Data["item"].(map[string]any)
 			switch item["type"] {
-			case "function_call":
+			case "mcp_call":
 				tr.calls = append(tr.calls, item)
 			case "mcp_approval_request":
 				tr.approvals = append(tr.approvals, item)
@@ -257,7 +257,8 @@ const approvalInput = "send an email to bob about the launch"
 
 func approve(t *testing.T, s *server, model string, first turn) turn {
 	t.Helper()
-	if first.status() != "incomplete" || len(first.approvals) != 1 {
+	// OpenAI ends a turn that waits on an approval completed, with the request in output.
+	if first.status() != "completed" || len(first.approvals) != 1 {
 		t.Fatalf("first turn: status %q, approvals %v, types %v", first.status(), first.approvals, first.types)
 	}
 	apr := first.approvals[0]
