@@ -224,7 +224,7 @@ func TestPythonExamples(t *testing.T) {
 				}
 				found := false
 				for _, r := range tr.results {
-					if r["call_id"] == call["call_id"] {
+					if r["item_id"] == call["id"] {
 						found = true
 					}
 				}
@@ -407,19 +407,33 @@ func TestPythonCancelStopsTheTask(t *testing.T) {
 	s := startPython(t, dir)
 	marker := func(name string) string { return filepath.Join(dir, ".agentengine", name) }
 
-	var cancelStatus int
+	// A server-side call is shown once its result is known, so the stream cannot say when
+	// the tool runs: the tool itself does, with a ".started" marker.
+	cancelled := make(chan int, 1)
 	tr := streamTurn(t, s.url, map[string]any{"model": "pyfixture", "input": "marker cancelled"}, func(ev sseEvent, tr *turn) {
-		if ev.Type == "response.output_item.done" && len(tr.calls) == 1 && cancelStatus == 0 {
-			// The tool is running in the runner now: cancel the response.
-			resp, err := http.Post(s.url+"/v1/responses/"+tr.id+"/cancel", "application/json", nil)
+		if ev.Type != "response.created" {
+			return
+		}
+		id := tr.id
+		go func() {
+			deadline := time.Now().Add(60 * time.Second)
+			for time.Now().Before(deadline) {
+				if _, err := os.Stat(marker("cancelled.started")); err == nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			resp, err := http.Post(s.url+"/v1/responses/"+id+"/cancel", "application/json", nil)
 			if err != nil {
 				t.Error(err)
+				cancelled <- 0
 				return
 			}
 			resp.Body.Close()
-			cancelStatus = resp.StatusCode
-		}
+			cancelled <- resp.StatusCode
+		}()
 	})
+	cancelStatus := <-cancelled
 	if cancelStatus != http.StatusOK || tr.status() != "cancelled" {
 		t.Fatalf("cancel answered %d; stream ended %s with status %q (types %v)", cancelStatus, tr.last, tr.status(), tr.types)
 	}
@@ -593,14 +607,19 @@ func TestPythonADK(t *testing.T) {
 	})
 	t.Run("confirmation via /v1/responses", func(t *testing.T) {
 		first := streamTurn(t, s.url, map[string]any{"model": model, "input": "delete file path=/tmp/x"}, nil)
-		call := first.callNamed("delete_file")
-		if call == nil || len(first.approvals) != 1 {
+		// A call that waits on an approval is shown as the approval request alone (OpenAI's
+		// hosted-tool shape); the mcp_call follows once it is approved and has run.
+		if len(first.calls) != 0 || len(first.approvals) != 1 || first.approvals[0]["name"] != "delete_file" {
 			t.Fatalf("calls %v, approvals %v, types %v\n%s", first.calls, first.approvals, first.types, s.logs)
 		}
 		second := approve(t, s, model, first)
+		call := second.callNamed("delete_file")
 		found := false
 		for _, r := range second.results {
-			found = found || r["call_id"] == call["call_id"]
+			found = found || call != nil && r["item_id"] == call["id"]
+		}
+		if call == nil || call["approval_request_id"] != first.approvals[0]["id"] {
+			t.Fatalf("after approval: calls %v, want delete_file answering %v", second.calls, first.approvals[0]["id"])
 		}
 		if second.last != "response.completed" || !found || !strings.Contains(second.text, "deleted") {
 			t.Fatalf("after approval: last %s, results %v, text %q\n%s", second.last, second.results, second.text, s.logs)

@@ -20,7 +20,9 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 @tool
 async def slow_marker(name: str) -> str:
-    """Wait, then write a marker file named `name` into the state directory."""
+    """Say it started (`name`.started), wait, then write a marker file named `name` into
+    the state directory."""
+    Path(os.environ["AGENTENGINE_STATE_DIR"], name + ".started").write_text("started\n")
     await asyncio.sleep(float(os.environ.get("FIXTURE_MARKER_SLEEP", "3")))
     Path(os.environ["AGENTENGINE_STATE_DIR"], name).write_text("written\n")
     return f"marker {name} written"
