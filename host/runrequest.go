@@ -29,6 +29,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 	if prior == nil {
 		prior = []session.Message{}
 	}
+	prior = budgetHistory(prior, rt.compaction.MaxHistoryBytes)
 	state, err := rt.store.State(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("load state: %w", err)

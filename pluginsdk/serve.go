@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -84,7 +83,7 @@ func Serve(r Runner) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Runner: r, Logger: logger}},
-		GRPCServer:      plugin.DefaultGRPCServer,
+		GRPCServer:      grpcServer,
 		Logger:          logger,
 	})
 }
@@ -117,19 +116,18 @@ const bufconnSize = 1 << 20
 // function stops the server and closes the client.
 func ServeInProcess(r Runner) (runnerv1.RunnerClient, func()) {
 	lis := bufconn.Listen(bufconnSize)
-	srv := grpc.NewServer()
+	srv := grpcServer(nil)
 	newRunnerServer(r, hclog.NewNullLogger()).register(srv)
 	hs := health.NewServer()
 	hs.SetServingStatus(plugin.GRPCServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(srv, hs)
 	go func() { _ = srv.Serve(lis) }()
 
-	conn, err := grpc.NewClient("passthrough:///agentengine-inprocess",
+	// Same limits as a subprocess's connection, so in-process behaves the same.
+	conn, err := grpc.NewClient("passthrough:///agentengine-inprocess", append(GRPCDialOptions(),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		// Same limits as go-plugin's client, so in-process behaves like a subprocess.
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
-	)
+	)...)
 	if err != nil {
 		// NewClient only fails on invalid options or target, both fixed here.
 		panic("pluginsdk: ServeInProcess: " + err.Error())

@@ -105,6 +105,7 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     cfg.StartTimeout,
 		SkipHostEnv:      true,
+		GRPCDialOptions:  pluginsdk.GRPCDialOptions(),
 		// Level Off disables go-plugin's stderr JSON parser (it can panic the host, #38);
 		// our lineLogger gets the raw lines through Stderr instead.
 		Logger:     hclog.New(&hclog.LoggerOptions{Name: "go-plugin", Level: hclog.Off, Output: io.Discard}),

@@ -41,6 +41,9 @@ DEFAULT_GRACE = 0.5
 PARENT_POLL_INTERVAL = 1.0
 # sockaddr_un.sun_path is 108 bytes on Linux (104 on macOS), NUL included.
 MAX_SOCKET_PATH = 103
+# The runner protocol's message size limit on both sides: pluginsdk.MaxMessageBytes
+# (4 x the 32 MiB request limit + the 16 MiB history budget + 16 MiB).
+MAX_MESSAGE_BYTES = 4 * (32 << 20) + (16 << 20) + (16 << 20)
 
 _broker = Broker()
 
@@ -120,8 +123,11 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
     hub = stdio.hub() or stdio.StdioHub()
 
     server = grpc.aio.server(
-        # The host allows MaxInt32 messages; don't be the side that refuses a big payload.
-        options=[("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+        # The same limits as the host and the Go SDK (pluginsdk.MaxMessageBytes).
+        options=[
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ]
     )
     health_servicer = health.HealthServicer()
     await health_servicer.set(HEALTH_SERVICE, health.SERVING)
