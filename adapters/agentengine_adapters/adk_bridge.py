@@ -39,10 +39,12 @@ from typing import Any
 
 from agentengine_runner import Capabilities, Description, Emitter, Runner, RunnerError, RunRequest
 from google.adk.agents import BaseAgent
-from google.adk.agents.run_config import RunConfig
-from google.adk.agents.run_config import StreamingMode  # type: ignore[attr-defined]
-from google.adk.apps import App
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.run_config import (
+    RunConfig,
+    StreamingMode,  # type: ignore[attr-defined]
+)
+from google.adk.apps import App
 from google.adk.events.event import Event
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -53,8 +55,8 @@ from google.genai import types
 
 from . import adk_session as proj
 from .config import Settings
-from .resume import Answer, host_resumes, parse_answers
 from .loader import EntryPointError, get_attr, import_module, module_description, parse_entry, prepare_sys_path
+from .resume import Answer, host_resumes, parse_answers
 
 log = logging.getLogger("agentengine_runner.adapters.adk")
 

@@ -144,7 +144,8 @@ class HostSaver(BaseCheckpointSaver[str]):
     # -- reads -------------------------------------------------------------------------
 
     def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, t: _Thread) -> CheckpointTuple | None:
-        entry = t.checkpoints.get(ns, {}).get(checkpoint_id)
+        saved = t.checkpoints.get(ns)
+        entry = saved.get(checkpoint_id) if saved is not None else None
         if entry is None:
             return None
         data, parent = entry
@@ -278,7 +279,7 @@ class HostSaver(BaseCheckpointSaver[str]):
         if exchange is not None:
             exchange.delete_thread(str(thread_id))
 
-    def get_next_version(self, current: str | int | None, channel: Any = None) -> str:  # type: ignore[override]
+    def get_next_version(self, current: str | int | None, channel: Any = None) -> str:
         # InMemorySaver's scheme: an increasing integer and a random tie breaker.
         if current is None:
             current_v = 0

@@ -305,7 +305,7 @@ def _recipient(question: str) -> str:
 
 
 def _invent(key: str, prop: dict[str, Any], question: str, numbers: list[float | int]) -> Any:
-    if "enum" in prop and prop["enum"]:
+    if prop.get("enum"):
         return prop["enum"][0]
     kind = prop.get("type")
     if kind in ("integer", "number"):

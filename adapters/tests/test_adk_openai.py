@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from conftest import run
-
 from google.adk.agents import LlmAgent
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.models.llm_request import LlmRequest

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shlex
 import select
+import shlex
 import shutil
 import signal
 import subprocess

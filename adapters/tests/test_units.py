@@ -97,7 +97,12 @@ def test_answers_from_items_outputs_and_the_host_resume() -> None:
     plan = resume.plan([a, b], [hitl(0), hitl(1)])
     assert plan.values == {"I": {"decisions": [{"type": "reject", "message": "no"}, {"type": "respond", "message": "the tool's answer"}]}}
     # A function_call_output the host matched to an approval id through payload.resume.
-    (c,) = resume.parse_answers({"input": {"type": "function_call_output", "call_id": "x", "output": '{"approved": true}'}, "resume": {"approval_request_id": "I:1"}})
+    (c,) = resume.parse_answers(
+        {
+            "input": {"type": "function_call_output", "call_id": "x", "output": '{"approved": true}'},
+            "resume": {"approval_request_id": "I:1"},
+        }
+    )
     assert c.approval_id == "I:1" and c.approve and c.output is None
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from client import Host  # noqa: E402
-from conftest import start_plugin, stop  # noqa: E402
+from client import Host
+from conftest import start_plugin, stop
 
 
 def main() -> None:

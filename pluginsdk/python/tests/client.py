@@ -7,8 +7,8 @@ from typing import Any
 
 import grpc
 from google.protobuf import empty_pb2
-from agentengine_runner._proto.grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from agentengine_runner._proto.grpc_health.v1 import health_pb2, health_pb2_grpc
 from agentengine_runner._proto.plugin import grpc_controller_pb2 as controller_pb
 from agentengine_runner._proto.plugin import grpc_controller_pb2_grpc as controller_grpc
 from agentengine_runner._proto.plugin import grpc_stdio_pb2_grpc as stdio_grpc

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from agentengine_runner.context import InvocationContext
 
 REPO = Path(__file__).resolve().parents[3]

@@ -8,7 +8,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import grpc
@@ -16,8 +16,6 @@ import pytest
 
 from agentengine_runner import (
     RunnerError,
-    get_current_invocation_context,
-    invocation_scope,
 )
 from agentengine_runner._proto.plugin import grpc_broker_pb2 as broker_pb
 from agentengine_runner._proto.plugin import grpc_broker_pb2_grpc as broker_grpc
@@ -49,7 +47,7 @@ def test_handshake_line() -> None:
 
 
 def test_hclog_line_shape() -> None:
-    ts = timestamp(datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
+    ts = timestamp(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
     assert ts == "2026-01-02T03:04:05.000000Z"  # 6 digits even when zero
     entry = json.loads(format_line("info", "hi", {"n": 5, "@message": "x", "ok": None}))
     assert entry["@message"] == "hi" and entry["n"] == "5" and entry["ok"] == "None"

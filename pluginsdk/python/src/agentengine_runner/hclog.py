@@ -12,7 +12,7 @@ import json
 import logging
 import os
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 LOGGER_NAME = "agentengine_runner"
 
@@ -44,8 +44,8 @@ def hclog_level(levelno: int) -> str:
 
 
 def timestamp(now: datetime | None = None) -> str:
-    now = now or datetime.now(timezone.utc)
-    return now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    now = now or datetime.now(UTC)
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def format_line(level: str, message: str, fields: dict[str, object] | None = None) -> str:

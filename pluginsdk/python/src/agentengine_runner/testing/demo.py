@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from typing import Any
 
@@ -51,8 +52,11 @@ class DemoRunner(Runner):
                 how = type(exc).__name__
                 raise
             finally:
-                with open(p["marker"], "w") as f:
+                # Written aside and renamed, so a reader that sees the marker sees all of it.
+                tmp = p["marker"] + ".tmp"
+                with open(tmp, "w") as f:
                     f.write(f"{time.time()!r} {how}")
+                os.replace(tmp, p["marker"])
         elif kind == "context":
             before = context_view()
             await asyncio.sleep(float(p.get("delay", 0)))
