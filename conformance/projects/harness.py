@@ -71,19 +71,39 @@ def base_python() -> str:
     return f"{os.path.realpath(exe)} {ver}"
 
 
-def prepare(sample: str, model_url: str) -> Path:
-    """The sample's working copy (its .venv kept from an earlier run with the same key)."""
-    src = SAMPLES / sample
+EXAMPLES = REPO_ROOT / "examples"
+
+
+def source(name: str) -> Path:
+    """A sample (samples/NAME) or, for "example-NAME", the repository's examples/NAME."""
+    if name.startswith("example-"):
+        return EXAMPLES / name.removeprefix("example-")
+    return SAMPLES / name
+
+
+def model_id(project: Path) -> str:
+    """The project's `name:` in agentengine.yaml (what clients send as model)."""
+    m = re.search(r"^name:\s*([^\s#]+)", (project / "agentengine.yaml").read_text(), re.MULTILINE)
+    return m.group(1) if m else project.name
+
+
+def prepare(name: str, model_url: str) -> Path:
+    """The project's working copy (its .venv kept from an earlier run with the same key).
+
+    Samples come with `common/` beside them and a .env naming FAKE_URL, replaced by
+    model_url; the examples have no .env, so theirs is written (they use an OpenAI-compatible
+    model when OPENAI_API_KEY is set)."""
+    src = source(name)
     reqs = (src / "requirements.txt").read_bytes()
     key = hashlib.sha256(reqs + b"\0" + base_python().encode()).hexdigest()[:12]
     root = cache_dir() / "projects"
-    home = root / f"{sample}-{key}"
-    # Copies of this sample under another key hold a stale environment: drop them.
+    home = root / f"{name}-{key}"
+    # Copies of this project under another key hold a stale environment: drop them.
     if root.is_dir():
         for old in root.iterdir():
-            if old != home and re.fullmatch(re.escape(sample) + r"-[0-9a-f]{12}", old.name):
+            if old != home and re.fullmatch(re.escape(name) + r"-[0-9a-f]{12}", old.name):
                 shutil.rmtree(old, ignore_errors=True)
-    dst = home / sample
+    dst = home / src.name
     dst.mkdir(parents=True, exist_ok=True)
     for entry in dst.iterdir():
         if entry.name == ".venv":
@@ -93,8 +113,9 @@ def prepare(sample: str, model_url: str) -> Path:
         else:
             entry.unlink()
     ignore = shutil.ignore_patterns("__pycache__", ".venv", ".agentengine")
-    shutil.rmtree(home / "common", ignore_errors=True)
-    shutil.copytree(SAMPLES / "common", home / "common", ignore=ignore)
+    if src.parent == SAMPLES:
+        shutil.rmtree(home / "common", ignore_errors=True)
+        shutil.copytree(SAMPLES / "common", home / "common", ignore=ignore)
     for entry in src.iterdir():
         if entry.name in (".venv", ".agentengine", "__pycache__"):
             continue
@@ -103,7 +124,12 @@ def prepare(sample: str, model_url: str) -> Path:
         else:
             shutil.copy2(entry, dst / entry.name)
     env_file = dst / ".env"
-    env_file.write_text(env_file.read_text().replace(FAKE_URL, model_url))
+    if src.parent == SAMPLES:
+        env_file.write_text(env_file.read_text().replace(FAKE_URL, model_url))
+    else:
+        env_file.write_text(
+            f"OPENAI_API_KEY=sk-test-not-a-real-key\nOPENAI_BASE_URL={model_url}\nOPENAI_MODEL_NAME=fake-{name}\n"
+        )
     return dst
 
 
