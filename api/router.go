@@ -29,6 +29,12 @@ type ErrorWriter interface {
 	WriteError(c *gin.Context, status int, code, message string)
 }
 
+// PathOwner is implemented by surfaces that own paths outside their Prefix (ADK's /run);
+// middleware errors on those paths are written in the surface's shape too.
+type PathOwner interface {
+	Owns(path string) bool
+}
+
 // Config configures the router.
 type Config struct {
 	Runtime *host.Runtime
@@ -97,7 +103,12 @@ func NewRouter(cfg Config) *gin.Engine {
 // envelope by default).
 func (g *guard) fail(c *gin.Context, status int, code, message string) {
 	for _, s := range g.surfaces {
-		if ew, ok := s.(ErrorWriter); ok && strings.HasPrefix(c.Request.URL.Path, s.Prefix()) {
+		ew, ok := s.(ErrorWriter)
+		if !ok {
+			continue
+		}
+		po, _ := s.(PathOwner)
+		if strings.HasPrefix(c.Request.URL.Path, s.Prefix()) || (po != nil && po.Owns(c.Request.URL.Path)) {
 			ew.WriteError(c, status, code, message)
 			c.Abort()
 			return

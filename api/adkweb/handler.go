@@ -79,9 +79,18 @@ func (h *Handler) Register(r gin.IRouter) {
 }
 
 // Prefix is the path prefix whose middleware errors (auth, origin, size) are written in
-// this surface's shape. api.Surface allows one prefix; /run, /run_sse and /list-apps
-// get the router's default error shape from middleware, and this one's from handlers.
+// this surface's shape; Owns adds the routes outside it.
 func (h *Handler) Prefix() string { return "/apps/" }
+
+// Owns reports the paths besides Prefix whose middleware errors are written in this
+// surface's shape (api.PathOwner).
+func (h *Handler) Owns(path string) bool {
+	switch path {
+	case "/run", "/run_sse", "/list-apps", "/version":
+		return true
+	}
+	return false
+}
 
 // WriteError writes {"detail": message} (api.ErrorWriter).
 func (h *Handler) WriteError(c *gin.Context, status int, _ string, message string) {

@@ -71,6 +71,9 @@ func (h *Handler) startRun(c *gin.Context) (*host.Run, *runRequest, *httpError) 
 	if aerr != nil {
 		return nil, nil, aerr
 	}
+	if !callerIs(c, req.UserID) {
+		return nil, nil, sessionNotFound(req.SessionID)
+	}
 	ctx := c.Request.Context()
 	turn, aerr := h.prepareTurn(ctx, req)
 	if aerr != nil {

@@ -21,7 +21,26 @@ func (h *Handler) scope(c *gin.Context) (app, user string, aerr *httpError) {
 	if err := host.ValidateID(user); err != nil {
 		return "", "", detail(http.StatusBadRequest, "invalid user id: %v", err)
 	}
+	if !callerIs(c, user) {
+		if id := c.Param("session"); id != "" {
+			return "", "", sessionNotFound(id)
+		}
+		return "", "", detail(http.StatusNotFound, "Not Found")
+	}
 	return agent.Name, user, nil
+}
+
+// headerUser names the caller when a trusted proxy (or client) sets it, as on the
+// OpenAI-compatible and action surfaces.
+const headerUser = "X-AgentEngine-User"
+
+// callerIs reports whether user, named by the path or body, may be acted for: always
+// without the user header (ADK's own model: the path names the user), else only when it
+// is the header's user. Another user's resources are not found, not forbidden, so that
+// their ids are not confirmed.
+func callerIs(c *gin.Context, user string) bool {
+	h := c.GetHeader(headerUser)
+	return h == "" || h == user
 }
 
 // sessionKey resolves a session route's key. An id that cannot exist is not found.
