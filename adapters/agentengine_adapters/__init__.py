@@ -9,9 +9,12 @@ Public API:
   (GraphRunner / LangChainGraphRunner / DeepAgentsRunner / RunnableRunner, or
   BrokenRunner when the project cannot be loaded)
 - agentengine_adapters.config.Settings.from_env(): the AGENTENGINE_* process contract
-- agentengine_adapters.models.chat_model(): ChatOpenAI with a key, else ScriptedChatModel
 
-Kept import-light on purpose: projects import agentengine_adapters.models at load time.
+Internal to agentengine: this package ships inside the agentengine binary and is put on the
+runner's path only, so nothing here is an API for agent projects. Projects must not import
+it (scaffolds and examples carry their own offline_model.py); its modules change without
+notice. The scripted models in models.py / scripted.py / adk_scripted.py serve the bridges'
+own tests.
 """
 
 __version__ = "0.1.0"
