@@ -106,15 +106,22 @@ func TestToolCallIDs(t *testing.T) {
 		t.Errorf("stored call id %s, ADK id %s", d.CallID, call["id"])
 	}
 
-	// A call made through the Responses API shows in the ADK session with its call_id.
+	// A call made through the Responses API (an mcp_call there, which has no call_id)
+	// shows in the ADK session with the call id the runner gave it.
 	r := e.obj("POST", "/v1/responses", `{"model":"echo","conversation":"`+sid+`","input":"use the tool on rome"}`, http.StatusOK,
 		"X-AgentEngine-User", "alice")
-	var callID string
+	mcpCalls := 0
 	for _, o := range r["output"].([]any) {
-		if it := o.(map[string]any); it["type"] == "function_call" {
-			callID = str(it["call_id"])
+		if it := o.(map[string]any); it["type"] == "mcp_call" {
+			mcpCalls++
 		}
 	}
+	stored, err = e.rt.Events(context.Background(), session.Key{App: "echo", User: "alice", ID: sid}, session.EventQuery{Types: []string{session.TypeToolCall}})
+	if err != nil || len(stored) != 2 || mcpCalls != 1 {
+		t.Fatalf("after the Responses turn: stored calls %v %v, mcp_call items %d", stored, err, mcpCalls)
+	}
+	_ = json.Unmarshal(stored[1].Data, &d)
+	callID := d.CallID
 	s := e.obj("GET", "/apps/echo/users/alice/sessions/"+sid, "", http.StatusOK)
 	var calls, responses []string
 	for _, ev := range s["events"].([]any) {
