@@ -14,6 +14,13 @@ type journal struct {
 	events []Event
 	closed bool
 	wake   chan struct{}
+	// watched is set once anyone subscribes: from then on the run stores each item as
+	// it completes instead of deferring it to a later write.
+	watched bool
+	// While holding, events from heldFrom on are not visible to readers: the first is
+	// a stored event whose write the run deferred (its content is filled in later).
+	holding  bool
+	heldFrom int
 }
 
 func newJournal() *journal {
@@ -31,6 +38,49 @@ func (j *journal) add(e Event) Event {
 	return e
 }
 
+// hold appends a placeholder for a deferred stored event; it and everything after it
+// stay invisible until release.
+func (j *journal) hold(e Event) {
+	j.mu.Lock()
+	e.Index = len(j.events)
+	if !j.holding {
+		j.holding, j.heldFrom = true, len(j.events)
+	}
+	j.events = append(j.events, e)
+	j.mu.Unlock()
+}
+
+// release runs fill (which completes the held placeholders) under the journal's lock,
+// then shows every event and wakes the subscribers.
+func (j *journal) release(fill func()) {
+	j.mu.Lock()
+	fill()
+	j.holding = false
+	close(j.wake)
+	j.wake = make(chan struct{})
+	j.mu.Unlock()
+}
+
+// visible is how many events readers may see; j.mu is held.
+func (j *journal) visible() int {
+	if j.holding {
+		return j.heldFrom
+	}
+	return len(j.events)
+}
+
+func (j *journal) watch() {
+	j.mu.Lock()
+	j.watched = true
+	j.mu.Unlock()
+}
+
+func (j *journal) isWatched() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.watched
+}
+
 // close marks the journal complete: subscribers that reach its end get io.EOF.
 func (j *journal) close() {
 	j.mu.Lock()
@@ -45,7 +95,7 @@ func (j *journal) close() {
 func (j *journal) snapshot() []Event {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return append([]Event(nil), j.events...)
+	return append([]Event(nil), j.events[:j.visible()]...)
 }
 
 // Subscription is a cursor over a run's journal.
@@ -59,13 +109,13 @@ type Subscription struct {
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
 	for {
 		s.j.mu.Lock()
-		if s.next < len(s.j.events) {
+		if s.next < s.j.visible() {
 			e := s.j.events[s.next]
 			s.j.mu.Unlock()
 			s.next++
 			return e, nil
 		}
-		closed, wake := s.j.closed, s.j.wake
+		closed, wake := s.j.closed && !s.j.holding, s.j.wake
 		s.j.mu.Unlock()
 		if closed {
 			return Event{}, io.EOF
@@ -83,10 +133,11 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 func (s *Subscription) Ready() []Event {
 	s.j.mu.Lock()
 	defer s.j.mu.Unlock()
-	if s.next >= len(s.j.events) {
+	n := s.j.visible()
+	if s.next >= n {
 		return nil
 	}
-	out := append([]Event(nil), s.j.events[s.next:]...)
-	s.next = len(s.j.events)
+	out := append([]Event(nil), s.j.events[s.next:n]...)
+	s.next = n
 	return out
 }

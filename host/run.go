@@ -43,6 +43,7 @@ func (r *Run) Subscribe(from int) *Subscription {
 	if from < 0 {
 		from = 0
 	}
+	r.j.watch()
 	return &Subscription{j: r.j, next: from}
 }
 
@@ -83,6 +84,11 @@ type turnState struct {
 	failure        *session.RunError
 	storeErr       error
 	checkpoints    checkpointBuffer
+	// deferred are coarse events held for a later write (at the latest the run's final
+	// transaction) while nobody follows the run: one store write per turn instead of
+	// one per item. held are their places in the journal, filled when they are stored.
+	deferred []session.NewEvent
+	held     []*session.Event
 }
 
 // checkpointBuffer collects a run's checkpoint events; they are saved with the run's
@@ -400,9 +406,17 @@ func (ts *turnState) call(callID, name string) *openCall {
 	return c
 }
 
-func (ts *turnState) live(e Event) { ts.r.j.add(e) }
+func (ts *turnState) live(e Event) {
+	if len(ts.deferred) > 0 && ts.r.j.isWatched() {
+		ts.flushDeferred()
+	}
+	ts.r.j.add(e)
+}
 
-// store appends a durable event for the run and journals it with its seq.
+// store appends a durable event for the run and journals it with its seq. While nobody
+// follows the run, an event that changes neither state nor checkpoints is deferred: it
+// takes its place in the journal (hidden from readers until stored) and is written with
+// the next write the run has to make.
 func (ts *turnState) store(ne session.NewEvent) {
 	if ts.storeErr != nil {
 		return
@@ -411,16 +425,63 @@ func (ts *turnState) store(ne session.NewEvent) {
 	if ne.Author == "" {
 		ne.Author = ts.r.Agent
 	}
-	// The store must record what happened even when the run is being cancelled.
-	ctx := context.WithoutCancel(ts.ctx)
-	evs, err := ts.rt.store.Append(ctx, ts.r.Key, ne)
-	if err != nil {
-		ts.storeErr = err
+	if ne.StateDelta == nil && ne.Checkpoints == nil && !ts.r.j.isWatched() {
+		p := &session.Event{}
+		ts.r.j.hold(Event{Kind: KindStored, Stored: p})
+		ts.deferred = append(ts.deferred, ne)
+		ts.held = append(ts.held, p)
 		return
 	}
+	ts.write(ne)
+}
+
+// flushDeferred stores the deferred events now: someone started following the run.
+func (ts *turnState) flushDeferred() {
+	if ts.storeErr == nil {
+		ts.write()
+	}
+}
+
+// write appends the deferred events and then extra in one store write, fills the
+// deferred events' journal places and journals extra's.
+func (ts *turnState) write(extra ...session.NewEvent) {
+	// The store must record what happened even when the run is being cancelled.
+	ctx := context.WithoutCancel(ts.ctx)
+	evs, err := ts.rt.store.Append(ctx, ts.r.Key, append(ts.deferred, extra...)...)
+	if err != nil {
+		ts.storeErr = err
+		ts.releaseHeld(nil)
+		return
+	}
+	evs = ts.releaseHeld(evs)
 	for i := range evs {
 		ts.r.j.add(Event{Kind: KindStored, Stored: &evs[i]})
 	}
+}
+
+// releaseHeld fills the held journal places from the first stored events (or, when
+// the store failed, with what the run produced, without seqs), shows them to readers
+// and returns the rest of evs.
+func (ts *turnState) releaseHeld(evs []session.Event) []session.Event {
+	if len(ts.held) == 0 {
+		return evs
+	}
+	held, deferred := ts.held, ts.deferred
+	ts.held, ts.deferred = nil, nil
+	ts.r.j.release(func() {
+		for i, p := range held {
+			if i < len(evs) {
+				*p = evs[i]
+				continue
+			}
+			d := deferred[i]
+			*p = session.Event{SessionID: ts.r.Key.ID, InvocationID: d.InvocationID, ItemID: d.ItemID, Type: d.Type, Author: d.Author, Data: d.Data, Time: time.Now().UTC()}
+		}
+	})
+	if len(evs) < len(held) {
+		return nil
+	}
+	return evs[len(held):]
 }
 
 func (ts *turnState) flushMessage() {
@@ -476,11 +537,19 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 		Checkpoints: ts.checkpoints.save()}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
 	defer cancel()
-	evs, err := ts.rt.store.FinishRun(ctx, r.Key, r.InvocationID, status, ne)
+	evs, err := ts.rt.store.FinishRun(ctx, r.Key, r.InvocationID, status, append(ts.deferred, ne)...)
 	if err != nil {
 		ts.rt.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
-		evs = []session.Event{{SessionID: r.Key.ID, InvocationID: r.InvocationID, Type: ne.Type, Author: ne.Author, Data: ne.Data, Time: time.Now().UTC()}}
+		evs = nil
+		if len(ts.deferred) > 0 {
+			// What the run produced is still recorded when only its end cannot be.
+			if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
+				ts.rt.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
+			}
+		}
+		evs = append(evs, session.Event{SessionID: r.Key.ID, InvocationID: r.InvocationID, Type: ne.Type, Author: ne.Author, Data: ne.Data, Time: time.Now().UTC()})
 	}
+	evs = ts.releaseHeld(evs)
 	r.mu.Lock()
 	r.status = status
 	r.mu.Unlock()

@@ -37,7 +37,6 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 
 	in := req.Input
 	p := pluginsdk.Payload{
-		History:          prior,
 		InputContent:     nonNilBlocks(in.Content),
 		InputMessages:    inputMessages(in),
 		InputParts:       inputParts(in.Content),
@@ -83,7 +82,6 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 		p.Input = session.MustJSON(in.Text())
 	}
 	sc := pluginsdk.SessionContext{
-		History: prior,
 		PlatformContext: pluginsdk.PlatformContext{
 			AgentID: req.App, AppName: req.App, UserID: key.User, AccountID: req.AccountID, SessionID: key.ID, InvocationID: req.InvocationID,
 		},
@@ -93,11 +91,16 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 		State:         state.Merged(),
 		StateTiers:    state,
 	}
-	payload, err := json.Marshal(p)
+	// The history is in both documents; it is marshalled once and spliced into each.
+	histJSON, err := json.Marshal(prior)
+	if err != nil {
+		return nil, fmt.Errorf("encode history: %w", err)
+	}
+	payload, err := json.Marshal(payloadWire{Payload: p, History: histJSON})
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
-	sctx, err := json.Marshal(sc)
+	sctx, err := json.Marshal(sessionContextWire{SessionContext: sc, History: histJSON})
 	if err != nil {
 		return nil, fmt.Errorf("encode session context: %w", err)
 	}
@@ -115,6 +118,18 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 		rr.Checkpoints = checkpointsToProto(cps)
 	}
 	return rr, nil
+}
+
+// payloadWire and sessionContextWire carry an already marshalled history: the outer
+// field shadows the embedded struct's "history" in encoding/json.
+type payloadWire struct {
+	pluginsdk.Payload
+	History json.RawMessage `json:"history"`
+}
+
+type sessionContextWire struct {
+	pluginsdk.SessionContext
+	History json.RawMessage `json:"history"`
 }
 
 func checkpointsToProto(cps []session.Checkpoint) []*runnerv1.Checkpoint {

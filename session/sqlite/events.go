@@ -181,7 +181,7 @@ func (s *Store) FindItem(ctx context.Context, app, user, itemID string) (session
 			e.data, e.state_delta, e.time
 		FROM events e JOIN sessions s ON s.pk = e.session_pk
 		WHERE e.item_id = ? AND s.app_id = ? AND s.user_id = ?
-		ORDER BY e.id DESC LIMIT 1`, itemID, app, user)
+		ORDER BY e.time DESC, e.session_pk DESC, e.seq DESC LIMIT 1`, itemID, app, user)
 	e, err := scanEvent(idScanner{row, &sid}, "")
 	if errors.Is(err, sql.ErrNoRows) {
 		return session.Event{}, fmt.Errorf("item %q: %w", itemID, session.ErrNotFound)

@@ -7,7 +7,7 @@ import (
 )
 
 // SchemaVersion is the schema version this build writes: the number of migrations.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations are forward-only: migration i moves a database from version i to i+1.
 // Never edit a released entry; append a new one.
@@ -109,6 +109,28 @@ CREATE TABLE checkpoint_writes (
 `,
 		// 3: KsADK's tables, if the file has them, are imported first (ksadk.go), then dropped.
 		ksadkDropSQL,
+		// 4: events keyed by (session, seq) WITHOUT ROWID, so an append writes one b-tree
+		// instead of the table plus its unique index; the by-invocation index goes (a
+		// run's events are read within one session's key range).
+		`
+CREATE TABLE events_v4 (
+	session_pk    INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+	seq           INTEGER NOT NULL,
+	invocation_id TEXT NOT NULL DEFAULT '',
+	item_id       TEXT,
+	type          TEXT NOT NULL,
+	author        TEXT NOT NULL DEFAULT '',
+	data          TEXT NOT NULL,
+	state_delta   TEXT,
+	time          INTEGER NOT NULL,
+	PRIMARY KEY (session_pk, seq)
+) WITHOUT ROWID;
+INSERT INTO events_v4 (session_pk, seq, invocation_id, item_id, type, author, data, state_delta, time)
+	SELECT session_pk, seq, invocation_id, item_id, type, author, data, state_delta, time FROM events ORDER BY session_pk, seq;
+DROP TABLE events;
+ALTER TABLE events_v4 RENAME TO events;
+CREATE INDEX events_by_item ON events (item_id) WHERE item_id IS NOT NULL;
+`,
 	}
 }
 
