@@ -35,6 +35,22 @@ type PathOwner interface {
 	Owns(path string) bool
 }
 
+// Server timeouts for an http.Server serving the router (see NewServer).
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultBodyReadTimeout   = 2 * time.Minute
+)
+
+// NewServer returns an http.Server for h with the timeouts slow clients need: headers
+// within ReadHeaderTimeout, idle keep-alive connections closed after IdleTimeout. There is
+// no ReadTimeout: it would also cut the long streams (SSE) this server answers with
+// (net/http cancels a request whose connection read times out); the router bounds body
+// reads per request instead (Config.BodyReadTimeout).
+func NewServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: DefaultReadHeaderTimeout, IdleTimeout: DefaultIdleTimeout}
+}
+
 // Config configures the router.
 type Config struct {
 	Runtime *host.Runtime
@@ -53,6 +69,10 @@ type Config struct {
 	AllowedHosts []string
 	// AuthToken, when set, is required as "Authorization: Bearer <token>".
 	AuthToken string
+	// BodyReadTimeout bounds reading a request's body (default 2 minutes), so that a
+	// client sending it slowly cannot hold a connection; it is set before auth, so it
+	// also bounds what the server drains of a refused request's body.
+	BodyReadTimeout time.Duration
 	// KeepAlive is the SSE keep-alive interval (default 15 s).
 	KeepAlive time.Duration
 	// Surfaces are mounted after the OpenAI-compatible one.
@@ -75,6 +95,9 @@ func NewRouter(cfg Config) *gin.Engine {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = openai.DefaultMaxBodyBytes
 	}
+	if cfg.BodyReadTimeout <= 0 {
+		cfg.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	oa, err := openai.New(openai.Config{Runtime: cfg.Runtime, Logger: cfg.Logger.Named("openai"),
 		KeepAlive: cfg.KeepAlive, MaxBodyBytes: cfg.MaxBodyBytes, KsadkAgents: cfg.KsadkAgents})
 	if err != nil {
@@ -85,7 +108,7 @@ func NewRouter(cfg Config) *gin.Engine {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(g.recovery, g.hostCheck, g.originCheck, g.auth, g.bodyLimit)
+	r.Use(g.recovery, g.bodyDeadline, g.hostCheck, g.originCheck, g.auth, g.bodyLimit)
 	r.GET("/health", g.health)
 	for _, s := range surfaces {
 		s.Register(r)

@@ -3,10 +3,12 @@ package api
 import (
 	"crypto/subtle"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -128,6 +130,8 @@ func (g *guard) auth(c *gin.Context) {
 		return
 	}
 	c.Header("WWW-Authenticate", `Bearer realm="agentengine"`)
+	// The body is not read: the connection is not reused rather than drained.
+	c.Header("Connection", "close")
 	g.fail(c, http.StatusUnauthorized, "invalid_api_key", "a valid bearer token is required (Authorization: Bearer <token>)")
 }
 
@@ -137,6 +141,40 @@ func (g *guard) authorised(c *gin.Context) bool {
 	}
 	tok, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
 	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(g.cfg.AuthToken)) == 1
+}
+
+// bodyDeadline sets a read deadline on the connection for the request's body and lifts
+// it once the body has been read to its end. A body not read to its end (a refused
+// request) keeps the deadline, which bounds what the server drains of it.
+func (g *guard) bodyDeadline(c *gin.Context) {
+	if c.Request.Body == nil || c.Request.Body == http.NoBody || c.Request.ContentLength == 0 {
+		c.Next()
+		return
+	}
+	rc := http.NewResponseController(c.Writer)
+	if err := rc.SetReadDeadline(time.Now().Add(g.cfg.BodyReadTimeout)); err != nil {
+		c.Next() // not a net/http connection (a test recorder)
+		return
+	}
+	c.Request.Body = &deadlineBody{ReadCloser: c.Request.Body, rc: rc}
+	c.Next()
+}
+
+// deadlineBody lifts the connection's read deadline at the body's end, so that the
+// server's wait for the client going away (while a long response streams) never times out.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // bodyLimit rejects bodies over the limit: at once when Content-Length says so, and

@@ -146,7 +146,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		AuthToken:       o.token,
 	})
 	web.Register(router)
-	srv := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
+	srv := api.NewServer(router)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	names := ""
