@@ -25,7 +25,7 @@ import (
 // (fail when CI is set) and print the install command.
 
 // pythonInstall is the command that installs what these tests import.
-const pythonInstall = `%s -m pip install -c pluginsdk/python/constraints.txt -r examples/langgraph-chat/requirements.txt -r examples/langchain-qa/requirements.txt -r examples/deepagents-research/requirements.txt -r examples/adk-assistant/requirements.txt -r pluginsdk/python/runner-requirements.txt`
+const pythonInstall = `%s -m pip install -c pluginsdk/python/constraints.txt -r scripts/test-requirements.txt -r pluginsdk/python/runner-requirements.txt`
 
 var testPython = sync.OnceValues(func() (string, error) {
 	name := os.Getenv("PYTHON")
