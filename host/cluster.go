@@ -30,8 +30,8 @@ type Cluster interface {
 	// Publish sends msg to the run's followers on every replica, in call order.
 	Publish(ctx context.Context, key session.Key, invocationID string, msg []byte) error
 	// Follow calls deliver with the run's messages published from now on, in order,
-	// until stop is called; deliver(nil) says some may have been lost. deliver must not
-	// block.
+	// until stop is called; deliver(nil) says some may have been lost (the follower
+	// reads the store to catch up). deliver must not block for long.
 	Follow(key session.Key, invocationID string, deliver func(msg []byte)) (stop func())
 }
 
@@ -135,7 +135,7 @@ func (rt *Runtime) follow(ctx context.Context, key session.Key, invocationID str
 	}
 	for _, msg := range f.pending {
 		if msg == nil {
-			go f.catchUp()
+			f.catchUp()
 			continue
 		}
 		f.apply(msg)
@@ -164,30 +164,27 @@ func (f *follower) deliver(msg []byte) {
 		return
 	}
 	if msg == nil {
-		go f.catchUp()
+		f.catchUp()
 		return
 	}
 	f.apply(msg)
 }
 
 // catchUp adds what the store holds after the last journaled event (live deltas lost
-// with the relay's messages are not stored, and stay lost).
+// with the relay's messages are not stored, and stay lost). It reads the store before
+// the next message is applied, so stored events stay in seq order. The caller holds mu.
 func (f *follower) catchUp() {
-	f.mu.Lock()
-	r, after, ended := f.r, f.lastSeq, f.ended
-	f.mu.Unlock()
-	if ended {
+	if f.ended {
 		return
 	}
+	r := f.r
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	evs, err := f.rt.store.Events(ctx, r.Key, session.EventQuery{InvocationID: r.InvocationID, AfterSeq: after})
+	evs, err := f.rt.store.Events(ctx, r.Key, session.EventQuery{InvocationID: r.InvocationID, AfterSeq: f.lastSeq})
 	if err != nil {
 		f.rt.log.Warn("could not catch up with a followed run", "invocation", r.InvocationID, "error", err)
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	for i := range evs {
 		f.add(Event{Kind: KindStored, Stored: &evs[i]})
 	}

@@ -25,13 +25,21 @@ func BenchmarkFollowLatency(b *testing.B) {
 	}
 	defer f.Close()
 	k := session.Key{App: "a", User: "u", ID: "s"}
-	got := make(chan struct{}, 1)
+	// a publishes before f follows, so that it answers f's announcement: from then on
+	// its messages are sent.
+	if err := a.Publish(b.Context(), k, "inv", []byte(`0`)); err != nil {
+		b.Fatal(err)
+	}
+	got, ready := make(chan struct{}, 1), make(chan struct{}, 1)
 	stop := f.Follow(k, "inv", func(msg []byte) {
-		if msg != nil {
-			got <- struct{}{}
+		if msg == nil {
+			ready <- struct{}{}
+			return
 		}
+		got <- struct{}{}
 	})
 	defer stop()
+	<-ready
 	msg := []byte(`[{"i":7,"k":2,"item":"msg_0123456789abcdef01234567","text":"hello "}]`)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()

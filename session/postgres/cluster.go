@@ -28,14 +28,23 @@ import (
 //     (OnOrphans) after every heartbeat so that a survivor ends them;
 //   - a relay: one NOTIFY channel per schema carries the owner's run events to followers
 //     on every replica (Publish/Follow) and cancel requests to the owner (RequestCancel);
-//     a dedicated connection LISTENs, so nothing is polled.
+//     a dedicated connection LISTENs, so nothing is polled;
+//   - interest: a run's events are only sent once someone follows it. Follow announces
+//     the run to every replica ("f"); from then on their Publish sends it, and a replica
+//     that had published for the run before answers "y", on which followers catch up from
+//     the store (what was published before the announcement was dropped, but stored).
+//     Most runs are never followed from another replica and cost no notifications.
 //
 // Notification payloads are "r<run> <message>" (relay), "s<run> <spill id>" (a relay
-// message kept in relay_spill because it exceeds NOTIFY's payload limit) and
-// "c<owner> <run key JSON>" (cancel).
+// message kept in relay_spill because it exceeds NOTIFY's payload limit), "f<run> "
+// (followed), "y<run> " (catch up) and "c<owner> <run key JSON>" (cancel).
 
 // maxPayload stays under NOTIFY's 8000-byte payload limit with room for the prefix.
 const maxPayload = 7800
+
+// interestTTL is how long a run stays followed (or published for) after its last
+// announcement (or message): longer than any run.
+const interestTTL = 24 * time.Hour
 
 // spillTTL is how long a spilled message is kept for followers to read.
 const spillTTL = 10 * time.Minute
@@ -51,6 +60,8 @@ type cluster struct {
 
 	mu        sync.Mutex
 	follows   map[string]map[*follow]struct{}
+	wanted    map[string]time.Time // runs followed somewhere, by tag: when announced
+	published map[string]time.Time // runs this replica published for, by tag: when last
 	onCancel  func(session.Key, string)
 	onOrphans func(context.Context, []session.Run)
 	listening chan struct{} // closed once LISTEN is active
@@ -75,7 +86,8 @@ func (s *Store) startCluster(ctx context.Context) error {
 	// of different schemas apart.
 	h := sha256.Sum256([]byte(schema))
 	c := &cluster{s: s, id: id, channel: "agentengine_" + hex.EncodeToString(h[:6]),
-		follows: map[string]map[*follow]struct{}{}, listening: make(chan struct{})}
+		follows: map[string]map[*follow]struct{}{}, wanted: map[string]time.Time{}, published: map[string]time.Time{},
+		listening: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	// Runs this replica id left in progress in an earlier life are nobody's now: the
 	// survivors' (or this replica's own) recovery ends them.
@@ -164,6 +176,15 @@ func (c *cluster) sweep(ctx context.Context) {
 	}
 	_, _ = c.s.pool.Exec(ctx, `DELETE FROM replicas WHERE heartbeat_at < now() - $1::interval`,
 		strconv.FormatInt((100*c.s.cfg.leaseTTL).Milliseconds(), 10)+" milliseconds")
+	c.mu.Lock()
+	for _, m := range []map[string]time.Time{c.wanted, c.published} {
+		for tag, at := range m {
+			if time.Since(at) > interestTTL {
+				delete(m, tag)
+			}
+		}
+	}
+	c.mu.Unlock()
 	_, _ = c.s.pool.Exec(ctx, `DELETE FROM relay_spill WHERE created_at < now() - $1::interval`,
 		strconv.FormatInt(spillTTL.Milliseconds(), 10)+" milliseconds")
 }
@@ -264,6 +285,14 @@ func (s *Store) Publish(ctx context.Context, key session.Key, invocationID strin
 		return errors.New("publish: the store was opened without a cluster")
 	}
 	tag := runTag(key, invocationID)
+	c := s.cl
+	c.mu.Lock()
+	c.published[tag] = time.Now()
+	_, wanted := c.wanted[tag]
+	c.mu.Unlock()
+	if !wanted {
+		return nil // nobody follows the run
+	}
 	if len(msg) <= maxPayload && isText(msg) {
 		return s.notify(ctx, "r"+tag+" "+string(msg))
 	}
@@ -306,6 +335,11 @@ func (s *Store) Follow(key session.Key, invocationID string, deliver func(msg []
 	}
 	c.follows[tag][f] = struct{}{}
 	c.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+		defer cancel()
+		_ = s.notify(ctx, "f"+tag+" ")
+	}()
 	return func() {
 		c.mu.Lock()
 		delete(c.follows[tag], f)
@@ -398,6 +432,28 @@ func (c *cluster) dispatch(p string) {
 		c.mu.Unlock()
 		if fn != nil {
 			fn(m.Key, m.InvocationID)
+		}
+	case 'f':
+		c.mu.Lock()
+		c.wanted[head] = time.Now()
+		_, ours := c.published[head]
+		c.mu.Unlock()
+		if ours {
+			go func() {
+				ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+				defer cancel()
+				_ = c.s.notify(ctx, "y"+head+" ")
+			}()
+		}
+	case 'y':
+		c.mu.Lock()
+		fs := make([]*follow, 0, len(c.follows[head]))
+		for f := range c.follows[head] {
+			fs = append(fs, f)
+		}
+		c.mu.Unlock()
+		for _, f := range fs {
+			f.deliver(nil)
 		}
 	case 'r', 's':
 		c.mu.Lock()

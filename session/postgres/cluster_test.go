@@ -63,18 +63,32 @@ func TestRelayAndCancel(t *testing.T) {
 	k := session.Key{App: "app", User: "u", ID: "s"}
 	startRun(t, a, k, "run1")
 
+	// Published before anyone follows: not sent (nobody listens), but remembered.
+	if err := a.Publish(t.Context(), k, "run1", []byte(`0`)); err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	var seen []string
-	done := make(chan struct{})
+	done, caughtUp := make(chan struct{}), make(chan struct{})
+	var once sync.Once
 	stop := b.Follow(k, "run1", func(msg []byte) {
 		mu.Lock()
 		defer mu.Unlock()
+		if msg == nil { // a replica that published for the run answers the announcement
+			once.Do(func() { close(caughtUp) })
+			return
+		}
 		seen = append(seen, string(msg))
 		if len(seen) == 3 {
 			close(done)
 		}
 	})
 	defer stop()
+	select {
+	case <-caughtUp:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the publishing replica did not answer the follow announcement")
+	}
 	big := `"` + string(make([]byte, 0)) + repeat("x", 20000) + `"`
 	for _, m := range []string{`1`, big, `3`} {
 		if err := a.Publish(t.Context(), k, "run1", []byte(m)); err != nil {
