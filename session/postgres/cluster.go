@@ -394,8 +394,16 @@ func (c *cluster) listen(first *bool) error {
 
 // resync tells every follower that messages may have been lost while the listener was
 // reconnecting: deliver(nil).
+//
+// Announcements of follows may have been missed too: the runs this replica published
+// for lately are treated as followed from now on.
 func (c *cluster) resync() {
 	c.mu.Lock()
+	for tag, at := range c.published {
+		if time.Since(at) < time.Hour {
+			c.wanted[tag] = time.Now()
+		}
+	}
 	var fs []*follow
 	for _, m := range c.follows {
 		for f := range m {
