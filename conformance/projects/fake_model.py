@@ -104,7 +104,7 @@ class FakeModel:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def start(self) -> "FakeModel":
+    def start(self) -> FakeModel:
         self._thread.start()
         return self
 

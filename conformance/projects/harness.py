@@ -65,9 +65,7 @@ def base_python() -> str:
     exe = shutil.which("python3") or ""
     if not exe:
         return "none"
-    ver = subprocess.run(
-        [exe, "-c", "import sys; print(sys.version)"], capture_output=True, text=True, check=False
-    ).stdout.strip()
+    ver = subprocess.run([exe, "-c", "import sys; print(sys.version)"], capture_output=True, text=True, check=False).stdout.strip()
     return f"{os.path.realpath(exe)} {ver}"
 
 
@@ -127,9 +125,7 @@ def prepare(name: str, model_url: str) -> Path:
     if src.parent == SAMPLES:
         env_file.write_text(env_file.read_text().replace(FAKE_URL, model_url))
     else:
-        env_file.write_text(
-            f"OPENAI_API_KEY=sk-test-not-a-real-key\nOPENAI_BASE_URL={model_url}\nOPENAI_MODEL_NAME=fake-{name}\n"
-        )
+        env_file.write_text(f"OPENAI_API_KEY=sk-test-not-a-real-key\nOPENAI_BASE_URL={model_url}\nOPENAI_MODEL_NAME=fake-{name}\n")
     return dst
 
 

@@ -57,9 +57,7 @@ _DEEPAGENTS_RESUME = (
 )
 # (project, case) -> what is missing for it to pass. Each entry names the missing piece.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    (sample, case): _DEEPAGENTS_RESUME
-    for sample in ("deepagents", "ksadk-deepagents")
-    for case in ("approval", "chat_approval")
+    (sample, case): _DEEPAGENTS_RESUME for sample in ("deepagents", "ksadk-deepagents") for case in ("approval", "chat_approval")
 } | {
     ("example-langchain-qa", case): (
         "examples/langchain-qa: its ksadk_prepare_input returns only the new message (it expects "
@@ -84,7 +82,7 @@ def params() -> list[Any]:
     return out
 
 
-def weather_reply(p: "Project", city: str, station: int) -> list[str]:
+def weather_reply(p: Project, city: str, station: int) -> list[str]:
     """What the final text must contain after get_weather(city): the samples' tool output
     exactly; for an example (its own tool), the city and "sunny" after the fake's "Done."."""
     if p.sample.startswith("example-"):
@@ -259,9 +257,7 @@ def case_approval(p: Project, fake: FakeModel) -> None:
 
 def case_chat_tool_call(p: Project, fake: FakeModel) -> None:
     """Chat Completions, streamed: a tool the agent runs, its result in the streamed text."""
-    stream = p.client().chat.completions.create(
-        model=p.model, messages=[{"role": "user", "content": "weather in Rome, please"}], stream=True
-    )
+    stream = p.client().chat.completions.create(model=p.model, messages=[{"role": "user", "content": "weather in Rome, please"}], stream=True)
     text, finish = "", None
     for chunk in stream:
         for ch in chunk.choices:
@@ -276,13 +272,9 @@ def case_chat_two_turns(p: Project, fake: FakeModel) -> None:
     """session_id: the second turn sends only the new message; the model still sees the first."""
     c = p.client()
     sid = "matrix-" + uuid.uuid4().hex
-    first = c.chat.completions.create(
-        model=p.model, messages=[{"role": "user", "content": "my name is Grace"}], extra_body={"session_id": sid}
-    )
+    first = c.chat.completions.create(model=p.model, messages=[{"role": "user", "content": "my name is Grace"}], extra_body={"session_id": sid})
     assert first.choices[0].message.content == "Nice to meet you, Grace.", p.logs()
-    second = c.chat.completions.create(
-        model=p.model, messages=[{"role": "user", "content": "what is my name?"}], extra_body={"session_id": sid}
-    )
+    second = c.chat.completions.create(model=p.model, messages=[{"role": "user", "content": "what is my name?"}], extra_body={"session_id": sid})
     assert second.choices[0].message.content == "Your name is Grace.", f"{second}\n{p.logs()}"
     assert_remembers(fake.requests(p.llm), "Grace")
 
@@ -314,9 +306,7 @@ def case_chat_approval(p: Project, fake: FakeModel) -> None:
 
 def assert_remembers(requests: list[dict[str, Any]], name: str) -> None:
     """The request that answered "what is my name" also carried the first turn, both sides."""
-    asked = [
-        r for r in requests if "what is my name" in text_of((r.get("messages") or [{}])[-1].get("content")).lower()
-    ]
+    asked = [r for r in requests if "what is my name" in text_of((r.get("messages") or [{}])[-1].get("content")).lower()]
     assert asked, "the model was never asked the second turn"
     texts = [(m.get("role"), text_of(m.get("content"))) for m in asked[-1]["messages"]]
     assert any(role == "user" and f"my name is {name.lower()}" in t.lower() for role, t in texts), texts

@@ -1,7 +1,7 @@
 """Google ADK sample: an agent with tools on LiteLlm; sending an email asks for confirmation."""
 
-from pathlib import Path
 import sys
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:

@@ -1,7 +1,7 @@
 """DeepAgents sample: a deep agent with tools; sending an email waits for a person's approval."""
 
-from pathlib import Path
 import sys
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:

@@ -1,7 +1,7 @@
 """LangGraph sample: a tool-calling graph that asks before sending an email (interrupt())."""
 
-from pathlib import Path
 import sys
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
