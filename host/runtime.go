@@ -469,6 +469,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		go rt.relay(r)
 	}
 	rt.wg.Add(1)
+	//nolint:gosec // G118: a run outlives the request that started it; runCtx is its own
 	go func() {
 		defer rt.wg.Done()
 		defer cancel(nil)

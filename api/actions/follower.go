@@ -78,6 +78,8 @@ func (f *follower) add(ev host.Event) []frame {
 		f.item(ev.ItemID, typeReasoningSnapshot).text.WriteString(ev.Text)
 	case host.KindStored:
 		return f.stored(ev)
+	case host.KindToolArgsDelta, host.KindNative:
+		// The stream shows calls once stored; native events have no counterpart.
 	}
 	return nil
 }

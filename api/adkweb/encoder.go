@@ -65,8 +65,10 @@ func (e *encoder) Add(ev host.Event) []Event {
 			return nil
 		}
 		return e.stored(ev.Stored)
+	case host.KindToolArgsDelta, host.KindNative:
+		// Argument deltas and native events have no ADK counterpart.
 	}
-	return nil // argument deltas and native events have no ADK counterpart
+	return nil
 }
 
 // partial is a delta as ADK streams it: partial text (or thought) with the delta only;

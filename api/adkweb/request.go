@@ -198,6 +198,8 @@ func parsePart(raw json.RawMessage, loc []any) (part, *httpError) {
 			return p, invalid("extra_forbidden", o.at(k), "Extra inputs are not permitted")
 		case fieldMeta:
 			continue
+		case fieldData, fieldUnsupported:
+			// A part's value: at most one per part, told apart below.
 		}
 		v := o.m[k]
 		if string(bytes.TrimSpace(v)) == "null" {

@@ -17,8 +17,6 @@ const (
 	codeInternal         = envelope.CodeInternal
 )
 
-const internalMessage = envelope.InternalMessage
-
 type apiError = envelope.Error
 
 func invalid(format string, args ...any) *apiError    { return envelope.Invalid(format, args...) }

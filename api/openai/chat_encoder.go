@@ -215,6 +215,8 @@ func (e *chatEncoder) Add(ev host.Event) [][]byte {
 		if ev.Stored != nil {
 			e.stored(ev.Stored)
 		}
+	case host.KindToolArgsDelta, host.KindNative:
+		// Tool calls are sent whole from the stored tool_call; native events are not on this wire.
 	}
 	return e.out
 }

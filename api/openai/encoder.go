@@ -167,6 +167,8 @@ func (e *responseEncoder) Add(ev host.Event) []sseEvent {
 		if ev.Stored != nil {
 			e.stored(ev.Stored)
 		}
+	case host.KindNative:
+		// Framework-native events are not on the Responses wire.
 	}
 	return e.out
 }

@@ -86,9 +86,7 @@ func inputItemsOf(evs []host.Event, echo requestEcho) []json.RawMessage {
 	}
 	out := make([]json.RawMessage, 0, len(echo.Input)+len(um.Items)+1)
 	if len(echo.Input) == 0 { // a run of another surface: its items, then its message
-		for _, it := range um.Items {
-			out = append(out, it)
-		}
+		out = append(out, um.Items...)
 		if len(um.Content) > 0 {
 			out = append(out, userMessageJSON("msg_input", um.Content))
 		}

@@ -82,6 +82,8 @@ func (e *ksadkEncoder) Add(ev host.Event) []sseEvent {
 		if ev.Stored != nil {
 			e.stored(ev.Stored)
 		}
+	case host.KindToolArgsDelta, host.KindNative:
+		// KsADK's stream carries tool calls whole (from the stored tool_call) and no native events.
 	}
 	return e.out
 }

@@ -154,6 +154,8 @@ func printEvents(ctx context.Context, next func(context.Context) (host.Event, er
 					fmt.Fprintln(out, "[run "+msg+"]")
 				}
 			}
+		case host.KindToolArgsDelta, host.KindNative:
+			// The terminal prints a call once, whole, from the stored tool_call.
 		}
 	}
 }

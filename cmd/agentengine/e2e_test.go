@@ -115,7 +115,7 @@ func startServerWithin(t *testing.T, wait time.Duration, projectDir string, args
 	select {
 	case u, ok := <-found:
 		if !ok {
-			cmd.Wait()
+			_ = cmd.Wait() // its exit status adds nothing to the logs below
 			t.Fatalf("server exited before serving:\n%s", s.logs)
 		}
 		s.url = u
@@ -140,7 +140,7 @@ func (s *server) stop() {
 	done := make(chan struct{})
 	// Read stderr to its end before Wait closes the pipe: the logs are then complete and
 	// safe to read.
-	go func() { <-s.logsDone; s.cmd.Wait(); close(done) }()
+	go func() { <-s.logsDone; _ = s.cmd.Wait(); close(done) }() // stopped by us: the status is a signal
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):

@@ -47,7 +47,7 @@ func startAgentengine(t *testing.T, dir string, env []string, args ...string) *s
 	select {
 	case u, ok := <-found:
 		if !ok {
-			cmd.Wait()
+			_ = cmd.Wait() // its exit status adds nothing to the logs below
 			t.Fatalf("agentengine %v exited before serving:\n%s", args, s.logs)
 		}
 		s.url = u

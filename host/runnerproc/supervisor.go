@@ -205,7 +205,7 @@ func (s *Supervisor) Ping(ctx context.Context) error {
 		return fmt.Errorf("runner %q: %w", s.cfg.Name, ErrNotRunning)
 	}
 	if err := p.ping(ctx); err != nil {
-		return s.callErr(p, "health check", err, ctx)
+		return s.callErr(ctx, p, "health check", err)
 	}
 	return nil
 }
@@ -229,7 +229,7 @@ func (s *Supervisor) Summarize(ctx context.Context, in *runnerv1.SummarizeReques
 	}
 	resp, err := p.rpc.Summarize(ctx, in, opts...)
 	if err != nil {
-		return nil, s.callErr(p, "summarize", err, ctx)
+		return nil, s.callErr(ctx, p, "summarize", err)
 	}
 	return resp, nil
 }
@@ -252,7 +252,7 @@ func (s *Supervisor) Run(ctx context.Context, in *runnerv1.RunRequest, opts ...g
 	}
 	st, err := p.rpc.Run(runCtx, in, opts...)
 	if err != nil {
-		err = s.callErr(p, "run", err, runCtx)
+		err = s.callErr(runCtx, p, "run", err)
 		release()
 		return nil, err
 	}
@@ -275,7 +275,7 @@ func (r *runStream) Recv() (*runnerv1.RunEvent, error) {
 		return ev, nil
 	}
 	if err != io.EOF {
-		err = r.s.callErr(r.p, "run", err, r.ctx)
+		err = r.s.callErr(r.ctx, r.p, "run", err)
 	}
 	r.once.Do(r.release)
 	return nil, err
@@ -283,7 +283,7 @@ func (r *runStream) Recv() (*runnerv1.RunEvent, error) {
 
 // callErr wraps a call's error. A broken connection means the process is dead or dying:
 // it is retired so that the next call starts a fresh one.
-func (s *Supervisor) callErr(p *proc, op string, err error, ctx context.Context) error {
+func (s *Supervisor) callErr(ctx context.Context, p *proc, op string, err error) error {
 	if ctx.Err() != nil {
 		if cause := context.Cause(ctx); errors.Is(cause, ErrExited) || errors.Is(cause, ErrClosed) {
 			return fmt.Errorf("runner %q: %s: %w", s.cfg.Name, op, cause)
@@ -331,7 +331,7 @@ func (s *Supervisor) get(ctx context.Context) (*proc, error) {
 			a = &attempt{done: make(chan struct{})}
 			s.attempt = a
 			// The start is not tied to ctx: other callers may be waiting for it too.
-			go s.start(a)
+			go s.start(a) //nolint:gosec // G118: deliberately detached from the caller's ctx (above)
 		}
 		s.mu.Unlock()
 		select {

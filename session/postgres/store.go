@@ -216,23 +216,12 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-var errClosed = errors.New("postgres session store is closed")
-
 // tx runs fn in one read-committed transaction.
 func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return pgx.BeginFunc(ctx, s.pool, fn)
-}
-
-// isUnique reports a unique violation, with the violated constraint's name.
-func isUnique(err error) (string, bool) {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23505" {
-		return pe.ConstraintName, true
-	}
-	return "", false
 }
 
 func ns(t time.Time) int64 { return t.UnixNano() }

@@ -153,7 +153,9 @@ func TestDeleteCascades(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	st.CreateSession(ctx, testKey())
+	if _, err := st.CreateSession(ctx, testKey()); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := st.StartRun(ctx, session.Run{Key: testKey(), InvocationID: "inv"}, msg("x"), msg("y")); err != nil {
 		t.Fatal(err)
 	}

@@ -233,6 +233,7 @@ func importKsADK(ctx context.Context, tx *sql.Tx) error {
 	if !scols["id"] {
 		return fail("table ksadk_sessions has no id column")
 	}
+	//nolint:gosec // G202: the column names come from the fixed lists here (selectCols), never from the file
 	rows, err := tx.QueryContext(ctx, `SELECT `+selectCols(scols, []string{"id", "agent_id", "user_id", "title", "title_source",
 		"first_prompt", "last_prompt", "state_json", "created_at", "updated_at"})+` FROM ksadk_sessions ORDER BY rowid`)
 	if err != nil {
@@ -289,6 +290,7 @@ func importKsADKSession(ctx context.Context, tx *sql.Tx, s ksadkSession, ecols m
 	}
 	var evs []ksadkEvent
 	if ecols != nil {
+		//nolint:gosec // G202: the column names come from the fixed lists here (selectCols)
 		rows, err := tx.QueryContext(ctx, `SELECT `+selectCols(ecols, []string{"author", "event_type", "content_json",
 			"state_delta_json", "invocation_id", "metadata_json", "seq_id", "timestamp"})+`
 			FROM ksadk_events WHERE session_id = ? ORDER BY `+eventOrder(ecols), s.id)

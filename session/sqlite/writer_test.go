@@ -385,8 +385,8 @@ func TestCloseWithQueuedRequests(t *testing.T) {
 		t.Errorf("queued request at Close: %v", err)
 	}
 	select {
-	case <-closed:
-		t.Error("Close returned while a batch was running")
+	case err := <-closed:
+		t.Errorf("Close returned (%v) while a batch was running", err)
 	case <-time.After(20 * time.Millisecond):
 	}
 	release()
@@ -575,17 +575,25 @@ func TestConcurrentConsistency(t *testing.T) {
 		want := map[string]any{}
 		var lastPrompt, lastStatus, lastInv string
 		for _, e := range evs {
-			var d map[string]any
-			json.Unmarshal(e.StateDelta, &d)
-			want = session.ApplyDelta(want, d)
+			if len(e.StateDelta) > 0 {
+				var d map[string]any
+				if err := json.Unmarshal(e.StateDelta, &d); err != nil {
+					t.Fatalf("%s: state delta of seq %d: %v", k.ID, e.Seq, err)
+				}
+				want = session.ApplyDelta(want, d)
+			}
 			switch e.Type {
 			case session.TypeUserMessage:
-				var m session.UserMessageData
-				json.Unmarshal(e.Data, &m)
+				m, err := session.DataOf[session.UserMessageData](e)
+				if err != nil {
+					t.Fatal(err)
+				}
 				lastPrompt = m.Text
 			case session.TypeRunStatus:
-				var r session.RunStatusData
-				json.Unmarshal(e.Data, &r)
+				r, err := session.DataOf[session.RunStatusData](e)
+				if err != nil {
+					t.Fatal(err)
+				}
 				lastStatus, lastInv = r.Status, e.InvocationID
 			}
 		}

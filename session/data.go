@@ -1,0 +1,21 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// DataOf decodes an event's Data into the payload type of its event type (for example
+// DataOf[ToolCallData] for a tool_call event). A stored event whose data does not decode
+// is corrupt or from another version: the error names the event so that callers can log
+// it instead of acting on a zero value.
+func DataOf[T any](e Event) (T, error) {
+	var d T
+	if len(e.Data) == 0 {
+		return d, fmt.Errorf("session: %s event (seq %d) has no data", e.Type, e.Seq)
+	}
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return d, fmt.Errorf("session: decoding the data of %s event (seq %d): %w", e.Type, e.Seq, err)
+	}
+	return d, nil
+}
