@@ -537,15 +537,22 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 		Checkpoints: ts.checkpoints.save()}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
 	defer cancel()
-	evs, err := ts.rt.store.FinishRun(ctx, r.Key, r.InvocationID, status, append(ts.deferred, ne)...)
+	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, append(ts.deferred, ne)...)
 	if err != nil {
 		ts.rt.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
 		evs = nil
+		held := []session.NewEvent{ne}
 		if len(ts.deferred) > 0 {
 			// What the run produced is still recorded when only its end cannot be.
 			if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
 				ts.rt.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
+				held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
 			}
+		}
+		if !errors.Is(err, session.ErrNotFound) {
+			// Never a session stuck in progress: the end counts from now and is written
+			// when the store recovers.
+			ts.rt.holdEnd(r.Key, r.InvocationID, status, held)
 		}
 		evs = append(evs, session.Event{SessionID: r.Key.ID, InvocationID: r.InvocationID, Type: ne.Type, Author: ne.Author, Data: ne.Data, Time: time.Now().UTC()})
 	}

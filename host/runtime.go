@@ -70,6 +70,7 @@ type Runtime struct {
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs
 	compacting  map[string]bool // sessions being compacted → another check is due
+	held        heldEnds        // run ends the store could not record yet
 	noSummarize map[string]bool // agents whose runner has no Summarize
 	caps        map[string]*runnerv1.Capabilities
 }
@@ -296,7 +297,7 @@ func (rt *Runtime) Session(ctx context.Context, key session.Key) (session.Sessio
 	if errors.Is(err, session.ErrNotFound) {
 		return s, clientErr(ErrNotFound, "", "session %q not found", key.ID)
 	}
-	return s, err
+	return rt.withHeldEnd(s), err
 }
 
 // RunByResponseID finds the run of a response id among the user's runs.
@@ -391,6 +392,13 @@ func (rt *Runtime) Cancel(ctx context.Context, key session.Key, invocationID str
 	if err != nil {
 		return fmt.Errorf("load run: %w", err)
 	}
+	if rec.Status == session.StatusInProgress {
+		// Recorded in progress, executed by no one (its end was lost): cancelling ends it.
+		if err := rt.endStuckRun(ctx, key, invocationID); err != nil {
+			return fmt.Errorf("end stuck run: %w", err)
+		}
+		return nil
+	}
 	return clientErr(ErrRunNotActive, "", "run %q is not in progress (status %s)", invocationID, rec.Status)
 }
 
@@ -419,6 +427,12 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	key, err := rt.openSession(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	// The previous run's end, held while the store failed, is recorded first: the store
+	// allows one run in progress per session.
+	if err := rt.flushHeld(ctx, key); err != nil {
+		rt.log.Error("held run end still not recorded", "session", key.ID, "error", err)
+		return nil, clientErr(ErrUnavailable, "", "the session store cannot record writes at the moment; try again later")
 	}
 	resumes, err := rt.pendingApprovals(ctx, key, req.Input.Resumes)
 	if err != nil {
