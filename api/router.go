@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -110,6 +111,8 @@ func NewRouter(cfg Config) *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.Use(g.recovery, g.bodyDeadline, g.hostCheck, g.originCheck, g.auth, g.bodyLimit)
 	r.GET("/health", g.health)
+	r.GET("/healthz", g.health)
+	r.GET("/readyz", g.ready)
 	for _, s := range surfaces {
 		s.Register(r)
 	}
@@ -141,7 +144,8 @@ func (g *guard) fail(c *gin.Context, status int, code, message string) {
 	c.Abort()
 }
 
-// health serves GET /health. Agent names are only listed to authorised callers.
+// health serves GET /health and /healthz, the liveness probe: it answers while the
+// process serves. Agent names are only listed to authorised callers.
 func (g *guard) health(c *gin.Context) {
 	agents := []string{}
 	if g.authorised(c) {
@@ -150,4 +154,18 @@ func (g *guard) health(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ok", "agents": agents})
+}
+
+// ready serves GET /readyz, the readiness probe: 503 while the session store takes no
+// writes (a full disk, a database that is gone), so that a load balancer sends turns
+// elsewhere. The cause is logged, not shown.
+func (g *guard) ready(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
+	defer cancel()
+	if err := g.cfg.Runtime.Ready(ctx); err != nil {
+		g.cfg.Logger.Warn("not ready", "error", err)
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": "the session store does not take writes"})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready"})
 }

@@ -122,10 +122,10 @@ func (g *guard) originAllowed(origin string) bool {
 	return false
 }
 
-// auth requires the bearer token when one is configured. /health stays open for
-// probes (it hides agent names from unauthorised callers).
+// auth requires the bearer token when one is configured. The probes stay open (/health
+// hides agent names from unauthorised callers).
 func (g *guard) auth(c *gin.Context) {
-	if g.authorised(c) || (c.Request.URL.Path == "/health" && c.Request.Method == http.MethodGet) {
+	if g.authorised(c) || (isProbe(c.Request.URL.Path) && c.Request.Method == http.MethodGet) {
 		c.Next()
 		return
 	}
@@ -133,6 +133,10 @@ func (g *guard) auth(c *gin.Context) {
 	// The body is not read: the connection is not reused rather than drained.
 	c.Header("Connection", "close")
 	g.fail(c, http.StatusUnauthorized, "invalid_api_key", "a valid bearer token is required (Authorization: Bearer <token>)")
+}
+
+func isProbe(path string) bool {
+	return path == "/health" || path == "/healthz" || path == "/readyz"
 }
 
 func (g *guard) authorised(c *gin.Context) bool {
