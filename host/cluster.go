@@ -35,7 +35,7 @@ type Cluster interface {
 	Follow(key session.Key, invocationID string, deliver func(msg []byte)) (stop func())
 }
 
-// relayEvent is a journal event on the wire between replicas.
+// relayEvent is a journal event on the wire between replicas (Event's fields, named).
 type relayEvent struct {
 	Index  int            `json:"i"`
 	Kind   EventKind      `json:"k"`
@@ -55,8 +55,7 @@ func encodeRelay(evs []Event) (int, []byte) {
 	out := []byte{'['}
 	n := 0
 	for _, e := range evs {
-		b, err := json.Marshal(relayEvent{Index: e.Index, Kind: e.Kind, Stored: e.Stored, ItemID: e.ItemID,
-			CallID: e.CallID, Name: e.Name, Text: e.Text})
+		b, err := json.Marshal(relayEvent(e))
 		if err != nil {
 			n++ // cannot happen for journal events; skip rather than stall the relay
 			continue
@@ -200,7 +199,7 @@ func (f *follower) apply(msg []byte) {
 		if e.Kind == KindStored && e.Stored == nil {
 			continue
 		}
-		f.add(Event{Kind: e.Kind, Stored: e.Stored, ItemID: e.ItemID, CallID: e.CallID, Name: e.Name, Text: e.Text})
+		f.add(Event(e)) // add renumbers it in this replica's journal
 	}
 }
 

@@ -480,6 +480,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	rt.mu.Unlock()
 	if rt.cluster != nil {
 		rt.wg.Add(1)
+		//nolint:gosec // G118: the relay lasts as long as the run, not the request
 		go rt.relay(r)
 	}
 	rt.wg.Add(1)
