@@ -3,7 +3,6 @@ package workspace
 import (
 	"archive/zip"
 	"context"
-	"fmt"
 	"io"
 	"io/fs"
 	"path"
@@ -30,7 +29,7 @@ func (w *Workspace) ExportZip(ctx context.Context, p string, out io.Writer) erro
 		return zw.Close()
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("%w: %s is not a file or directory", ErrConflict, rel)
+		return notAFile(rel)
 	}
 	err = fs.WalkDir(w.root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -59,9 +58,9 @@ func (w *Workspace) ExportZip(ctx context.Context, p string, out io.Writer) erro
 }
 
 func (w *Workspace) addFile(zw *zip.Writer, rel, name string, fi fs.FileInfo) error {
-	f, err := w.root.Open(rel)
+	f, err := openRegular(w.root, rel)
 	if err != nil {
-		return mapErr(err)
+		return err
 	}
 	defer f.Close()
 	hdr, err := zip.FileInfoHeader(fi)

@@ -132,7 +132,16 @@ func (w *Workspace) Stat(p string) (Entry, error) {
 	if err != nil {
 		return Entry{}, mapErr(err)
 	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return Entry{}, notAFile(rel)
+	}
 	return entryOf(rel, fi), nil
+}
+
+// notAFile is the error for a FIFO, socket or device: none can be read as a file (a
+// FIFO's open or read would wait for a writer for ever) and none is listed.
+func notAFile(rel string) error {
+	return fmt.Errorf("%w: %s is not a regular file or directory", ErrConflict, rel)
 }
 
 // List returns the entries of a directory, recursively when asked (symlinks are not
@@ -172,8 +181,8 @@ func (w *Workspace) List(ctx context.Context, p string, recursive bool) (entries
 			return fs.SkipAll
 		}
 		info, err := w.root.Stat(p) // follows links, but only within the root
-		if err != nil {
-			return nil
+		if err != nil || (!info.IsDir() && !info.Mode().IsRegular()) {
+			return nil // FIFOs, sockets and devices are not workspace files
 		}
 		entries = append(entries, entryOf(p, info))
 		if d.IsDir() && !recursive {
@@ -200,18 +209,14 @@ func (w *Workspace) Open(p string) (*os.File, Entry, error) {
 	if err != nil {
 		return nil, Entry{}, err
 	}
-	f, err := w.root.Open(rel)
+	f, err := openRegular(w.root, rel)
 	if err != nil {
-		return nil, Entry{}, mapErr(err)
+		return nil, Entry{}, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, Entry{}, mapErr(err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, Entry{}, fmt.Errorf("%w: %s is not a file", ErrConflict, rel)
 	}
 	return f, entryOf(rel, fi), nil
 }
@@ -345,4 +350,27 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// openRegular opens a regular file for reading. O_NONBLOCK keeps the open of a FIFO from
+// waiting for a writer (a path swapped for one after a check included); what is opened
+// is then checked to be a regular file, on which O_NONBLOCK changes nothing.
+func openRegular(root *os.Root, rel string) (*os.File, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, mapErr(err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		if fi.IsDir() {
+			return nil, fmt.Errorf("%w: %s is not a file", ErrConflict, rel)
+		}
+		return nil, notAFile(rel)
+	}
+	return f, nil
 }
