@@ -40,10 +40,7 @@ from typing import Any
 from agentengine_runner import Capabilities, Description, Emitter, Runner, RunnerError, RunRequest
 from google.adk.agents import BaseAgent
 from google.adk.agents.callback_context import CallbackContext
-from google.adk.agents.run_config import (
-    RunConfig,
-    StreamingMode,  # type: ignore[attr-defined]
-)
+from google.adk.agents.run_config import RunConfig, StreamingMode  # type: ignore[attr-defined]
 from google.adk.apps import App
 from google.adk.events.event import Event
 from google.adk.models.llm_request import LlmRequest

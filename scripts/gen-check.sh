@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Fails when generated files or go.mod/go.sum are not what their sources produce:
+#   go generate ./...   must leave the tree as it found it (the runner protocol's Go code)
+#   go mod tidy -diff   must print nothing
+# In a clean checkout (CI) this is `go generate ./... && git diff --exit-code`; in a tree with
+# uncommitted work it compares the tree before and after instead, so only changes that
+# go generate itself makes count.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+snapshot() { # the state of every changed or untracked file
+  { git diff HEAD --binary; git ls-files -z --others --exclude-standard | xargs -0r sha1sum; } | sha1sum
+}
+
+rc=0
+before="$(snapshot)"
+echo "go generate ./..."
+go generate ./...
+if [ "$(snapshot)" != "$before" ]; then
+  echo "gen-check: go generate ./... changed files; regenerate and commit them:" >&2
+  git status --short >&2
+  rc=1
+fi
+
+echo "go mod tidy -diff"
+if ! go mod tidy -diff; then
+  echo "gen-check: go.mod/go.sum are not tidy: run go mod tidy and commit the result" >&2
+  rc=1
+fi
+exit "$rc"
