@@ -143,8 +143,10 @@ func (g *guard) authorised(c *gin.Context) bool {
 	if g.cfg.AuthToken == "" {
 		return true
 	}
-	tok, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(g.cfg.AuthToken)) == 1
+	// The scheme is case-insensitive (RFC 9110 §11.1): "bearer" is as good as "Bearer".
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(c.GetHeader("Authorization")), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(g.cfg.AuthToken)) == 1
 }
 
 // bodyDeadline sets a read deadline on the connection for the request's body and lifts
