@@ -214,16 +214,11 @@ func (rt *Runtime) fileResult(ctx context.Context, a attachment) AttachmentResul
 	return r
 }
 
-// restoreFiles returns the session's latest attachment context: the files of the
-// newest turn before turnSeq that had any, from its attachment_ref events.
-func (rt *Runtime) restoreFiles(ctx context.Context, key session.Key, turnSeq int64) ([]turnFile, error) {
-	evs, err := rt.store.Events(ctx, key, session.EventQuery{BeforeSeq: turnSeq,
-		Types: []string{session.TypeAttachmentRef}, Tail: true, Limit: maxRestoredFiles})
-	if err != nil {
-		return nil, fmt.Errorf("load attachment context: %w", err)
-	}
+// filesOfRefs is the session's latest attachment context: the files of the newest
+// turn that had any, from the newest attachment_ref events (see historyCache).
+func (rt *Runtime) filesOfRefs(ctx context.Context, evs []session.Event) []turnFile {
 	if len(evs) == 0 {
-		return nil, nil
+		return nil
 	}
 	last := evs[len(evs)-1].InvocationID
 	var files []turnFile
@@ -235,7 +230,7 @@ func (rt *Runtime) restoreFiles(ctx context.Context, key session.Key, turnSeq in
 		files = append(files, turnFile{att: d.attachment})
 	}
 	rt.awaitResults(ctx, files)
-	return files, nil
+	return files
 }
 
 func attachmentRefEvents(invocationID string, files []turnFile) []session.NewEvent {

@@ -14,22 +14,12 @@ import (
 // buildRunRequest assembles the seed-003 payload and session context for a turn whose
 // opening events start at turnSeq; history is the projection of what came before it.
 func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile, caps *runnerv1.Capabilities) (*runnerv1.RunRequest, error) {
-	hist, _, err := session.LoadHistory(ctx, rt.store, key)
-	if err != nil {
-		return nil, fmt.Errorf("project history: %w", err)
-	}
-	prior := hist[:0:0]
-	for _, m := range hist {
-		if m.Seq < turnSeq {
-			prior = append(prior, m)
-		}
-	}
 	// Earlier conversation items a stateless client sent with this turn come last.
-	prior = append(prior, session.ItemMessages(req.Input.Items, turnSeq)...)
-	if prior == nil {
-		prior = []session.Message{}
+	histJSON, refs, err := rt.sessionHistory(ctx, key, turnSeq,
+		session.ItemMessages(req.Input.Items, turnSeq), rt.compaction.MaxHistoryBytes)
+	if err != nil {
+		return nil, err
 	}
-	prior = budgetHistory(prior, rt.compaction.MaxHistoryBytes)
 	state, err := rt.store.State(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("load state: %w", err)
@@ -55,9 +45,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 	p.HasCurrentFiles = len(files) > 0
 	effective := files
 	if len(files) == 0 {
-		if effective, err = rt.restoreFiles(ctx, key, turnSeq); err != nil {
-			return nil, err
-		}
+		effective = rt.filesOfRefs(ctx, refs)
 	}
 	p.Attachments, p.AttachmentResults = fileFields(effective)
 	isResume := len(resumes) > 0
@@ -91,11 +79,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 		State:         state.Merged(),
 		StateTiers:    state,
 	}
-	// The history is in both documents; it is marshalled once and spliced into each.
-	histJSON, err := json.Marshal(prior)
-	if err != nil {
-		return nil, fmt.Errorf("encode history: %w", err)
-	}
+	// The history is in both documents: encoded once (mostly cached) and spliced in.
 	payload, err := json.Marshal(payloadWire{Payload: p, History: histJSON})
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)

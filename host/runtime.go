@@ -73,6 +73,8 @@ type Runtime struct {
 	held        heldEnds        // run ends the store could not record yet
 	noSummarize map[string]bool // agents whose runner has no Summarize
 	caps        map[string]*runnerv1.Capabilities
+
+	hist historyCache // projected history of recently active sessions
 }
 
 // runKey indexes runs by session and invocation: invocation ids may be chosen by

@@ -1,0 +1,218 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentengine/agentengine/session"
+)
+
+// Bounds of the history cache: a session's entry is bounded by compaction (a summary
+// plus up to a few hundred messages), and the cache as a whole by these.
+const (
+	histCacheEntries = 4096
+	histCacheBytes   = 64 << 20
+)
+
+// historyCache keeps the projected history of recently active sessions, encoded one
+// message at a time, so that a turn reads and projects only the events stored since
+// the session's previous turn instead of everything since its latest checkpoint. The
+// store stays the truth: an entry is used only while the session row still matches
+// (same creation time, same latest checkpoint), and only events the turn reads from
+// the store are added to it.
+type historyCache struct {
+	mu      sync.Mutex
+	entries map[session.Key]*histEntry
+	bytes   int
+}
+
+type histEntry struct {
+	created time.Time
+	cpSeq   int64
+	// through is the last seq the entry has seen: its messages are those of every
+	// event up to it.
+	through int64
+	msgs    []session.Message
+	enc     []json.RawMessage // msgs[i] encoded
+	size    int               // bytes held (for the cache's bound)
+	content int               // messageBytes of msgs (for the history budget)
+	// names of tool calls by call id, to name the tool results that follow.
+	names map[string]string
+	// refs are the newest attachment_ref events (at most maxRestoredFiles).
+	refs []session.Event
+}
+
+// take removes and returns key's entry (nil if none): a session has one turn at a time.
+func (c *historyCache) take(key session.Key) *histEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[key]
+	if e != nil {
+		delete(c.entries, key)
+		c.bytes -= e.size
+	}
+	return e
+}
+
+// put stores key's entry, evicting others while the cache is over its bounds.
+func (c *historyCache) put(key session.Key, e *histEntry) {
+	if e.size > histCacheBytes/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[session.Key]*histEntry{}
+	}
+	for k, old := range c.entries { // map order: an arbitrary victim is good enough
+		if len(c.entries) < histCacheEntries && c.bytes+e.size <= histCacheBytes {
+			break
+		}
+		delete(c.entries, k)
+		c.bytes -= old.size
+	}
+	c.entries[key] = e
+	c.bytes += e.size
+}
+
+// add appends projected messages (encoding each) and remembers the tool call names.
+func (e *histEntry) add(msgs []session.Message) error {
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Type == session.TypeToolResult && m.Name == "" && m.CallID != "" {
+			m.Name = e.names[m.CallID]
+		}
+		if m.Type == session.TypeToolCall && m.CallID != "" {
+			e.names[m.CallID] = m.Name
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("encode history: %w", err)
+		}
+		n := messageBytes(*m)
+		e.msgs = append(e.msgs, *m)
+		e.enc = append(e.enc, b)
+		e.size += len(b) + n
+		e.content += n
+	}
+	return nil
+}
+
+func (e *histEntry) addRefs(evs []session.Event) {
+	for _, ev := range evs {
+		if ev.Type == session.TypeAttachmentRef {
+			e.refs = append(e.refs, ev)
+		}
+	}
+	if n := len(e.refs) - maxRestoredFiles; n > 0 {
+		e.refs = append(e.refs[:0:0], e.refs[n:]...)
+	}
+}
+
+// sessionHistory returns the history sent with a turn as a JSON array: the session's
+// messages before turnSeq (as session.Project gives them), then items (what a
+// stateless client sent along), within the byte budget. It also returns the session's
+// newest attachment references.
+func (rt *Runtime) sessionHistory(ctx context.Context, key session.Key, turnSeq int64, items []session.Message, budget int) (json.RawMessage, []session.Event, error) {
+	e, err := rt.cachedHistory(ctx, key, turnSeq)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rt.hist.put(key, e)
+	total := e.content
+	for _, m := range items {
+		total += messageBytes(m)
+	}
+	if budget > 0 && total > budget {
+		// Rare (compaction keeps histories far smaller): cut, then encode it all.
+		all := append(append(make([]session.Message, 0, len(e.msgs)+len(items)), e.msgs...), items...)
+		out, err := json.Marshal(budgetHistory(all, budget))
+		if err != nil {
+			return nil, nil, fmt.Errorf("encode history: %w", err)
+		}
+		return out, e.refs, nil
+	}
+	n := 2 + len(e.enc)
+	for _, b := range e.enc {
+		n += len(b)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, b := range e.enc {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	for _, m := range items {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, nil, fmt.Errorf("encode history: %w", err)
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	out = append(out, ']')
+	return out, e.refs, nil
+}
+
+// cachedHistory brings key's entry up to turnSeq-1: incrementally from the events
+// stored since the entry was last used, or from the store when there is no usable
+// entry (none yet, the session was recreated, compacted, or a checkpoint arrived).
+func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq int64) (*histEntry, error) {
+	if e := rt.hist.take(key); e != nil && e.through < turnSeq {
+		sess, err := rt.store.GetSession(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("project history: %w", err)
+		}
+		if sess.CreatedAt.Equal(e.created) && sess.CheckpointSeq == e.cpSeq {
+			evs, err := rt.store.Events(ctx, key, session.EventQuery{AfterSeq: e.through, BeforeSeq: turnSeq})
+			if err != nil {
+				return nil, fmt.Errorf("project history: read history: %w", err)
+			}
+			if !hasCheckpoint(evs) {
+				if err := e.add(session.Project(evs)); err != nil {
+					return nil, err
+				}
+				e.addRefs(evs)
+				e.through = turnSeq - 1
+				return e, nil
+			}
+		}
+	}
+	hist, sess, err := session.LoadHistory(ctx, rt.store, key)
+	if err != nil {
+		return nil, fmt.Errorf("project history: %w", err)
+	}
+	prior := hist[:0:0]
+	for _, m := range hist {
+		if m.Seq < turnSeq {
+			prior = append(prior, m)
+		}
+	}
+	e := &histEntry{created: sess.CreatedAt, cpSeq: sess.CheckpointSeq, through: turnSeq - 1, names: map[string]string{}}
+	if err := e.add(prior); err != nil {
+		return nil, err
+	}
+	refs, err := rt.store.Events(ctx, key, session.EventQuery{BeforeSeq: turnSeq,
+		Types: []string{session.TypeAttachmentRef}, Tail: true, Limit: maxRestoredFiles})
+	if err != nil {
+		return nil, fmt.Errorf("load attachment context: %w", err)
+	}
+	e.refs = refs
+	return e, nil
+}
+
+func hasCheckpoint(evs []session.Event) bool {
+	for _, ev := range evs {
+		if ev.Type == session.TypeContextCheckpoint {
+			return true
+		}
+	}
+	return false
+}

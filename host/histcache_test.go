@@ -1,0 +1,106 @@
+package host
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/memory"
+	"github.com/agentengine/agentengine/session/sqlite"
+)
+
+// The cached history equals a fresh projection of the store after every kind of
+// change: new turns, tool calls answered later, a context checkpoint, attachment refs,
+// and the session deleted and created again.
+func TestHistoryCacheMatchesProjection(t *testing.T) {
+	ctx := t.Context()
+	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	for _, tc := range []struct {
+		name  string
+		store session.Store
+	}{{"memory", memory.New()}, {"sqlite", sq}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt, err := New(Config{Store: tc.store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := session.Key{App: "a", User: "u", ID: "s"}
+			if _, err := tc.store.CreateSession(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+			user := func(text, inv string) session.NewEvent {
+				return session.NewEvent{InvocationID: inv, Type: session.TypeUserMessage, Author: "user", Data: session.MustJSON(session.UserMessageData{Text: text})}
+			}
+			steps := [][]session.NewEvent{
+				{user("one", "i1"), {InvocationID: "i1", Type: session.TypeAssistantMessage, Data: session.MustJSON(session.AssistantMessageData{Text: "reply one"})}},
+				{user("two", "i2"), {InvocationID: "i2", Type: session.TypeToolCall, ItemID: "fc_1", Data: session.MustJSON(session.ToolCallData{CallID: "c1", Name: "lookup", Arguments: "{}"})}},
+				// A client's result without a name, a turn later: named after the call.
+				{{InvocationID: "i3", Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: "c1", Output: "42"})}},
+				{{InvocationID: "i4", Type: session.TypeAttachmentRef, Author: "user", Data: json.RawMessage(`{"file_id":"file_1","filename":"a.txt"}`)}, user("three", "i4")},
+				{{Type: session.TypeContextCheckpoint, Data: session.MustJSON(session.ContextCheckpointData{Summary: "so far", UntilSeq: 3})}},
+				{user("four", "i5"), {InvocationID: "i5", Type: session.TypeReasoning, Data: session.MustJSON(session.ReasoningData{Text: "hm"})}},
+			}
+			check := func(step int) {
+				t.Helper()
+				sess, err := tc.store.GetSession(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				turnSeq := sess.LastSeq + 1
+				got, refs, err := rt.sessionHistory(ctx, key, turnSeq, nil, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _, err := session.LoadHistory(ctx, tc.store, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantJSON, _ := json.Marshal(append([]session.Message{}, want...))
+				if string(got) != string(wantJSON) {
+					t.Errorf("step %d: history\n got %s\nwant %s", step, got, wantJSON)
+				}
+				wantRefs, err := tc.store.Events(ctx, key, session.EventQuery{Types: []string{session.TypeAttachmentRef}, Tail: true, Limit: maxRestoredFiles})
+				if err != nil || len(refs) != len(wantRefs) {
+					t.Errorf("step %d: %d attachment refs, want %d (%v)", step, len(refs), len(wantRefs), err)
+				}
+			}
+			check(0)
+			for i, evs := range steps {
+				if _, err := tc.store.Append(ctx, key, evs...); err != nil {
+					t.Fatal(err)
+				}
+				check(i + 1)
+			}
+			// A session deleted and created again under the same key starts empty.
+			if err := tc.store.DeleteSession(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tc.store.CreateSession(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tc.store.Append(ctx, key, user("fresh", "i9")); err != nil {
+				t.Fatal(err)
+			}
+			check(len(steps) + 1)
+		})
+	}
+}
+
+// The cache stays within its entry bound.
+func TestHistoryCacheBounded(t *testing.T) {
+	var c historyCache
+	for i := range histCacheEntries + 10 {
+		c.put(session.Key{App: "a", User: "u", ID: string(rune('a'+i%26)) + string(rune(i))}, &histEntry{size: 10})
+	}
+	if n := len(c.entries); n > histCacheEntries {
+		t.Fatalf("%d entries, bound %d", n, histCacheEntries)
+	}
+	if c.bytes != 10*len(c.entries) {
+		t.Fatalf("bytes %d for %d entries", c.bytes, len(c.entries))
+	}
+}
