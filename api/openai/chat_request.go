@@ -120,10 +120,13 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 			return nil, aerr
 		}
 	}
-	for _, k := range []string{"max_tokens", "max_completion_tokens", "seed"} {
-		if _, aerr := f.integer(k); aerr != nil {
+	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+		if _, aerr := f.intAtLeast(k, 1); aerr != nil {
 			return nil, aerr
 		}
+	}
+	if _, aerr := f.integer("seed"); aerr != nil {
+		return nil, aerr
 	}
 	if _, aerr := f.array("tools"); aerr != nil {
 		return nil, aerr

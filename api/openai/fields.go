@@ -115,6 +115,16 @@ func (f fields) integer(key string) (*int64, *apiError) {
 	return &n, nil
 }
 
+// intAtLeast is integer for a member with a lower bound (OpenAI's
+// integer_below_min_value error).
+func (f fields) intAtLeast(key string, min int64) (*int64, *apiError) {
+	n, aerr := f.integer(key)
+	if aerr == nil && n != nil && *n < min {
+		return nil, badRequest(key, "integer_below_min_value", "Invalid '%s': integer below minimum value. Expected a value >= %d, but got %d instead.", key, min, *n)
+	}
+	return n, aerr
+}
+
 // object returns a member that must be a JSON object, compacted.
 func (f fields) object(key string) (json.RawMessage, *apiError) {
 	v, ok := f.get(key)

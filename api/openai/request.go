@@ -105,7 +105,10 @@ func parseResponsesRequest(body []byte) (*responsesRequest, *apiError) {
 	if r.SafetyIdentifier, _, aerr = f.id("safety_identifier"); aerr != nil {
 		return nil, aerr
 	}
-	return r, r.parseEcho(f)
+	if aerr := r.parseEcho(f); aerr != nil {
+		return nil, aerr
+	}
+	return r, nil
 }
 
 func (r *responsesRequest) parseConversation(f fields) *apiError {
@@ -165,13 +168,13 @@ func (r *responsesRequest) parseEcho(f fields) *apiError {
 	if r.TopP, aerr = f.number("top_p"); aerr != nil {
 		return aerr
 	}
-	if r.MaxOutputTokens, aerr = f.integer("max_output_tokens"); aerr != nil {
+	if r.MaxOutputTokens, aerr = f.intAtLeast("max_output_tokens", 1); aerr != nil {
 		return aerr
 	}
-	if r.MaxToolCalls, aerr = f.integer("max_tool_calls"); aerr != nil {
+	if r.MaxToolCalls, aerr = f.intAtLeast("max_tool_calls", 0); aerr != nil {
 		return aerr
 	}
-	if r.TopLogprobs, aerr = f.integer("top_logprobs"); aerr != nil {
+	if r.TopLogprobs, aerr = f.intAtLeast("top_logprobs", 0); aerr != nil {
 		return aerr
 	}
 	if b, ok, aerr := f.boolean("parallel_tool_calls"); aerr != nil {

@@ -48,6 +48,10 @@ func TestParseResponsesRequest(t *testing.T) {
 		{"temperature string", `{"input":"hi","temperature":"hot"}`, "temperature", "invalid_type"},
 		{"max tokens float", `{"input":"hi","max_output_tokens":1.5}`, "max_output_tokens", "invalid_type"},
 		{"tools object", `{"input":"hi","tools":{}}`, "tools", "invalid_type"},
+		{"tools number", `{"input":"hi","tools":0}`, "tools", "invalid_type"},
+		{"max tokens negative", `{"input":"hi","max_output_tokens":-5}`, "max_output_tokens", "integer_below_min_value"},
+		{"max tokens zero", `{"input":"hi","max_output_tokens":0}`, "max_output_tokens", "integer_below_min_value"},
+		{"max tool calls negative", `{"input":"hi","max_tool_calls":-1}`, "max_tool_calls", "integer_below_min_value"},
 		{"tool_choice number", `{"input":"hi","tool_choice":1}`, "tool_choice", "invalid_type"},
 		{"truncation", `{"input":"hi","truncation":"sometimes"}`, "truncation", "unsupported_value"},
 		{"model_options string", `{"input":"hi","model_options":"x"}`, "model_options", "invalid_type"},
@@ -152,6 +156,8 @@ func TestParseChatRequest(t *testing.T) {
 		{"include_usage string", `{"messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":"y"}}`, "stream_options.include_usage", "invalid_type"},
 		{"tool call without function", `{"messages":[{"role":"assistant","tool_calls":[{"id":"c"}]}]}`, "messages[0].tool_calls[0].function", "missing_required_parameter"},
 		{"temperature string", `{"messages":[{"role":"user","content":"x"}],"temperature":"x"}`, "temperature", "invalid_type"},
+		{"max_tokens negative", `{"messages":[{"role":"user","content":"x"}],"max_tokens":-5}`, "max_tokens", "integer_below_min_value"},
+		{"max_completion_tokens zero", `{"messages":[{"role":"user","content":"x"}],"max_completion_tokens":0}`, "max_completion_tokens", "integer_below_min_value"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
