@@ -3,14 +3,16 @@
 #   go generate ./...   must leave the tree as it found it (the runner protocol's Go code)
 #   go mod tidy -diff   must print nothing
 # In a clean checkout (CI) this is `go generate ./... && git diff --exit-code`; in a tree with
-# uncommitted work it compares the tree before and after instead, so only changes that
-# go generate itself makes count.
+# uncommitted work it compares the generated files (those with the "Code generated ... DO NOT
+# EDIT." header) before and after instead, so that others' edits do not count.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-snapshot() { # the state of every changed or untracked file
-  { git diff HEAD --binary; git ls-files -z --others --exclude-standard | xargs -0r sha1sum; } | sha1sum
+snapshot() { # the generated Go files (tracked or not) and their contents
+  git ls-files -z --cached --others --exclude-standard -- '*.go' |
+    xargs -0r grep -lZ -m1 -E '^// Code generated .* DO NOT EDIT\.$' |
+    xargs -0r sha1sum
 }
 
 rc=0
@@ -19,7 +21,7 @@ echo "go generate ./..."
 go generate ./...
 if [ "$(snapshot)" != "$before" ]; then
   echo "gen-check: go generate ./... changed files; regenerate and commit them:" >&2
-  git status --short >&2
+  diff <(echo "$before") <(snapshot) >&2 || true
   rc=1
 fi
 

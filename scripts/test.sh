@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of the repository, in order, stopping at the first failing suite:
+#   lint    scripts/lint.sh: golangci-lint, ruff, mypy, generated code and go.mod current
 #   build   go build of cmd/agentengine (exported as AGENTENGINE_BIN for the black-box suites)
 #   vet     go vet ./...
 #   go      go test -race ./...            (cgo on: the SQLite store needs it)
@@ -30,7 +31,7 @@ export PYTHON
 export AGENTENGINE_PYTHON="${AGENTENGINE_PYTHON:-$PYTHON}"
 export CGO_ENABLED=1
 
-ALL=(build vet go python node web matrix)
+ALL=(lint build vet go python node web matrix)
 if [ "$#" -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL[@]}"); fi
 for s in "${SUITES[@]}"; do
   case " ${ALL[*]} " in *" $s "*) ;; *) echo "scripts/test.sh: unknown suite '$s' (known: ${ALL[*]})" >&2; exit 2 ;; esac
@@ -106,6 +107,12 @@ run_build() {
   local rc=$?
   export AGENTENGINE_BIN="$WORK/agentengine"
   record build "$rc"
+}
+
+run_lint() {
+  note "lint: scripts/lint.sh"
+  scripts/lint.sh
+  record lint $?
 }
 
 run_vet() {
