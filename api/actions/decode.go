@@ -61,13 +61,48 @@ func decodeJSON(body []byte, v any) *actionError {
 		if te.Field == "" {
 			return invalid("the request body must be a JSON object")
 		}
-		return invalid("%s must be %s, not %s", te.Field, describe(te.Type), te.Value)
+		return invalid("%s must be %s, not %s", jsonPath(reflect.TypeOf(v), te.Field), describe(te.Type), te.Value)
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return invalid("the request body is not valid JSON (at byte %d): %s", se.Offset, se.Error())
 	}
 	return invalid("the request body is not valid JSON: %s", err.Error())
+}
+
+// jsonPath turns encoding/json's path of a field (which names the embedded structs it
+// passes through by their Go type names: "scoped.AgentId") into the client's path
+// ("AgentId"), so that error texts show no Go names.
+func jsonPath(t reflect.Type, field string) string {
+	var out []string
+	for _, seg := range strings.Split(field, ".") {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			out = append(out, seg)
+			t = nil
+			continue
+		}
+		if sf, ok := t.FieldByName(seg); ok && sf.Anonymous && sf.Tag.Get("json") == "" {
+			t = sf.Type // an embedded struct: not part of the JSON path
+			continue
+		}
+		out = append(out, seg)
+		var next reflect.Type
+		for _, sf := range reflect.VisibleFields(t) {
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			if name == "" {
+				name = sf.Name
+			}
+			if name == seg && !sf.Anonymous {
+				next = sf.Type
+				break
+			}
+		}
+		t = next
+	}
+	return strings.Join(out, ".")
 }
 
 // describe names a Go type the way a JSON client thinks of it.
