@@ -3,8 +3,15 @@ package host
 import (
 	"context"
 	"io"
+	"sort"
 	"sync"
+	"time"
 )
+
+// journalCompactAfter is how long a finished run's journal keeps its deltas: a client
+// whose stream dropped right at the end can still replay it exactly; later ones get the
+// stored events, as from the store.
+const journalCompactAfter = 10 * time.Second
 
 // journal is a run's ordered event log in memory: stored events and live deltas in one
 // sequence. Subscribers keep a cursor into it; appends wake them all at once by closing a
@@ -21,6 +28,36 @@ type journal struct {
 	// a stored event whose write the run deferred (its content is filled in later).
 	holding  bool
 	heldFrom int
+	// compacted: the journal keeps only its stored events (see compact). Events keep
+	// their Index, so positions and indexes differ from then on.
+	compacted bool
+}
+
+// compact drops a finished run's live events (deltas, native events), keeping its
+// stored events: they say everything the deltas did, as the run's replay from the store
+// does. A finished run's deltas are most of a busy host's memory.
+func (j *journal) compact() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.closed || j.holding || j.compacted {
+		return
+	}
+	kept := make([]Event, 0, 8)
+	for _, e := range j.events {
+		if e.Kind == KindStored {
+			kept = append(kept, e)
+		}
+	}
+	j.events = kept[:len(kept):len(kept)]
+	j.compacted = true
+}
+
+// pos is the position of the first event whose Index is at least index; j.mu is held.
+func (j *journal) pos(index int) int {
+	if !j.compacted {
+		return index
+	}
+	return sort.Search(len(j.events), func(i int) bool { return j.events[i].Index >= index })
 }
 
 func newJournal() *journal {
@@ -101,7 +138,7 @@ func (j *journal) snapshot() []Event {
 // Subscription is a cursor over a run's journal.
 type Subscription struct {
 	j    *journal
-	next int
+	next int // Index of the next event wanted
 }
 
 // Next returns the next event, waiting for it if needed. It returns io.EOF after the
@@ -109,10 +146,10 @@ type Subscription struct {
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
 	for {
 		s.j.mu.Lock()
-		if s.next < s.j.visible() {
-			e := s.j.events[s.next]
+		if p := s.j.pos(s.next); p < s.j.visible() {
+			e := s.j.events[p]
 			s.j.mu.Unlock()
-			s.next++
+			s.next = e.Index + 1
 			return e, nil
 		}
 		closed, wake := s.j.closed && !s.j.holding, s.j.wake
@@ -133,11 +170,11 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 func (s *Subscription) Ready() []Event {
 	s.j.mu.Lock()
 	defer s.j.mu.Unlock()
-	n := s.j.visible()
-	if s.next >= n {
+	n, p := s.j.visible(), s.j.pos(s.next)
+	if p >= n {
 		return nil
 	}
-	out := append([]Event(nil), s.j.events[s.next:n]...)
-	s.next = n
+	out := append([]Event(nil), s.j.events[p:n]...)
+	s.next = out[len(out)-1].Index + 1
 	return out
 }

@@ -565,6 +565,9 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	}
 	r.j.close()
 	close(r.done)
+	if journalCompactAfter < ts.rt.retention {
+		time.AfterFunc(journalCompactAfter, r.j.compact)
+	}
 	time.AfterFunc(ts.rt.retention, func() {
 		ts.rt.mu.Lock()
 		if k := (runKey{r.Key, r.InvocationID}); ts.rt.runs[k] == r {
