@@ -26,6 +26,10 @@ const (
 	EnvDeltas  = "ECHO_DELTAS"   // number of text deltas of a default reply
 )
 
+// MaxDeltas bounds the deltas of a reply: a client-chosen count must not make the agent
+// allocate without limit.
+const MaxDeltas = 10000
+
 // Options shape a reply. Zero values mean "one delta per word, no delay".
 type Options struct {
 	Delay  time.Duration
@@ -44,7 +48,7 @@ func New() *Agent {
 		o.Delay = time.Duration(ms) * time.Millisecond
 	}
 	if n, err := strconv.Atoi(os.Getenv(EnvDeltas)); err == nil && n > 0 {
-		o.Deltas = n
+		o.Deltas = min(n, MaxDeltas)
 	}
 	return NewWithOptions(o)
 }
@@ -135,7 +139,7 @@ func (a *Agent) options(req *pluginsdk.Request) Options {
 		o.Delay = time.Duration(*mo.DelayMS) * time.Millisecond
 	}
 	if mo.Deltas != nil && *mo.Deltas >= 0 {
-		o.Deltas = *mo.Deltas
+		o.Deltas = min(*mo.Deltas, MaxDeltas)
 	}
 	return o
 }

@@ -150,6 +150,15 @@ func TestEchoBehaviours(t *testing.T) {
 			},
 		},
 		{
+			name: "deltas bounded", payload: `{"input":"a","model_options":{"deltas":99999999999}}`,
+			wantKinds: "native reasoning text done usage",
+			check: func(t *testing.T, s summary) {
+				if s.textDelta != echo.MaxDeltas {
+					t.Errorf("%d deltas, want at most %d", s.textDelta, echo.MaxDeltas)
+				}
+			},
+		},
+		{
 			name: "fewer deltas than words", payload: `{"input":"one two three four five","model_options":{"deltas":2}}`,
 			wantKinds: "native reasoning text done usage",
 			check: func(t *testing.T, s summary) {
