@@ -29,6 +29,7 @@ type runOptions struct {
 	logJSON     bool
 	store       storeFlags
 	startWait   time.Duration
+	drain       time.Duration
 	ksadk       ksadkRunFlags
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
@@ -69,6 +70,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.StringVar(&o.store.backend, "session-backend", "", "session backend: memory or local (SQLite); default from KSADK_SESSION_BACKEND, else local")
 	f.StringVar(&o.store.path, "session-path", "", "SQLite session file for the local backend")
 	f.DurationVar(&o.startWait, "runner-start-timeout", 0, "how long a runner may take to start (default 60s for Go, 120s for Python runners)")
+	f.DurationVar(&o.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or Ctrl-C, how long runs in progress may finish before they are interrupted")
 	o.ksadk.register(f, true)
 	return cmd
 }
@@ -168,14 +170,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	case <-ctx.Done():
 		fmt.Fprintln(cmd.ErrOrStderr(), "shutting down")
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	// Streams last as long as their runs: end the runs first (each gets its terminal
-	// event), then let the connections drain.
-	if err := st.runtime.Close(sctx); err != nil {
-		log.Warn("runs did not finish in time", "error", err)
-	}
-	_ = srv.Shutdown(sctx)
+	drain(log, srv, st.runtime, o.drain)
 	return nil
 }
 

@@ -60,7 +60,7 @@ to keep them elsewhere. A sessions.sqlite written by KsADK is imported on first 
 func runWeb(cmd *cobra.Command, dirs []string, o webOptions) error {
 	ro := runOptions{
 		host: o.host, port: o.port, maxBody: 32 << 20, logLevel: "info",
-		store: webStore(dirs, os.LookupEnv), ksadk: o.ksadk,
+		store: webStore(dirs, os.LookupEnv), ksadk: o.ksadk, drain: defaultDrainTimeout,
 	}
 	ro.listening = func(addr net.Addr) {
 		url := webURL(o.host, addr)

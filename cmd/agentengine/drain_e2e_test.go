@@ -1,0 +1,98 @@
+package main_test
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// drainStream starts a streamed turn and returns a channel with the whole stream.
+func drainStream(t *testing.T, url, body string) <-chan string {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	out := make(chan string, 1)
+	r := bufio.NewReader(resp.Body)
+	// The first event proves the run is under way before the signal.
+	first, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer resp.Body.Close()
+		rest, _ := io.ReadAll(r)
+		out <- first + string(rest)
+	}()
+	return out
+}
+
+func terminals(stream string) []string {
+	var out []string
+	for _, line := range strings.Split(stream, "\n") {
+		ev, ok := strings.CutPrefix(line, "event: ")
+		if ok && (ev == "response.completed" || ev == "response.failed" || ev == "response.incomplete") {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// SIGTERM drains: new connections are refused at once, a run in progress finishes
+// normally within the drain timeout, and the process then exits.
+func TestSIGTERMLetsRunsFinish(t *testing.T) {
+	s := startServer(t, copyProject(t), "--session-backend", "memory", "--drain-timeout", "30s")
+	stream := drainStream(t, s.url, `{"model":"echo-go","stream":true,"input":"one two three four","model_options":{"delay_ms":400}}`)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// Stopped accepting: a new connection is refused (give the signal a moment to land).
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(s.url + "/health")
+		if err != nil {
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("still accepting connections 5 s after SIGTERM")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := <-stream
+	if ts := terminals(got); len(ts) != 1 || ts[0] != "response.completed" {
+		t.Fatalf("terminal events %v, want one response.completed:\n%s", ts, got)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("still running after its runs finished:\n%s", s.logs)
+	}
+}
+
+// A run longer than the drain timeout ends interrupted, with one terminal event.
+func TestSIGTERMInterruptsRunsAfterTheDrainTimeout(t *testing.T) {
+	s := startServer(t, copyProject(t), "--session-backend", "memory", "--drain-timeout", "500ms")
+	stream := drainStream(t, s.url, `{"model":"echo-go","stream":true,"input":"one two three four five six seven eight","model_options":{"delay_ms":1000}}`)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	got := <-stream
+	if ts := terminals(got); len(ts) != 1 || ts[0] == "response.completed" {
+		t.Fatalf("terminal events %v, want one that is not completed:\n%s", ts, got)
+	}
+	if !strings.Contains(got, "host_shutdown") && !strings.Contains(got, "shut down") {
+		t.Errorf("the terminal event does not say the host shut down:\n%s", got)
+	}
+}
