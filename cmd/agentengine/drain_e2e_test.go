@@ -96,3 +96,29 @@ func TestSIGTERMInterruptsRunsAfterTheDrainTimeout(t *testing.T) {
 		t.Errorf("the terminal event does not say the host shut down:\n%s", got)
 	}
 }
+
+// Host names other than loopback ones are refused (DNS rebinding) unless --allow-host
+// names them, as a reverse proxy that keeps the client's Host needs.
+func TestAllowHostFlag(t *testing.T) {
+	get := func(url, host string) int {
+		req, _ := http.NewRequest("GET", url+"/v1/models", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	plain := startServer(t, copyProject(t), "--session-backend", "memory")
+	if code := get(plain.url, "agents.example"); code != http.StatusForbidden {
+		t.Errorf("unlisted host: %d, want 403", code)
+	}
+	allowed := startServer(t, copyProject(t), "--session-backend", "memory", "--allow-host", "agents.example")
+	if code := get(allowed.url, "agents.example"); code != http.StatusOK {
+		t.Errorf("allowed host: %d, want 200", code)
+	}
+	if code := get(allowed.url, "other.example"); code != http.StatusForbidden {
+		t.Errorf("other host: %d, want 403", code)
+	}
+}

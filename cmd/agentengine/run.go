@@ -24,6 +24,7 @@ type runOptions struct {
 	interactive bool
 	token       string
 	origins     []string
+	hosts       []string
 	maxBody     int64
 	logLevel    string
 	logJSON     bool
@@ -64,6 +65,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.BoolVarP(&o.interactive, "interactive", "i", false, "chat with the (first) agent in this terminal instead of serving HTTP")
 	f.StringVar(&o.token, "token", "", "bearer token clients must send (required for non-loopback binds); also AGENTENGINE_TOKEN")
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "browser origins allowed to call the API (other cross-origin requests are rejected; loopback origins are allowed while --host is loopback)")
+	f.StringSliceVar(&o.hosts, "allow-host", nil, "Host header names accepted besides the loopback ones (the name clients or a reverse proxy use); \"*\" accepts any")
 	f.Int64Var(&o.maxBody, "max-body-bytes", 32<<20, "largest accepted request body")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&o.logJSON, "log-json", false, "write logs as JSON lines")
@@ -143,6 +145,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 			files.NewSurface(files.Deps{Uploads: st.uploads, Workspaces: st.workspaces, Logger: log.Named("files")}),
 		},
 		AllowedOrigins: o.origins,
+		AllowedHosts:   o.hosts,
 		// Bound to loopback, pages of this machine (a UI's dev server) may call the API.
 		LoopbackOrigins: isLoopback(o.host),
 		AuthToken:       o.token,
