@@ -2,6 +2,7 @@ package actions_test
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentengine/agentengine/api/actions"
+	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/session/memory"
 )
 
@@ -214,16 +216,12 @@ func TestSubscribeServedFromStore(t *testing.T) {
 	e := newEnv(t, func(o *envOptions) { o.retention = time.Millisecond })
 	run := e.run(map[string]any{"Messages": userMessages("hello there")})
 	inv := e.invocation(run.SessionID, "user")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, live := e.rt.LiveRun(sessionKey(run.SessionID), inv); !live {
-			break
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if _, live := e.rt.LiveRun(sessionKey(run.SessionID), inv); live {
+			return errors.New("the run is still in memory")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("run never left memory")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	got := readAll(t, e.stream(ctxTimeout(t, 5*time.Second), "GET", subscribePath(run.SessionID, inv, "AfterSeqId", "2"), nil))
 	if !reflect.DeepEqual(seqsOf(got.stored), []int64{3, 4, 5}) {
 		t.Errorf("from the store: %v", seqsOf(got.stored))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentengine/agentengine/api/internal/apitest"
 	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/pluginsdk"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
@@ -125,16 +127,15 @@ func (e *env) sessionSeq(user, id string) int64 {
 // waitStatus polls GET /v1/responses/{id} until the status differs from in_progress.
 func (e *env) waitStatus(id string, headers ...string) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		r := e.json(http.MethodGet, "/v1/responses/"+id, "", http.StatusOK, headers...)
-		if r["status"] != "in_progress" {
-			return r
+	var r map[string]any
+	testutil.Eventually(e.t, 10*time.Second, func() error {
+		r = e.json(http.MethodGet, "/v1/responses/"+id, "", http.StatusOK, headers...)
+		if r["status"] == "in_progress" {
+			return fmt.Errorf("response %s still in progress", id)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	e.t.Fatalf("response %s still in progress", id)
-	return nil
+		return nil
+	})
+	return r
 }
 
 func outputTypes(r map[string]any) []string {

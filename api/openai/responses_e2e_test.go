@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentengine/agentengine/internal/testutil"
 )
 
 func TestResponsesNonStream(t *testing.T) {
@@ -356,20 +358,18 @@ func TestResponsesBackgroundAndCancel(t *testing.T) {
 		done <- parseSSE(t, b)
 	}()
 	var rid string
-	deadline := time.Now().Add(5 * time.Second)
-	for rid == "" && time.Now().Before(deadline) {
+	testutil.Eventually(t, 5*time.Second, func() error {
 		s, err := e.rt.Session(context.Background(), sessionKey(e, "cancel-me"))
-		if err == nil && s.ActiveInvocationID != "" {
-			run, err := e.rt.Open(context.Background(), sessionKey(e, "cancel-me"), s.ActiveInvocationID)
-			if err == nil {
-				rid = run.ResponseID
-			}
+		if err != nil || s.ActiveInvocationID == "" {
+			return fmt.Errorf("stream run has not started (session %+v, %v)", s, err)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if rid == "" {
-		t.Fatal("stream run did not start")
-	}
+		run, err := e.rt.Open(context.Background(), sessionKey(e, "cancel-me"), s.ActiveInvocationID)
+		if err != nil {
+			return fmt.Errorf("stream run: %w", err)
+		}
+		rid = run.ResponseID
+		return nil
+	})
 	e.json("POST", "/v1/responses/"+rid+"/cancel", "", 200)
 	evs := <-done
 	final := checkResponsesStream(t, evs)
@@ -471,15 +471,11 @@ func TestResponsesKeepAliveAndDisconnect(t *testing.T) {
 	_, _ = resp.Body.Read(buf)
 	cancel()
 	resp.Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		s, err := e.rt.Session(context.Background(), sessionKey(e, "gone"))
-		if err == nil && s.ActiveRunStatus == "completed" {
-			break
+		if err != nil || s.ActiveRunStatus != "completed" {
+			return fmt.Errorf("run has not completed after the client left: %+v %v", s, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run did not complete after the client left: %+v %v", s, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }

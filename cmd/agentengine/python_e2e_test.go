@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentengine/agentengine/internal/testutil"
 )
 
 // These tests drive the real agentengine binary with Python runners: the embedded bridge,
@@ -305,15 +307,14 @@ func killRunners(t *testing.T, s *server) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for _, p := range pids {
-		for syscall.Kill(p, 0) == nil { // a zombie still answers until it is reaped
-			if time.Now().After(deadline) {
-				t.Fatalf("runner %d still alive", p)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		for _, p := range pids {
+			if syscall.Kill(p, 0) == nil { // a zombie still answers until it is reaped
+				return fmt.Errorf("runner %d still alive", p)
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
-	}
+		return nil
+	})
 }
 
 func TestPythonConcurrentSessionsKeepTheirContext(t *testing.T) {
@@ -416,13 +417,11 @@ func TestPythonCancelStopsTheTask(t *testing.T) {
 		}
 		id := tr.id
 		go func() {
-			deadline := time.Now().Add(60 * time.Second)
-			for time.Now().Before(deadline) {
-				if _, err := os.Stat(marker("cancelled.started")); err == nil {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			// Cancelled even if the marker never appears: the test then fails on the outcome.
+			_ = testutil.Wait(60*time.Second, func() error {
+				_, err := os.Stat(marker("cancelled.started"))
+				return err
+			})
 			resp, err := http.Post(s.url+"/v1/responses/"+id+"/cancel", "application/json", nil)
 			if err != nil {
 				t.Error(err)

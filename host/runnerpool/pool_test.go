@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/internal/testutil"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -146,16 +147,12 @@ func TestCancelledRunReleasesItsMember(t *testing.T) {
 		t.Fatalf("busy %v", b)
 	}
 	cancel() // the caller never reads the stream again
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if b := p.Busy(); b[0]+b[1] == 0 {
-			break
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if b := p.Busy(); b[0]+b[1] != 0 {
+			return fmt.Errorf("cancelled run still counted: %v", b)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cancelled run still counted: %v", p.Busy())
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestIdleRunsRotate(t *testing.T) {

@@ -3,6 +3,7 @@ package runnerproc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentengine/agentengine/internal/testutil"
 )
 
 func TestLineLogger(t *testing.T) {
@@ -178,12 +181,11 @@ func TestDefunct(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not reaped yet: a zombie. Wait (bounded) for the kernel to finish the kill.
-	deadline := time.Now().Add(5 * time.Second)
-	for !defunct(cmd.Process.Pid) {
-		if time.Now().After(deadline) {
-			t.Fatal("a killed, unreaped child is not reported defunct")
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if !defunct(cmd.Process.Pid) {
+			return errors.New("a killed, unreaped child is not reported defunct")
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	_ = cmd.Wait()
 }

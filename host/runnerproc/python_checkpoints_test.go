@@ -3,6 +3,7 @@ package runnerproc_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 	"github.com/agentengine/agentengine/session/sqlite"
@@ -172,13 +174,12 @@ func (a *pyAgent) killRunner(t *testing.T) {
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for a.sup.PID() == pid {
-		if time.Now().After(deadline) {
-			t.Fatal("the supervisor still reports the killed runner")
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if a.sup.PID() == pid {
+			return errors.New("the supervisor still reports the killed runner")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestPythonInterruptSurvivesRunnerKillAndHostRestart(t *testing.T) {

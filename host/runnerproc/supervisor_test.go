@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/internal/testutil"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -192,13 +193,12 @@ func processGone(pid int) bool {
 
 func waitGone(t *testing.T, what string, gone func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !gone() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still exists", what)
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if !gone() {
+			return fmt.Errorf("%s still exists", what)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestEchoRunner(t *testing.T) {

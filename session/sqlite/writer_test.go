@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/internal/core"
 )
@@ -56,19 +57,15 @@ func hold(t *testing.T, st *Store) (release func()) {
 // waitQueued waits until n requests are queued behind the writer.
 func waitQueued(t *testing.T, st *Store, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		st.wr.mu.Lock()
 		q := len(st.wr.queue)
 		st.wr.mu.Unlock()
-		if q >= n {
-			return
+		if q < n {
+			return fmt.Errorf("%d requests queued, want %d", q, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests queued, want %d", q, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func userMsg(text string) session.NewEvent {

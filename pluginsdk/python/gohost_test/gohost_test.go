@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/pluginsdk"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
@@ -153,13 +154,12 @@ func TestGoPluginHostRunsPythonRunner(t *testing.T) {
 
 	// Python print() reaches the host through GRPCStdio.
 	run(ctx, t, rc, "print", nil)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(stdout.String(), "hello from user code") {
-		if time.Now().After(deadline) {
-			t.Fatalf("print() output never reached SyncStdout (got %q)", stdout.String())
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if got := stdout.String(); !strings.Contains(got, "hello from user code") {
+			return fmt.Errorf("print() output has not reached SyncStdout (got %q)", got)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 
 	// Throughput of a simple stream (informational).
 	const n = 5000
