@@ -18,8 +18,8 @@ import (
 	"github.com/agentengine/agentengine/session"
 )
 
-// CompactionPolicy decides when a session's history is compacted (seed 000, "Context
-// Compaction"): the transcript since the latest checkpoint is summarised into a new
+// CompactionPolicy decides when a session's history is compacted (KsADK's context
+// compaction): the transcript since the latest checkpoint is summarised into a new
 // context_checkpoint, so that a turn reads and sends a bounded history however long the
 // event log grows. The log itself is never rewritten.
 type CompactionPolicy struct {

@@ -108,7 +108,7 @@ type AttachmentMeta struct {
 	SizeBytes int64
 }
 
-// AttachmentResult is an extraction result: an attachment_results item of seed 003.
+// AttachmentResult is an extraction result: an attachment_results item of the runner payload.
 type AttachmentResult struct {
 	FileURI          string   `json:"file_uri"`
 	Name             string   `json:"name"`

@@ -6,7 +6,7 @@ import (
 	"github.com/agentengine/agentengine/session"
 )
 
-// Payload is the runner payload of seed 003 ("Standard Payload Fields"), carried as
+// Payload is the runner payload (KsADK's standard payload fields), carried as
 // RunRequest.payload_json. The host builds it; runners read it. Python runners hand the
 // same JSON to user hooks as a dict.
 type Payload struct {
@@ -57,7 +57,7 @@ type Resume struct {
 	Detail    json.RawMessage `json:"detail,omitempty"`
 }
 
-// SessionContext is the session context of seed 003, carried as
+// SessionContext is the session context (as KsADK defines it), carried as
 // RunRequest.session_context_json.
 type SessionContext struct {
 	History         []session.Message `json:"history"`

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Event types. The first group is seed 000's table; the rest are agentengine's additions.
+// Event types. The first group is KsADK's session event types; the rest are agentengine's additions.
 const (
 	TypeUserMessage       = "user_message"
 	TypeRunStatus         = "run_status"

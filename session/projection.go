@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// Message is one entry of model-facing history (seed 000, "Event Projection").
+// Message is one entry of model-facing history (KsADK's projection of session events).
 type Message struct {
 	Role    string `json:"role"` // user or assistant
 	Content string `json:"content"`

@@ -445,7 +445,7 @@ def _stored_partial(request: RunRequest) -> dict[str, Any]:
 
 
 def _passthrough(value: Any, payload: Mapping[str, Any]) -> bool:
-    """True when a hook returned the resume payload unchanged (seed 003's advice for
+    """True when a hook returned the resume payload unchanged (KsADK's advice for
     is_resume): the bridge then maps it to what the pending interrupts expect."""
     original = payload.get("input")
     return value is original or value == original or value is None

@@ -25,7 +25,7 @@ import (
 //   - replay-p50-µs: from sending the reconnect request to reading its first frame,
 //     the stored run_status that the run's journal replays.
 //
-// DESIGN.md's target: a stored event reaches a subscriber in ≤ 5 ms, without polling.
+// The target (docs/PERFORMANCE.md): a stored event reaches a subscriber in ≤ 5 ms, without polling.
 func BenchmarkSubscribeLatency(b *testing.B) {
 	b.Run("memory", func(b *testing.B) { benchSubscribe(b, nil) })
 	b.Run("sqlite", func(b *testing.B) {

@@ -6,8 +6,8 @@ import (
 	"github.com/agentengine/agentengine/host"
 )
 
-// BenchmarkResponseDelta measures encoding one streamed text delta (DESIGN.md's budget
-// is 10 µs of host CPU per delta, all layers included).
+// BenchmarkResponseDelta measures encoding one streamed text delta (the budget in
+// docs/PERFORMANCE.md is 10 µs of host CPU per delta, all layers included).
 func BenchmarkResponseDelta(b *testing.B) {
 	enc := newResponseEncoder(testBase(), encodeOptions{}, true)
 	enc.Start()

@@ -1,4 +1,4 @@
-// Package floor holds the performance floors of DESIGN.md ("Performance"): the least a
+// Package floor holds the performance floors (docs/PERFORMANCE.md): the least a
 // server can do to answer the same Responses API requests as agentengine, measured in the
 // same run as agentengine so every figure can be reported as a ratio to them.
 //

@@ -1,5 +1,5 @@
 """Checks a Responses event stream against the order and field rules real clients rely on
-(shared/research/openai-wire.md §2.2-§2.6). Events are the SDK's typed models; the checks
+(those of the OpenAI Python and Node SDKs' stream helpers). Events are the SDK's typed models; the checks
 run on their JSON form. Every failure names the event."""
 
 from __future__ import annotations

@@ -26,5 +26,5 @@
 // ForHost adapts a Store to host.Config.Attachments: the runtime then stores a turn's
 // inline files, resolves ksadk-upload:// references, waits for the text and hands it
 // to the runner in attachment_results; the input text itself stays as the user typed
-// it (seed 003: runners and their hooks append attachment text themselves).
+// it (as in KsADK: runners and their hooks append attachment text themselves).
 package attach

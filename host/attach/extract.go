@@ -22,7 +22,7 @@ const (
 	ExcerptChars        = 600
 )
 
-// Result is the extraction result of one upload: an attachment_results item of seed 003.
+// Result is the extraction result of one upload: an attachment_results item of the runner payload.
 type Result struct {
 	FileURI          string   `json:"file_uri"`
 	Name             string   `json:"name"`

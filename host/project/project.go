@@ -227,7 +227,7 @@ func (p *Project) contained(rel string) (string, error) {
 // StateDir is the project's local runtime state directory (.agentengine).
 func (p *Project) StateDir() string { return filepath.Join(p.Dir, ".agentengine") }
 
-// DefaultSessionPath is the default SQLite session file of seed 000.
+// DefaultSessionPath is the default SQLite session file (KsADK's path).
 func (p *Project) DefaultSessionPath() string {
 	return filepath.Join(p.StateDir(), "ui", "sessions.sqlite")
 }

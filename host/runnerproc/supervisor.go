@@ -3,8 +3,8 @@
 // restarts with backoff and stops it without ever hanging. A Supervisor is a
 // runnerv1.RunnerClient, so the rest of the host does not know processes exist.
 //
-// go-plugin traps this package handles (research/runtimes.md A.12-A.15): its stderr JSON
-// parser can panic the host (#38), Kill hangs while a grandchild holds the plugin's pipes
+// go-plugin traps this package handles (go-plugin v1.8.0; numbers are its GitHub issues): its
+// stderr JSON parser can panic the host (#38), Kill hangs while a grandchild holds the plugin's pipes
 // and never kills grandchildren (#136), there is no exit callback (#92) or restart (#31),
 // long TMPDIRs break unix sockets, and the host's whole environment leaks to plugins.
 package runnerproc

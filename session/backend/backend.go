@@ -1,5 +1,5 @@
 // Package backend chooses and opens the session store from explicit configuration or
-// the environment variables of seed 000 ("Session Backends"). It lives outside package
+// the environment variables KsADK uses to choose a session backend. It lives outside package
 // session because it imports the backends, which import session.
 package backend
 
@@ -25,7 +25,7 @@ const (
 	Postgres = "postgres"
 )
 
-// Environment variables, as in seed 000.
+// Environment variables, named as in KsADK.
 const (
 	EnvBackend      = "KSADK_SESSION_BACKEND"
 	EnvBackendAlias = "AGENTENGINE_SESSION_BACKEND"

@@ -1,6 +1,6 @@
 // Command benchreport turns the JSON results that bench/run.sh collects (one
 // bench/cmd/loadgen -json output per file, named by its -label) into markdown tables:
-// absolute numbers, ratios to the floors measured in the same run, and DESIGN.md's
+// absolute numbers, ratios to the floors measured in the same run, and the
 // performance targets with a pass/miss column.
 //
 //	benchreport -dir /tmp/agentengine-bench.XXXX/results
@@ -87,7 +87,7 @@ type report struct {
 	w    io.Writer
 	rs   map[string]*load.Result
 	used map[string]bool
-	// checks are the DESIGN.md targets, filled while the tables are written.
+	// checks are the performance targets, filled while the tables are written.
 	checks []check
 }
 
@@ -468,7 +468,7 @@ func (r *report) idle() {
 }
 
 func (r *report) targets() {
-	r.p("### DESIGN.md targets\n\n| target | measured | limit | result |\n|---|---|---|---|\n")
+	r.p("### Targets\n\n| target | measured | limit | result |\n|---|---|---|---|\n")
 	for _, c := range r.checks {
 		res := "info"
 		if c.pass != nil {

@@ -1,4 +1,4 @@
-// Command floor serves the performance floors of DESIGN.md on 127.0.0.1 so that
+// Command floor serves the performance floors (docs/PERFORMANCE.md) on 127.0.0.1 so that
 // bench/cmd/loadgen can measure them in the same run as agentengine:
 //
 //	gin        a bare gin handler (JSON body of -body-bytes)

@@ -181,7 +181,7 @@ func (t *turn) stream(deltas []string) (string, error) {
 }
 
 // filesNote describes the attachments' extracted text the runner was given (the
-// effective attachment_results of seed 003), so a client can see that its upload was
+// effective attachment_results of KsADK's agent context), so a client can see that its upload was
 // read; empty without attachments.
 func (t *turn) filesNote() string {
 	var parts []string

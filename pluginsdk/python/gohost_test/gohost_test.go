@@ -99,7 +99,7 @@ func TestGoPluginHostRunsPythonRunner(t *testing.T) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     60 * time.Second,
 		// Off: go-plugin must not parse plugin stderr itself (a non-string @message
-		// panics it, research/runtimes.md A.12); we keep the raw lines instead.
+		// panics it: go-plugin issue #38); we keep the raw lines instead.
 		Logger:     hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard}),
 		Stderr:     stderr,
 		SyncStdout: stdout,

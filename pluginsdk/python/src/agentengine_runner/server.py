@@ -1,6 +1,6 @@
 """serve(): the go-plugin server side of a runner process, on grpc.aio.
 
-Lifecycle contract (research/runtimes.md A.2-A.8): cookie check, one handshake line on the
+Lifecycle contract (what go-plugin's Go client expects of a plugin process): cookie check, one handshake line on the
 real stdout, health "plugin"=SERVING, GRPCController/Shutdown and GRPCStdio served, SIGINT
 ignored (the host shuts us down itself), exit on SIGTERM, on Shutdown and when the parent
 process goes away.
