@@ -91,13 +91,10 @@ func (h *Handler) startRun(c *gin.Context) (*host.Run, *runRequest, *httpError) 
 }
 
 // prepareTurn resolves the app and the caller's session (ADK requires it to exist),
-// maps the message to the turn's input and applies the request's state delta.
+// maps the message to the turn's input and passes the request's state delta on.
 //
-// The state delta is written just before the turn starts, in the turn's invocation, so
-// that the runner sees it. Every check that can reject the request here comes first;
-// only a rejection by Start itself (a run started concurrently on the session, a file
-// the host refuses) leaves the delta applied, because host.TurnRequest cannot carry a
-// delta to record atomically with the turn's opening events.
+// The state delta travels in host.TurnRequest.StateDelta: the host applies it atomically
+// with the turn's opening events, so the runner sees it and a rejected turn leaves no trace.
 func (h *Handler) prepareTurn(ctx context.Context, req *runRequest) (host.TurnRequest, *httpError) {
 	agent, err := h.rt.ResolveAgent(req.AppName)
 	if err != nil {
