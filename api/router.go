@@ -68,8 +68,12 @@ type Config struct {
 	// AllowedHosts lists extra Host header names (without port) accepted besides the
 	// loopback names; "*" accepts any (for deployments behind a trusted proxy).
 	AllowedHosts []string
-	// AuthToken, when set, is required as "Authorization: Bearer <token>".
+	// AuthToken, when set, is required as "Authorization: Bearer <token>" (or a key of
+	// Tokens). It does not name a user: requests choose theirs (X-AgentEngine-User).
 	AuthToken string
+	// Tokens, when set, are API keys that each act as one user: a request with one is
+	// that user on every surface, whatever it sends.
+	Tokens *Tokens
 	// BodyReadTimeout bounds reading a request's body (default 2 minutes), so that a
 	// client sending it slowly cannot hold a connection; it is set before auth, so it
 	// also bounds what the server drains of a refused request's body.

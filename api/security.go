@@ -122,10 +122,20 @@ func (g *guard) originAllowed(origin string) bool {
 	return false
 }
 
-// auth requires the bearer token when one is configured. The probes stay open (/health
-// hides agent names from unauthorised callers).
+// auth requires a key when one is configured: the shared token (AuthToken), which
+// leaves the user to the request, or a key of the tokens file, which pins the request to
+// its user by setting the user header every surface reads (a client's own value is
+// replaced). The probes stay open (/health hides agent names from unauthorised callers).
 func (g *guard) auth(c *gin.Context) {
-	if g.authorised(c) || (isProbe(c.Request.URL.Path) && c.Request.Method == http.MethodGet) {
+	user, ok := g.identify(c)
+	if ok {
+		if user != "" {
+			c.Request.Header.Set(openai.HeaderUser, user)
+		}
+		c.Next()
+		return
+	}
+	if isProbe(c.Request.URL.Path) && c.Request.Method == http.MethodGet {
 		c.Next()
 		return
 	}
@@ -140,13 +150,29 @@ func isProbe(path string) bool {
 }
 
 func (g *guard) authorised(c *gin.Context) bool {
-	if g.cfg.AuthToken == "" {
-		return true
+	_, ok := g.identify(c)
+	return ok
+}
+
+// identify checks the request's key and returns the user a tokens-file key acts as ("" for
+// the shared token or when no key is configured).
+func (g *guard) identify(c *gin.Context) (string, bool) {
+	if g.cfg.AuthToken == "" && g.cfg.Tokens == nil {
+		return "", true
 	}
 	// The scheme is case-insensitive (RFC 9110 §11.1): "bearer" is as good as "Bearer".
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(c.GetHeader("Authorization")), " ")
-	return ok && strings.EqualFold(scheme, "Bearer") &&
-		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(g.cfg.AuthToken)) == 1
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	if g.cfg.AuthToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(g.cfg.AuthToken)) == 1 {
+		return "", true
+	}
+	if g.cfg.Tokens != nil {
+		return g.cfg.Tokens.User(tok)
+	}
+	return "", false
 }
 
 // bodyDeadline sets a read deadline on the connection for the request's body and lifts

@@ -2,8 +2,11 @@ package main_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,5 +123,59 @@ func TestAllowHostFlag(t *testing.T) {
 	}
 	if code := get(allowed.url, "other.example"); code != http.StatusForbidden {
 		t.Errorf("other host: %d, want 403", code)
+	}
+}
+
+// --tokens: each key of the file is accepted and acts as its user.
+func TestTokensFlag(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(keys, []byte("alice-key-0123456789 alice\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, copyProject(t), "--session-backend", "memory", "--tokens", keys)
+	call := func(key string) (int, string) {
+		req, _ := http.NewRequest("POST", s.url+"/v1/responses", strings.NewReader(`{"model":"echo-go","input":"hi"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-AgentEngine-User", "mallory")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, b := call(""); code != http.StatusUnauthorized {
+		t.Errorf("no key: %d %s", code, b)
+	}
+	code, b := call("alice-key-0123456789")
+	if code != http.StatusOK {
+		t.Fatalf("alice's key: %d %s", code, b)
+	}
+	var r struct {
+		SessionID string `json:"session_id"`
+	}
+	_ = json.Unmarshal([]byte(b), &r)
+	// The session is alice's, not the user the header claimed.
+	list, err := http.Get(s.url + "/apps/echo-go/users/alice/sessions/" + r.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list.Body.Close()
+	if list.StatusCode != http.StatusUnauthorized {
+		t.Errorf("unauthenticated ADK read: %d", list.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", s.url+"/apps/echo-go/users/alice/sessions/"+r.SessionID, nil)
+	req.Header.Set("Authorization", "Bearer alice-key-0123456789")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("alice reading her session over ADK: %d", resp.StatusCode)
 	}
 }

@@ -23,6 +23,7 @@ type runOptions struct {
 	port        int
 	interactive bool
 	token       string
+	tokens      string
 	origins     []string
 	hosts       []string
 	maxBody     int64
@@ -64,6 +65,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.IntVarP(&o.port, "port", "p", 8080, "port to listen on (0 picks a free one)")
 	f.BoolVarP(&o.interactive, "interactive", "i", false, "chat with the (first) agent in this terminal instead of serving HTTP")
 	f.StringVar(&o.token, "token", "", "bearer token clients must send (required for non-loopback binds); also AGENTENGINE_TOKEN")
+	f.StringVar(&o.tokens, "tokens", "", "file of API keys, one \"KEY USER\" a line: each key acts as its user on every API (read again when it changes)")
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "browser origins allowed to call the API (other cross-origin requests are rejected; loopback origins are allowed while --host is loopback)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "Host header names accepted besides the loopback ones (the name clients or a reverse proxy use); \"*\" accepts any")
 	f.Int64Var(&o.maxBody, "max-body-bytes", 32<<20, "largest accepted request body")
@@ -92,8 +94,8 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	if o.token == "" {
 		o.token = envOr("AGENTENGINE_TOKEN", "")
 	}
-	if !o.interactive && !isLoopback(o.host) && o.token == "" {
-		return fmt.Errorf("--host %s is not a loopback address: set --token (or AGENTENGINE_TOKEN) so the API is not open to the network", o.host)
+	if !o.interactive && !isLoopback(o.host) && o.token == "" && o.tokens == "" {
+		return fmt.Errorf("--host %s is not a loopback address: set --token (or AGENTENGINE_TOKEN) or --tokens so the API is not open to the network", o.host)
 	}
 	log, err := newLogger(cmd, o.logLevel, o.logJSON)
 	if err != nil {
@@ -102,6 +104,13 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	if o.interactive {
 		// Keep the terminal for the conversation: only warnings and errors are logged.
 		log.SetLevel(max(hclog.LevelFromString(o.logLevel), hclog.Warn))
+	}
+	// A bad tokens file is reported before any runner starts.
+	var keys *api.Tokens
+	if o.tokens != "" {
+		if keys, err = api.LoadTokens(o.tokens, log.Named("tokens")); err != nil {
+			return err
+		}
 	}
 	start := time.Now()
 	var ln net.Listener
@@ -149,6 +158,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		// Bound to loopback, pages of this machine (a UI's dev server) may call the API.
 		LoopbackOrigins: isLoopback(o.host),
 		AuthToken:       o.token,
+		Tokens:          keys,
 	})
 	web.Register(router)
 	srv := api.NewServer(router)

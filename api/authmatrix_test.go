@@ -1,0 +1,174 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/api/actions"
+	"github.com/agentengine/agentengine/api/adkweb"
+	"github.com/agentengine/agentengine/api/internal/apitest"
+	"github.com/agentengine/agentengine/examples/echo-go/echo"
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/session/memory"
+)
+
+const (
+	aliceKey = "alice-key-0123456789"
+	bobKey   = "bob-key-0123456789ab"
+	shared   = "shared-token-0123456789"
+)
+
+type matrixEnv struct {
+	t      *testing.T
+	url    string
+	tokens string
+}
+
+func newMatrixEnv(t *testing.T) *matrixEnv {
+	t.Helper()
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("# key user\n"+aliceKey+" alice\n"+bobKey+" bob\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := api.LoadTokens(tokens, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, stop := pluginsdk.ServeInProcess(echo.New())
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Framework: "go", Runner: client}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui, err := actions.New(actions.Config{Runtime: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := api.NewRouter(api.Config{Runtime: rt, AuthToken: shared, Tokens: keys,
+		Surfaces: []api.Surface{adkweb.New(adkweb.Config{Runtime: rt}), ui}})
+	srv := apitest.Serve(t, r, rt, stop)
+	return &matrixEnv{t: t, url: srv.URL, tokens: tokens}
+}
+
+func (e *matrixEnv) do(method, path, body, key string, extra ...string) (int, []byte) {
+	e.t.Helper()
+	h := append([]string{"Content-Type", "application/json"}, extra...)
+	if key != "" {
+		h = append(h, "Authorization", "Bearer "+key)
+	}
+	code, _, b := apitest.Do(e.t, e.url, method, path, body, h...)
+	return code, b
+}
+
+// alice's session on each surface: its id and the routes that touch it.
+func (e *matrixEnv) aliceSession() (adkID, respID, convID string) {
+	e.t.Helper()
+	code, b := e.do("POST", "/apps/echo/users/alice/sessions", `{}`, aliceKey)
+	if code != 200 {
+		e.t.Fatalf("create ADK session: %d %s", code, b)
+	}
+	var s struct{ ID string }
+	_ = json.Unmarshal(b, &s)
+	code, b = e.do("POST", "/v1/responses", `{"model":"echo","input":"hello"}`, aliceKey)
+	if code != 200 {
+		e.t.Fatalf("create response: %d %s", code, b)
+	}
+	var r struct {
+		ID        string `json:"id"`
+		SessionID string `json:"session_id"`
+	}
+	_ = json.Unmarshal(b, &r)
+	return s.ID, r.ID, r.SessionID
+}
+
+// Every route × {no key, wrong key, another user's key}: refused (401) without a valid
+// key, and another user's resources are not found (404) with a valid one; the owner's
+// key works. A key from the tokens file is its user, whatever header it sends.
+func TestAuthMatrix(t *testing.T) {
+	e := newMatrixEnv(t)
+	adkID, respID, convID := e.aliceSession()
+	routes := []struct {
+		name, method, path, body string
+	}{
+		{"adk get", "GET", "/apps/echo/users/alice/sessions/" + adkID, ""},
+		{"adk patch", "PATCH", "/apps/echo/users/alice/sessions/" + adkID, `{"stateDelta":{"k":"v"}}`},
+		{"adk run", "POST", "/run", `{"appName":"echo","userId":"alice","sessionId":"` + adkID + `","newMessage":{"role":"user","parts":[{"text":"hi"}]}}`},
+		{"openai get response", "GET", "/v1/responses/" + respID, ""},
+		{"openai continue", "POST", "/v1/responses", `{"model":"echo","input":"more","previous_response_id":"` + respID + `"}`},
+		{"openai input items", "GET", "/v1/responses/" + respID + "/input_items", ""},
+		{"actions get session", "POST", actions.Prefix + "GetSession", `{"AgentId":"echo","SessionId":"` + convID + `"}`},
+		{"actions list events", "POST", actions.Prefix + "ListSessionEvents", `{"AgentId":"echo","SessionId":"` + convID + `"}`},
+		{"adk delete", "DELETE", "/apps/echo/users/alice/sessions/" + adkID, ""},
+	}
+	for _, rt := range routes {
+		t.Run(rt.name, func(t *testing.T) {
+			if code, b := e.do(rt.method, rt.path, rt.body, ""); code != http.StatusUnauthorized {
+				t.Errorf("no key: %d %s", code, b)
+			}
+			if code, b := e.do(rt.method, rt.path, rt.body, "wrong-key-0123456789"); code != http.StatusUnauthorized {
+				t.Errorf("wrong key: %d %s", code, b)
+			}
+			// bob's key, claiming to be alice: still bob.
+			if code, b := e.do(rt.method, rt.path, rt.body, bobKey, "X-AgentEngine-User", "alice"); code != http.StatusNotFound {
+				t.Errorf("bob's key on alice's resource: %d %s", code, b)
+			}
+			if code, b := e.do(rt.method, rt.path, rt.body, aliceKey); code != http.StatusOK {
+				t.Errorf("alice's key: %d %s", code, b)
+			}
+		})
+	}
+}
+
+// The tokens file is read again when it changes: a new key works and a removed one is
+// refused without a restart.
+func TestTokensFileRotation(t *testing.T) {
+	e := newMatrixEnv(t)
+	if code, _ := e.do("GET", "/v1/models", "", aliceKey); code != 200 {
+		t.Fatalf("alice before rotation: %d", code)
+	}
+	newKey := "alice-rotated-0123456789"
+	// A different size makes the change visible even within the file system's mtime
+	// granularity.
+	if err := os.WriteFile(e.tokens, []byte(newKey+" alice\n"+bobKey+" bob\n# rotated\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(2 * time.Second)
+	_ = os.Chtimes(e.tokens, future, future)
+	if code, _ := e.do("GET", "/v1/models", "", aliceKey); code != http.StatusUnauthorized {
+		t.Errorf("old key after rotation: %d", code)
+	}
+	if code, _ := e.do("GET", "/v1/models", "", newKey); code != 200 {
+		t.Errorf("new key: %d", code)
+	}
+	// A broken file keeps the keys read last.
+	if err := os.WriteFile(e.tokens, []byte("not a valid line at all\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := e.do("GET", "/v1/models", "", newKey); code != 200 {
+		t.Errorf("key after a broken rewrite: %d", code)
+	}
+}
+
+func TestLoadTokensRejectsBadFiles(t *testing.T) {
+	for name, content := range map[string]string{
+		"empty":     "# nothing\n",
+		"short key": "short alice\n",
+		"no user":   aliceKey + "\n",
+		"duplicate": aliceKey + " alice\n" + aliceKey + " bob\n",
+		"bad user":  aliceKey + " a\x01b\n",
+	} {
+		p := filepath.Join(t.TempDir(), "tokens")
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := api.LoadTokens(p, nil); err == nil || !strings.Contains(err.Error(), "tokens file") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
