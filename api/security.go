@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/internal/limit"
 	"github.com/agentengine/agentengine/api/openai"
 )
 
@@ -213,7 +214,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // while reading otherwise (handlers map the read error to 413).
 func (g *guard) bodyLimit(c *gin.Context) {
 	if c.Request.ContentLength > g.cfg.MaxBodyBytes {
-		g.fail(c, http.StatusRequestEntityTooLarge, "request_too_large", "the request body is larger than the server's limit")
+		g.fail(c, http.StatusRequestEntityTooLarge, "request_too_large", limit.TooLarge(g.cfg.MaxBodyBytes))
 		return
 	}
 	if c.Request.Body != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/internal/limit"
 	"github.com/agentengine/agentengine/host"
 )
 
@@ -26,7 +27,7 @@ func (s *Surface) readBody(c *gin.Context) ([]byte, *actionError) {
 				Message: "the request body must be JSON (Content-Type: application/json)"}
 		}
 	}
-	tooLarge := &actionError{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: "the request body is larger than the server's limit"}
+	tooLarge := &actionError{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: limit.TooLarge(s.cfg.MaxBodyBytes)}
 	if c.Request.ContentLength > s.cfg.MaxBodyBytes {
 		return nil, tooLarge
 	}

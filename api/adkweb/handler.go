@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentengine/agentengine/api/internal/limit"
 	"github.com/agentengine/agentengine/host"
 )
 
@@ -107,7 +108,7 @@ func (h *Handler) readJSON(c *gin.Context) ([]byte, *httpError) {
 			return nil, detail(http.StatusUnsupportedMediaType, "the request body must be JSON (Content-Type: application/json)")
 		}
 	}
-	tooLarge := detail(http.StatusRequestEntityTooLarge, "the request body is larger than the server's limit")
+	tooLarge := detail(http.StatusRequestEntityTooLarge, "%s", limit.TooLarge(h.maxBody))
 	if c.Request.ContentLength > h.maxBody {
 		return nil, tooLarge
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentengine/agentengine/api/internal/limit"
 	"github.com/agentengine/agentengine/host/attach"
 	"github.com/agentengine/agentengine/host/workspace"
 )
@@ -122,7 +123,7 @@ func (h *handlers) fromWorkspace(action string, err error) *apiError {
 func (h *handlers) internal(action string, err error) *apiError {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return tooLarge("the request body is larger than the server's limit")
+		return tooLarge("%s", limit.TooLarge(mbe.Limit))
 	}
 	h.d.Logger.Error("file action failed", "action", action, "error", err)
 	return envelope.Internal()

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/api/internal/limit"
 )
 
 // maxJSONBody and maxFormField bound the small parts of requests.
@@ -117,7 +119,7 @@ func formValue(part *multipart.Part) (string, *apiError) {
 func readErr(err error) *apiError {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return tooLarge("the request body is larger than the server's limit")
+		return tooLarge("%s", limit.TooLarge(mbe.Limit))
 	}
 	return invalid("the request body could not be read")
 }

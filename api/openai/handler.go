@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentengine/agentengine/api/internal/limit"
 	"github.com/agentengine/agentengine/host"
 )
 
@@ -128,7 +129,7 @@ func (h *Handler) readJSON(c *gin.Context) ([]byte, *apiError) {
 		}
 	}
 	tooLarge := &apiError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
-		Message: "the request body is larger than the server's limit"}
+		Message: limit.TooLarge(h.maxBody)}
 	if c.Request.ContentLength > h.maxBody {
 		return nil, tooLarge
 	}
