@@ -165,10 +165,20 @@ func (rt *Runtime) sessionHistory(ctx context.Context, key session.Key, turnSeq 
 // stored since the entry was last used, or from the store when there is no usable
 // entry (none yet, the session was recreated, compacted, or a checkpoint arrived).
 func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq int64) (*histEntry, error) {
+	if turnSeq <= 1 {
+		// The session's first turn: nothing before it to read. The entry is checked
+		// against the session row on its next turn.
+		return &histEntry{names: map[string]string{}}, nil
+	}
 	if e := rt.hist.take(key); e != nil && e.through < turnSeq {
 		sess, err := rt.store.GetSession(ctx, key)
 		if err != nil {
 			return nil, fmt.Errorf("project history: %w", err)
+		}
+		if e.through == 0 && e.created.IsZero() {
+			// Made at the first turn: it holds nothing yet, so any session under this
+			// key matches it (everything is read from seq 1).
+			e.created, e.cpSeq = sess.CreatedAt, sess.CheckpointSeq
 		}
 		if sess.CreatedAt.Equal(e.created) && sess.CheckpointSeq == e.cpSeq {
 			evs, err := rt.store.Events(ctx, key, session.EventQuery{AfterSeq: e.through, BeforeSeq: turnSeq})

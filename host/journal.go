@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"io"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
@@ -36,11 +37,11 @@ type journal struct {
 // compact drops a finished run's live events (deltas, native events), keeping its
 // stored events: they say everything the deltas did, as the run's replay from the store
 // does. A finished run's deltas are most of a busy host's memory.
-func (j *journal) compact() {
+func (j *journal) compact() (dropped int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !j.closed || j.holding || j.compacted {
-		return
+		return 0
 	}
 	kept := make([]Event, 0, 8)
 	for _, e := range j.events {
@@ -48,8 +49,49 @@ func (j *journal) compact() {
 			kept = append(kept, e)
 		}
 	}
+	dropped = len(j.events) - len(kept)
 	j.events = kept[:len(kept):len(kept)]
 	j.compacted = true
+	return dropped
+}
+
+// Memory trimming after compactions: once finished runs' journals have dropped this many
+// live events, the garbage is collected and returned to the operating system, at most
+// once per trimEvery (a later trim is scheduled when one is due sooner). Without it a
+// host that goes idle after a burst keeps the burst's memory: the Go runtime collects
+// only as it allocates, and an idle host allocates nothing.
+const (
+	trimAfterDropped = 20_000
+	trimEvery        = 30 * time.Second
+)
+
+type memTrim struct {
+	mu        sync.Mutex
+	dropped   int
+	last      time.Time
+	scheduled bool
+}
+
+// add records n dropped events and schedules a trim when due.
+func (m *memTrim) add(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dropped += n
+	if m.scheduled || m.dropped < trimAfterDropped {
+		return
+	}
+	m.scheduled = true
+	time.AfterFunc(max(0, trimEvery-time.Since(m.last)), m.run)
+}
+
+func (m *memTrim) run() {
+	m.mu.Lock()
+	m.dropped = 0
+	m.mu.Unlock()
+	debug.FreeOSMemory()
+	m.mu.Lock()
+	m.scheduled, m.last = false, time.Now()
+	m.mu.Unlock()
 }
 
 // pos is the position of the first event whose Index is at least index; j.mu is held.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/agentengine/agentengine/session"
 )
@@ -78,5 +79,20 @@ func TestJournalHold(t *testing.T) {
 	got := s.Ready()
 	if !reflect.DeepEqual(indexes(got), []int{1, 2}) || got[0].Stored.Seq != 2 {
 		t.Fatalf("after release: %+v", got)
+	}
+}
+
+// Trimming is scheduled once enough live events were dropped, and only once at a time.
+func TestMemTrimSchedules(t *testing.T) {
+	var m memTrim
+	m.last = time.Now() // the next trim is trimEvery away: it stays scheduled here
+	m.add(trimAfterDropped - 1)
+	if m.scheduled {
+		t.Fatal("scheduled below the threshold")
+	}
+	m.add(1)
+	m.add(trimAfterDropped)
+	if !m.scheduled || m.dropped != 2*trimAfterDropped {
+		t.Fatalf("scheduled %v, dropped %d", m.scheduled, m.dropped)
 	}
 }

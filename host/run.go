@@ -566,7 +566,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	r.j.close()
 	close(r.done)
 	if journalCompactAfter < ts.rt.retention {
-		time.AfterFunc(journalCompactAfter, r.j.compact)
+		time.AfterFunc(journalCompactAfter, func() { ts.rt.trim.add(r.j.compact()) })
 	}
 	time.AfterFunc(ts.rt.retention, func() {
 		ts.rt.mu.Lock()

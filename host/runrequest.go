@@ -80,17 +80,17 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 		StateTiers:    state,
 	}
 	// The history is in both documents: encoded once (mostly cached) and spliced in.
-	payload, err := json.Marshal(payloadWire{Payload: p, History: histJSON})
+	payload, err := json.Marshal(payloadWire{Payload: p})
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
-	sctx, err := json.Marshal(sessionContextWire{SessionContext: sc, History: histJSON})
+	sctx, err := json.Marshal(sessionContextWire{SessionContext: sc})
 	if err != nil {
 		return nil, fmt.Errorf("encode session context: %w", err)
 	}
 	rr := &runnerv1.RunRequest{
 		AppName: req.App, UserId: key.User, SessionId: key.ID, InvocationId: req.InvocationID,
-		PayloadJson: payload, SessionContextJson: sctx,
+		PayloadJson: withHistory(payload, histJSON), SessionContextJson: withHistory(sctx, histJSON),
 	}
 	// Runners that keep checkpoints with the host get the session's on every turn: the
 	// process serving this turn may be new (a restart, another process of the pool).
@@ -104,16 +104,28 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 	return rr, nil
 }
 
-// payloadWire and sessionContextWire carry an already marshalled history: the outer
-// field shadows the embedded struct's "history" in encoding/json.
+// payloadWire and sessionContextWire leave the history out (the outer field shadows the
+// embedded struct's and is empty): withHistory splices the encoded history in, which
+// spares encoding/json from re-validating a large RawMessage twice per turn.
 type payloadWire struct {
 	pluginsdk.Payload
-	History json.RawMessage `json:"history"`
+	History json.RawMessage `json:"history,omitempty"`
 }
 
 type sessionContextWire struct {
 	pluginsdk.SessionContext
-	History json.RawMessage `json:"history"`
+	History json.RawMessage `json:"history,omitempty"`
+}
+
+// withHistory returns the JSON object doc with "history": hist as its first member.
+func withHistory(doc, hist []byte) []byte {
+	out := make([]byte, 0, len(doc)+len(hist)+12)
+	out = append(out, `{"history":`...)
+	out = append(out, hist...)
+	if len(doc) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, doc[1:]...)
 }
 
 func checkpointsToProto(cps []session.Checkpoint) []*runnerv1.Checkpoint {

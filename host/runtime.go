@@ -75,6 +75,7 @@ type Runtime struct {
 	caps        map[string]*runnerv1.Capabilities
 
 	hist historyCache // projected history of recently active sessions
+	trim memTrim      // returns finished runs' memory after bursts
 }
 
 // runKey indexes runs by session and invocation: invocation ids may be chosen by
