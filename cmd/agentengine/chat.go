@@ -132,21 +132,20 @@ func printEvents(ctx context.Context, next func(context.Context) (host.Event, er
 				}
 				inText, inThought = false, false
 			case session.TypeToolCall:
-				var d session.ToolCallData
-				_ = json.Unmarshal(e.Data, &d)
-				fmt.Fprintf(out, "[tool] %s(%s)\n", d.Name, d.Arguments)
+				if d, ok := chatData[session.ToolCallData](out, e); ok {
+					fmt.Fprintf(out, "[tool] %s(%s)\n", d.Name, d.Arguments)
+				}
 			case session.TypeToolResult:
-				var d session.ToolResultData
-				_ = json.Unmarshal(e.Data, &d)
-				fmt.Fprintf(out, "[result] %s\n", d.Output)
+				if d, ok := chatData[session.ToolResultData](out, e); ok {
+					fmt.Fprintf(out, "[result] %s\n", d.Output)
+				}
 			case session.TypeApprovalRequest:
-				var d session.ApprovalRequestData
-				_ = json.Unmarshal(e.Data, &d)
-				approvals = append(approvals, pendingApproval{id: e.ItemID, data: d})
+				if d, ok := chatData[session.ApprovalRequestData](out, e); ok {
+					approvals = append(approvals, pendingApproval{id: e.ItemID, data: d})
+				}
 			case session.TypeRunStatus:
-				var d session.RunStatusData
-				_ = json.Unmarshal(e.Data, &d)
-				if d.Status == session.StatusFailed || d.Status == session.StatusCancelled {
+				d, ok := chatData[session.RunStatusData](out, e)
+				if ok && (d.Status == session.StatusFailed || d.Status == session.StatusCancelled) {
 					msg := d.Status
 					if d.Error != nil {
 						msg += ": " + d.Error.Message
@@ -190,13 +189,22 @@ func envOr(k, def string) string {
 	return def
 }
 
+// chatData decodes a stored event's data; a damaged event is reported in the transcript
+// instead of being shown with empty fields.
+func chatData[T any](out io.Writer, e *session.Event) (T, bool) {
+	d, err := session.DataOf[T](*e)
+	if err != nil {
+		fmt.Fprintf(out, "[%v]\n", err)
+		return d, false
+	}
+	return d, true
+}
+
 // printWhole prints a complete answer or reasoning (run -i --no-stream).
 func printWhole(out io.Writer, e *session.Event, showThinking bool) {
-	var d struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(e.Data, &d)
+	d, ok := chatData[session.AssistantMessageData](out, e) // reasoning has the same shape
 	switch {
+	case !ok:
 	case d.Text == "":
 	case e.Type == session.TypeAssistantMessage:
 		fmt.Fprintln(out, d.Text)

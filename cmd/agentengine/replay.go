@@ -94,51 +94,55 @@ func replayLine(out io.Writer, e session.Event) {
 func describeEvent(e session.Event) string {
 	switch e.Type {
 	case session.TypeUserMessage:
-		var d session.UserMessageData
-		_ = json.Unmarshal(e.Data, &d)
-		return "user: " + oneLine(d.Text)
+		return described(e, func(d session.UserMessageData) string { return "user: " + oneLine(d.Text) })
 	case session.TypeAssistantMessage:
-		var d session.AssistantMessageData
-		_ = json.Unmarshal(e.Data, &d)
-		return author(e) + ": " + oneLine(d.Text)
+		return described(e, func(d session.AssistantMessageData) string { return author(e) + ": " + oneLine(d.Text) })
 	case session.TypeReasoning:
-		var d session.ReasoningData
-		_ = json.Unmarshal(e.Data, &d)
-		return author(e) + " (thinking): " + oneLine(d.Text)
+		return described(e, func(d session.ReasoningData) string { return author(e) + " (thinking): " + oneLine(d.Text) })
 	case session.TypeToolCall:
-		var d session.ToolCallData
-		_ = json.Unmarshal(e.Data, &d)
-		return fmt.Sprintf("%s(%s) [%s]", d.Name, oneLine(d.Arguments), d.CallID)
+		return described(e, func(d session.ToolCallData) string {
+			return fmt.Sprintf("%s(%s) [%s]", d.Name, oneLine(d.Arguments), d.CallID)
+		})
 	case session.TypeToolResult:
-		var d session.ToolResultData
-		_ = json.Unmarshal(e.Data, &d)
-		s := fmt.Sprintf("%s → %s [%s]", d.Name, oneLine(d.Output), d.CallID)
-		if d.IsError {
-			s += " (error)"
-		}
-		return s
+		return described(e, func(d session.ToolResultData) string {
+			s := fmt.Sprintf("%s → %s [%s]", d.Name, oneLine(d.Output), d.CallID)
+			if d.IsError {
+				s += " (error)"
+			}
+			return s
+		})
 	case session.TypeApprovalRequest:
-		var d session.ApprovalRequestData
-		_ = json.Unmarshal(e.Data, &d)
-		return fmt.Sprintf("approve %s(%s)? [%s]", d.Name, oneLine(d.Arguments), e.ItemID)
+		return described(e, func(d session.ApprovalRequestData) string {
+			return fmt.Sprintf("approve %s(%s)? [%s]", d.Name, oneLine(d.Arguments), e.ItemID)
+		})
 	case session.TypeApprovalResponse:
-		var d session.ApprovalResponseData
-		_ = json.Unmarshal(e.Data, &d)
-		verdict := "rejected"
-		if d.Approve {
-			verdict = "approved"
-		}
-		return fmt.Sprintf("%s [%s]", verdict, d.ApprovalRequestID)
+		return described(e, func(d session.ApprovalResponseData) string {
+			verdict := "rejected"
+			if d.Approve {
+				verdict = "approved"
+			}
+			return fmt.Sprintf("%s [%s]", verdict, d.ApprovalRequestID)
+		})
 	case session.TypeRunStatus:
-		var d session.RunStatusData
-		_ = json.Unmarshal(e.Data, &d)
-		s := d.Status + " (run " + e.InvocationID + ")"
-		if d.Error != nil {
-			s += ": " + oneLine(d.Error.Message)
-		}
-		return s
+		return described(e, func(d session.RunStatusData) string {
+			s := d.Status + " (run " + e.InvocationID + ")"
+			if d.Error != nil {
+				s += ": " + oneLine(d.Error.Message)
+			}
+			return s
+		})
 	}
 	return oneLine(string(e.Data))
+}
+
+// described shows an event whose data decodes as T with show; a damaged event shows its
+// raw data instead of a line of zero values.
+func described[T any](e session.Event, show func(T) string) string {
+	d, err := session.DataOf[T](e)
+	if err != nil {
+		return "(undecodable data) " + oneLine(string(e.Data))
+	}
+	return show(d)
 }
 
 func author(e session.Event) string {
