@@ -74,6 +74,9 @@ type Config struct {
 	// Tokens, when set, are API keys that each act as one user: a request with one is
 	// that user on every surface, whatever it sends.
 	Tokens *Tokens
+	// Logins, when set, serves GET /login?code=… and accepts its session cookie as the
+	// shared token, so that a browser can use a server that requires a key.
+	Logins *Logins
 	// BodyReadTimeout bounds reading a request's body (default 2 minutes), so that a
 	// client sending it slowly cannot hold a connection; it is set before auth, so it
 	// also bounds what the server drains of a refused request's body.
@@ -117,6 +120,9 @@ func NewRouter(cfg Config) *gin.Engine {
 	r.GET("/health", g.health)
 	r.GET("/healthz", g.health)
 	r.GET("/readyz", g.ready)
+	if cfg.Logins != nil {
+		r.GET("/login", g.login)
+	}
 	for _, s := range surfaces {
 		s.Register(r)
 	}

@@ -136,7 +136,7 @@ func (g *guard) auth(c *gin.Context) {
 		c.Next()
 		return
 	}
-	if isProbe(c.Request.URL.Path) && c.Request.Method == http.MethodGet {
+	if (isProbe(c.Request.URL.Path) || (c.Request.URL.Path == "/login" && g.cfg.Logins != nil)) && c.Request.Method == http.MethodGet {
 		c.Next()
 		return
 	}
@@ -164,6 +164,11 @@ func (g *guard) identify(c *gin.Context) (string, bool) {
 	// The scheme is case-insensitive (RFC 9110 §11.1): "bearer" is as good as "Bearer".
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(c.GetHeader("Authorization")), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		if g.cfg.Logins != nil {
+			if sid, err := c.Cookie(LoginCookie); err == nil && g.cfg.Logins.valid(sid) {
+				return "", true
+			}
+		}
 		return "", false
 	}
 	tok = strings.TrimSpace(tok)

@@ -179,3 +179,44 @@ func TestTokensFlag(t *testing.T) {
 		t.Errorf("alice reading her session over ADK: %d", resp.StatusCode)
 	}
 }
+
+// With --token, run prints a one-time login URL; opening it gives the browser a cookie
+// that lets it use the UI and the API.
+func TestTokenPrintsABrowserLoginURL(t *testing.T) {
+	s := startServer(t, copyProject(t), "--session-backend", "memory", "--token", "s3cret-token")
+	var login string
+	deadline := time.Now().Add(10 * time.Second)
+	for login == "" {
+		for _, line := range strings.Split(s.logs.String(), "\n") {
+			if _, u, ok := strings.Cut(line, "Browser login"); ok {
+				login = u[strings.Index(u, "http://"):]
+			}
+		}
+		if login == "" && time.Now().After(deadline) {
+			t.Fatalf("no login URL printed:\n%s", s.logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(strings.TrimSpace(login))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 || !cookies[0].HttpOnly {
+		t.Fatalf("login: %d %v", resp.StatusCode, cookies)
+	}
+	for _, path := range []string{"/", "/v1/models"} {
+		req, _ := http.NewRequest("GET", s.url+path, nil)
+		req.AddCookie(cookies[0])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s with the login cookie: %d", path, resp.StatusCode)
+		}
+	}
+}

@@ -143,6 +143,11 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	// With a key required, the browser UI gets in through a one-time login URL.
+	var logins *api.Logins
+	if o.token != "" || keys != nil {
+		logins = api.NewLogins(loginTTL)
+	}
 	router := api.NewRouter(api.Config{
 		Runtime:      st.runtime,
 		Logger:       log.Named("http"),
@@ -159,6 +164,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		LoopbackOrigins: isLoopback(o.host),
 		AuthToken:       o.token,
 		Tokens:          keys,
+		Logins:          logins,
 	})
 	web.Register(router)
 	srv := api.NewServer(router)
@@ -172,6 +178,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		names += a.Name
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "agentengine serving %s on http://%s (ready in %s; Ctrl-C to stop)\n", names, ln.Addr(), elapsed(start))
+	if logins != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "Browser login (works once, within %s): http://%s/login?code=%s\n", loginTTL, ln.Addr(), logins.Code())
+	}
 	if o.listening != nil {
 		o.listening(ln.Addr())
 	}
@@ -186,6 +195,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	drain(log, srv, st.runtime, o.drain)
 	return nil
 }
+
+// loginTTL is how long the login URL printed at start stays valid.
+const loginTTL = 10 * time.Minute
 
 func isLoopback(h string) bool {
 	if h == "localhost" {
