@@ -32,8 +32,7 @@ func Project(events []Event) []Message {
 	var coveredUntil int64
 	for _, e := range events {
 		if e.Type == TypeContextCheckpoint {
-			var d ContextCheckpointData
-			if json.Unmarshal(e.Data, &d) == nil {
+			if d, err := DataOf[ContextCheckpointData](e); err == nil {
 				// A checkpoint supersedes everything projected so far that it covers.
 				kept := out[:0]
 				for _, m := range out {
@@ -52,8 +51,7 @@ func Project(events []Event) []Message {
 		if e.Type == TypeUserMessage {
 			// A stateless client's own transcript, sent along with its message, is
 			// history as much as stored turns are.
-			var d UserMessageData
-			if json.Unmarshal(e.Data, &d) == nil {
+			if d, err := DataOf[UserMessageData](e); err == nil {
 				out = append(out, ItemMessages(d.Items, e.Seq)...)
 			}
 		}
@@ -90,8 +88,8 @@ func projectOne(e Event) (Message, bool) {
 	m := Message{Type: e.Type, Seq: e.Seq}
 	switch e.Type {
 	case TypeUserMessage:
-		var d UserMessageData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := DataOf[UserMessageData](e)
+		if err != nil {
 			return m, false
 		}
 		m.Role, m.Content = "user", d.Text
@@ -101,38 +99,38 @@ func projectOne(e Event) (Message, bool) {
 			}
 		}
 	case TypeAssistantMessage:
-		var d AssistantMessageData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := DataOf[AssistantMessageData](e)
+		if err != nil {
 			return m, false
 		}
 		m.Role, m.Content = "assistant", d.Text
 	case TypeToolCall:
-		var d ToolCallData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := DataOf[ToolCallData](e)
+		if err != nil {
 			return m, false
 		}
 		m.Role = "assistant"
 		m.Content = fmt.Sprintf("[tool_call] %s(%s)", d.Name, d.Arguments)
 		m.CallID, m.Name, m.Arguments = d.CallID, d.Name, d.Arguments
 	case TypeToolResult:
-		var d ToolResultData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := DataOf[ToolResultData](e)
+		if err != nil {
 			return m, false
 		}
 		m.Role = "user"
 		m.Content = fmt.Sprintf("[tool_result] %s: %s", d.Name, d.Output)
 		m.CallID, m.Name, m.Output = d.CallID, d.Name, jsonString(d.Output)
 	case TypeApprovalRequest:
-		var d ApprovalRequestData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := DataOf[ApprovalRequestData](e)
+		if err != nil {
 			return m, false
 		}
 		m.Role = "assistant"
 		m.Content = fmt.Sprintf("[approval_request] %s(%s)", d.Name, d.Arguments)
 		m.CallID, m.Name, m.Arguments = d.CallID, d.Name, d.Arguments
 	case TypeApprovalResponse:
-		var d ApprovalResponseData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := DataOf[ApprovalResponseData](e)
+		if err != nil {
 			return m, false
 		}
 		verdict := "rejected"
