@@ -14,6 +14,8 @@
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_STREAMS   concurrent streams of the streams scenario (default 1000)
 #   BENCH_HISTORY   events of history of the long-history point (default 10000)
+#   BENCH_SCALE     concurrent streams of the scale point, run last (default 5000; 0 skips)
+#   BENCH_SETTLE    seconds after the load before the second idle RSS reading (default 60)
 #   AGENTENGINE_BIN use this agentengine binary instead of building ./cmd/agentengine
 # Everything listens on 127.0.0.1 only; every process started here is stopped on exit.
 set -euo pipefail
@@ -23,6 +25,8 @@ cd "$ROOT"
 SECS="${BENCH_SECONDS:-3}"
 STREAMS="${BENCH_STREAMS:-1000}"
 HISTORY="${BENCH_HISTORY:-10000}"
+SCALE="${BENCH_SCALE:-5000}"
+SETTLE="${BENCH_SETTLE:-60}"
 OUT="${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/agentengine-bench.XXXXXX")}"
 BIN="$OUT/bin"
 RES="$OUT/results"
@@ -162,7 +166,35 @@ note "idle RSS after the run"
 sleep 2
 "$BIN/loadgen" -json -label idle.mem.end -scenario idle -pid "$MEM_PID" -d 1s >"$RES/idle.mem.end.json"
 "$BIN/loadgen" -json -label idle.sqlite.end -scenario idle -pid "$SQL_PID" -d 1s >"$RES/idle.sqlite.end.json"
+note "idle RSS ${SETTLE}s after the load"
+sleep "$(( SETTLE > 2 ? SETTLE - 2 : 0 ))"
+"$BIN/loadgen" -json -label idle.mem.settled -scenario idle -pid "$MEM_PID" -d 1s >"$RES/idle.mem.settled.json"
+"$BIN/loadgen" -json -label idle.sqlite.settled -scenario idle -pid "$SQL_PID" -d 1s >"$RES/idle.sqlite.settled.json"
 cat /proc/loadavg >"$RES/loadavg.end"
 
+if [ "$SCALE" -gt 0 ]; then
+  note "$SCALE concurrent open streams (30 deltas × 200 ms)"
+  for t in "mem $MEM_URL $MEM_PID" "sqlite $SQL_URL $SQL_PID"; do
+    set -- $t
+    lg "scale.s$SCALE.$1" "$2" "$3" -scenario streams -streams "$SCALE" -deltas 30 -delay-ms 200 -timeout 3m
+  done
+  cat /proc/loadavg >"$RES/loadavg.scale"
+fi
+
+# Extra figures benchreport does not tabulate: settled idle RSS and the scale point.
+{
+  printf '\n### Idle RSS %ss after the load, and %s concurrent streams\n\n' "$SETTLE" "$SCALE"
+  for s in mem sqlite; do
+    jq -r --arg s "$s" '"- idle RSS, \($s): \(.server.rss_after_mb) MB"' "$RES/idle.$s.settled.json" 2>/dev/null || true
+  done
+  for s in mem sqlite; do
+    f="$RES/scale.s$SCALE.$s.json"
+    [ -f "$f" ] && jq -r --arg s "$s" '"- \(.requests) streams, \($s): completed \(.ok), errors \(.errors), most open at once \(.streams.max_open // "?"), first delta p50 \(.first_delta_ms.p50) ms p99 \(.first_delta_ms.p99) ms, RSS \(.server.rss_before_mb) → peak \(.server.rss_peak_mb) MB, host CPU \(.server.cpu_s) s"' "$f"
+  done
+  printf -- '- load average: start %s; after the settle %s; after the scale point %s\n' \
+    "$(cut -d' ' -f1-3 "$RES/loadavg.start")" "$(cut -d' ' -f1-3 "$RES/loadavg.end")" "$(cut -d' ' -f1-3 "$RES/loadavg.scale" 2>/dev/null)"
+} >"$RES/extra.md"
+
 note "results in $RES"
-"$BIN/benchreport" -dir "$RES" -command "bench/run.sh (BENCH_SECONDS=$SECS BENCH_STREAMS=$STREAMS BENCH_HISTORY=$HISTORY)"
+"$BIN/benchreport" -dir "$RES" -command "bench/run.sh (BENCH_SECONDS=$SECS BENCH_STREAMS=$STREAMS BENCH_HISTORY=$HISTORY BENCH_SCALE=$SCALE)"
+cat "$RES/extra.md"
