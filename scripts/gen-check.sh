@@ -9,10 +9,15 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-snapshot() { # the generated Go files (tracked or not) and their contents
+# The generated Go files (tracked or not) and their contents. The header line naming the
+# protoc version is left out: another Debian release's protoc generates the same code.
+snapshot() {
+  local f
   git ls-files -z --cached --others --exclude-standard -- '*.go' |
     xargs -0r grep -lZ -m1 -E '^// Code generated .* DO NOT EDIT\.$' |
-    xargs -0r sha1sum
+    while IFS= read -r -d '' f; do
+      printf '%s %s\n' "$(grep -vE '^//.*[[:space:]]protoc[[:space:]]+v[0-9]' "$f" | sha1sum | cut -d' ' -f1)" "$f"
+    done
 }
 
 rc=0
