@@ -172,3 +172,27 @@ func TestLoadTokensRejectsBadFiles(t *testing.T) {
 		}
 	}
 }
+
+// app: state is shared by every user of an agent: a per-user key cannot write it over
+// ADK (create, PATCH, a run's stateDelta); the operator's shared token can.
+func TestAppStateNeedsTheOperator(t *testing.T) {
+	e := newMatrixEnv(t)
+	adkID, _, _ := e.aliceSession()
+	sess := "/apps/echo/users/alice/sessions/" + adkID
+	for _, tt := range []struct{ name, method, path, body string }{
+		{"patch", "PATCH", sess, `{"stateDelta":{"app:theme":"dark"}}`},
+		{"create", "POST", "/apps/echo/users/alice/sessions", `{"state":{"app:theme":"dark"}}`},
+		{"run", "POST", "/run", `{"appName":"echo","userId":"alice","sessionId":"` + adkID + `","stateDelta":{"app:theme":"dark"},"newMessage":{"role":"user","parts":[{"text":"hi"}]}}`},
+	} {
+		code, b := e.do(tt.method, tt.path, tt.body, aliceKey)
+		if code != http.StatusForbidden || !strings.HasPrefix(string(b), `{"detail":"app:theme`) {
+			t.Errorf("%s with alice's key: %d %s", tt.name, code, b)
+		}
+	}
+	if code, b := e.do("PATCH", sess, `{"stateDelta":{"user:lang":"de","k":1}}`, aliceKey); code != http.StatusOK {
+		t.Errorf("alice's own state: %d %s", code, b)
+	}
+	if code, b := e.do("PATCH", sess, `{"stateDelta":{"app:theme":"dark"}}`, shared, "X-AgentEngine-User", "alice"); code != http.StatusOK {
+		t.Errorf("operator: %d %s", code, b)
+	}
+}

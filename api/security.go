@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/internal/caller"
 	"github.com/agentengine/agentengine/api/internal/limit"
 	"github.com/agentengine/agentengine/api/openai"
 )
@@ -132,6 +133,7 @@ func (g *guard) auth(c *gin.Context) {
 	if ok {
 		if user != "" {
 			c.Request.Header.Set(openai.HeaderUser, user)
+			c.Request = c.Request.WithContext(caller.WithPinnedUser(c.Request.Context(), user))
 		}
 		c.Next()
 		return

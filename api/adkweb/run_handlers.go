@@ -74,6 +74,9 @@ func (h *Handler) startRun(c *gin.Context) (*host.Run, *runRequest, *httpError) 
 	if !callerIs(c, req.UserID) {
 		return nil, nil, sessionNotFound(req.SessionID)
 	}
+	if aerr := appStateWrite(c, req.StateDelta); aerr != nil {
+		return nil, nil, aerr
+	}
 	ctx := c.Request.Context()
 	turn, aerr := h.prepareTurn(ctx, req)
 	if aerr != nil {

@@ -2,11 +2,14 @@ package adkweb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/internal/caller"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 )
@@ -132,6 +135,10 @@ func (h *Handler) createSessionWithID(c *gin.Context) {
 // run (hidden from its events, as ADK's initial state is). If that write fails the
 // session is removed again.
 func (h *Handler) create(c *gin.Context, key session.Key, state []byte) {
+	if aerr := appStateWrite(c, state); aerr != nil {
+		writeError(c, aerr)
+		return
+	}
 	ctx := c.Request.Context()
 	if key.ID != "" {
 		if _, err := h.rt.Session(ctx, key); err == nil {
@@ -181,6 +188,9 @@ func (h *Handler) patchSession(c *gin.Context) {
 		return
 	}
 	delta, aerr := parsePatch(body)
+	if aerr == nil {
+		aerr = appStateWrite(c, delta)
+	}
 	if aerr != nil {
 		writeError(c, aerr)
 		return
@@ -264,4 +274,23 @@ func sessionJSON(s session.Session, st session.State, evs []session.Event) Sessi
 		out.Events = append(out.Events, enc.Add(host.Event{Index: i, Kind: host.KindStored, Stored: &evs[i]})...)
 	}
 	return out
+}
+
+// appStateWrite refuses app: keys in a state change from a caller pinned to one user by
+// its API key: app: state is shared by every user of the agent, so only the agent (its
+// runs' state deltas) or the operator (the shared token) may write it.
+func appStateWrite(c *gin.Context, delta []byte) *httpError {
+	if _, pinned := caller.PinnedUser(c.Request.Context()); !pinned || len(delta) <= 2 {
+		return nil
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(delta, &keys) != nil {
+		return nil // validated by the parsers
+	}
+	for k := range keys {
+		if strings.HasPrefix(k, session.TierAppPrefix) {
+			return detail(http.StatusForbidden, "%s is app state, shared by every user of the agent: only the agent or the operator can write it", k)
+		}
+	}
+	return nil
 }
