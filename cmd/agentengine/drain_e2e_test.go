@@ -220,3 +220,35 @@ func TestTokenPrintsABrowserLoginURL(t *testing.T) {
 		}
 	}
 }
+
+// A 5 MiB input goes through the runner subprocess (over gRPC's default 4 MiB message
+// limit) and back; a body over the request limit is 413 naming the limit.
+func TestLargeInputsWorkOrNameTheLimit(t *testing.T) {
+	s := startServer(t, copyProject(t), "--session-backend", "memory")
+	post := func(input string) (int, []byte) {
+		b, _ := json.Marshal(map[string]any{"model": "echo-go", "input": input})
+		resp, err := http.Post(s.url+"/v1/responses", "application/json", strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, out
+	}
+	big := strings.Repeat("x", 5<<20)
+	code, b := post(big)
+	if code != http.StatusOK {
+		t.Fatalf("5 MiB input: %d %.300s", code, b)
+	}
+	var r struct {
+		OutputText string `json:"output_text"`
+		Status     string `json:"status"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.Status != "completed" || r.OutputText != "Echo: "+big {
+		t.Fatalf("5 MiB input: status %q, %d bytes of output, %v", r.Status, len(r.OutputText), err)
+	}
+	code, b = post(strings.Repeat("x", 33<<20))
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "limit of 32 MiB") {
+		t.Errorf("33 MiB input: %d %.300s", code, b)
+	}
+}
