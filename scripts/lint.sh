@@ -4,7 +4,8 @@
 #           module proxy into a cache directory on first use
 #   python  ruff check and mypy (strict) on pluginsdk/python and adapters (config in each
 #           pyproject.toml), with the pins of scripts/lint-requirements.txt
-#   drift   scripts/gen-check.sh: generated code and go.mod/go.sum are current
+#   drift   scripts/gen-check.sh: generated code (Go and the Python stubs) and go.mod/go.sum
+#           are current
 #
 # Usage: scripts/lint.sh [go|python|drift ...]   (default: all three)
 # Environment: PYTHON (the interpreter whose environment has the test requirements, whose
