@@ -1,5 +1,5 @@
-// Checks a Responses event stream against the order and field rules real clients rely on
-// (see shared/research/openai-wire.md §2.2-§2.6). Every failure names the event.
+// Checks a Responses event stream against the order and field rules that real clients (the
+// OpenAI SDKs' stream helpers) rely on. Every failure names the event.
 import assert from 'node:assert/strict';
 
 export const LIFECYCLE = new Set([
