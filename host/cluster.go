@@ -280,6 +280,9 @@ func (rt *Runtime) interrupt(ctx context.Context, r session.Run, code, msg strin
 			return nil, nil // executing here (a followed run has no cancel)
 		}
 	}
+	if h := rt.held.get(r.Key); h != nil && h.invocationID == r.InvocationID {
+		return nil, nil // its end is held here and will be written with its real status
+	}
 	data := session.RunStatusData{Status: session.StatusInterrupted, Error: &session.RunError{Code: code, Message: msg}}
 	evs, err := rt.store.FinishRun(ctx, r.Key, r.InvocationID, session.StatusInterrupted, session.NewEvent{
 		InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Key.App, Data: session.MustJSON(data),
