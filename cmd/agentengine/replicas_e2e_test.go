@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -238,4 +239,22 @@ func getJSON(t *testing.T, u string) map[string]any {
 		t.Fatal(err)
 	}
 	return decode(t, resp)
+}
+
+func TestMigrateCreatesThenKeepsTheSchema(t *testing.T) {
+	dsn := pgSchema(t)
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(binPath, append([]string{"migrate"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("--dsn", dsn); err != nil || !strings.Contains(out, "migrated from version 0 to") {
+		t.Fatalf("first migrate: %v\n%s", err, out)
+	}
+	if out, err := run("--dsn", dsn); err != nil || !strings.Contains(out, "is current") {
+		t.Fatalf("second migrate: %v\n%s", err, out)
+	}
+	out, err := run("--dsn", "postgres://nobody@127.0.0.1:1/none?connect_timeout=2")
+	if err == nil || !strings.Contains(out, "DSN from --dsn") {
+		t.Fatalf("migrate of an unreachable database: %v\n%s", err, out)
+	}
 }
