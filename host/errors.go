@@ -15,6 +15,7 @@ var (
 	ErrRunActive         = errors.New("run in progress")
 	ErrRunNotActive      = errors.New("run not active")
 	ErrUnavailable       = errors.New("unavailable")
+	ErrTooManyRuns       = errors.New("too many runs")
 )
 
 // ClientError is an error whose Message is written for the client; Kind is one of the

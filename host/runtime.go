@@ -48,6 +48,9 @@ type Config struct {
 	AttachmentWait time.Duration
 	// Compaction decides when session history is summarised into a checkpoint.
 	Compaction CompactionPolicy
+	// MaxRunsPerUser caps each user's runs in progress across all agents (0: no cap);
+	// a turn over it is refused with ErrTooManyRuns.
+	MaxRunsPerUser int
 }
 
 // Runtime runs turns for every surface. It is safe for concurrent use.
@@ -66,6 +69,9 @@ type Runtime struct {
 	wg      sync.WaitGroup
 
 	compaction CompactionPolicy
+
+	maxRunsPerUser int
+	userRuns       userRuns
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs
@@ -114,6 +120,7 @@ func New(cfg Config) (*Runtime, error) {
 	if rt.log == nil {
 		rt.log = hclog.NewNullLogger()
 	}
+	rt.maxRunsPerUser = cfg.MaxRunsPerUser
 	if rt.retention <= 0 {
 		// Long enough for a dropped stream to reconnect and replay with the exact live
 		// sequence; short enough that finished runs' deltas don't pile up in memory.
@@ -422,6 +429,15 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	if len(req.Input.Resumes) > 0 && req.SessionID == "" {
 		return nil, clientErr(ErrNoPendingApproval, "input", "an approval response must continue the session that asked for it: send conversation or previous_response_id")
 	}
+	if !rt.reserveRun(req.User) {
+		return nil, clientErr(ErrTooManyRuns, "", "user %q already has %d runs in progress, the most allowed; wait for one to end", req.User, rt.maxRunsPerUser)
+	}
+	started := false
+	defer func() {
+		if !started {
+			rt.releaseRun(req.User)
+		}
+	}()
 	// Files are resolved before anything is recorded: a bad reference stores nothing.
 	files, err := rt.resolveFiles(ctx, req.Input.Content)
 	if err != nil {
@@ -488,9 +504,11 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	}
 	rt.wg.Add(1)
 	//nolint:gosec // G118: a run outlives the request that started it; runCtx is its own
+	started = true
 	go func() {
 		defer rt.wg.Done()
 		defer cancel(nil)
+		defer rt.releaseRun(req.User)
 		rt.execute(runCtx, ag, r, rr)
 		rt.maybeCompact(rt.baseCtx, ag, key)
 	}()

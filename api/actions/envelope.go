@@ -27,6 +27,7 @@ const (
 	CodeUnauthorized      = envelope.CodeUnauthorized
 	CodeForbidden         = envelope.CodeForbidden
 	CodeUnavailable       = envelope.CodeUnavailable
+	CodeTooManyRequests   = envelope.CodeTooManyRequests
 	CodeInternal          = envelope.CodeInternal
 )
 
@@ -64,6 +65,8 @@ func (s *Surface) fromHost(action string, err error) *actionError {
 		e.Status, e.Code = http.StatusConflict, CodeConflict
 	case errors.Is(ce.Kind, host.ErrUnavailable):
 		e.Status, e.Code = http.StatusServiceUnavailable, CodeUnavailable
+	case errors.Is(ce.Kind, host.ErrTooManyRuns):
+		e.Status, e.Code = http.StatusTooManyRequests, CodeTooManyRequests
 	case errors.Is(ce.Kind, host.ErrInvalidInput):
 	default:
 		s.log.Error("unmapped client error kind", "action", action, "error", err)

@@ -81,6 +81,8 @@ func fromHostError(log hclog.Logger, op string, err error) *httpError {
 		e.Status = http.StatusConflict
 	case errors.Is(ce.Kind, host.ErrUnavailable):
 		e.Status = http.StatusServiceUnavailable
+	case errors.Is(ce.Kind, host.ErrTooManyRuns):
+		e.Status = http.StatusTooManyRequests
 	case errors.Is(ce.Kind, host.ErrInvalidInput), errors.Is(ce.Kind, host.ErrNoPendingApproval):
 	default:
 		log.Error("unmapped client error kind", "op", op, "error", err)
@@ -92,6 +94,9 @@ func fromHostError(log hclog.Logger, op string, err error) *httpError {
 func writeError(c *gin.Context, e *httpError) {
 	if c.Writer.Written() {
 		return
+	}
+	if e.Status == http.StatusTooManyRequests {
+		c.Header("Retry-After", "1")
 	}
 	var body any = struct {
 		Detail string `json:"detail"`

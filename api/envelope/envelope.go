@@ -29,6 +29,7 @@ const (
 	CodeUnauthorized      = "Unauthorized"
 	CodeForbidden         = "Forbidden"
 	CodeUnavailable       = "ServiceUnavailable"
+	CodeTooManyRequests   = "TooManyRequests"
 	CodeInternal          = "InternalError"
 )
 
@@ -133,6 +134,9 @@ func Fail(c *gin.Context, action string, e *Error) {
 	if e.Status == StatusClientGone || c.Writer.Written() {
 		c.Abort()
 		return
+	}
+	if e.Status == http.StatusTooManyRequests {
+		c.Header("Retry-After", "1")
 	}
 	write(c, e.Status, body{Code: e.Code, Message: e.Message, RequestID: RequestID(c), Action: action, Detail: e.Message})
 	c.Abort()

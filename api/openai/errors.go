@@ -102,6 +102,8 @@ func fromHostError(log hclog.Logger, op string, err error) *apiError {
 		e.Status, e.Code, e.NoRetry = http.StatusConflict, "run_not_active", true
 	case errors.Is(ce.Kind, host.ErrUnavailable):
 		e.Status, e.Type, e.Code = http.StatusServiceUnavailable, typeServer, "unavailable"
+	case errors.Is(ce.Kind, host.ErrTooManyRuns):
+		e.Status, e.Code = http.StatusTooManyRequests, "rate_limit_exceeded"
 	default:
 		log.Error("unmapped client error kind", "op", op, "error", err)
 	}
@@ -115,6 +117,9 @@ func writeAPIError(c *gin.Context, e *apiError) {
 	}
 	if e.NoRetry {
 		c.Header("x-should-retry", "false")
+	}
+	if e.Status == http.StatusTooManyRequests {
+		c.Header("Retry-After", "1")
 	}
 	body, _ := json.Marshal(struct {
 		Error errorObject `json:"error"`

@@ -32,6 +32,7 @@ type runOptions struct {
 	store       storeFlags
 	startWait   time.Duration
 	drain       time.Duration
+	maxRuns     int
 	ksadk       ksadkRunFlags
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
@@ -74,6 +75,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.StringVar(&o.store.backend, "session-backend", "", "session backend: memory or local (SQLite); default from KSADK_SESSION_BACKEND, else local")
 	f.StringVar(&o.store.path, "session-path", "", "SQLite session file for the local backend")
 	f.DurationVar(&o.startWait, "runner-start-timeout", 0, "how long a runner may take to start (default 60s for Go, 120s for Python runners)")
+	f.IntVar(&o.maxRuns, "max-runs-per-user", 0, "most runs one user may have in progress at once; more are refused with 429 (0: no limit)")
 	f.DurationVar(&o.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or Ctrl-C, how long runs in progress may finish before they are interrupted")
 	o.ksadk.register(f, true)
 	return cmd
@@ -121,7 +123,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 		defer ln.Close()
 	}
-	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv()})
+	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns})
 	if err != nil {
 		return err
 	}

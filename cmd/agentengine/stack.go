@@ -53,6 +53,8 @@ type stackOptions struct {
 	startWait time.Duration
 	// env is set in every project's runner environment, over its own (run --model).
 	env map[string]string
+	// maxRunsPerUser caps each user's runs in progress (0: no cap).
+	maxRunsPerUser int
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -138,7 +140,8 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 		agents[i].Workspace = w // the agent's own files (workspace.file events) land here
 	}
 
-	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost()})
+	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
+		MaxRunsPerUser: opt.maxRunsPerUser})
 	if err != nil {
 		s.close(context.Background())
 		return nil, err

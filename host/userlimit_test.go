@@ -1,0 +1,60 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/session/memory"
+)
+
+// With MaxRunsPerUser, a user's turn over the cap is refused (ErrTooManyRuns) while
+// other users run; the slot comes back when a run ends.
+func TestMaxRunsPerUser(t *testing.T) {
+	agent := &scripted{started: make(chan struct{}, 1)}
+	client, stop := pluginsdk.ServeInProcess(agent)
+	t.Cleanup(stop)
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "scripted", Runner: client}}, MaxRunsPerUser: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rt.Close(ctx)
+	})
+	ctx := context.Background()
+	r, err := rt.Start(ctx, host.TurnRequest{App: "scripted", User: "u", Input: text("block")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-agent.started
+	if _, err := rt.Start(ctx, host.TurnRequest{App: "scripted", User: "u", Input: text("hello")}); !errors.Is(err, host.ErrTooManyRuns) {
+		t.Fatalf("second run of u: %v, want ErrTooManyRuns", err)
+	}
+	other, err := rt.Start(ctx, host.TurnRequest{App: "scripted", User: "v", Input: text("hello")})
+	if err != nil {
+		t.Fatalf("run of another user: %v", err)
+	}
+	<-other.Done()
+	if err := rt.Cancel(ctx, r.Key, r.InvocationID); err != nil {
+		t.Fatal(err)
+	}
+	<-r.Done()
+	// The slot is released just after Done; allow the run's goroutine to return.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		again, err := rt.Start(ctx, host.TurnRequest{App: "scripted", User: "u", Input: text("hello")})
+		if err == nil {
+			<-again.Done()
+			break
+		}
+		if !errors.Is(err, host.ErrTooManyRuns) || time.Now().After(deadline) {
+			t.Fatalf("after the run ended: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
