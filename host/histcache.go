@@ -181,9 +181,14 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 			e.created, e.cpSeq = sess.CreatedAt, sess.CheckpointSeq
 		}
 		if sess.CreatedAt.Equal(e.created) && sess.CheckpointSeq == e.cpSeq {
-			evs, err := rt.store.Events(ctx, key, session.EventQuery{AfterSeq: e.through, BeforeSeq: turnSeq})
+			// Without an upper bound the stores serve this from a prepared statement; the
+			// turn's own opening events (at turnSeq on) are few and dropped here.
+			evs, err := rt.store.Events(ctx, key, session.EventQuery{AfterSeq: e.through})
 			if err != nil {
 				return nil, fmt.Errorf("project history: read history: %w", err)
+			}
+			for len(evs) > 0 && evs[len(evs)-1].Seq >= turnSeq {
+				evs = evs[:len(evs)-1]
 			}
 			if !hasCheckpoint(evs) {
 				if err := e.add(session.Project(evs)); err != nil {

@@ -107,28 +107,34 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 	if err := core.ValidKey(key); err != nil {
 		return session.State{}, err
 	}
-	var out session.State
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		var raw string
-		err := tx.QueryRowContext(ctx, `SELECT state FROM sessions WHERE app_id = ? AND user_id = ? AND id = ?`,
-			key.App, key.User, key.ID).Scan(&raw)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("session %q: %w", key.ID, session.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("session state of %q: %w", key.ID, err)
-		}
-		if out.Session, err = decodeTier(raw); err != nil {
-			return fmt.Errorf("session state of %q: %w", key.ID, err)
-		}
-		if out.App, err = readTier(tx.QueryRowContext(ctx, `SELECT state FROM app_state WHERE app_id = ?`, key.App)); err != nil {
-			return fmt.Errorf("app state: %w", err)
-		}
-		if out.User, err = readTier(tx.QueryRowContext(ctx, `SELECT state FROM user_state WHERE app_id = ? AND user_id = ?`,
-			key.App, key.User)); err != nil {
-			return fmt.Errorf("user state: %w", err)
-		}
-		return nil
-	})
-	return out, err
+	var (
+		out       session.State
+		sess      string
+		app, user sql.NullString
+	)
+	err := s.st.rState.QueryRowContext(ctx, key.App, key.User, key.ID).Scan(&sess, &app, &user)
+	if errors.Is(err, sql.ErrNoRows) {
+		return out, fmt.Errorf("session %q: %w", key.ID, session.ErrNotFound)
+	}
+	if err != nil {
+		return out, fmt.Errorf("session state of %q: %w", key.ID, err)
+	}
+	if out.Session, err = decodeTier(sess); err != nil {
+		return out, fmt.Errorf("session state of %q: %w", key.ID, err)
+	}
+	if out.App, err = nullTier(app); err != nil {
+		return out, fmt.Errorf("app state: %w", err)
+	}
+	if out.User, err = nullTier(user); err != nil {
+		return out, fmt.Errorf("user state: %w", err)
+	}
+	return out, nil
+}
+
+// nullTier decodes a tier that may not exist (NULL): then it is empty.
+func nullTier(raw sql.NullString) (map[string]any, error) {
+	if !raw.Valid {
+		return map[string]any{}, nil
+	}
+	return decodeTier(raw.String)
 }
