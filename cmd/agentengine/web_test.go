@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentengine/agentengine/internal/testutil"
 )
 
 // startAgentengine starts the binary with args and env (added to a minimal environment)
@@ -75,13 +78,19 @@ func fakeOpener(t *testing.T) (pathEnv, record string) {
 
 // waitFile waits for the fake opener, which runs beside the server, to have written.
 func waitFile(path string) string {
-	for range 100 {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-			return string(b)
+	var got string
+	_ = testutil.Wait(5*time.Second, func() error { // the caller reports an empty result
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return ""
+		if len(b) == 0 {
+			return errors.New("empty")
+		}
+		got = string(b)
+		return nil
+	})
+	return got
 }
 
 func TestWebServesTheUIOpensTheBrowserAndKeepsLocalSessions(t *testing.T) {
