@@ -3,10 +3,10 @@
 #
 # Builds agentengine, the echo-go runner, the load generator and the floors; starts
 # agentengine twice on 127.0.0.1 (memory store and SQLite store) and the three floors
-# of DESIGN.md (bare gin, gin + go-plugin hop, hop + 5-row SQLite transaction); runs
+# (bare gin, gin + go-plugin hop, hop + 5-row SQLite transaction); runs
 # every scenario against them in the same invocation (each scenario runs the floors and
 # both stores back to back) and prints a markdown report with absolute numbers, ratios
-# to the floors and DESIGN.md's targets.
+# to the floors and the performance targets (docs/PERFORMANCE.md).
 #
 # Usage: bench/run.sh                  (about 2–3 minutes on 2 cores)
 # Environment:
