@@ -75,6 +75,7 @@ func (g *guard) login(c *gin.Context) {
 		g.fail(c, http.StatusUnauthorized, "invalid_login", "this login link is invalid, used or expired; restart the server for a new one")
 		return
 	}
+	//nolint:gosec // G124: Secure when the request came over TLS; over plain HTTP the browser would not send a Secure cookie back
 	http.SetCookie(c.Writer, &http.Cookie{Name: LoginCookie, Value: sid, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: c.Request.TLS != nil})
 	c.Header("Cache-Control", "no-store")

@@ -78,7 +78,10 @@ func TestSIGTERMLetsRunsFinish(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.cmd.Wait() }()
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Errorf("a drained server exits cleanly: %v\n%s", err, s.logs)
+		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("still running after its runs finished:\n%s", s.logs)
 	}
