@@ -164,7 +164,7 @@ func inputMessages(in Input) []json.RawMessage {
 	return out
 }
 
-// inputParts is the legacy normalized parts list of seed 001.
+// inputParts is the legacy normalized parts list KsADK's OpenAI-compatible API gives runners.
 func inputParts(blocks []session.ContentBlock) []json.RawMessage {
 	out := []json.RawMessage{}
 	for _, b := range blocks {
