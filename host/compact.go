@@ -115,6 +115,16 @@ func (rt *Runtime) maybeCompact(ctx context.Context, ag Agent, key session.Key) 
 // set it does nothing while the history is within the policy's limits.
 func (rt *Runtime) compact(ctx context.Context, ag Agent, key session.Key, force bool) error {
 	p := rt.compaction
+	if !force {
+		// The check reads only what was stored since the session's previous turn.
+		n, tokens, sess, err := rt.historySize(ctx, key)
+		if err != nil {
+			return err
+		}
+		if sess.ActiveRunStatus == session.StatusInProgress || (n <= p.MaxMessages && tokens <= p.MaxTokens) {
+			return nil // in progress: the next run's end will try again
+		}
+	}
 	hist, sess, err := session.LoadHistory(ctx, rt.store, key)
 	if err != nil {
 		return err

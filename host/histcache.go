@@ -39,6 +39,7 @@ type histEntry struct {
 	enc     []json.RawMessage // msgs[i] encoded
 	size    int               // bytes held (for the cache's bound)
 	content int               // messageBytes of msgs (for the history budget)
+	tokens  int               // EstimateTokens of msgs' contents (for compaction)
 	// names of tool calls by call id, to name the tool results that follow.
 	names map[string]string
 	// refs are the newest attachment_ref events (at most maxRestoredFiles).
@@ -97,6 +98,7 @@ func (e *histEntry) add(msgs []session.Message) error {
 		e.enc = append(e.enc, b)
 		e.size += len(b) + n
 		e.content += n
+		e.tokens += EstimateTokens(m.Content)
 	}
 	return nil
 }
@@ -117,7 +119,7 @@ func (e *histEntry) addRefs(evs []session.Event) {
 // stateless client sent along), within the byte budget. It also returns the session's
 // newest attachment references.
 func (rt *Runtime) sessionHistory(ctx context.Context, key session.Key, turnSeq int64, items []session.Message, budget int) (json.RawMessage, []session.Event, error) {
-	e, err := rt.cachedHistory(ctx, key, turnSeq)
+	e, err := rt.cachedHistory(ctx, key, turnSeq, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,16 +166,19 @@ func (rt *Runtime) sessionHistory(ctx context.Context, key session.Key, turnSeq 
 // cachedHistory brings key's entry up to turnSeq-1: incrementally from the events
 // stored since the entry was last used, or from the store when there is no usable
 // entry (none yet, the session was recreated, compacted, or a checkpoint arrived).
-func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq int64) (*histEntry, error) {
+func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq int64, sess *session.Session) (*histEntry, error) {
 	if turnSeq <= 1 {
 		// The session's first turn: nothing before it to read. The entry is checked
 		// against the session row on its next turn.
 		return &histEntry{names: map[string]string{}}, nil
 	}
 	if e := rt.hist.take(key); e != nil && e.through < turnSeq {
-		sess, err := rt.store.GetSession(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("project history: %w", err)
+		if sess == nil {
+			s, err := rt.store.GetSession(ctx, key)
+			if err != nil {
+				return nil, fmt.Errorf("project history: %w", err)
+			}
+			sess = &s
 		}
 		if e.through == 0 && e.created.IsZero() {
 			// Made at the first turn: it holds nothing yet, so any session under this
@@ -200,7 +205,7 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 			}
 		}
 	}
-	hist, sess, err := session.LoadHistory(ctx, rt.store, key)
+	hist, cur, err := session.LoadHistory(ctx, rt.store, key)
 	if err != nil {
 		return nil, fmt.Errorf("project history: %w", err)
 	}
@@ -210,7 +215,7 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 			prior = append(prior, m)
 		}
 	}
-	e := &histEntry{created: sess.CreatedAt, cpSeq: sess.CheckpointSeq, through: turnSeq - 1, names: map[string]string{}}
+	e := &histEntry{created: cur.CreatedAt, cpSeq: cur.CheckpointSeq, through: turnSeq - 1, names: map[string]string{}}
 	if err := e.add(prior); err != nil {
 		return nil, err
 	}
@@ -221,6 +226,20 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 	}
 	e.refs = refs
 	return e, nil
+}
+
+// historySize is the size of the session's whole history (messages, estimated tokens)
+// for compaction's check, from the cache (which it brings up to date for the next turn).
+func (rt *Runtime) historySize(ctx context.Context, key session.Key) (msgs, tokens int, sess session.Session, err error) {
+	if sess, err = rt.store.GetSession(ctx, key); err != nil {
+		return 0, 0, sess, err
+	}
+	e, err := rt.cachedHistory(ctx, key, sess.LastSeq+1, &sess)
+	if err != nil {
+		return 0, 0, sess, err
+	}
+	rt.hist.put(key, e)
+	return len(e.msgs), e.tokens, sess, nil
 }
 
 func hasCheckpoint(evs []session.Event) bool {

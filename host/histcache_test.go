@@ -64,6 +64,14 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 				if string(got) != string(wantJSON) {
 					t.Errorf("step %d: history\n got %s\nwant %s", step, got, wantJSON)
 				}
+				n, tokens, _, err := rt.historySize(ctx, key)
+				wantTokens := 0
+				for _, m := range want {
+					wantTokens += EstimateTokens(m.Content)
+				}
+				if err != nil || n != len(want) || tokens != wantTokens {
+					t.Errorf("step %d: history size %d messages %d tokens (%v), want %d, %d", step, n, tokens, err, len(want), wantTokens)
+				}
 				wantRefs, err := tc.store.Events(ctx, key, session.EventQuery{Types: []string{session.TypeAttachmentRef}, Tail: true, Limit: maxRestoredFiles})
 				if err != nil || len(refs) != len(wantRefs) {
 					t.Errorf("step %d: %d attachment refs, want %d (%v)", step, len(refs), len(wantRefs), err)
