@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -43,8 +42,8 @@ func (rt *Runtime) PendingApprovals(ctx context.Context, key session.Key) ([]Pen
 	}
 	out := make([]PendingApproval, 0, len(evs))
 	for _, e := range evs {
-		var d session.ApprovalRequestData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := session.DataOf[session.ApprovalRequestData](e)
+		if err != nil {
 			continue
 		}
 		out = append(out, PendingApproval{ID: e.ItemID, CallID: d.CallID, Name: d.Name, Arguments: d.Arguments})

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"encoding/json"
-
 	"github.com/agentengine/agentengine/session"
 )
 
@@ -11,8 +9,8 @@ func RunStatusOf(e *session.Event) string {
 	if e == nil || e.Type != session.TypeRunStatus {
 		return ""
 	}
-	var d session.RunStatusData
-	if json.Unmarshal(e.Data, &d) != nil {
+	d, err := session.DataOf[session.RunStatusData](*e)
+	if err != nil {
 		return ""
 	}
 	return d.Status

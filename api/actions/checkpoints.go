@@ -383,8 +383,8 @@ func (s *Surface) receipts(ctx context.Context, l *lifecycle, runID string) ([]r
 	for _, ev := range evs {
 		switch ev.Type {
 		case session.TypeToolCall:
-			var d session.ToolCallData
-			if json.Unmarshal(ev.Data, &d) != nil {
+			d, err := session.DataOf[session.ToolCallData](ev)
+			if err != nil {
 				continue
 			}
 			cpID := ""
@@ -399,8 +399,8 @@ func (s *Surface) receipts(ctx context.Context, l *lifecycle, runID string) ([]r
 				Metadata: map[string]any{"arguments": d.Arguments},
 			})
 		case session.TypeToolResult:
-			var d session.ToolResultData
-			if json.Unmarshal(ev.Data, &d) != nil {
+			d, err := session.DataOf[session.ToolResultData](ev)
+			if err != nil {
 				continue
 			}
 			i, ok := byCall[d.CallID]

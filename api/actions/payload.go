@@ -122,8 +122,8 @@ func contentOf(e *session.Event, md map[string]any) (any, map[string]any) {
 	raw := json.RawMessage(e.Data)
 	switch e.Type {
 	case session.TypeUserMessage:
-		var d session.UserMessageData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := session.DataOf[session.UserMessageData](*e)
+		if err != nil {
 			return raw, md
 		}
 		parts := make([]any, 0, len(d.Content)+1)
@@ -150,15 +150,15 @@ func contentOf(e *session.Event, md map[string]any) (any, map[string]any) {
 		}
 		return textContent("assistant", d.Text), md
 	case session.TypeToolCall:
-		var d session.ToolCallData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := session.DataOf[session.ToolCallData](*e)
+		if err != nil {
 			return raw, md
 		}
 		md["tool_name"], md["tool_args"], md["tool_call_id"], md["call_id"] = d.Name, jsonValue(d.Arguments), d.CallID, d.CallID
 		return textContent("assistant", d.Name), md
 	case session.TypeToolResult:
-		var d session.ToolResultData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := session.DataOf[session.ToolResultData](*e)
+		if err != nil {
 			return raw, md
 		}
 		md["tool_name"], md["tool_output"], md["tool_call_id"], md["call_id"] = d.Name, jsonValue(d.Output), d.CallID, d.CallID
@@ -167,8 +167,8 @@ func contentOf(e *session.Event, md map[string]any) (any, map[string]any) {
 		}
 		return textContent("user", d.Output), md
 	case session.TypeApprovalRequest:
-		var d session.ApprovalRequestData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := session.DataOf[session.ApprovalRequestData](*e)
+		if err != nil {
 			return raw, md
 		}
 		info := map[string]any{"id": e.ItemID, "approval_request_id": e.ItemID, "tool_name": d.Name,
@@ -186,8 +186,8 @@ func contentOf(e *session.Event, md map[string]any) (any, map[string]any) {
 		}
 		return textContent("assistant", text), md
 	case session.TypeApprovalResponse:
-		var d session.ApprovalResponseData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := session.DataOf[session.ApprovalResponseData](*e)
+		if err != nil {
 			return raw, md
 		}
 		md["resume_input"] = map[string]any{"type": "mcp_approval_response", "approval_request_id": d.ApprovalRequestID,
@@ -201,8 +201,8 @@ func contentOf(e *session.Event, md map[string]any) (any, map[string]any) {
 		}
 		return textContent("user", verdict), md
 	case session.TypeRunStatus:
-		var d session.RunStatusData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := session.DataOf[session.RunStatusData](*e)
+		if err != nil {
 			return raw, md
 		}
 		content := map[string]any{"status": d.Status}
@@ -216,8 +216,8 @@ func contentOf(e *session.Event, md map[string]any) (any, map[string]any) {
 		}
 		return content, md
 	case session.TypeContextCheckpoint:
-		var d session.ContextCheckpointData
-		if json.Unmarshal(e.Data, &d) != nil {
+		d, err := session.DataOf[session.ContextCheckpointData](*e)
+		if err != nil {
 			return raw, md
 		}
 		md["compacted_until_seq_id"], md["from_seq_id"] = d.UntilSeq, d.FromSeq

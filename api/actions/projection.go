@@ -154,8 +154,8 @@ func (p *projector) project(g *group) []*message {
 			asst.Blocks = append(asst.Blocks, &block{Type: "text", SeqID: e.Seq, Content: d.Text})
 			anchor = latest(anchor, e, true)
 		case session.TypeToolCall:
-			var d session.ToolCallData
-			if json.Unmarshal(e.Data, &d) != nil {
+			d, err := session.DataOf[session.ToolCallData](*e)
+			if err != nil {
 				continue
 			}
 			b := &block{Type: "tool", SeqID: e.Seq, Name: d.Name, Args: jsonValue(d.Arguments), Status: "running", ToolCallID: d.CallID}
@@ -165,8 +165,8 @@ func (p *projector) project(g *group) []*message {
 			tools = append(tools, b)
 			anchor = latest(anchor, e, false)
 		case session.TypeToolResult:
-			var d session.ToolResultData
-			if json.Unmarshal(e.Data, &d) != nil {
+			d, err := session.DataOf[session.ToolResultData](*e)
+			if err != nil {
 				continue
 			}
 			b, ok := p.calls[d.CallID]
@@ -180,8 +180,8 @@ func (p *projector) project(g *group) []*message {
 			}
 			anchor = latest(anchor, e, false)
 		case session.TypeApprovalRequest:
-			var d session.ApprovalRequestData
-			if json.Unmarshal(e.Data, &d) != nil {
+			d, err := session.DataOf[session.ApprovalRequestData](*e)
+			if err != nil {
 				continue
 			}
 			b := &block{Type: "approval", SeqID: e.Seq, Name: d.Name, Args: jsonValue(d.Arguments), Status: "paused",
@@ -197,8 +197,8 @@ func (p *projector) project(g *group) []*message {
 			tools = append(tools, b)
 			anchor = latest(anchor, e, false)
 		case session.TypeRunStatus:
-			var d session.RunStatusData
-			if json.Unmarshal(e.Data, &d) != nil {
+			d, err := session.DataOf[session.RunStatusData](*e)
+			if err != nil {
 				continue
 			}
 			asst.RunStatus = d.Status
@@ -270,8 +270,8 @@ func mergeBySeq(a, b []*block) []*block {
 }
 
 func (p *projector) userMessage(e *session.Event, start int64) *message {
-	var d session.UserMessageData
-	if json.Unmarshal(e.Data, &d) != nil {
+	d, err := session.DataOf[session.UserMessageData](*e)
+	if err != nil {
 		return nil
 	}
 	m := &message{MessageID: eventID(e.SessionID, e.Seq), Role: "user", Content: textPart{Text: d.Text},

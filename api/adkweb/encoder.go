@@ -96,8 +96,8 @@ func (e *encoder) stored(s *session.Event) []Event {
 	}
 	switch s.Type {
 	case session.TypeUserMessage:
-		var d session.UserMessageData
-		if json.Unmarshal(s.Data, &d) != nil {
+		d, err := session.DataOf[session.UserMessageData](*s)
+		if err != nil {
 			return nil
 		}
 		if parts := e.userParts(d); len(parts) > 0 {
@@ -110,15 +110,15 @@ func (e *encoder) stored(s *session.Event) []Event {
 		}
 		return with("model", textPart(d.Text, s.Type == session.TypeReasoning))
 	case session.TypeToolCall:
-		var d session.ToolCallData
-		if json.Unmarshal(s.Data, &d) != nil {
+		d, err := session.DataOf[session.ToolCallData](*s)
+		if err != nil {
 			return nil
 		}
 		e.names[d.CallID] = d.Name
 		return with("model", Part{FunctionCall: &FunctionCall{ID: d.CallID, Name: d.Name, Args: argsObject(d.Arguments)}})
 	case session.TypeToolResult:
-		var d session.ToolResultData
-		if json.Unmarshal(s.Data, &d) != nil {
+		d, err := session.DataOf[session.ToolResultData](*s)
+		if err != nil {
 			return nil
 		}
 		name := d.Name
@@ -128,14 +128,14 @@ func (e *encoder) stored(s *session.Event) []Event {
 		// ADK sends function responses as user-role content authored by the agent.
 		return with("user", Part{FunctionResponse: &FunctionResponse{ID: d.CallID, Name: name, Response: resultObject(d.Output, d.IsError)}})
 	case session.TypeApprovalRequest:
-		var d session.ApprovalRequestData
-		if json.Unmarshal(s.Data, &d) != nil {
+		d, err := session.DataOf[session.ApprovalRequestData](*s)
+		if err != nil {
 			return nil
 		}
 		return e.confirmation(s, d, base)
 	case session.TypeApprovalResponse:
-		var d session.ApprovalResponseData
-		if json.Unmarshal(s.Data, &d) != nil {
+		d, err := session.DataOf[session.ApprovalResponseData](*s)
+		if err != nil {
 			return nil
 		}
 		return with("user", Part{FunctionResponse: e.answer(d)})
@@ -149,8 +149,8 @@ func (e *encoder) stored(s *session.Event) []Event {
 		ev.Actions.StateDelta = s.Data
 		return []Event{ev}
 	case session.TypeRunStatus:
-		var d session.RunStatusData
-		if json.Unmarshal(s.Data, &d) != nil {
+		d, err := session.DataOf[session.RunStatusData](*s)
+		if err != nil {
 			return nil
 		}
 		code, msg, failed := e.failure(s.InvocationID, d)

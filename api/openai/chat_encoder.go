@@ -224,18 +224,15 @@ func (e *chatEncoder) Add(ev host.Event) [][]byte {
 func (e *chatEncoder) stored(s *session.Event) {
 	switch s.Type {
 	case session.TypeAssistantMessage:
-		var d session.AssistantMessageData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.AssistantMessageData](*s); err == nil {
 			e.content(s.ItemID, d.Text, true)
 		}
 	case session.TypeReasoning:
-		var d session.ReasoningData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.ReasoningData](*s); err == nil {
 			e.reasoning(s.ItemID, d.Text, true)
 		}
 	case session.TypeApprovalRequest:
-		var d session.ApprovalRequestData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.ApprovalRequestData](*s); err == nil {
 			id := d.CallID
 			if id == "" {
 				id = s.ItemID

@@ -183,18 +183,15 @@ func (e *responseEncoder) stored(s *session.Event) {
 	}
 	switch s.Type {
 	case session.TypeAssistantMessage:
-		var d session.AssistantMessageData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.AssistantMessageData](*s); err == nil {
 			e.complete(e.open(kindMessage, s.ItemID, nil), d.Text)
 		}
 	case session.TypeReasoning:
-		var d session.ReasoningData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.ReasoningData](*s); err == nil {
 			e.complete(e.open(kindReasoning, s.ItemID, nil), d.Text)
 		}
 	case session.TypeToolCall:
-		var d session.ToolCallData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.ToolCallData](*s); err == nil {
 			if e.serverCall(s.ItemID, d.Name) {
 				e.pendArgs(s.ItemID, d.CallID, d.Name, d.Arguments, true)
 				break
@@ -206,8 +203,7 @@ func (e *responseEncoder) stored(s *session.Event) {
 			e.complete(it, d.Arguments)
 		}
 	case session.TypeApprovalRequest:
-		var d session.ApprovalRequestData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.ApprovalRequestData](*s); err == nil {
 			e.dropPending(d.CallID) // the call waits for approval: it has not run
 			it := e.open(kindApproval, s.ItemID, func(it *outItem) {
 				it.callID, it.name, it.buf, it.serverLabel = d.CallID, d.Name, []byte(d.Arguments), e.opts.ServerLabel
@@ -222,8 +218,8 @@ func (e *responseEncoder) stored(s *session.Event) {
 			}
 		}
 	case session.TypeToolResult:
-		var d session.ToolResultData
-		if json.Unmarshal(s.Data, &d) != nil {
+		d, err := session.DataOf[session.ToolResultData](*s)
+		if err != nil {
 			break
 		}
 		if !e.opts.Ksadk {

@@ -15,32 +15,32 @@ import (
 func itemOfEvent(ev session.Event) (json.RawMessage, bool) {
 	switch ev.Type {
 	case session.TypeAssistantMessage:
-		var d session.AssistantMessageData
-		if json.Unmarshal(ev.Data, &d) != nil {
+		d, err := session.DataOf[session.AssistantMessageData](ev)
+		if err != nil {
 			return nil, false
 		}
 		return session.MustJSON(messageItem{ID: ev.ItemID, Type: "message", Status: statusCompleted, Role: roleAssistant, Content: []outputTextPart{newOutputText(d.Text)}}), true
 	case session.TypeUserMessage:
-		var d session.UserMessageData
-		if json.Unmarshal(ev.Data, &d) != nil {
+		d, err := session.DataOf[session.UserMessageData](ev)
+		if err != nil {
 			return nil, false
 		}
 		return userMessageJSON(ev.ItemID, d.Content), true
 	case session.TypeToolCall:
-		var d session.ToolCallData
-		if json.Unmarshal(ev.Data, &d) != nil {
+		d, err := session.DataOf[session.ToolCallData](ev)
+		if err != nil {
 			return nil, false
 		}
 		return session.MustJSON(functionCallItem{ID: ev.ItemID, Type: "function_call", Status: statusCompleted, Arguments: d.Arguments, CallID: d.CallID, Name: d.Name}), true
 	case session.TypeReasoning:
-		var d session.ReasoningData
-		if json.Unmarshal(ev.Data, &d) != nil {
+		d, err := session.DataOf[session.ReasoningData](ev)
+		if err != nil {
 			return nil, false
 		}
 		return session.MustJSON(reasoningItem{ID: ev.ItemID, Type: "reasoning", Status: statusCompleted, Summary: []summaryPart{{Type: "summary_text", Text: d.Text}}}), true
 	case session.TypeApprovalRequest:
-		var d session.ApprovalRequestData
-		if json.Unmarshal(ev.Data, &d) != nil {
+		d, err := session.DataOf[session.ApprovalRequestData](ev)
+		if err != nil {
 			return nil, false
 		}
 		return session.MustJSON(approvalRequestItem{ID: ev.ItemID, Type: kindApproval, Arguments: d.Arguments, Name: d.Name, ServerLabel: serverLabel}), true

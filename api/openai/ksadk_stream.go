@@ -95,30 +95,25 @@ func (e *ksadkEncoder) stored(s *session.Event) {
 	e.end = s.Time
 	switch s.Type {
 	case session.TypeAssistantMessage:
-		var d session.AssistantMessageData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.AssistantMessageData](*s); err == nil {
 			e.fullText(s.ItemID, d.Text)
 		}
 	case session.TypeReasoning:
-		var d session.ReasoningData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.ReasoningData](*s); err == nil {
 			if sent := e.sent[s.ItemID]; strings.HasPrefix(d.Text, sent) {
 				e.reasoningDelta(s.ItemID, d.Text[len(sent):])
 			}
 		}
 	case session.TypeToolCall:
-		var d session.ToolCallData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.ToolCallData](*s); err == nil {
 			e.toolCall(s.ItemID, d)
 		}
 	case session.TypeToolResult:
-		var d session.ToolResultData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.ToolResultData](*s); err == nil {
 			e.push(extToolResult, ordered{{"name", d.Name}, {"output", d.Output}, {"run_id", d.CallID}})
 		}
 	case session.TypeApprovalRequest:
-		var d session.ApprovalRequestData
-		if json.Unmarshal(s.Data, &d) == nil {
+		if d, err := session.DataOf[session.ApprovalRequestData](*s); err == nil {
 			e.approval(s.ItemID, d)
 		}
 	case session.TypeRunStatus:
