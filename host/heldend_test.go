@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -133,13 +134,12 @@ func TestHeldRunEndIsRecordedWhenTheStoreRecovers(t *testing.T) {
 	}
 	<-r.Done()
 	st.failing.Store(false)
-	deadline := time.Now().Add(10 * time.Second)
-	for storedStatus(t, st.Store, r.Key, r.InvocationID) == session.StatusInProgress {
-		if time.Now().After(deadline) {
-			t.Fatal("held end not recorded 10 s after the store recovered")
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if storedStatus(t, st.Store, r.Key, r.InvocationID) == session.StatusInProgress {
+			return errors.New("held end not recorded after the store recovered")
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // A run the store has in progress that nothing executes (its end was lost before this

@@ -3,10 +3,12 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/pluginsdk"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -45,16 +47,15 @@ func TestMaxRunsPerUser(t *testing.T) {
 	}
 	<-r.Done()
 	// The slot is released just after Done; allow the run's goroutine to return.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, func() error {
 		again, err := rt.Start(ctx, host.TurnRequest{App: "scripted", User: "u", Input: text("hello")})
 		if err == nil {
 			<-again.Done()
-			break
+			return nil
 		}
-		if !errors.Is(err, host.ErrTooManyRuns) || time.Now().After(deadline) {
+		if !errors.Is(err, host.ErrTooManyRuns) {
 			t.Fatalf("after the run ended: %v", err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("after the run ended: %w", err)
+	})
 }

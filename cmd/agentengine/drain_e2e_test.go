@@ -3,6 +3,8 @@ package main_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentengine/agentengine/internal/testutil"
 )
 
 // drainStream starts a streamed turn and returns a channel with the whole stream.
@@ -59,18 +63,14 @@ func TestSIGTERMLetsRunsFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Stopped accepting: a new connection is refused (give the signal a moment to land).
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, func() error {
 		resp, err := http.Get(s.url + "/health")
 		if err != nil {
-			break
+			return nil
 		}
 		resp.Body.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("still accepting connections 5 s after SIGTERM")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return errors.New("still accepting connections after SIGTERM")
+	})
 	got := <-stream
 	if ts := terminals(got); len(ts) != 1 || ts[0] != "response.completed" {
 		t.Fatalf("terminal events %v, want one response.completed:\n%s", ts, got)
@@ -188,18 +188,15 @@ func TestTokensFlag(t *testing.T) {
 func TestTokenPrintsABrowserLoginURL(t *testing.T) {
 	s := startServer(t, copyProject(t), "--session-backend", "memory", "--token", "s3cret-token")
 	var login string
-	deadline := time.Now().Add(10 * time.Second)
-	for login == "" {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		for _, line := range strings.Split(s.logs.String(), "\n") {
 			if _, u, ok := strings.Cut(line, "Browser login"); ok {
 				login = u[strings.Index(u, "http://"):]
+				return nil
 			}
 		}
-		if login == "" && time.Now().After(deadline) {
-			t.Fatalf("no login URL printed:\n%s", s.logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("no login URL printed:\n%s", s.logs)
+	})
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Get(strings.TrimSpace(login))
 	if err != nil {
