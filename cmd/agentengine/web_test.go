@@ -121,9 +121,13 @@ func TestWebServesTheUIOpensTheBrowserAndKeepsLocalSessions(t *testing.T) {
 			}
 			port := s.url[strings.LastIndex(s.url, ":")+1:]
 			wantURL := "http://localhost:" + port + "/"
-			if !strings.Contains(s.logs.String(), "Web UI: "+wantURL) {
-				t.Fatalf("the URL is not printed:\n%s", s.logs)
-			}
+			// Printed once the server listens, so possibly after GET / was answered.
+			testutil.Eventually(t, 5*time.Second, func() error {
+				if !strings.Contains(s.logs.String(), "Web UI: "+wantURL) {
+					return fmt.Errorf("the URL is not printed:\n%s", s.logs)
+				}
+				return nil
+			})
 			// A turn, so that a session exists.
 			out := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "hello"}))
 			if out["status"] != "completed" {
