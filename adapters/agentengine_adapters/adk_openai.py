@@ -309,12 +309,11 @@ def _parameters(decl: types.FunctionDeclaration) -> dict[str, Any]:
         schema = decl.parameters.to_json_dict()
     else:
         schema = {}
-    schema = _json_schema(schema)
-    if not isinstance(schema, dict):
-        schema = {}
-    schema.setdefault("type", "object")
-    schema.setdefault("properties", {})
-    return schema
+    converted = _json_schema(schema)
+    out: dict[str, Any] = converted if isinstance(converted, dict) else {}
+    out.setdefault("type", "object")
+    out.setdefault("properties", {})
+    return out
 
 
 def _json_schema(value: Any) -> Any:

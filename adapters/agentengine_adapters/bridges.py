@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agentengine_runner import Runner
 
@@ -55,7 +55,7 @@ def runner_for(
     else:
         runner = GraphRunner(settings, entry, checkpointer=checkpointer)
     runner.framework = settings.framework  # Describe reports what the project declares
-    return runner
+    return cast(Runner, runner)
 
 
 def is_deep_agent(obj: Any) -> bool:
