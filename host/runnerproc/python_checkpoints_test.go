@@ -43,17 +43,29 @@ b.add_edge(START, "node")
 graph = b.compile()
 `
 
+// testPythonName is the interpreter the Python tests use: $AGENTENGINE_PYTHON, else
+// $PYTHON (what scripts/test.sh and .ci/run set), else python3.
+func testPythonName() string {
+	for _, name := range []string{"AGENTENGINE_PYTHON", "PYTHON"} {
+		if py := os.Getenv(name); py != "" {
+			return py
+		}
+	}
+	return "python3"
+}
+
 // langgraphPython returns an interpreter with langgraph and the runner SDK's
-// dependencies ($AGENTENGINE_PYTHON, else python3), or skips (fails in CI).
+// dependencies (testPythonName), or skips (fails in CI).
 func langgraphPython(t *testing.T, pythonPath string) string {
 	t.Helper()
-	py := os.Getenv("AGENTENGINE_PYTHON")
-	if py == "" {
-		py = "python3"
-	}
+	py := testPythonName()
 	cmd := exec.Command(py, "-c", "import grpc, langgraph, agentengine_adapters.langgraph_bridge")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+pythonPath)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		py, err = exec.LookPath(py) // the supervisor takes absolute interpreter paths only
+	}
+	if err != nil {
 		msg := fmt.Sprintf("%s cannot run the LangGraph bridge (%v):\n%s\nset AGENTENGINE_PYTHON to a Python with langgraph, grpcio and protobuf", py, err, out)
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)

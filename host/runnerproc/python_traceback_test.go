@@ -16,13 +16,10 @@ import (
 )
 
 // sdkPython returns an interpreter that can run the Python runner SDK from pythonPath
-// ($AGENTENGINE_PYTHON, else python3), or skips (fails in CI).
+// (testPythonName), or skips (fails in CI).
 func sdkPython(t *testing.T, pythonPath string) string {
 	t.Helper()
-	py := os.Getenv("AGENTENGINE_PYTHON")
-	if py == "" {
-		py = "python3"
-	}
+	py := testPythonName()
 	cmd := exec.Command(py, "-c", "import agentengine_runner.server")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+pythonPath)
 	out, err := cmd.CombinedOutput()
