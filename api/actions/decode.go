@@ -68,7 +68,8 @@ func decodeJSON(body []byte, v any) *actionError {
 	if errors.As(err, &se) {
 		return invalid("the request body is not valid JSON (at byte %d): %s", se.Offset, se.Error())
 	}
-	return invalid("the request body is not valid JSON: %s", err.Error())
+	// Other decoder errors word Go types ("Go value of type …"): not for clients.
+	return invalid("the request body is not valid JSON")
 }
 
 // jsonPath turns encoding/json's path of a field (which names the embedded structs it
