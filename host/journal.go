@@ -56,13 +56,15 @@ func (j *journal) compact() (dropped int) {
 }
 
 // Memory trimming after compactions: once finished runs' journals have dropped this many
-// live events, the garbage is collected and returned to the operating system, at most
-// once per trimEvery (a later trim is scheduled when one is due sooner). Without it a
-// host that goes idle after a burst keeps the burst's memory: the Go runtime collects
-// only as it allocates, and an idle host allocates nothing.
+// live events (a run forgotten early counts forgottenRunWeight), the garbage is collected
+// and returned to the operating system, at most once per trimEvery; smaller amounts are
+// trimmed trimEvery after they were dropped. Without it a host that goes idle after a
+// burst keeps the burst's memory: the Go runtime collects only as it allocates, and an
+// idle host allocates nothing.
 const (
-	trimAfterDropped = 20_000
-	trimEvery        = 30 * time.Second
+	trimAfterDropped   = 20_000
+	forgottenRunWeight = 50
+	trimEvery          = 30 * time.Second
 )
 
 type memTrim struct {
@@ -72,16 +74,23 @@ type memTrim struct {
 	scheduled bool
 }
 
-// add records n dropped events and schedules a trim when due.
+// add records n dropped events and schedules a trim.
 func (m *memTrim) add(n int) {
+	if n <= 0 {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.dropped += n
-	if m.scheduled || m.dropped < trimAfterDropped {
+	if m.scheduled {
 		return
 	}
 	m.scheduled = true
-	time.AfterFunc(max(0, trimEvery-time.Since(m.last)), m.run)
+	wait := trimEvery
+	if m.dropped >= trimAfterDropped {
+		wait = max(0, trimEvery-time.Since(m.last))
+	}
+	time.AfterFunc(wait, m.run)
 }
 
 func (m *memTrim) run() {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/agentengine/agentengine/session"
 )
@@ -82,17 +81,16 @@ func TestJournalHold(t *testing.T) {
 	}
 }
 
-// Trimming is scheduled once enough live events were dropped, and only once at a time.
+// Any dropped events schedule a trim, one at a time.
 func TestMemTrimSchedules(t *testing.T) {
 	var m memTrim
-	m.last = time.Now() // the next trim is trimEvery away: it stays scheduled here
-	m.add(trimAfterDropped - 1)
+	m.add(0)
 	if m.scheduled {
-		t.Fatal("scheduled below the threshold")
+		t.Fatal("scheduled with nothing dropped")
 	}
-	m.add(1)
+	m.add(1) // trimmed trimEvery from now: still scheduled below
 	m.add(trimAfterDropped)
-	if !m.scheduled || m.dropped != 2*trimAfterDropped {
+	if !m.scheduled || m.dropped != trimAfterDropped+1 {
 		t.Fatalf("scheduled %v, dropped %d", m.scheduled, m.dropped)
 	}
 }

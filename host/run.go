@@ -565,14 +565,24 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	}
 	r.j.close()
 	close(r.done)
-	if journalCompactAfter < ts.rt.retention {
-		time.AfterFunc(journalCompactAfter, func() { ts.rt.trim.add(r.j.compact()) })
-	}
-	time.AfterFunc(ts.rt.retention, func() {
+	forget := func() {
 		ts.rt.mu.Lock()
 		if k := (runKey{r.Key, r.InvocationID}); ts.rt.runs[k] == r {
 			delete(ts.rt.runs, k)
 		}
 		ts.rt.mu.Unlock()
-	})
+	}
+	if journalCompactAfter < ts.rt.retention {
+		time.AfterFunc(journalCompactAfter, func() {
+			dropped := r.j.compact()
+			if !r.j.isWatched() {
+				// Nobody ever followed it, so no client holds a cursor into its journal:
+				// Open serves it from the store from now on, as it would after retention.
+				forget()
+				dropped += forgottenRunWeight
+			}
+			ts.rt.trim.add(dropped)
+		})
+	}
+	time.AfterFunc(ts.rt.retention, forget)
 }
