@@ -8,9 +8,21 @@
 #   node    node --test in conformance/node (openai + Vercel AI SDK against a live server)
 #   web     node --test in web/e2e (the bundled Web UI in Debian's Chromium via playwright-core;
 #           screenshots in web/e2e/screenshots/)
+#   fuzz    a short bounded pass (FUZZTIME, default 5s) of every Go fuzz target; crashers
+#           are kept in each package's testdata/fuzz
 #   matrix  pytest conformance/projects: sample projects set up by `agentengine run` in
 #           virtualenvs made only from their own requirements.txt, against a fake model
 #           (environments cached in ~/.cache/agentengine-test/matrix, keyed by requirements)
+#   projects pytest examples/tests: every `init` template and Python example in a fresh
+#           virtualenv of only its requirements, run by its framework alone, then served
+#   frameworks adapters/tests/run_matrix.sh: the bridges' tests once per framework, each in
+#           an environment holding only that framework (langgraph 0.6/1.x, langchain,
+#           deepagents, google-adk 1.x/2.x)
+#   compat  pluginsdk/python/tests/compat/run.sh: the runner SDK on the oldest and newest
+#           grpcio/protobuf it supports, beside opentelemetry-proto, and beside the real ksadk
+#
+# The go suite runs the Postgres store and multi-replica tests against a throwaway server
+# from scripts/pg-test.sh when Debian's postgresql is installed (required when CI is set).
 #
 # Usage: scripts/test.sh [SUITE...]     e.g. scripts/test.sh go node   (default: all)
 # Needs the Python and Node test dependencies installed (.ci/run installs them).
@@ -31,7 +43,7 @@ export PYTHON
 export AGENTENGINE_PYTHON="${AGENTENGINE_PYTHON:-$PYTHON}"
 export CGO_ENABLED=1
 
-ALL=(lint build vet go python node web matrix)
+ALL=(lint build vet go fuzz python node web matrix projects frameworks compat)
 if [ "$#" -gt 0 ]; then SUITES=("$@"); else SUITES=("${ALL[@]}"); fi
 for s in "${SUITES[@]}"; do
   case " ${ALL[*]} " in *" $s "*) ;; *) echo "scripts/test.sh: unknown suite '$s' (known: ${ALL[*]})" >&2; exit 2 ;; esac
@@ -53,14 +65,17 @@ counts() {
     go)
       p=$(sed -n 's/^go: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log" | tail -1)
       f=$(sed -n 's/^go: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log" | tail -1) ;;
-    python|matrix)
+    python|matrix|projects|frameworks|compat)
       # One closing line per pytest session (the SDK + conformance run, then the bridges'): add them up.
       local line n
       while IFS= read -r line; do
         n=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true); p=$((p + ${n:-0}))
         n=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+' || true); f=$((f + ${n:-0}))
         n=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+' || true); f=$((f + ${n:-0}))
-      done < <(grep -E '^=+ .* in [0-9.]+s' "$log") ;;
+      done < <(grep -E '^(=+ .* in [0-9.]+s|[0-9]+ (passed|failed|errors?)(,.*)? in [0-9.]+s)' "$log") ;;
+    fuzz)
+      p=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log" | tail -1)
+      f=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log" | tail -1) ;;
     node|web)
       p=$(grep -E '^(# |ℹ )pass [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
       f=$(grep -E '^(# |ℹ )fail [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+') ;;
@@ -124,9 +139,25 @@ run_vet() {
 run_go() {
   note "go: go test -race ${GO_TEST_FLAGS:-} ./..."
   local log="$WORK/go.log"
+  local pg_dir=""
+  if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    local pg_env
+    if pg_env="$(scripts/pg-test.sh start)"; then
+      eval "$pg_env"
+      pg_dir="$PG_TEST_DIR"
+      export AGENTENGINE_TEST_PG_DSN AGENTENGINE_TEST_PG_REQUIRED=1
+    else
+      echo "scripts/pg-test.sh could not start PostgreSQL" >&2
+      record go 1
+    fi
+  elif [ -n "${CI:-}" ]; then
+    echo "postgresql is not installed (apt-get install -y postgresql, or bash .ci/run)" >&2
+    record go 1
+  fi
   # shellcheck disable=SC2086
   go test -race ${GO_TEST_FLAGS:-} -json ./... 2>&1 | "$PYTHON" scripts/go_test_summary.py | tee "$log"
   local rcs=("${PIPESTATUS[@]}")
+  if [ -n "$pg_dir" ]; then scripts/pg-test.sh stop "$pg_dir" >/dev/null 2>&1 || true; fi
   local rc=$(( rcs[0] != 0 ? rcs[0] : rcs[1] ))
   record go "$rc" "$log"
 }
@@ -196,9 +227,61 @@ run_matrix() {
   record matrix "$rc" "$log"
 }
 
+run_fuzz() {
+  local fuzztime="${FUZZTIME:-5s}"
+  note "fuzz: every Go fuzz target for $fuzztime"
+  local log="$WORK/fuzz.log" pkg target p=0 f=0
+  : >"$log"
+  while read -r pkg target; do
+    if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "./$pkg" >>"$log" 2>&1; then
+      p=$((p + 1)); echo "  ok   $pkg $target"
+    else
+      f=$((f + 1)); echo "  FAIL $pkg $target (the crasher is in $pkg/testdata/fuzz/$target)"
+    fi
+  done < <(grep -rlE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(' . | grep -v '/node_modules/' | sort |
+    while read -r file; do
+      grep -oE '^func Fuzz[A-Za-z0-9_]+' "$file" | sed 's/^func //' | sed "s|^|$(dirname "${file#./}") |"
+    done)
+  echo "fuzz: $p passed, $f failed" | tee -a "$log"
+  if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then echo "no fuzz target found" >&2; f=1; fi
+  if [ "$f" -eq 0 ]; then record fuzz 0 "$log"; else tail -40 "$log"; record fuzz 1 "$log"; fi
+}
+
+# run_pytest_suite NAME DESCRIPTION CMD...: a suite whose CMD prints pytest closing lines.
+run_pytest_suite() {
+  local name="$1" what="$2"
+  shift 2
+  note "$name: $what"
+  local log="$WORK/$name.log" start=$SECONDS
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  echo "$name: $((SECONDS - start))s"
+  if [ "$rc" -eq 0 ] && [ "$(counts python "$log" | cut -d' ' -f1)" -eq 0 ]; then
+    echo "$name ran no test" >&2
+    rc=1
+  fi
+  record "$name" "$rc" "$log"
+}
+
+run_projects() {
+  run_pytest_suite projects "$PYTHON -m pytest examples/tests (each template and example in its own fresh virtualenv)" \
+    "$PYTHON" -m pytest -p no:cacheprovider -rfEs examples/tests
+}
+
+run_frameworks() {
+  run_pytest_suite frameworks "adapters/tests/run_matrix.sh (the bridges' tests, one environment per framework)" \
+    env AGENTENGINE_ADAPTERS_MATRIX="${AGENTENGINE_ADAPTERS_MATRIX:-$HOME/.cache/agentengine-test/adapters}" \
+    bash adapters/tests/run_matrix.sh
+}
+
+run_compat() {
+  run_pytest_suite compat "pluginsdk/python/tests/compat/run.sh (oldest/newest grpcio+protobuf, opentelemetry-proto, real ksadk)" \
+    env COMPAT_DIR="${COMPAT_DIR:-$HOME/.cache/agentengine-test/compat}" bash pluginsdk/python/tests/compat/run.sh
+}
+
 FAILED_SUITE=""
 NEEDS_BIN=0
-for s in "${SUITES[@]}"; do case "$s" in python|node|web|matrix) NEEDS_BIN=1 ;; esac; done
+for s in "${SUITES[@]}"; do case "$s" in python|node|web|matrix|projects) NEEDS_BIN=1 ;; esac; done
 if [ "$NEEDS_BIN" -eq 1 ] && [[ " ${SUITES[*]} " != *" build "* ]]; then run_build; fi
 
 for s in "${SUITES[@]}"; do
