@@ -8,6 +8,12 @@ sends every checkpoint and pending write to the host as runner events
 and hands the session's latest ones back with each turn, which HostSaver takes when they
 are newer than what it holds. Nothing is written to the project directory and no package
 beyond langgraph is needed.
+
+Delta channels (LangGraph's DeltaChannel, e.g. DeepAgents' messages) are not stored in
+each checkpoint: LangGraph rebuilds them from the nearest ancestor holding a snapshot plus
+the writes of every checkpoint since. HostSaver keeps only the latest checkpoints, so each
+checkpoint carries that history (seed and writes up to its parent) with it and is whole on
+its own, in this process and when the host hands it back to another.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ KEEP_PER_NAMESPACE = 2
 # them and hands them back when a turn needs one).
 MAX_THREADS = 512
 
-_Entry = tuple[bytes, str]  # (packed checkpoint + metadata, parent id)
+_Entry = tuple[bytes, str]  # (packed checkpoint + metadata [+ delta history], parent id)
 _Write = tuple[str, str, bytes, str]  # (task id, channel, packed value, task path)
 
 
@@ -58,6 +64,26 @@ def _unpack(data: bytes) -> list[bytes]:
         out.append(data[i + 4 : i + 4 + n])
         i += 4 + n
     return out
+
+
+def _delta_snapshot_type() -> type | None:
+    try:  # langgraph-checkpoint with DeltaChannel support
+        from langgraph.checkpoint.serde.types import _DeltaSnapshot
+    except ImportError:
+        return None
+    return _DeltaSnapshot
+
+
+def _delta_names(checkpoint: Checkpoint, metadata: Any, snapshot_type: type | None) -> set[str]:
+    """Channels of checkpoint that are delta channels, as far as the checkpoint shows: those
+    with counters since their last snapshot, and those holding a snapshot."""
+    names: set[str] = set()
+    counters = metadata.get("counters_since_delta_snapshot") if isinstance(metadata, dict) else None
+    if isinstance(counters, dict):
+        names.update(str(k) for k in counters)
+    if snapshot_type is not None:
+        names.update(k for k, v in checkpoint["channel_values"].items() if isinstance(v, snapshot_type))
+    return names
 
 
 def _metadata(config: dict[str, Any], metadata: CheckpointMetadata) -> Any:
@@ -103,6 +129,9 @@ class HostSaver(BaseCheckpointSaver[str]):
         super().__init__()
         self._threads: OrderedDict[str, _Thread] = OrderedDict()
         self._lock = threading.Lock()
+        self._snapshot_type = _delta_snapshot_type()
+        # Delta channel names seen so far (a checkpoint right after a snapshot shows none).
+        self._delta: set[str] = set()
 
     # -- host exchange -----------------------------------------------------------------
 
@@ -143,19 +172,35 @@ class HostSaver(BaseCheckpointSaver[str]):
 
     # -- reads -------------------------------------------------------------------------
 
-    def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, t: _Thread) -> CheckpointTuple | None:
-        saved = t.checkpoints.get(ns)
-        entry = saved.get(checkpoint_id) if saved is not None else None
-        if entry is None:
-            return None
-        data, parent = entry
-        ctype, cblob, mtype, mblob = _unpack(data)
+    def _pending(self, t: _Thread, ns: str, checkpoint_id: str) -> list[tuple[str, str, Any]]:
         writes = t.writes.get((ns, checkpoint_id), {})
         ordered = sorted(writes.items(), key=lambda kv: _sort_key(kv[1], kv[0][1]))
         pending = []
         for _, (task_id, channel, packed, _path) in ordered:
             vtype, vblob = _unpack(packed)
             pending.append((task_id, channel, self.serde.loads_typed((vtype.decode(), vblob))))
+        return pending
+
+    def _carried(self, parts: list[bytes]) -> dict[str, dict[str, Any]]:
+        """The delta history a checkpoint carries: channel → {"writes": [...], "seed"?}."""
+        if len(parts) < 6:
+            return {}
+        loaded = self.serde.loads_typed((parts[4].decode(), parts[5]))
+        out: dict[str, dict[str, Any]] = {}
+        for ch, entry in loaded.items():
+            item: dict[str, Any] = {"writes": [tuple(w) for w in entry.get("writes", ())]}
+            if "seed" in entry:
+                item["seed"] = entry["seed"]
+            out[ch] = item
+        return out
+
+    def _tuple(self, thread_id: str, ns: str, checkpoint_id: str, t: _Thread) -> CheckpointTuple | None:
+        saved = t.checkpoints.get(ns)
+        entry = saved.get(checkpoint_id) if saved is not None else None
+        if entry is None:
+            return None
+        data, parent = entry
+        ctype, cblob, mtype, mblob = _unpack(data)[:4]
         return CheckpointTuple(
             config={"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}},
             checkpoint=self.serde.loads_typed((ctype.decode(), cblob)),
@@ -165,8 +210,77 @@ class HostSaver(BaseCheckpointSaver[str]):
                 if parent
                 else None
             ),
-            pending_writes=pending,
+            pending_writes=self._pending(t, ns, checkpoint_id),
         )
+
+    def _history(
+        self, t: _Thread, ns: str, start_id: str, channels: set[str]
+    ) -> dict[str, dict[str, Any]]:
+        """The delta history of channels up to and including checkpoint start_id and its
+        writes, walking parents until a stored value (the seed) or a carried history; a
+        channel with no seed found starts empty (LangGraph's contract)."""
+        newest_first: dict[str, list[Any]] = {c: [] for c in channels}
+        seeds: dict[str, Any] = {}
+        remaining = set(channels)
+        cursor = start_id
+        while cursor and remaining:
+            saved = t.checkpoints.get(ns)
+            entry = saved.get(cursor) if saved is not None else None
+            if entry is None:
+                break
+            data, parent = entry
+            parts = _unpack(data)
+            for write in reversed(self._pending(t, ns, cursor)):
+                if write[1] in remaining:
+                    newest_first[write[1]].append(write)
+            values = self.serde.loads_typed((parts[0].decode(), parts[1]))["channel_values"]
+            carried = self._carried(parts)
+            for ch in list(remaining):
+                if ch in values:
+                    seeds[ch] = values[ch]
+                elif ch in carried:
+                    newest_first[ch].extend(reversed(carried[ch]["writes"]))
+                    if "seed" in carried[ch]:
+                        seeds[ch] = carried[ch]["seed"]
+                else:
+                    continue
+                remaining.discard(ch)
+            cursor = parent
+        out: dict[str, dict[str, Any]] = {}
+        for ch in channels:
+            item: dict[str, Any] = {"writes": list(reversed(newest_first[ch]))}
+            if ch in seeds:
+                item["seed"] = seeds[ch]
+            out[ch] = item
+        return out
+
+    def get_delta_channel_history(  # type: ignore[override]
+        self, *, config: dict[str, Any], channels: Sequence[str]
+    ) -> dict[str, Any]:
+        """Per channel, the seed and writes LangGraph replays to rebuild a delta channel at
+        the checkpoint of config: what the checkpoint carries, else a walk of its parents."""
+        if not channels:
+            return {}
+        thread_id = str(config["configurable"]["thread_id"])
+        ns = config["configurable"].get("checkpoint_ns", "")
+        with self._lock:
+            self._take_from_host(thread_id)
+            t = self._threads.get(thread_id)
+            checkpoint_id = (get_checkpoint_id(config) or t.latest_id(ns)) if t else ""  # type: ignore[arg-type]
+            saved = t.checkpoints.get(ns) if t else None
+            entry = saved.get(checkpoint_id) if saved is not None and checkpoint_id else None
+            if t is None or entry is None:
+                return {ch: {"writes": []} for ch in channels}
+            data, parent = entry
+            carried = self._carried(_unpack(data))
+            rest = {ch for ch in channels if ch not in carried}
+            walked = self._history(t, ns, parent, rest) if rest else {}
+            return {ch: carried[ch] if ch in carried else walked[ch] for ch in channels}
+
+    async def aget_delta_channel_history(  # type: ignore[override]
+        self, *, config: dict[str, Any], channels: Sequence[str]
+    ) -> dict[str, Any]:
+        return self.get_delta_channel_history(config=config, channels=channels)
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:  # type: ignore[override]
         thread_id = str(config["configurable"]["thread_id"])
@@ -235,11 +349,25 @@ class HostSaver(BaseCheckpointSaver[str]):
         ns = config["configurable"].get("checkpoint_ns", "")
         parent = config["configurable"].get("checkpoint_id") or ""
         ctype, cblob = self.serde.dumps_typed(checkpoint)
-        mtype, mblob = self.serde.dumps_typed(_metadata(config, metadata))
-        data = _pack(ctype.encode(), cblob, mtype.encode(), mblob)
+        stored_metadata = _metadata(config, metadata)
+        mtype, mblob = self.serde.dumps_typed(stored_metadata)
+        parts = [ctype.encode(), cblob, mtype.encode(), mblob]
+        missing = {
+            ch
+            for ch in _delta_names(checkpoint, stored_metadata, self._snapshot_type) | self._delta
+            if ch in checkpoint["channel_versions"] and ch not in checkpoint["channel_values"]
+        }
         with self._lock:
             self._take_from_host(thread_id)
-            self._thread(thread_id).put(ns, checkpoint["id"], (data, parent))
+            t = self._thread(thread_id)
+            self._delta |= _delta_names(checkpoint, stored_metadata, self._snapshot_type)
+            if missing and parent:
+                # The parent and its writes are here (LangGraph saves a step's writes
+                # before the checkpoint after it): carry the history they make.
+                htype, hblob = self.serde.dumps_typed(self._history(t, ns, parent, missing))
+                parts += [htype.encode(), hblob]
+            data = _pack(*parts)
+            t.put(ns, checkpoint["id"], (data, parent))
         exchange = self._exchange()
         if exchange is not None:
             exchange.save(HostCheckpoint(thread_id, ns, checkpoint["id"], parent, data))

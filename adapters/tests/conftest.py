@@ -48,6 +48,7 @@ FILE_FRAMEWORK = {
     "test_adk_openai.py": "adk",
     "test_checkpoint.py": "langgraph",
     "test_deepagents.py": "deepagents",
+    "test_deepagents_resume.py": "deepagents",
     "test_examples.py": "langchain",
     "test_isolation.py": "core",
     "test_ksadk_patterns.py": "langgraph",

@@ -51,14 +51,8 @@ PROJECTS |= {
 }
 ONLY = [s for s in os.environ.get("AGENTENGINE_MATRIX_ONLY", "").split(",") if s]
 
-_DEEPAGENTS_RESUME = (
-    "host-kept LangGraph checkpoints (HostSaver): a resumed DeepAgents run has lost the user's "
-    "message (the model gets [system, assistant tool call, tool]); LangGraph and LangChain resume fine"
-)
 # (project, case) -> what is missing for it to pass. Each entry names the missing piece.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    (sample, case): _DEEPAGENTS_RESUME for sample in ("deepagents", "ksadk-deepagents") for case in ("approval", "chat_approval")
-} | {
     ("example-langchain-qa", case): (
         "examples/langchain-qa: its ksadk_prepare_input returns only the new message (it expects "
         "earlier turns in a checkpointed thread), but a graph without its own checkpointer now "
