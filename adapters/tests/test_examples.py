@@ -64,3 +64,32 @@ def test_langchain_qa_uses_its_prepare_input_hook(project: Any) -> None:
     assert call.name == "search_docs" and json.loads(call.arguments) == {"query": "checkpoints"}
     assert of(docs, "tool_result")[0].call_id == call.call_id
     assert text(attached) == "Based on the provided context: The launch moves to May."
+
+
+def test_langchain_qa_sends_the_earlier_turns_with_the_question(project: Any) -> None:
+    """The agent has no checkpointer: its hook rebuilds the conversation from the host's
+    history each turn (tool calls and results stay out)."""
+    settings = example(project, "langchain-qa", "langchain", "agent")
+    history = [
+        {"type": "user_message", "role": "user", "content": "Hello, my name is Ada."},
+        {"type": "tool_call", "role": "assistant", "name": "search_docs", "call_id": "c1", "arguments": "{}"},
+        {"type": "tool_result", "role": "user", "call_id": "c1", "content": "No documentation."},
+        {"type": "assistant_message", "role": "assistant", "content": "Nice to meet you, Ada."},
+    ]
+
+    async def go() -> tuple[Any, list[Any]]:
+        runner = make_runner(settings)
+        try:
+            hook = runner.entry.module.ksadk_prepare_input
+            built = hook({"input": "What is my name?"}, {"history": history})
+            return built, await turn(runner, "What is my name?", history=history)
+        finally:
+            await close(runner)
+
+    built, events = run(go)
+    assert [(m.type, m.text) for m in built["messages"]] == [
+        ("human", "Hello, my name is Ada."),
+        ("ai", "Nice to meet you, Ada."),
+        ("human", "What is my name?"),
+    ]
+    assert not errors(events) and text(events)

@@ -52,14 +52,7 @@ PROJECTS |= {
 ONLY = [s for s in os.environ.get("AGENTENGINE_MATRIX_ONLY", "").split(",") if s]
 
 # (project, case) -> what is missing for it to pass. Each entry names the missing piece.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("example-langchain-qa", case): (
-        "examples/langchain-qa: its ksadk_prepare_input returns only the new message (it expects "
-        "earlier turns in a checkpointed thread), but a graph without its own checkpointer now "
-        "sees exactly the hook's input each turn, so the second turn has no history"
-    )
-    for case in ("two_turns", "chat_two_turns")
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 def params() -> list[Any]:

@@ -1,9 +1,10 @@
 """langchain-qa: a LangChain v1 create_agent that answers from docs and attachments.
 
 - search_docs looks things up in a small built-in document set.
-- ksadk_prepare_input(payload, session_context) builds the agent's input: the question
-  plus the text agentengine extracted from attached files (attachment_results), so
-  "summarize this PDF" and follow-ups about it work. agentengine calls it every turn.
+- ksadk_prepare_input(payload, session_context) builds the agent's input: the earlier
+  turns (session_context["history"]) and the question plus the text agentengine extracted
+  from attached files (attachment_results), so "summarize this PDF" and follow-ups about it
+  work. agentengine calls it every turn.
 
 chat_model() is langchain-openai's ChatOpenAI when OPENAI_API_KEY is set (OPENAI_API_BASE or
 OPENAI_BASE_URL, OPENAI_MODEL_NAME), else the offline model in offline_model.py.
@@ -15,7 +16,7 @@ import os
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 
 DOCS = {
@@ -57,12 +58,36 @@ agent = create_agent(
 )
 
 
-def ksadk_prepare_input(payload: dict[str, Any], session_context: dict[str, Any]) -> dict[str, Any]:
-    """The turn's input: the question, with extracted attachment text appended.
+# History entries holding a turn's text (KsADK's items have no type).
+TEXT_TYPES = (None, "user_message", "assistant_message", "message")
 
-    Earlier turns are already in the agent's checkpointed thread, so only the new message
-    is sent (session_context["history"] is there for agents without a checkpointer).
+
+def history_messages(history: Any) -> list[BaseMessage]:
+    """The conversation so far ({"role", "content"} items) as chat messages; tool calls and
+    other entries without a user or assistant text are left out."""
+    out: list[BaseMessage] = []
+    for item in history if isinstance(history, list) else []:
+        if not isinstance(item, dict):
+            continue
+        role, content = item.get("role"), item.get("content")
+        if item.get("type") not in TEXT_TYPES or not isinstance(content, str) or not content:
+            continue
+        if role == "user":
+            out.append(HumanMessage(content=content))
+        elif role in ("assistant", "model"):
+            out.append(AIMessage(content=content))
+    return out
+
+
+def ksadk_prepare_input(payload: dict[str, Any], session_context: dict[str, Any]) -> dict[str, Any]:
+    """The turn's input: the earlier turns, then the question with extracted attachment
+    text appended.
+
+    The agent has no checkpointer, so it sees exactly what this returns each turn: the
+    conversation comes from session_context["history"] (KsADK also puts it in
+    payload["history"]).
     """
+    history = session_context.get("history") or payload.get("history")
     question = payload.get("input") or ""
     texts = [
         item["text"]
@@ -71,4 +96,4 @@ def ksadk_prepare_input(payload: dict[str, Any], session_context: dict[str, Any]
     ]
     if texts:
         question = f"{question}\n\nContext: " + "\n\n".join(texts)
-    return {"messages": [HumanMessage(content=question)]}
+    return {"messages": [*history_messages(history), HumanMessage(content=question)]}
