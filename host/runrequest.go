@@ -1,7 +1,6 @@
 package host
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,7 +30,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 		InputContent:     nonNilBlocks(in.Content),
 		InputMessages:    inputMessages(in),
 		InputParts:       inputParts(in.Content),
-		Model:            cmp.Or(req.Model, req.App),
+		Model:            req.App,
 		ModelMetadata:    req.ModelMetadata,
 		ModelOptions:     req.ModelOptions,
 		Instructions:     req.Instructions,

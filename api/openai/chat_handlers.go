@@ -37,7 +37,7 @@ func (h *Handler) createChatCompletion(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	agent, override, err := h.rt.ResolveModel(req.Model)
+	agent, err := h.rt.ResolveAgent(req.Model)
 	if err != nil {
 		writeAPIError(c, fromHostError(h.log, "resolve agent", err))
 		return
@@ -56,7 +56,7 @@ func (h *Handler) createChatCompletion(c *gin.Context) {
 			req.SessionID = sid
 		}
 	}
-	turn := host.TurnRequest{App: agent.Name, Model: override, User: user, SessionID: req.SessionID, CreateIfMissing: true,
+	turn := host.TurnRequest{App: agent.Name, User: user, SessionID: req.SessionID, CreateIfMissing: true,
 		Metadata: req.Metadata, ModelMetadata: req.ModelMetadata, ModelOptions: req.ModelOptions,
 		Instructions: chatInstructions(req.Messages),
 		Meta:         session.MustJSON(chatEcho{API: "chat.completions", Model: agent.Name})}
