@@ -129,8 +129,8 @@ func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string
 
 // responseLocked finds a live (not deleted) response of user; the caller holds mu.
 func (s *Store) responseLocked(user, responseID string) (*runRec, error) {
-	if user == "" || responseID == "" {
-		return nil, fmt.Errorf("%w: response lookup needs user and response id", session.ErrInvalid)
+	if err := core.ValidResponseLookup(user, responseID); err != nil {
+		return nil, err
 	}
 	r, ok := s.responses[responseID]
 	if !ok || r.run.Key.User != user || r.run.Deleted {

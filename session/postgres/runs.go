@@ -126,16 +126,9 @@ func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string
 	return r, nil
 }
 
-func checkResponseArgs(user, responseID string) error {
-	if user == "" || responseID == "" {
-		return fmt.Errorf("%w: response lookup needs user and response id", session.ErrInvalid)
-	}
-	return nil
-}
-
 // GetRunByResponseID finds the user's run by response id; deleted ones are ErrNotFound.
 func (s *Store) GetRunByResponseID(ctx context.Context, user, responseID string) (session.Run, error) {
-	if err := checkResponseArgs(user, responseID); err != nil {
+	if err := core.ValidResponseLookup(user, responseID); err != nil {
 		return session.Run{}, err
 	}
 	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM runs
@@ -151,7 +144,7 @@ func (s *Store) GetRunByResponseID(ctx context.Context, user, responseID string)
 
 // DeleteRunResponse hides the run from response lookups; a second delete is ErrNotFound.
 func (s *Store) DeleteRunResponse(ctx context.Context, user, responseID string) error {
-	if err := checkResponseArgs(user, responseID); err != nil {
+	if err := core.ValidResponseLookup(user, responseID); err != nil {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE runs SET deleted = true, updated_at = $1

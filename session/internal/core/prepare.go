@@ -24,6 +24,14 @@ type Pending struct {
 	runStatus  string
 }
 
+// ValidResponseLookup rejects a response lookup without its user or response id.
+func ValidResponseLookup(user, responseID string) error {
+	if user == "" || responseID == "" {
+		return fmt.Errorf("%w: response lookup needs user and response id", session.ErrInvalid)
+	}
+	return nil
+}
+
 // ValidKey rejects keys with an empty component.
 func ValidKey(k session.Key) error {
 	if k.App == "" || k.User == "" || k.ID == "" {
