@@ -141,24 +141,16 @@ type queryer interface {
 }
 
 func tableNames(ctx context.Context, q queryer) (map[string]bool, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out[n] = true
-	}
-	return out, rows.Err()
+	return nameSet(ctx, q, `SELECT name FROM sqlite_master WHERE type = 'table'`)
 }
 
 func columnNames(ctx context.Context, q queryer, table string) (map[string]bool, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+	return nameSet(ctx, q, `SELECT name FROM pragma_table_info(?)`, table)
+}
+
+// nameSet is the set of names a one-column query returns.
+func nameSet(ctx context.Context, q queryer, query string, args ...any) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
