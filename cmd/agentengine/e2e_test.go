@@ -87,7 +87,13 @@ func startServer(t *testing.T, projectDir string, args ...string) *server {
 func startServerWithin(t *testing.T, wait time.Duration, projectDir string, args ...string) *server {
 	t.Helper()
 	all := append([]string{"run", projectDir, "--port", "0"}, args...)
-	cmd := exec.Command(binPath, all...)
+	return launch(t, exec.Command(binPath, all...), wait, "server")
+}
+
+// launch starts cmd (an agentengine that serves) in its own process group, collects its
+// log and waits up to wait for its serving line; what names it in failures.
+func launch(t *testing.T, cmd *exec.Cmd, wait time.Duration, what string) *server {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -116,12 +122,12 @@ func startServerWithin(t *testing.T, wait time.Duration, projectDir string, args
 	case u, ok := <-found:
 		if !ok {
 			_ = cmd.Wait() // its exit status adds nothing to the logs below
-			t.Fatalf("server exited before serving:\n%s", s.logs)
+			t.Fatalf("%s exited before serving:\n%s", what, s.logs)
 		}
 		s.url = u
 	case <-time.After(wait):
 		s.kill()
-		t.Fatalf("server did not start:\n%s", s.logs)
+		t.Fatalf("%s did not start:\n%s", what, s.logs)
 	}
 	t.Cleanup(s.stop)
 	return s

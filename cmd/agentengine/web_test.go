@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,42 +22,7 @@ func startAgentengine(t *testing.T, dir string, env []string, args ...string) *s
 	cmd := exec.Command(binPath, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &server{t: t, cmd: cmd, logs: &syncBuffer{}, logsDone: make(chan struct{})}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sent := false
-		for sc.Scan() {
-			s.logs.WriteString(sc.Text() + "\n")
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil && !sent {
-				found <- m[1]
-				sent = true
-			}
-		}
-		close(found)
-		close(s.logsDone)
-	}()
-	select {
-	case u, ok := <-found:
-		if !ok {
-			_ = cmd.Wait() // its exit status adds nothing to the logs below
-			t.Fatalf("agentengine %v exited before serving:\n%s", args, s.logs)
-		}
-		s.url = u
-	case <-time.After(90 * time.Second):
-		s.kill()
-		t.Fatalf("agentengine %v did not start:\n%s", args, s.logs)
-	}
-	t.Cleanup(s.stop)
-	return s
+	return launch(t, cmd, 90*time.Second, fmt.Sprintf("agentengine %v", args))
 }
 
 // fakeOpener puts an xdg-open (and open) on PATH that records the URL it is given.
