@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,7 +31,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 		InputContent:     nonNilBlocks(in.Content),
 		InputMessages:    inputMessages(in),
 		InputParts:       inputParts(in.Content),
-		Model:            req.App,
+		Model:            cmp.Or(req.Model, req.App),
 		ModelMetadata:    req.ModelMetadata,
 		ModelOptions:     req.ModelOptions,
 		Instructions:     req.Instructions,

@@ -190,6 +190,21 @@ func (rt *Runtime) agent(name string) (Agent, error) {
 	return Agent{}, clientErr(ErrUnknownAgent, "model", "the model %q does not exist; this server hosts: %s", name, strings.Join(names, ", "))
 }
 
+// ResolveModel resolves an OpenAI-style "model" field, which names a hosted agent or
+// overrides the model (KsADK's "model or agent name override"): a name that is no hosted
+// agent goes to the only agent when there is just one, and comes back as override for
+// TurnRequest.Model; with several agents it is ErrUnknownAgent naming them.
+func (rt *Runtime) ResolveModel(model string) (agent AgentInfo, override string, err error) {
+	agent, err = rt.ResolveAgent(model)
+	if err == nil || model == "" || len(rt.agents) != 1 {
+		return agent, "", err
+	}
+	for _, a := range rt.agents {
+		agent = AgentInfo{Name: a.Name, Description: a.Description, Framework: a.Framework}
+	}
+	return agent, model, nil
+}
+
 // ResolveAgent returns the agent a request's model names (the only agent when empty and
 // there is just one).
 func (rt *Runtime) ResolveAgent(name string) (AgentInfo, error) {

@@ -673,3 +673,36 @@ func TestEstimateTokens(t *testing.T) {
 		}
 	}
 }
+
+func TestModelNamingNoAgentIsTheOnlyAgentsModelOverride(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, tc := range []struct{ model, wantApp, wantOverride string }{
+		{"scripted", "scripted", ""},
+		{"", "scripted", ""},
+		{"gpt-4o-mini", "scripted", "gpt-4o-mini"},
+	} {
+		a, override, err := f.rt.ResolveModel(tc.model)
+		if err != nil || a.Name != tc.wantApp || override != tc.wantOverride {
+			t.Fatalf("ResolveModel(%q) = %q, %q, %v", tc.model, a.Name, override, err)
+		}
+	}
+	// The override reaches the runner as payload.model; the session stays the agent's.
+	r, _ := f.turn(t, host.TurnRequest{Model: "gpt-4o-mini", Input: text("hi")})
+	if got := f.agent.last().Payload.Model; got != "gpt-4o-mini" || r.Key.App != "scripted" {
+		t.Fatalf("payload.model %q, session app %q", got, r.Key.App)
+	}
+	f.turn(t, host.TurnRequest{Input: text("again")})
+	if got := f.agent.last().Payload.Model; got != "scripted" {
+		t.Fatalf("without an override payload.model is %q, want the agent name", got)
+	}
+	// With several agents an unknown model is an error naming them.
+	client, stop := pluginsdk.ServeInProcess(&scripted{started: make(chan struct{}, 1)})
+	t.Cleanup(stop)
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "a", Runner: client}, {Name: "b", Runner: client}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rt.ResolveModel("gpt-4o-mini"); !errors.Is(err, host.ErrUnknownAgent) || !strings.Contains(err.Error(), "a, b") {
+		t.Fatalf("several agents: %v", err)
+	}
+}

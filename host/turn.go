@@ -12,8 +12,11 @@ import (
 // format onto it.
 type TurnRequest struct {
 	// App is the hosted agent's name (the OpenAI "model").
-	App  string
-	User string
+	App string
+	// Model is the client's model when it names no hosted agent (ResolveModel sent it to
+	// the only one): the runner gets it as payload.model, its model override.
+	Model string
+	User  string
 	// SessionID continues that session; empty starts a new one. With CreateIfMissing an
 	// unknown id is created (client-chosen conversation ids), otherwise it is ErrNotFound.
 	SessionID       string
