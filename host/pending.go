@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/agentengine/agentengine/session"
 )
@@ -19,34 +18,22 @@ type PendingApproval struct {
 }
 
 // PendingApprovals lists the approval requests a resume of the session would answer:
-// those of its latest run when that run ended interrupted. Surfaces use it to tell a
-// resume (a tool result answering an approval) from an ordinary tool result item. An
-// unknown session has none.
+// those of its latest run when that run ended interrupted. An unknown session has none.
+// Tool outputs are sorted into resumes and history by SortToolOutputs.
 func (rt *Runtime) PendingApprovals(ctx context.Context, key session.Key) ([]PendingApproval, error) {
 	if key.User == "" {
 		key.User = rt.defUser
 	}
-	sess, err := rt.store.GetSession(ctx, key)
+	reqs, _, err := rt.interruptedApprovals(ctx, key)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load session: %w", err)
+		return nil, err
 	}
-	if sess.ActiveRunStatus != session.StatusInterrupted || sess.ActiveInvocationID == "" {
-		return nil, nil
-	}
-	evs, err := rt.store.Events(ctx, key, session.EventQuery{InvocationID: sess.ActiveInvocationID, Types: []string{session.TypeApprovalRequest}})
-	if err != nil {
-		return nil, fmt.Errorf("load approval requests: %w", err)
-	}
-	out := make([]PendingApproval, 0, len(evs))
-	for _, e := range evs {
-		d, err := session.DataOf[session.ApprovalRequestData](e)
-		if err != nil {
-			continue
-		}
-		out = append(out, PendingApproval{ID: e.ItemID, CallID: d.CallID, Name: d.Name, Arguments: d.Arguments})
+	out := make([]PendingApproval, 0, len(reqs))
+	for _, r := range reqs {
+		out = append(out, PendingApproval{ID: r.itemID, CallID: r.data.CallID, Name: r.data.Name, Arguments: r.data.Arguments})
 	}
 	return out, nil
 }

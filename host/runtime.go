@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -587,55 +586,6 @@ func ValidateID(id string) error {
 		}
 	}
 	return nil
-}
-
-// pendingApproval is an approval request a resume answers.
-type pendingApproval struct {
-	resume Resume
-	itemID string
-	data   session.ApprovalRequestData
-}
-
-// pendingApprovals matches resumes to the session's unanswered approval requests of its
-// latest interrupted run.
-func (rt *Runtime) pendingApprovals(ctx context.Context, key session.Key, resumes []Resume) ([]pendingApproval, error) {
-	if len(resumes) == 0 {
-		return nil, nil
-	}
-	sess, err := rt.store.GetSession(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("load session: %w", err)
-	}
-	if sess.ActiveRunStatus != session.StatusInterrupted || sess.ActiveInvocationID == "" {
-		return nil, clientErr(ErrNoPendingApproval, "input", "session %q has no pending approval request to resume", key.ID)
-	}
-	reqs, err := rt.store.Events(ctx, key, session.EventQuery{InvocationID: sess.ActiveInvocationID, Types: []string{session.TypeApprovalRequest}})
-	if err != nil {
-		return nil, fmt.Errorf("load approval requests: %w", err)
-	}
-	out := make([]pendingApproval, 0, len(resumes))
-	for _, res := range resumes {
-		var found *pendingApproval
-		for _, e := range reqs {
-			var d session.ApprovalRequestData
-			if json.Unmarshal(e.Data, &d) != nil {
-				continue
-			}
-			if (res.ApprovalRequestID != "" && e.ItemID == res.ApprovalRequestID) || (res.CallID != "" && d.CallID == res.CallID) {
-				found = &pendingApproval{resume: res, itemID: e.ItemID, data: d}
-				break
-			}
-		}
-		if found == nil {
-			id := res.ApprovalRequestID
-			if id == "" {
-				id = res.CallID
-			}
-			return nil, clientErr(ErrNoPendingApproval, "input", "no pending approval request %q in session %q", id, key.ID)
-		}
-		out = append(out, *found)
-	}
-	return out, nil
 }
 
 func openingEvents(req TurnRequest, author string, resumes []pendingApproval, files []turnFile) []session.NewEvent {
