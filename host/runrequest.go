@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentengine/agentengine/pluginsdk"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/wire"
 )
 
 // buildRunRequest assembles the seed-003 payload and session context for a turn whose
@@ -27,7 +27,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 	}
 
 	in := req.Input
-	p := pluginsdk.Payload{
+	p := wire.Payload{
 		InputContent:     nonNilBlocks(in.Content),
 		InputMessages:    inputMessages(in),
 		InputParts:       inputParts(in.Content),
@@ -51,10 +51,10 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 	p.Attachments, p.AttachmentResults = fileFields(effective)
 	isResume := len(resumes) > 0
 	if isResume {
-		p.Resumes = make([]pluginsdk.Resume, len(resumes))
+		p.Resumes = make([]wire.Resume, len(resumes))
 		raws := make([]json.RawMessage, len(resumes))
 		for i, r := range resumes {
-			p.Resumes[i] = pluginsdk.Resume{
+			p.Resumes[i] = wire.Resume{
 				ApprovalRequestID: r.itemID, Approve: r.resume.Approve, Reason: r.resume.Reason,
 				Output: r.resume.Output, CallID: r.data.CallID, Name: r.data.Name,
 				Arguments: r.data.Arguments, Detail: r.data.Detail,
@@ -70,8 +70,8 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 	} else {
 		p.Input = session.MustJSON(in.Text())
 	}
-	sc := pluginsdk.SessionContext{
-		PlatformContext: pluginsdk.PlatformContext{
+	sc := wire.SessionContext{
+		PlatformContext: wire.PlatformContext{
 			AgentID: req.App, AppName: req.App, UserID: key.User, AccountID: req.AccountID, SessionID: key.ID, InvocationID: req.InvocationID,
 		},
 		KBContext:     json.RawMessage("null"),
@@ -109,12 +109,12 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 // embedded struct's and is empty): withHistory splices the encoded history in, which
 // spares encoding/json from re-validating a large RawMessage twice per turn.
 type payloadWire struct {
-	pluginsdk.Payload
+	wire.Payload
 	History json.RawMessage `json:"history,omitempty"`
 }
 
 type sessionContextWire struct {
-	pluginsdk.SessionContext
+	wire.SessionContext
 	History json.RawMessage `json:"history,omitempty"`
 }
 

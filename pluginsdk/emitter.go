@@ -8,11 +8,7 @@ import (
 	"sync"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
-	"github.com/agentengine/agentengine/session"
 )
-
-// Usage counts the tokens of a run.
-type Usage = session.Usage
 
 // ApprovalRequest asks a human to decide before the agent continues. After emitting one
 // (or several) the Runner returns; the run ends interrupted and a later turn resumes it
@@ -180,7 +176,7 @@ func (e *Emitter) Native(kind string, data any) error {
 
 // Checkpoint asks the host to keep a saved thread state of the agent (opaque Data); the
 // next turns' Request.Checkpoints carry the latest one of each thread and namespace.
-func (e *Emitter) Checkpoint(c session.Checkpoint) error {
+func (e *Emitter) Checkpoint(c Checkpoint) error {
 	if c.ThreadID == "" || c.ID == "" {
 		return errors.New("pluginsdk: Checkpoint: thread id and id are required")
 	}
@@ -190,7 +186,7 @@ func (e *Emitter) Checkpoint(c session.Checkpoint) error {
 }
 
 // CheckpointWrite asks the host to keep a pending write to a checkpoint sent earlier.
-func (e *Emitter) CheckpointWrite(w session.CheckpointWrite) error {
+func (e *Emitter) CheckpointWrite(w CheckpointWrite) error {
 	if w.ThreadID == "" || w.CheckpointID == "" || w.TaskID == "" {
 		return errors.New("pluginsdk: CheckpointWrite: thread, checkpoint and task ids are required")
 	}

@@ -19,9 +19,9 @@ var update = flag.Bool("update", false, "rewrite the golden payload fixtures in 
 // fixtures. The Python SDK's tests read them (pluginsdk/python/tests/test_payload_contract.py)
 // and fail when Python code reads a field these documents do not have.
 func fullRequest() (pluginsdk.Payload, pluginsdk.SessionContext) {
-	history := []session.Message{
+	history := []pluginsdk.Message{
 		{Role: "user", Content: "look at this", Type: session.TypeUserMessage, Seq: 1,
-			Blocks: []session.ContentBlock{{Type: "input_image", ImageURL: "data:image/png;base64,AAAA", Filename: "a.png"}}},
+			Blocks: []pluginsdk.ContentBlock{{Type: "input_image", ImageURL: "data:image/png;base64,AAAA", Filename: "a.png"}}},
 		{Role: "assistant", Type: session.TypeToolCall, Seq: 3, CallID: "call_1", Name: "weather", Arguments: `{"city":"Oslo"}`},
 		{Role: "user", Content: `{"temp": 21}`, Type: session.TypeToolResult, Seq: 4, CallID: "call_1", Name: "weather", Output: json.RawMessage(`{"temp": 21}`)},
 		{Role: "assistant", Content: "It is 21 degrees.", Type: session.TypeAssistantMessage, Seq: 5},
@@ -35,7 +35,7 @@ func fullRequest() (pluginsdk.Payload, pluginsdk.SessionContext) {
 	p := pluginsdk.Payload{
 		Input:                    json.RawMessage(`[{"type":"mcp_approval_response","approval_request_id":"apr_1","approve":false,"reason":"not now"},{"type":"function_call_output","call_id":"call_3","output":"{\"ok\":true}"}]`),
 		History:                  history,
-		InputContent:             []session.ContentBlock{{Type: "input_text", Text: "deploy it"}},
+		InputContent:             []pluginsdk.ContentBlock{{Type: "input_text", Text: "deploy it"}},
 		InputMessages:            []json.RawMessage{json.RawMessage(`{"type":"message","role":"user","content":[{"type":"input_text","text":"deploy it"}]}`)},
 		InputParts:               []json.RawMessage{json.RawMessage(`{"text":"deploy it"}`)},
 		Attachments:              []json.RawMessage{file},
@@ -62,7 +62,7 @@ func fullRequest() (pluginsdk.Payload, pluginsdk.SessionContext) {
 		MemoryContext: json.RawMessage(`null`),
 		IsResume:      true,
 		State:         map[string]any{"color": "red", "theme": "dark"},
-		StateTiers:    session.State{App: map[string]any{"theme": "dark"}, User: map[string]any{}, Session: map[string]any{"color": "red"}},
+		StateTiers:    pluginsdk.State{App: map[string]any{"theme": "dark"}, User: map[string]any{}, Session: map[string]any{"color": "red"}},
 	}
 	return p, sc
 }

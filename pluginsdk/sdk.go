@@ -22,8 +22,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-
-	"github.com/agentengine/agentengine/session"
 )
 
 // ProtocolVersion is the runner protocol version this SDK speaks (runner.proto, "v1"); it
@@ -56,7 +54,7 @@ type Runner interface {
 // Summarizer is implemented by runners that can summarise history for context compaction
 // (the Summarize RPC). Runners without it answer Summarize with Unimplemented.
 type Summarizer interface {
-	Summarize(ctx context.Context, history []session.Message, instructions string) (string, error)
+	Summarize(ctx context.Context, history []Message, instructions string) (string, error)
 }
 
 // Info describes an agent for the host (the Describe RPC).
@@ -90,7 +88,7 @@ type Request struct {
 	Context      SessionContext
 	// Checkpoints are the session's saved checkpoints (latest per thread and namespace,
 	// with their writes), sent when Capabilities.Checkpoints is set.
-	Checkpoints []session.Checkpoint
+	Checkpoints []Checkpoint
 	// Logger writes to the runner's stderr as hclog JSON, which the host forwards to its
 	// own log. Never nil.
 	Logger hclog.Logger

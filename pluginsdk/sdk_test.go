@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentengine/agentengine/pluginsdk"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
-	"github.com/agentengine/agentengine/session"
 )
 
 // funcRunner adapts a function to pluginsdk.Runner.
@@ -32,7 +31,7 @@ func (f funcRunner) Run(ctx context.Context, req *pluginsdk.Request, emit *plugi
 
 type summarizingRunner struct{ funcRunner }
 
-func (summarizingRunner) Summarize(_ context.Context, h []session.Message, instr string) (string, error) {
+func (summarizingRunner) Summarize(_ context.Context, h []pluginsdk.Message, instr string) (string, error) {
 	if instr == "fail" {
 		return "", errors.New("cannot summarise")
 	}

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
-	"github.com/agentengine/agentengine/session"
 )
 
 // runnerServer adapts a Runner to the generated gRPC service. The subprocess (Serve) and
@@ -103,7 +102,7 @@ func (s *runnerServer) Summarize(ctx context.Context, in *runnerv1.SummarizeRequ
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "runner does not implement Summarize")
 	}
-	var history []session.Message
+	var history []Message
 	if len(in.GetHistoryJson()) > 0 {
 		if err := json.Unmarshal(in.GetHistoryJson(), &history); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "decode history_json: %v", err)
@@ -146,9 +145,9 @@ func decodeRequest(in *runnerv1.RunRequest, log hclog.Logger) (*Request, error) 
 		}
 	}
 	for _, c := range in.GetCheckpoints() {
-		cp := session.Checkpoint{ThreadID: c.ThreadId, Namespace: c.Namespace, ID: c.CheckpointId, ParentID: c.ParentId, Data: c.Data}
+		cp := Checkpoint{ThreadID: c.ThreadId, Namespace: c.Namespace, ID: c.CheckpointId, ParentID: c.ParentId, Data: c.Data}
 		for _, w := range c.Writes {
-			cp.Writes = append(cp.Writes, session.CheckpointWrite{ThreadID: w.ThreadId, Namespace: w.Namespace,
+			cp.Writes = append(cp.Writes, CheckpointWrite{ThreadID: w.ThreadId, Namespace: w.Namespace,
 				CheckpointID: w.CheckpointId, TaskID: w.TaskId, Index: w.Index, Channel: w.Channel, TaskPath: w.TaskPath, Data: w.Data})
 		}
 		req.Checkpoints = append(req.Checkpoints, cp)

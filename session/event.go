@@ -6,6 +6,8 @@ package session
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentengine/agentengine/wire"
 )
 
 // Event types. The first group is KsADK's session event types; the rest are agentengine's additions.
@@ -85,16 +87,7 @@ type NewEvent struct {
 // Data payloads of the event types. Stored as the event's Data JSON.
 
 // ContentBlock is one block of user content in Responses-style naming.
-type ContentBlock struct {
-	Type     string `json:"type"` // input_text, input_image, input_file
-	Text     string `json:"text,omitempty"`
-	ImageURL string `json:"image_url,omitempty"`
-	FileData string `json:"file_data,omitempty"`
-	FileURL  string `json:"file_url,omitempty"`
-	FileID   string `json:"file_id,omitempty"`
-	Filename string `json:"filename,omitempty"`
-	Detail   string `json:"detail,omitempty"`
-}
+type ContentBlock = wire.ContentBlock
 
 // UserMessageData is the data of a user_message event.
 type UserMessageData struct {
@@ -153,12 +146,7 @@ type ApprovalResponseData struct {
 }
 
 // Usage counts tokens of a run.
-type Usage struct {
-	InputTokens     int64 `json:"input_tokens"`
-	OutputTokens    int64 `json:"output_tokens"`
-	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
-	CachedTokens    int64 `json:"cached_tokens,omitempty"`
-}
+type Usage = wire.Usage
 
 // RunError is the client-safe description of a failed run.
 type RunError struct {

@@ -4,25 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/agentengine/agentengine/wire"
 )
 
-// Message is one entry of model-facing history (KsADK's projection of session events).
-type Message struct {
-	Role    string `json:"role"` // user or assistant
-	Content string `json:"content"`
-	// Type is the stored event type the message was projected from.
-	Type      string `json:"type"`
-	Seq       int64  `json:"seq"`
-	CallID    string `json:"call_id,omitempty"`
-	Name      string `json:"name,omitempty"`
-	Arguments string `json:"arguments,omitempty"`
-	// Output is a tool result's output as JSON: the stored output text as a JSON string,
-	// or what a client's function_call_output carried (a string, or parts / an object).
-	// Runners build tool messages from it; Content is only its display text.
-	Output json.RawMessage `json:"output,omitempty"`
-	// Blocks keeps non-text user content (images, files) for multimodal runners.
-	Blocks []ContentBlock `json:"blocks,omitempty"`
-}
+// Message is one entry of model-facing history (KsADK's projection of session events);
+// it is what runners receive as history.
+type Message = wire.Message
 
 // Project turns transcript events into history. Control events (run_status, reasoning,
 // state deltas, feedback, boundaries) never enter it. A context_checkpoint replaces the

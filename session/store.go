@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/agentengine/agentengine/wire"
 )
 
 // Errors every backend returns (wrapped) so callers can map them to protocol errors.
@@ -72,22 +74,7 @@ type ListQuery struct {
 }
 
 // State is the three state tiers as seen by one session.
-type State struct {
-	App     map[string]any `json:"app"`
-	User    map[string]any `json:"user"`
-	Session map[string]any `json:"session"`
-}
-
-// Merged returns the view a runner sees: session over user over app.
-func (s State) Merged() map[string]any {
-	out := make(map[string]any, len(s.App)+len(s.User)+len(s.Session))
-	for _, tier := range []map[string]any{s.App, s.User, s.Session} {
-		for k, v := range tier {
-			out[k] = v
-		}
-	}
-	return out
-}
+type State = wire.State
 
 // Store is the session store. Implementations are safe for concurrent use. Every method
 // that takes a Key treats a session of another app or user as nonexistent (ErrNotFound).
@@ -135,31 +122,12 @@ type Store interface {
 	Close() error
 }
 
-// Checkpoint is a saved thread state of a runner's framework (a LangGraph checkpoint),
-// which the host keeps for the runner so that an interrupted run can be resumed by another
-// runner process or after a restart. Data is the runner's encoding, opaque to the store.
-type Checkpoint struct {
-	ThreadID  string `json:"thread_id"`
-	Namespace string `json:"namespace"`
-	ID        string `json:"id"`
-	ParentID  string `json:"parent_id,omitempty"`
-	Data      []byte `json:"data"`
-	// Writes are the checkpoint's pending writes (read side only), by task and index.
-	Writes []CheckpointWrite `json:"writes,omitempty"`
-}
+// Checkpoint is a saved thread state of a runner's framework, which the store keeps for
+// the runner (see wire.Checkpoint).
+type Checkpoint = wire.Checkpoint
 
-// CheckpointWrite is one pending write of a task to a checkpoint (an interrupt, a task's
-// output). Data is the runner's encoding of the value.
-type CheckpointWrite struct {
-	ThreadID     string `json:"thread_id"`
-	Namespace    string `json:"namespace"`
-	CheckpointID string `json:"checkpoint_id"`
-	TaskID       string `json:"task_id"`
-	Index        int64  `json:"index"`
-	Channel      string `json:"channel"`
-	TaskPath     string `json:"task_path,omitempty"`
-	Data         []byte `json:"data"`
-}
+// CheckpointWrite is one pending write of a task to a checkpoint.
+type CheckpointWrite = wire.CheckpointWrite
 
 // CheckpointSave is what one run saved. Stores apply it as follows: the checkpoints of
 // DeletedThreads are dropped; each checkpoint replaces its thread and namespace's stored
