@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session/memory"
 )
 
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 
 func newRuntime(t *testing.T) *host.Runtime {
 	t.Helper()
-	client, stop := pluginsdk.ServeInProcess(echo.New())
+	client, stop := inprocess.Serve(echo.New())
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: client}}})
 	if err != nil {
 		t.Fatal(err)

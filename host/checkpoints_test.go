@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 	"github.com/agentengine/agentengine/session/sqlite"
@@ -66,7 +67,7 @@ func (a *ckptAgent) last() []session.Checkpoint {
 
 func newRuntime(t *testing.T, agent *ckptAgent, store session.Store) *host.Runtime {
 	t.Helper()
-	client, stop := pluginsdk.ServeInProcess(agent)
+	client, stop := inprocess.Serve(agent)
 	t.Cleanup(stop)
 	rt, err := host.New(host.Config{Store: store, Agents: []host.Agent{{Name: "ckpt", Runner: client}}})
 	if err != nil {
@@ -224,7 +225,7 @@ func (threadAgent) Run(_ context.Context, req *pluginsdk.Request, emit *pluginsd
 
 func TestARunnerDoneWithAThreadDeletesItsCheckpoints(t *testing.T) {
 	store := memory.New()
-	client, stop := pluginsdk.ServeInProcess(threadAgent{})
+	client, stop := inprocess.Serve(threadAgent{})
 	t.Cleanup(stop)
 	rt, err := host.New(host.Config{Store: store, Agents: []host.Agent{{Name: "ckpt", Runner: client}}})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
@@ -108,7 +109,7 @@ func newFixtureWith(t *testing.T, runner runnerv1.RunnerClient, store session.St
 	t.Helper()
 	f := &fixture{store: store, agent: &scripted{started: make(chan struct{}, 1)}}
 	if runner == nil {
-		client, stop := pluginsdk.ServeInProcess(f.agent)
+		client, stop := inprocess.Serve(f.agent)
 		t.Cleanup(stop)
 		runner = client
 	}
@@ -630,7 +631,7 @@ func TestLongHistoryIsCompactedIntoACheckpoint(t *testing.T) {
 			policy := host.CompactionPolicy{MaxMessages: 6, KeepMessages: 2}
 			var runner runnerv1.RunnerClient
 			if c.summarize {
-				client, stop := pluginsdk.ServeInProcess(summarizing{&scripted{}})
+				client, stop := inprocess.Serve(summarizing{&scripted{}})
 				t.Cleanup(stop)
 				runner = client
 			}
@@ -696,7 +697,7 @@ func TestModelNamingNoAgentIsTheOnlyAgentsModelOverride(t *testing.T) {
 		t.Fatalf("without an override payload.model is %q, want the agent name", got)
 	}
 	// With several agents an unknown model is an error naming them.
-	client, stop := pluginsdk.ServeInProcess(&scripted{started: make(chan struct{}, 1)})
+	client, stop := inprocess.Serve(&scripted{started: make(chan struct{}, 1)})
 	t.Cleanup(stop)
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "a", Runner: client}, {Name: "b", Runner: client}}})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/testutil"
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session/memory"
 )
 
@@ -17,7 +17,7 @@ import (
 // other users run; the slot comes back when a run ends.
 func TestMaxRunsPerUser(t *testing.T) {
 	agent := &scripted{started: make(chan struct{}, 1)}
-	client, stop := pluginsdk.ServeInProcess(agent)
+	client, stop := inprocess.Serve(agent)
 	t.Cleanup(stop)
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "scripted", Runner: client}}, MaxRunsPerUser: 1})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -42,7 +43,7 @@ func TestWorkspaceFileEventsLandInTheAgentsWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	client, stop := pluginsdk.ServeInProcess(fileAgent{})
+	client, stop := inprocess.Serve(fileAgent{})
 	t.Cleanup(stop)
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "files", Runner: client, Workspace: ws}}})
 	if err != nil {

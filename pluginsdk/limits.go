@@ -17,8 +17,13 @@ func GRPCDialOptions() []grpc.DialOption {
 		grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes))}
 }
 
-// grpcServer builds a runner's gRPC server with the protocol's message limits (go-plugin's
-// default server keeps gRPC's 4 MiB receive limit).
+// GRPCServerOptions are a runner's gRPC server options: the protocol's message limits
+// (go-plugin's default server keeps gRPC's 4 MiB receive limit).
+func GRPCServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes)}
+}
+
+// grpcServer builds a runner's gRPC server with the protocol's message limits.
 func grpcServer(opts []grpc.ServerOption) *grpc.Server {
-	return plugin.DefaultGRPCServer(append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes)))
+	return plugin.DefaultGRPCServer(append(opts, GRPCServerOptions()...))
 }

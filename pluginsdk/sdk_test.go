@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -40,7 +41,7 @@ func (summarizingRunner) Summarize(_ context.Context, h []pluginsdk.Message, ins
 
 func serve(t *testing.T, r pluginsdk.Runner) runnerv1.RunnerClient {
 	t.Helper()
-	c, stop := pluginsdk.ServeInProcess(r)
+	c, stop := inprocess.Serve(r)
 	t.Cleanup(stop)
 	return c
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,10 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/health"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/test/bufconn"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
@@ -104,37 +99,5 @@ func watchParent(ppid int) {
 		if os.Getppid() != ppid {
 			os.Exit(0)
 		}
-	}
-}
-
-// bufconnSize is the in-memory pipe's buffer for ServeInProcess.
-const bufconnSize = 1 << 20
-
-// ServeInProcess serves r on an in-memory gRPC connection in this process and returns a
-// client for it: the same gRPC service a runner subprocess exposes (plus the "plugin"
-// health service), without a subprocess. For tests and single-binary setups. The returned
-// function stops the server and closes the client.
-func ServeInProcess(r Runner) (runnerv1.RunnerClient, func()) {
-	lis := bufconn.Listen(bufconnSize)
-	srv := grpcServer(nil)
-	newRunnerServer(r, hclog.NewNullLogger()).register(srv)
-	hs := health.NewServer()
-	hs.SetServingStatus(plugin.GRPCServiceName, healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(srv, hs)
-	go func() { _ = srv.Serve(lis) }()
-
-	// Same limits as a subprocess's connection, so in-process behaves the same.
-	conn, err := grpc.NewClient("passthrough:///agentengine-inprocess", append(GRPCDialOptions(),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-	)...)
-	if err != nil {
-		// NewClient only fails on invalid options or target, both fixed here.
-		panic("pluginsdk: ServeInProcess: " + err.Error())
-	}
-	return runnerv1.NewRunnerClient(conn), func() {
-		_ = conn.Close()
-		srv.Stop()
-		_ = lis.Close()
 	}
 }

@@ -15,8 +15,9 @@ import (
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
-// runnerServer adapts a Runner to the generated gRPC service. The subprocess (Serve) and
-// the in-process server (ServeInProcess) both register exactly this.
+// runnerServer adapts a Runner to the generated gRPC service. A runner subprocess (Serve)
+// and an in-process server (package inprocess, through GRPCPlugin) both register exactly
+// this.
 type runnerServer struct {
 	runnerv1.UnimplementedRunnerServer
 	runner Runner

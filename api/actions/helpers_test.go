@@ -22,6 +22,7 @@ import (
 	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -65,7 +66,7 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 		if o.runner != nil {
 			r = o.runner
 		}
-		client, stop := pluginsdk.ServeInProcess(r)
+		client, stop := inprocess.Serve(r)
 		stops = append(stops, stop)
 		agents = append(agents, host.Agent{Name: name, Runner: client, Framework: "go", Description: "echo agent " + name})
 	}

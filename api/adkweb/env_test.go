@@ -17,7 +17,7 @@ import (
 	"github.com/agentengine/agentengine/api/internal/apitest"
 	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode)
 	os.Exit(m.Run())
 }
+
+// headerUser is the trusted user header the tests' router is configured with.
+const headerUser = "X-AgentEngine-User"
 
 // env is the real router (OpenAI surface plus this one) over a runtime with a memory
 // store and the echo agent served in-process.
@@ -37,7 +40,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	client, stop := pluginsdk.ServeInProcess(echo.New())
+	client, stop := inprocess.Serve(echo.New())
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{
 		{Name: "echo", Framework: "go", Runner: client},
 		{Name: "echo2", Framework: "go", Runner: client},
@@ -45,7 +48,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := api.NewRouter(api.Config{Runtime: rt, Surfaces: []api.Surface{New(Config{Runtime: rt, Version: "test"})}})
+	// The user header is trusted, as behind a reverse proxy, so that tests act as several users.
+	r := api.NewRouter(api.Config{Runtime: rt, UserHeader: headerUser, Surfaces: []api.Surface{New(Config{Runtime: rt, Version: "test"})}})
 	srv := apitest.Serve(t, r, rt, stop)
 	return &env{t: t, rt: rt, srv: srv}
 }

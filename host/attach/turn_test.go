@@ -17,6 +17,7 @@ import (
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/attach"
 	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -58,7 +59,7 @@ func newTurnFixture(t *testing.T) *turnFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, stop := pluginsdk.ServeInProcess(f.agent)
+	client, stop := inprocess.Serve(f.agent)
 	f.rt, err = host.New(host.Config{Store: f.store, Agents: []host.Agent{{Name: "rec", Runner: client}},
 		Attachments: f.files.ForHost(), AttachmentWait: 20 * time.Second})
 	if err != nil {

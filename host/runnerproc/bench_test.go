@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host/runnerproc"
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -48,9 +48,9 @@ func BenchmarkSubprocess(b *testing.B) {
 	b.Run("1000deltas", func(b *testing.B) { benchRun(b, s, "1000") })
 }
 
-// BenchmarkInProcess is the same over pluginsdk.ServeInProcess (gRPC on bufconn).
+// BenchmarkInProcess is the same over inprocess.Serve (gRPC on bufconn).
 func BenchmarkInProcess(b *testing.B) {
-	c, stop := pluginsdk.ServeInProcess(echo.New())
+	c, stop := inprocess.Serve(echo.New())
 	b.Cleanup(stop)
 	b.Run("turn", func(b *testing.B) { benchRun(b, c, "0") })
 	b.Run("1000deltas", func(b *testing.B) { benchRun(b, c, "1000") })

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -104,7 +105,7 @@ func input(s string) string {
 }
 
 func TestEchoBehaviours(t *testing.T) {
-	c, stop := pluginsdk.ServeInProcess(echo.NewWithOptions(echo.Options{}))
+	c, stop := inprocess.Serve(echo.NewWithOptions(echo.Options{}))
 	t.Cleanup(stop)
 	apr := regexp.MustCompile(`^apr_[0-9a-f]{12}$`)
 
@@ -290,7 +291,7 @@ func TestEchoBehaviours(t *testing.T) {
 }
 
 func TestApprovalIDsAreUnique(t *testing.T) {
-	c, stop := pluginsdk.ServeInProcess(echo.New())
+	c, stop := inprocess.Serve(echo.New())
 	t.Cleanup(stop)
 	a := run(t, c, input("approve x"), "").approvals[0].Id
 	b := run(t, c, input("approve x"), "").approvals[0].Id
@@ -300,7 +301,7 @@ func TestApprovalIDsAreUnique(t *testing.T) {
 }
 
 func TestDelayHonoursCancel(t *testing.T) {
-	c, stop := pluginsdk.ServeInProcess(echo.NewWithOptions(echo.Options{Delay: time.Hour}))
+	c, stop := inprocess.Serve(echo.NewWithOptions(echo.Options{Delay: time.Hour}))
 	t.Cleanup(stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -320,7 +321,7 @@ func TestDelayHonoursCancel(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	c, stop := pluginsdk.ServeInProcess(echo.New())
+	c, stop := inprocess.Serve(echo.New())
 	t.Cleanup(stop)
 	d, err := c.Describe(context.Background(), &runnerv1.DescribeRequest{})
 	if err != nil || !d.Capabilities.GetSummarize() || d.AgentName != "echo-go" {
@@ -335,7 +336,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestEchoQuotesAttachmentText(t *testing.T) {
-	c, stop := pluginsdk.ServeInProcess(echo.NewWithOptions(echo.Options{}))
+	c, stop := inprocess.Serve(echo.NewWithOptions(echo.Options{}))
 	t.Cleanup(stop)
 	s := run(t, c, `{"input":"what does it say?","attachment_results":[{"name":"report.pdf","status":"ok","text_excerpt":"quarterly\nrevenue grew"}]}`, "")
 	if want := "Echo: what does it say? [files: report.pdf (ok): quarterly revenue grew]"; s.text != want {
