@@ -26,4 +26,6 @@ type (
 	Checkpoint = wire.Checkpoint
 	// CheckpointWrite is one pending write of a task to a checkpoint.
 	CheckpointWrite = wire.CheckpointWrite
+	// CheckpointRef names the checkpoint thread a run continues (Payload.ContinueFrom).
+	CheckpointRef = wire.CheckpointRef
 )

@@ -53,6 +53,7 @@ func fullRequest() (pluginsdk.Payload, pluginsdk.SessionContext) {
 		InvocationID:             "run_1",
 		Resume:                   &resume,
 		Resumes:                  []pluginsdk.Resume{resume, output},
+		ContinueFrom:             &pluginsdk.CheckpointRef{ThreadID: "2:u1/sess_1/run:run_0", CheckpointID: "1f0a"},
 	}
 	sc := pluginsdk.SessionContext{
 		History: history,

@@ -37,6 +37,16 @@ type Payload struct {
 	// Resumes are every answer of a resume turn, in the order the client sent them, each
 	// with the approval request it answers.
 	Resumes []Resume `json:"resumes,omitempty"`
+	// ContinueFrom is set on a run that continues a checkpoint thread in place (a failed
+	// or cancelled run resumed by the client): the runner runs the thread on from its
+	// latest checkpoint instead of starting from new input, which is empty.
+	ContinueFrom *CheckpointRef `json:"continue_from,omitempty"`
+}
+
+// CheckpointRef names a checkpoint thread of the session, as the runner saved it.
+type CheckpointRef struct {
+	ThreadID     string `json:"thread_id"`
+	CheckpointID string `json:"checkpoint_id,omitempty"`
 }
 
 // Resume describes the answer to a pending approval request.

@@ -118,18 +118,30 @@ class GraphRunner(Runner):
         config = run_config(request, ictx)
         session_thread = config["configurable"]["thread_id"]
         thread = session_thread
-        if not self.own_checkpointer:
+        continued = continue_thread(request.payload, session_thread)
+        if continued is not None:
+            thread = continued
+            config["configurable"]["thread_id"] = thread
+        elif not self.own_checkpointer:
             thread = await self._run_thread(graph, request, session_thread)
             config["configurable"]["thread_id"] = thread
         writer = EventWriter(emit, self.framework, detail={"thread_id": thread})
-        fresh_thread = not self.own_checkpointer and not request.is_resume
+        fresh_thread = not self.own_checkpointer and not request.is_resume and continued is None
         snapshot = None if fresh_thread else await _state(graph, config)
         messages = _messages(snapshot)
         pending = intr.approvals(intr.pending_interrupts(snapshot), messages)
         stored = _stored_partial(request)
         writer.already_reported(messages)
 
-        if request.is_resume:
+        if continued is not None:
+            if snapshot is None or not snapshot.next:
+                raise RunnerError(
+                    f"checkpoint thread {thread!r} has nothing left to run", code="invalid_request"
+                )
+            # None continues the thread from its checkpoint: the nodes it was about to
+            # run run now (LangGraph's way to retry a failed or cancelled step).
+            graph_in, saved = None, stored
+        elif request.is_resume:
             started = await self._resume_input(request, pending, stored, writer)
             if started is None:
                 return
@@ -148,8 +160,10 @@ class GraphRunner(Runner):
             ):
                 await self.on_part({"type": mode, "ns": ns, "data": data}, writer, turn)
         except BaseException:
-            if fresh_thread:  # a failed or cancelled new run leaves nothing to resume
-                _discard_thread(graph, thread)
+            if not self.own_checkpointer:
+                # The failed or cancelled run's thread stays until the session's next
+                # turn, so that it can be continued in place (payload continue_from).
+                self._paused[session_thread] = thread
             raise
         await writer.finish()
         final, paused = await self._report_interrupts(graph, config, writer, turn, saved)
@@ -325,6 +339,20 @@ class GraphRunner(Runner):
         return (values if isinstance(values, Mapping) else None), bool(pending)
 
 
+def continue_thread(payload: Mapping[str, Any], session_thread: str) -> str | None:
+    """The thread a run continues in place (payload continue_from), or None. It must be
+    one of this session's threads: the session's own or one of its runs'."""
+    ref = payload.get("continue_from")
+    if not isinstance(ref, Mapping):
+        return None
+    thread = ref.get("thread_id")
+    if not isinstance(thread, str) or not (
+        thread == session_thread or thread.startswith(session_thread + RUN_THREAD)
+    ):
+        raise RunnerError(f"checkpoint thread {thread!r} is not this session's", code="invalid_request")
+    return thread
+
+
 def has_own_checkpointer(obj: Any, kind: str) -> bool:
     """True for a compiled graph the project gave a checkpointer (a saver, not a flag)."""
     if kind != "graph":
@@ -359,14 +387,6 @@ def _detail_thread(resume: Any) -> str:
             return ""
     value = detail.get("thread_id") if isinstance(detail, Mapping) else None
     return value if isinstance(value, str) else ""
-
-
-def _discard_thread(graph: Any, thread: str) -> None:
-    # Synchronous: also runs while the task is being cancelled.
-    try:
-        graph.checkpointer.delete_thread(thread)
-    except Exception:
-        log.debug("cannot delete checkpoint thread %s", thread, exc_info=True)
 
 
 async def _delete_thread(graph: Any, thread: str) -> None:

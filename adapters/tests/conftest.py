@@ -47,6 +47,7 @@ FILE_FRAMEWORK = {
     "test_adk.py": "adk",
     "test_adk_openai.py": "adk",
     "test_checkpoint.py": "langgraph",
+    "test_continue.py": "langgraph",
     "test_deepagents.py": "deepagents",
     "test_deepagents_resume.py": "deepagents",
     "test_examples.py": "langchain",

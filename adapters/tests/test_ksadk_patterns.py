@@ -210,17 +210,22 @@ def test_run_threads_do_not_outlive_their_runs(project: Any) -> None:
         """
     )
 
-    async def go() -> tuple[list[Any], list[Any], list[Any]]:
+    async def go() -> tuple[list[Any], list[Any], set[str], list[Any]]:
         runner = make_runner(settings)
         try:
             ok = await turn(runner, "hi", invocation="a")
             failed = await turn(runner, "fail", invocation="b")
             graph = await runner.graph()
+            # A failed run's thread stays until the session's next turn: it can be
+            # continued in place until then.
+            kept = {c.config["configurable"]["thread_id"] async for c in graph.checkpointer.alist(None)}
+            assert not errors(await turn(runner, "again", invocation="c"))
             left = [c async for c in graph.checkpointer.alist(None)]
-            return ok, failed, left
+            return ok, failed, kept, left
         finally:
             await close(runner)
 
-    ok, failed, left = run(go)
+    ok, failed, kept, left = run(go)
     assert text(ok) == "ok" and errors(failed)
+    assert kept == {"2:u1/s1/run:b"}
     assert left == []
