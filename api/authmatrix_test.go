@@ -13,8 +13,8 @@ import (
 	"github.com/agentengine/agentengine/api/actions"
 	"github.com/agentengine/agentengine/api/adkweb"
 	"github.com/agentengine/agentengine/api/internal/apitest"
-	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -41,7 +41,7 @@ func newMatrixEnv(t *testing.T) *matrixEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, stop := inprocess.Serve(echo.New())
+	client, stop := inprocess.Serve(echoagent.New())
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Framework: "go", Runner: client}}})
 	if err != nil {
 		t.Fatal(err)

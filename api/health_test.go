@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
@@ -33,7 +33,7 @@ func (s *fullDisk) CreateSession(ctx context.Context, key session.Key) (session.
 // three are open without the token.
 func TestLivenessAndReadiness(t *testing.T) {
 	st := &fullDisk{Store: memory.New()}
-	client, stop := inprocess.Serve(echo.New())
+	client, stop := inprocess.Serve(echoagent.New())
 	rt, err := host.New(host.Config{Store: st, Agents: []host.Agent{{Name: "echo", Runner: client}}})
 	if err != nil {
 		t.Fatal(err)

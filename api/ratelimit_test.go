@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session/memory"
 )
 
 // A user over the cap of runs in progress gets 429 with Retry-After.
 func TestTooManyRunsIs429(t *testing.T) {
-	client, stop := inprocess.Serve(echo.New())
+	client, stop := inprocess.Serve(echoagent.New())
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: client}}, MaxRunsPerUser: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 
 func newRuntime(t *testing.T) *host.Runtime {
 	t.Helper()
-	client, stop := inprocess.Serve(echo.New())
+	client, stop := inprocess.Serve(echoagent.New())
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: client}}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,14 @@
 # both stores back to back) and prints a markdown report with absolute numbers, ratios
 # to the floors and the performance targets (docs/PERFORMANCE.md).
 #
+# When Debian's postgresql package is installed (/usr/lib/postgresql/*/bin), it also
+# starts a throwaway PostgreSQL server (scripts/pg-test.sh: temp dir, free port, an
+# ordinary user, stopped on exit), two agentengine replicas on it (A and B, one
+# schema) and a fourth floor (hop + 5-row Postgres transaction), and adds: non-stream
+# turns on one replica and on both (the load split across them), history on Postgres,
+# and live-follow latency (a stream on A followed on B). Without it, that section is
+# skipped with a message.
+#
 # Usage: bench/run.sh                  (about 2–3 minutes on 2 cores)
 # Environment:
 #   BENCH_SECONDS   measured seconds per throughput point (default 3)
@@ -17,6 +25,8 @@
 #   BENCH_SCALE     concurrent streams of the scale point, run last (default 5000; 0 skips)
 #   BENCH_SETTLE    seconds after the load before the second idle RSS reading (default 60)
 #   AGENTENGINE_BIN use this agentengine binary instead of building ./cmd/agentengine
+#   BENCH_PG        0 skips the Postgres section (default: run it when PostgreSQL is installed)
+#   BENCH_FOLLOW    turns of the live-follow point (default 20; 50 deltas, 10 ms apart)
 # Everything listens on 127.0.0.1 only; every process started here is stopped on exit.
 set -euo pipefail
 
@@ -27,6 +37,7 @@ STREAMS="${BENCH_STREAMS:-1000}"
 HISTORY="${BENCH_HISTORY:-10000}"
 SCALE="${BENCH_SCALE:-5000}"
 SETTLE="${BENCH_SETTLE:-60}"
+FOLLOW="${BENCH_FOLLOW:-20}"
 OUT="${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/agentengine-bench.XXXXXX")}"
 BIN="$OUT/bin"
 RES="$OUT/results"
@@ -36,6 +47,7 @@ export CGO_ENABLED=1
 note() { printf '==> %s\n' "$*" >&2; }
 
 PIDS=()
+PG_DIR=""
 cleanup() {
   for p in "${PIDS[@]}"; do
     kill "$p" 2>/dev/null || true
@@ -44,6 +56,7 @@ cleanup() {
     for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$p" 2>/dev/null || true
   done
+  if [ -n "$PG_DIR" ]; then "$ROOT/scripts/pg-test.sh" stop "$PG_DIR" || true; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -76,12 +89,19 @@ wait_line() {
   note "timed out waiting for '$2' in $1"; cat "$1" >&2; return 1
 }
 
-# start_ae NAME BACKEND [PATH]: starts agentengine; sets AE_URL and AE_PID.
+# start_ae NAME BACKEND [PATH]: starts agentengine; sets AE_URL and AE_PID. For the
+# postgres backend PATH is the DSN.
 start_ae() {
   local name="$1" backend="$2" path="${3:-}" log="$OUT/$1.log"
-  local args=(run "$OUT/project" --port 0 --session-backend "$backend" --log-level warn)
-  if [ -n "$path" ]; then args+=(--session-path "$path"); fi
-  "$BIN/agentengine" "${args[@]}" >"$log" 2>&1 &
+  local args=(run "$OUT/project" --port 0 --log-level warn)
+  local env=()
+  if [ "$backend" = postgres ]; then
+    env=(KSADK_SESSION_BACKEND=postgres "KSADK_SESSION_DSN=$path" "AGENTENGINE_REPLICA_ID=bench-$name")
+  else
+    args+=(--session-backend "$backend")
+    if [ -n "$path" ]; then args+=(--session-path "$path"); fi
+  fi
+  env "${env[@]}" "$BIN/agentengine" "${args[@]}" >"$log" 2>&1 &
   AE_PID=$!
   PIDS+=("$AE_PID")
   wait_line "$log" "agentengine serving" "$AE_PID"
@@ -94,7 +114,29 @@ MEM_URL="$AE_URL"; MEM_PID="$AE_PID"
 start_ae sqlite local "$OUT/data/sessions.sqlite"
 SQL_URL="$AE_URL"; SQL_PID="$AE_PID"
 
+# Postgres: a throwaway server, and two replicas on it.
+PG=0
+PG_DSN=""
+if [ "${BENCH_PG:-1}" = 0 ]; then
+  note "Postgres section skipped (BENCH_PG=0)"
+elif ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+  note "Postgres section skipped: no PostgreSQL server under /usr/lib/postgresql/*/bin (apt-get install -y postgresql)"
+elif ! pg_env="$("$ROOT/scripts/pg-test.sh" start)"; then
+  note "Postgres section skipped: scripts/pg-test.sh could not start PostgreSQL"
+else
+  PG_DIR="$(printf '%s\n' "$pg_env" | sed -n 's/^export PG_TEST_DIR=//p')"
+  PG_DSN="$(printf '%s\n' "$pg_env" | sed -n "s/^export AGENTENGINE_TEST_PG_DSN='\(.*\)'$/\1/p")"
+  note "PostgreSQL $(basename "$(dirname "$(dirname "$(compgen -G "/usr/lib/postgresql/*/bin/initdb" | sort -V | tail -1)")")") in $PG_DIR (fsync off, as for tests)"
+  start_ae pga postgres "$PG_DSN"
+  PGA_URL="$AE_URL"; PGA_PID="$AE_PID"
+  start_ae pgb postgres "$PG_DSN"
+  PGB_URL="$AE_URL"; PGB_PID="$AE_PID"
+  PG=1
+fi
+
 # lg LABEL URL PID ARGS...: one loadgen run, JSON into results/LABEL.json.
+# lg_pg2 LABEL C ARGS...: the load split across both Postgres replicas: two loadgen runs
+# at once, C/2 requests in flight each, into LABEL.a.json (replica A) and LABEL.b.json.
 lg() {
   local label="$1" url="$2" pid="$3"; shift 3
   local rc=0
@@ -108,6 +150,15 @@ lg() {
   printf '    %-22s %s\n' "$label" "$(jq -r '[(.turns_per_sec|floor|tostring)+" turns/s", "p50 "+((.latency_ms.p50 // 0)|tostring)+" ms", "errors "+(.errors|tostring)]|join(", ")' "$RES/$label.json" 2>/dev/null || true)" >&2
 }
 
+lg_pg2() {
+  local label="$1" c="$2"; shift 2
+  lg "$label.a" "$PGA_URL" "$PGA_PID" -c "$((c / 2))" "$@" &
+  local pa=$!
+  lg "$label.b" "$PGB_URL" "$PGB_PID" -c "$((c / 2))" "$@" &
+  local pb=$!
+  wait "$pa" "$pb"
+}
+
 note "idle RSS right after start"
 "$BIN/loadgen" -json -label idle.mem.start -scenario idle -pid "$MEM_PID" -d 1s >"$RES/idle.mem.start.json"
 "$BIN/loadgen" -json -label idle.sqlite.start -scenario idle -pid "$SQL_PID" -d 1s >"$RES/idle.sqlite.start.json"
@@ -116,7 +167,9 @@ note "idle RSS right after start"
 BODY_BYTES="$(curl -s -o /dev/null -w '%{size_download}' -H 'Content-Type: application/json' \
   -d '{"model":"echo-go","input":"hello there"}' "$MEM_URL/v1/responses")"
 note "agentengine's non-stream response: $BODY_BYTES bytes"
-"$BIN/floor" -plugin "$BIN/hopplugin" -body-bytes "$BODY_BYTES" -db "$OUT/data/floor.sqlite" -lifetime 20m \
+FLOOR_ARGS=()
+if [ "$PG" = 1 ]; then FLOOR_ARGS=(-pg-dsn "$PG_DSN"); fi
+"$BIN/floor" -plugin "$BIN/hopplugin" -body-bytes "$BODY_BYTES" -db "$OUT/data/floor.sqlite" -lifetime 30m "${FLOOR_ARGS[@]}" \
   >"$OUT/floor.out" 2>"$OUT/floor.log" &
 FLOOR_PID=$!
 PIDS+=("$FLOOR_PID")
@@ -124,7 +177,8 @@ wait_line "$OUT/floor.out" "^ready" "$FLOOR_PID"
 GIN_URL="$(awk '$1=="gin"{print $2}' "$OUT/floor.out")"
 HOP_URL="$(awk '$1=="hop"{print $2}' "$OUT/floor.out")"
 HOPSQL_URL="$(awk '$1=="hopsqlite"{print $2}' "$OUT/floor.out")"
-note "floors pid $FLOOR_PID: gin $GIN_URL, hop $HOP_URL, hop+sqlite $HOPSQL_URL"
+HOPPG_URL="$(awk '$1=="hoppg"{print $2}' "$OUT/floor.out")"
+note "floors pid $FLOOR_PID: gin $GIN_URL, hop $HOP_URL, hop+sqlite $HOPSQL_URL${HOPPG_URL:+, hop+postgres $HOPPG_URL}"
 
 # First, while the servers are fresh, so that their RSS shows what the streams cost.
 note "$STREAMS concurrent open streams (30 deltas × 200 ms)"
@@ -134,13 +188,22 @@ for t in "hop $HOP_URL $FLOOR_PID" "mem $MEM_URL $MEM_PID" "sqlite $SQL_URL $SQL
 done
 
 TARGETS=("gin $GIN_URL $FLOOR_PID" "hop $HOP_URL $FLOOR_PID" "hopsql $HOPSQL_URL $FLOOR_PID" "mem $MEM_URL $MEM_PID" "sqlite $SQL_URL $SQL_PID")
+NS_TARGETS=("${TARGETS[@]}")
+HIST_TARGETS=("mem $MEM_URL $MEM_PID" "sqlite $SQL_URL $SQL_PID")
+if [ "$PG" = 1 ]; then
+  NS_TARGETS+=("hoppg $HOPPG_URL $FLOOR_PID" "pg $PGA_URL $PGA_PID")
+  HIST_TARGETS+=("pg $PGA_URL $PGA_PID")
+fi
 
 for c in 1 16; do
   note "non-stream turns, c=$c, ${SECS}s each"
-  for t in "${TARGETS[@]}"; do
+  for t in "${NS_TARGETS[@]}"; do
     set -- $t
     lg "ns.c$c.$1" "$2" "$3" -scenario nonstream -c "$c" -d "${SECS}s"
   done
+  if [ "$PG" = 1 ] && [ "$c" -ge 2 ]; then
+    lg_pg2 "ns.c$c.pg2" "$c" -scenario nonstream -d "${SECS}s"
+  fi
 done
 
 note "streamed turns with 1000 deltas, c=2, ${SECS}s each"
@@ -156,11 +219,16 @@ for t in "${TARGETS[@]}"; do
 done
 
 note "history: 10 and $HISTORY events"
-for t in "mem $MEM_URL $MEM_PID" "sqlite $SQL_URL $SQL_PID"; do
+for t in "${HIST_TARGETS[@]}"; do
   set -- $t
   lg "hist.h10.$1" "$2" "$3" -scenario history -history 10 -n 50 -c 1
   lg "hist.h$HISTORY.$1" "$2" "$3" -scenario history -history "$HISTORY" -n 50 -c 1 -timeout 4m
 done
+
+if [ "$PG" = 1 ]; then
+  note "live follow: $FOLLOW streams of 50 deltas (10 ms apart) on replica A, each followed on replica B"
+  lg follow.pg "$PGA_URL" "$PGA_PID" -scenario follow -follow-url "$PGB_URL" -deltas 50 -delay-ms 10 -n "$FOLLOW" -warmup 3
+fi
 
 note "idle RSS after the run"
 sleep 2

@@ -19,8 +19,8 @@ import (
 
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/api/actions"
-	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
@@ -62,7 +62,7 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	var agents []host.Agent
 	var stops []func()
 	for _, name := range o.agents {
-		var r pluginsdk.Runner = echo.New()
+		var r pluginsdk.Runner = echoagent.New()
 		if o.runner != nil {
 			r = o.runner
 		}

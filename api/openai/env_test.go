@@ -15,8 +15,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentengine/agentengine/api/internal/apitest"
-	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
@@ -37,7 +37,7 @@ type env struct {
 
 func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
-	client, stop := inprocess.Serve(echo.New())
+	client, stop := inprocess.Serve(echoagent.New())
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{
 		{Name: "echo", Framework: "go", Runner: client},
 		{Name: "echo2", Framework: "go", Runner: client},

@@ -20,9 +20,9 @@ import (
 
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/bench/load"
-	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
@@ -58,7 +58,7 @@ func serve(tb testing.TB, store session.Store, runner runnerv1.RunnerClient) str
 }
 
 func inProcessRunner(tb testing.TB) runnerv1.RunnerClient {
-	c, stop := inprocess.Serve(echo.New())
+	c, stop := inprocess.Serve(echoagent.New())
 	tb.Cleanup(stop)
 	return c
 }

@@ -9,8 +9,9 @@
 //     the same events as an echo-go turn; deltas are relayed as SSE events (one flush
 //     each) or collected into the JSON body.
 //   - Hop + SQLite: the hop plus one 5-row SQLite WAL transaction per request.
+//   - Hop + Postgres: the hop plus one 5-row Postgres transaction per request.
 //
-// All three speak the subset of the Responses API that bench/load uses, so the same
+// All four speak the subset of the Responses API that bench/load uses, so the same
 // load driver measures them and agentengine.
 package floor
 
@@ -37,8 +38,8 @@ type Config struct {
 	BodyBytes int
 	// Runner is the go-plugin runner of the hop floors (required by NewHop).
 	Runner runnerv1.RunnerClient
-	// DB, when set, makes NewHop the hop + SQLite floor.
-	DB *SQLite
+	// DB, when set, makes NewHop the hop + database floor (*SQLite or *Postgres).
+	DB Writer
 }
 
 // request is the part of a Responses API request the floors look at.
@@ -119,7 +120,7 @@ func (h *handler) bare(c *gin.Context) {
 	sw.completed(appendResponse(nil, id, "Thinking about: "+in, text, time.Now().Unix(), h.cfg.BodyBytes))
 }
 
-// NewHop returns the gin → go-plugin hop floor (with cfg.DB, the hop + SQLite floor).
+// NewHop returns the gin → go-plugin hop floor (with cfg.DB, the hop + database floor).
 func NewHop(cfg Config) (http.Handler, error) {
 	if cfg.Runner == nil {
 		return nil, errors.New("floor: the hop floor needs a runner")

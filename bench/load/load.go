@@ -9,6 +9,9 @@
 //     conversations are seeded by sending turns first (EventsPerTurn events each).
 //   - streams: N streams opened at once and held open by a per-delta delay; reports
 //     whether all of them completed and how many were open at the same time.
+//   - follow: a streamed turn on URL, followed live on FollowURL (another replica) with
+//     GET /v1/responses/{id}?stream=true; reports how long each text delta takes to
+//     reach the follower after it reached the streaming client.
 //   - idle: sends nothing; samples the server process (RSS, CPU) for Duration.
 //
 // Every run is bounded by Requests or Duration and by Timeout, and targets only
@@ -39,10 +42,11 @@ const (
 	History   Scenario = "history"
 	Streams   Scenario = "streams"
 	Idle      Scenario = "idle"
+	Follow    Scenario = "follow"
 )
 
 // Scenarios lists every scenario, for flag help.
-func Scenarios() []Scenario { return []Scenario{NonStream, Stream, History, Streams, Idle} }
+func Scenarios() []Scenario { return []Scenario{NonStream, Stream, History, Streams, Follow, Idle} }
 
 // DefaultEventsPerTurn is how many session events one plain echo-go turn stores in
 // agentengine: user_message, run_status in_progress, reasoning, assistant_message and
@@ -53,6 +57,9 @@ const DefaultEventsPerTurn = 5
 type Config struct {
 	// URL is the server's base URL, e.g. http://127.0.0.1:8080.
 	URL string
+	// FollowURL is the base URL of the replica that follows the turns of the follow
+	// scenario.
+	FollowURL string
 	// Path is the endpoint (default /v1/responses).
 	Path string
 	// Model is the "model" of every request (default echo-go).
@@ -138,7 +145,7 @@ func (c *Config) setDefaults() {
 
 func (c *Config) validate() error {
 	switch c.Scenario {
-	case NonStream, Stream, History, Streams, Idle:
+	case NonStream, Stream, History, Streams, Idle, Follow:
 	default:
 		return fmt.Errorf("unknown scenario %q (use one of %v)", c.Scenario, Scenarios())
 	}
@@ -154,6 +161,15 @@ func (c *Config) validate() error {
 	}
 	if !c.AllowRemote && !isLoopback(u.Hostname()) {
 		return fmt.Errorf("base URL %q is not a loopback address; load tests target 127.0.0.1 unless remote targets are explicitly allowed", c.URL)
+	}
+	if c.Scenario == Follow {
+		f, err := url.Parse(c.FollowURL)
+		if err != nil || (f.Scheme != "http" && f.Scheme != "https") || f.Host == "" {
+			return fmt.Errorf("follow URL %q: want http://host:port", c.FollowURL)
+		}
+		if !c.AllowRemote && !isLoopback(f.Hostname()) {
+			return fmt.Errorf("follow URL %q is not a loopback address", c.FollowURL)
+		}
 	}
 	if c.Scenario == History && c.Requests <= 0 {
 		return errors.New("the history scenario needs a request count")
@@ -190,6 +206,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return d.streams(ctx)
 	case History:
 		return d.history(ctx)
+	case Follow:
+		return d.follow(ctx)
 	default:
 		return d.throughput(ctx)
 	}

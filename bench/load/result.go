@@ -39,6 +39,7 @@ type Result struct {
 	Server             *ServerStats `json:"server,omitempty"`
 	History            *HistoryInfo `json:"history,omitempty"`
 	Streams            *StreamsInfo `json:"streams,omitempty"`
+	Follow             *FollowInfo  `json:"follow,omitempty"`
 	Started            time.Time    `json:"started"`
 }
 
@@ -159,6 +160,11 @@ func (r *Result) WriteText(w io.Writer) {
 			p(", all open after %.0f ms", s.AllOpenMS)
 		}
 		p("\n")
+	}
+	if f := r.Follow; f != nil {
+		p("  followed on %s: %d text deltas missing, %d extra\n", f.FollowURL, f.Missing, f.Extra)
+		pct("follow delta", f.Latency)
+		pct("follow join", f.Join)
 	}
 	if s := r.Server; s != nil {
 		if s.Error != "" {

@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/agentengine/agentengine/examples/echo-go/echo"
 	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
@@ -50,7 +50,7 @@ func BenchmarkSubprocess(b *testing.B) {
 
 // BenchmarkInProcess is the same over inprocess.Serve (gRPC on bufconn).
 func BenchmarkInProcess(b *testing.B) {
-	c, stop := inprocess.Serve(echo.New())
+	c, stop := inprocess.Serve(echoagent.New())
 	b.Cleanup(stop)
 	b.Run("turn", func(b *testing.B) { benchRun(b, c, "0") })
 	b.Run("1000deltas", func(b *testing.B) { benchRun(b, c, "1000") })

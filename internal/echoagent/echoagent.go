@@ -1,7 +1,8 @@
-// Package echo is an offline agent that exercises everything the runner protocol carries,
-// driven by the user's input text (see ../README.md). It lives outside package main so
-// that host tests can run it in-process with pluginsdk.ServeInProcess.
-package echo
+// Package echoagent is an offline agent that exercises everything the runner protocol
+// carries, driven by the user's input text (see examples/echo-go/README.md for what each
+// input does). The API, host and runner tests run it in-process (pluginsdk/inprocess);
+// examples/echo-go and the conformance suites build it into a runner binary.
+package echoagent
 
 import (
 	"context"
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"github.com/agentengine/agentengine/pluginsdk"
-	"github.com/agentengine/agentengine/session"
 )
 
 // Environment variables that shape the reply for load tests.
@@ -92,7 +92,7 @@ func (a *Agent) Run(ctx context.Context, req *pluginsdk.Request, emit *pluginsdk
 }
 
 // Summarize implements pluginsdk.Summarizer with a deterministic offline summary.
-func (a *Agent) Summarize(_ context.Context, history []session.Message, instructions string) (string, error) {
+func (a *Agent) Summarize(_ context.Context, history []pluginsdk.Message, instructions string) (string, error) {
 	var users, assistants int
 	var first, last string
 	for _, m := range history {
@@ -464,7 +464,7 @@ func shape(ws []string, n int) []string {
 	return out
 }
 
-func historyWords(h []session.Message) int {
+func historyWords(h []pluginsdk.Message) int {
 	n := 0
 	for _, m := range h {
 		n += len(strings.Fields(m.Content))

@@ -1,4 +1,4 @@
-package echo_test
+package echoagent_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/agentengine/agentengine/examples/echo-go/echo"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
@@ -105,7 +105,7 @@ func input(s string) string {
 }
 
 func TestEchoBehaviours(t *testing.T) {
-	c, stop := inprocess.Serve(echo.NewWithOptions(echo.Options{}))
+	c, stop := inprocess.Serve(echoagent.NewWithOptions(echoagent.Options{}))
 	t.Cleanup(stop)
 	apr := regexp.MustCompile(`^apr_[0-9a-f]{12}$`)
 
@@ -154,8 +154,8 @@ func TestEchoBehaviours(t *testing.T) {
 			name: "deltas bounded", payload: `{"input":"a","model_options":{"deltas":99999999999}}`,
 			wantKinds: "native reasoning text done usage",
 			check: func(t *testing.T, s summary) {
-				if s.textDelta != echo.MaxDeltas {
-					t.Errorf("%d deltas, want at most %d", s.textDelta, echo.MaxDeltas)
+				if s.textDelta != echoagent.MaxDeltas {
+					t.Errorf("%d deltas, want at most %d", s.textDelta, echoagent.MaxDeltas)
 				}
 			},
 		},
@@ -273,7 +273,7 @@ func TestEchoBehaviours(t *testing.T) {
 		{
 			name: "panic", payload: input("panic"), wantKinds: "error",
 			check: func(t *testing.T, s summary) {
-				if s.err.Code != pluginsdk.CodePanic || !strings.Contains(s.err.Detail, "echo.(*Agent).Run") {
+				if s.err.Code != pluginsdk.CodePanic || !strings.Contains(s.err.Detail, "echoagent.(*Agent).Run") {
 					t.Errorf("error %v", s.err)
 				}
 			},
@@ -291,7 +291,7 @@ func TestEchoBehaviours(t *testing.T) {
 }
 
 func TestApprovalIDsAreUnique(t *testing.T) {
-	c, stop := inprocess.Serve(echo.New())
+	c, stop := inprocess.Serve(echoagent.New())
 	t.Cleanup(stop)
 	a := run(t, c, input("approve x"), "").approvals[0].Id
 	b := run(t, c, input("approve x"), "").approvals[0].Id
@@ -301,7 +301,7 @@ func TestApprovalIDsAreUnique(t *testing.T) {
 }
 
 func TestDelayHonoursCancel(t *testing.T) {
-	c, stop := inprocess.Serve(echo.NewWithOptions(echo.Options{Delay: time.Hour}))
+	c, stop := inprocess.Serve(echoagent.NewWithOptions(echoagent.Options{Delay: time.Hour}))
 	t.Cleanup(stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -321,7 +321,7 @@ func TestDelayHonoursCancel(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	c, stop := inprocess.Serve(echo.New())
+	c, stop := inprocess.Serve(echoagent.New())
 	t.Cleanup(stop)
 	d, err := c.Describe(context.Background(), &runnerv1.DescribeRequest{})
 	if err != nil || !d.Capabilities.GetSummarize() || d.AgentName != "echo-go" {
@@ -336,7 +336,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestEchoQuotesAttachmentText(t *testing.T) {
-	c, stop := inprocess.Serve(echo.NewWithOptions(echo.Options{}))
+	c, stop := inprocess.Serve(echoagent.NewWithOptions(echoagent.Options{}))
 	t.Cleanup(stop)
 	s := run(t, c, `{"input":"what does it say?","attachment_results":[{"name":"report.pdf","status":"ok","text_excerpt":"quarterly\nrevenue grew"}]}`, "")
 	if want := "Echo: what does it say? [files: report.pdf (ok): quarterly revenue grew]"; s.text != want {

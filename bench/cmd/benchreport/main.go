@@ -8,10 +8,12 @@
 // Labels it knows (others are listed at the end):
 //
 //	idle.{mem,sqlite}.{start,end}
-//	ns.{c1,c16}.{gin,hop,hopsql,mem,sqlite}       non-stream turns
+//	ns.{c1,c16}.{gin,hop,hopsql,hoppg,mem,sqlite,pg}  non-stream turns
+//	ns.c16.pg2.{a,b}                              non-stream turns split across two Postgres replicas
 //	st.d1000.{gin,hop,hopsql,mem,sqlite}          streamed turns, 1000 deltas
-//	hist.{h10,h10000}.{mem,sqlite}                turns on a conversation with history
+//	hist.{h10,h10000}.{mem,sqlite,pg}             turns on a conversation with history
 //	streams.s1000.{hop,mem,sqlite}                concurrent open streams
+//	follow.pg                                     a stream on one replica followed on another
 package main
 
 import (
@@ -51,6 +53,7 @@ func main() {
 	rep.nonStream()
 	rep.stream()
 	rep.history()
+	rep.follow()
 	rep.streams()
 	rep.idle()
 	rep.targets()
@@ -115,6 +118,16 @@ func name(who string) string {
 		return "floor: gin + go-plugin hop"
 	case "hopsql":
 		return "floor: hop + 5-row SQLite tx"
+	case "hoppg":
+		return "floor: hop + 5-row Postgres tx"
+	case "pg":
+		return "agentengine, Postgres store (1 replica)"
+	case "pg2.a":
+		return "agentengine, Postgres, 2 replicas: A"
+	case "pg2.b":
+		return "agentengine, Postgres, 2 replicas: B"
+	case "pg2":
+		return "agentengine, Postgres, 2 replicas: A + B"
 	case "mem":
 		return "agentengine, memory store"
 	case "sqlite":
@@ -217,20 +230,26 @@ func (r *report) addCheck(target, measured, limit string, ok *bool) {
 
 // floorFor is the floor each row is compared with.
 func floorFor(who string) string {
-	if who == "sqlite" || who == "hopsql" {
+	switch who {
+	case "sqlite", "hopsql":
 		return "hopsql"
+	case "pg", "hoppg", "pg2", "pg2.a", "pg2.b":
+		return "hoppg"
 	}
 	return "hop"
 }
 
 func (r *report) nonStream() {
 	r.p("### Non-stream turns\n\n")
-	r.p("`POST /v1/responses` with `{\"model\":\"echo-go\",\"input\":\"hello there\"}`; ratios are to the hop floor (memory rows and floors) or to the hop + SQLite floor (SQLite rows) measured in the same run.\n\n")
+	r.p("`POST /v1/responses` with `{\"model\":\"echo-go\",\"input\":\"hello there\"}`; ratios are to the hop floor (memory rows and floors), to the hop + SQLite floor (SQLite rows) or to the hop + Postgres floor (Postgres rows) measured in the same run. With two replicas the load is split across them (c/2 in flight on each, at once); the A + B row sums their turns/s.\n\n")
 	r.p("| server | c | turns/s | × floor | p50 ms | × floor p50 | p99 ms | host CPU µs/turn | runner CPU µs/turn | errors |\n")
 	r.p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range []string{"c1", "c16"} {
-		for _, who := range []string{"gin", "hop", "hopsql", "mem", "sqlite"} {
+		for _, who := range []string{"gin", "hop", "hopsql", "hoppg", "mem", "sqlite", "pg", "pg2.a", "pg2.b", "pg2"} {
 			res := r.get("ns." + c + "." + who)
+			if who == "pg2" {
+				res = r.pg2(c)
+			}
 			if res == nil {
 				continue
 			}
@@ -246,8 +265,11 @@ func (r *report) nonStream() {
 		}
 	}
 	r.p("\n")
-	for _, s := range []struct{ who, floor, name string }{{"mem", "hop", "memory"}, {"sqlite", "hopsql", "SQLite"}} {
+	for _, s := range []struct{ who, floor, name string }{{"mem", "hop", "memory"}, {"sqlite", "hopsql", "SQLite"}, {"pg", "hoppg", "Postgres (1 replica)"}, {"pg2", "hoppg", "Postgres (2 replicas together, one machine)"}} {
 		res, fl := r.rs["ns.c16."+s.who], r.rs["ns.c16."+s.floor]
+		if s.who == "pg2" {
+			res = r.pg2("c16")
+		}
 		if res != nil && fl != nil && fl.TurnsPerSec > 0 {
 			x := res.TurnsPerSec / fl.TurnsPerSec
 			r.addCheck(fmt.Sprintf("non-stream throughput, %s store, c=16: ≥ 0.6× the %s floor", s.name, name(s.floor)[len("floor: "):]),
@@ -357,6 +379,54 @@ func (r *report) sizes(prefix string) []int {
 	return out
 }
 
+// pg2 sums the two replicas' results of a split load (ns.<c>.pg2.{a,b}): turns/s and
+// CPU add up, latencies are the slower replica's.
+func (r *report) pg2(c string) *load.Result {
+	a, b := r.rs["ns."+c+".pg2.a"], r.rs["ns."+c+".pg2.b"]
+	if a == nil || b == nil {
+		return nil
+	}
+	sum := *a
+	sum.Label = "ns." + c + ".pg2"
+	sum.Concurrency = a.Concurrency + b.Concurrency
+	sum.Requests, sum.OK, sum.Errors = a.Requests+b.Requests, a.OK+b.OK, a.Errors+b.Errors
+	sum.TurnsPerSec = a.TurnsPerSec + b.TurnsPerSec
+	if p50(b.Latency) > p50(a.Latency) {
+		sum.Latency = b.Latency
+	}
+	if a.Server != nil && b.Server != nil && sum.OK > 0 {
+		s := *a.Server
+		s.CPUSeconds += b.Server.CPUSeconds
+		s.ChildCPUSeconds += b.Server.ChildCPUSeconds
+		s.CPUPerTurnUS = s.CPUSeconds / float64(sum.OK) * 1e6
+		s.ChildCPUPerTurnUS = s.ChildCPUSeconds / float64(sum.OK) * 1e6
+		sum.Server = &s
+	}
+	return &sum
+}
+
+// follow reports live-follow latency across replicas (label follow.pg).
+func (r *report) follow() {
+	res := r.get("follow.pg")
+	if res == nil || res.Follow == nil {
+		return
+	}
+	f := res.Follow
+	r.p("### Live follow across replicas\n\n")
+	r.p("A stream on Postgres replica A (%d text deltas, %d ms apart), followed from its `response.created` on via `GET /v1/responses/{id}?stream=true` on replica B. Per text delta: the time from A's client receiving it to B's client receiving it, over the deltas A's client received after B's first event (earlier ones reach B in its replay); deltas are matched from the end of the two streams.\n\n", res.Deltas, res.DelayMS)
+	r.p("| turns | deltas measured | p50 ms | p90 ms | p99 ms | max ms | B joins after ms (p50) | deltas missing on B | extra on B | errors |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var n int
+	var q50, q90, q99, qmax float64
+	if f.Latency != nil {
+		n, q50, q90, q99, qmax = f.Latency.N, f.Latency.P50, f.Latency.P90, f.Latency.P99, f.Latency.Max
+	}
+	r.p("| %d | %d | %s | %s | %s | %s | %s | %d | %d | %s |\n\n", res.OK, n, num(q50, 3), num(q90, 3), num(q99, 3), num(qmax, 3), num(p50(f.Join), 1), f.Missing, f.Extra, errs(res))
+	if f.Latency != nil {
+		r.addCheck("live-follow latency across replicas (stream on A, followed on B), p50 ≤ 5 ms",
+			fmt.Sprintf("p50 %.3f ms, p99 %.3f ms", q50, q99), "≤ 5 ms", pass(q50 <= 5 && f.Missing == 0 && res.Errors == 0))
+	}
+}
+
 func (r *report) history() {
 	hs := r.sizes("hist.h")
 	if len(hs) == 0 {
@@ -366,7 +436,7 @@ func (r *report) history() {
 	r.p("Non-stream turns at one connection on conversations seeded with the given number of events by sending turns first (%d events per echo-go turn). A conversation serves measured turns only while its history stays within 20%% of the target, so the smallest history uses a fresh conversation per measured turn.\n\n", load.DefaultEventsPerTurn)
 	r.p("| server | history events | conversations | seed turns (s) | turns/s | p50 ms | p90 ms | p99 ms | host CPU µs/turn | runner CPU µs/turn | × smallest-history p50 | errors |\n")
 	r.p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, who := range []string{"mem", "sqlite"} {
+	for _, who := range []string{"mem", "sqlite", "pg"} {
 		base := r.get(fmt.Sprintf("hist.h%d.%s", hs[0], who))
 		for _, h := range hs {
 			res := r.get(fmt.Sprintf("hist.h%d.%s", h, who))

@@ -4,6 +4,7 @@
 //	gin        a bare gin handler (JSON body of -body-bytes)
 //	hop        gin → go-plugin gRPC stream hop to bench/floor/hopplugin
 //	hopsqlite  the hop + a 5-row SQLite WAL transaction per request
+//	hoppg      the hop + a 5-row Postgres transaction per request (only with -pg-dsn)
 //
 // When all three listen it prints one line per floor ("gin http://127.0.0.1:PORT") and
 // then "ready" on stdout. It stops on SIGINT/SIGTERM or after -lifetime.
@@ -60,6 +61,8 @@ func run() error {
 		ginPort   = flag.Int("gin-port", 0, "port of the bare gin floor (0: any free port)")
 		hopPort   = flag.Int("hop-port", 0, "port of the hop floor")
 		sqlPort   = flag.Int("hopsqlite-port", 0, "port of the hop+SQLite floor")
+		pgDSN     = flag.String("pg-dsn", "", "Postgres connection string: adds the hop+Postgres floor (table floor_events in the DSN's schema)")
+		pgPort    = flag.Int("hoppg-port", 0, "port of the hop+Postgres floor")
 		lifetime  = flag.Duration("lifetime", 30*time.Minute, "stop by itself after this long")
 		scenario  = flag.String("scenario", "", "drive each floor with this bench/load scenario, print the results and exit")
 		conc      = flag.Int("c", 1, "with -scenario: requests in flight")
@@ -119,6 +122,18 @@ func run() error {
 		{"gin", *ginPort, floor.NewGin(floor.Config{BodyBytes: *bodyBytes})},
 		{"hop", *hopPort, hop},
 		{"hopsqlite", *sqlPort, hopSQL},
+	}
+	if *pgDSN != "" {
+		pg, err := floor.OpenPostgres(ctx, *pgDSN)
+		if err != nil {
+			return err
+		}
+		defer pg.Close()
+		hopPG, err := floor.NewHop(floor.Config{BodyBytes: *bodyBytes, Runner: sup, DB: pg})
+		if err != nil {
+			return err
+		}
+		floors = append(floors, floorSpec{"hoppg", *pgPort, hopPG})
 	}
 	errc := make(chan error, len(floors))
 	var servers []*http.Server

@@ -7,6 +7,7 @@
 //	loadgen -url http://127.0.0.1:8080 -scenario stream -deltas 1000 -c 2 -d 5s
 //	loadgen -url http://127.0.0.1:8080 -scenario history -history 10000 -n 100
 //	loadgen -url http://127.0.0.1:8080 -scenario streams -streams 1000 -deltas 20 -delay-ms 200
+//	loadgen -url http://127.0.0.1:8080 -follow-url http://127.0.0.1:8081 -scenario follow -deltas 50 -delay-ms 10 -n 20
 //	loadgen -scenario idle -pid 1234 -d 2s
 //
 // It only targets loopback addresses unless -allow-remote is given, and it stops by
@@ -36,6 +37,7 @@ func run() int {
 	var asJSON bool
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080", "server base URL")
+	fs.StringVar(&cfg.FollowURL, "follow-url", "", "follow scenario: base URL of the replica that follows each turn")
 	fs.StringVar(&cfg.Path, "path", "/v1/responses", "endpoint path")
 	fs.StringVar(&cfg.Model, "model", "echo-go", "model (agent) name")
 	fs.StringVar(&cfg.Input, "input", "hello there", "input text of every turn")
