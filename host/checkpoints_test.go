@@ -15,6 +15,7 @@ import (
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 	"github.com/agentengine/agentengine/session/sqlite"
+	"github.com/agentengine/agentengine/wire"
 )
 
 // ckptAgent saves a checkpoint step by step and interrupts; a resume records the
@@ -35,6 +36,9 @@ func (a *ckptAgent) Run(_ context.Context, req *pluginsdk.Request, emit *plugins
 	a.mu.Unlock()
 	if req.Context.IsResume {
 		return emit.Text("resumed")
+	}
+	if c := req.Payload.ContinueFrom; c != nil {
+		return emit.Text("continued " + c.ThreadID + " " + c.CheckpointID)
 	}
 	for _, id := range []string{"c1", "c2"} {
 		if err := emit.Checkpoint(session.Checkpoint{ThreadID: "t", ID: id, ParentID: "p", Data: []byte("state " + id)}); err != nil {
@@ -238,5 +242,63 @@ func TestARunnerDoneWithAThreadDeletesItsCheckpoints(t *testing.T) {
 	runTurn(t, rt, host.TurnRequest{App: "ckpt", SessionID: r.Key.ID, Input: text("finish")})
 	if got, _ := store.Checkpoints(context.Background(), r.Key); len(got) != 0 {
 		t.Fatalf("checkpoints of a thread the runner is done with = %+v", got)
+	}
+}
+
+// A run continues a saved checkpoint thread in place: no input, the runner gets the
+// thread and the host's checkpoints. Anything else is refused before anything is stored.
+func TestContinueACheckpointInPlace(t *testing.T) {
+	store := memory.New()
+	agent := &ckptAgent{caps: pluginsdk.Capabilities{Resume: true, Checkpoints: true}}
+	rt := newRuntime(t, agent, store)
+	r, _ := runTurn(t, rt, host.TurnRequest{App: "ckpt", Input: text("go")})
+	sid := r.Key.ID
+	cont := func(thread, id string) host.TurnRequest {
+		return host.TurnRequest{App: "ckpt", SessionID: sid, ContinueFrom: &wire.CheckpointRef{ThreadID: thread, CheckpointID: id}}
+	}
+	withInput := cont("t", "c2")
+	withInput.Input = text("more")
+	noSession := cont("t", "")
+	noSession.SessionID = ""
+	cannot := newRuntime(t, &ckptAgent{caps: pluginsdk.Capabilities{Resume: true}}, store)
+	for _, tc := range []struct {
+		name string
+		rt   *host.Runtime
+		req  host.TurnRequest
+		want error
+	}{
+		{"with input", rt, withInput, host.ErrInvalidInput},
+		{"without session", rt, noSession, host.ErrInvalidInput},
+		{"without thread", rt, cont("", ""), host.ErrInvalidInput},
+		{"unknown thread", rt, cont("other", ""), host.ErrNotFound},
+		{"not the latest checkpoint", rt, cont("t", "c1"), host.ErrNotFound},
+		{"runner keeps no checkpoints", cannot, cont("t", "c2"), host.ErrInvalidInput},
+	} {
+		before, _ := store.Events(context.Background(), r.Key, session.EventQuery{})
+		_, err := tc.rt.Start(context.Background(), tc.req)
+		var ce *host.ClientError
+		if !errors.Is(err, tc.want) || !errors.As(err, &ce) || ce.Message == "" {
+			t.Fatalf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+		if after, _ := store.Events(context.Background(), r.Key, session.EventQuery{}); len(after) != len(before) {
+			t.Fatalf("%s: the refused run stored %d events", tc.name, len(after)-len(before))
+		}
+	}
+	if !rt.CanContinue(context.Background(), "ckpt") || cannot.CanContinue(context.Background(), "ckpt") {
+		t.Fatal("CanContinue does not follow the runner's capabilities")
+	}
+
+	_, evs := runTurn(t, rt, cont("t", "c2"))
+	if st := terminal(t, evs); st.Status != session.StatusCompleted {
+		t.Fatalf("continued run status %q", st.Status)
+	}
+	if p := agent.lastPayload(); p.ContinueFrom == nil || p.ContinueFrom.ThreadID != "t" || len(agent.last()) != 1 || agent.last()[0].ID != "c2" {
+		t.Fatalf("runner got continue_from %+v and checkpoints %+v", p.ContinueFrom, agent.last())
+	}
+	stored, _ := store.Events(context.Background(), r.Key, session.EventQuery{})
+	for _, e := range stored[len(stored)-4:] {
+		if e.Type == session.TypeUserMessage {
+			t.Fatalf("a continued run stored a user message: %+v", e)
+		}
 	}
 }

@@ -39,6 +39,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 		ToolApprovalMode: req.ToolApprovalMode,
 		SessionID:        key.ID,
 		InvocationID:     req.InvocationID,
+		ContinueFrom:     req.ContinueFrom,
 	}
 	// Seed 003: current_* are this turn's files only; attachments/attachment_results are
 	// the effective context, restored from the session when this turn has no files.

@@ -437,8 +437,8 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	if req.User == "" {
 		req.User = rt.defUser
 	}
-	if req.Input.Empty() {
-		return nil, clientErr(ErrInvalidInput, "input", "input is empty")
+	if err := checkInput(req); err != nil {
+		return nil, err
 	}
 	if len(req.Input.Resumes) > 0 && req.SessionID == "" {
 		return nil, clientErr(ErrNoPendingApproval, "input", "an approval response must continue the session that asked for it: send conversation or previous_response_id")
@@ -479,6 +479,11 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	caps := rt.capabilities(ctx, ag)
 	if len(resumes) > 0 && caps != nil && !caps.Resume {
 		return nil, clientErr(ErrInvalidInput, "input", "agent %q cannot resume an interrupted run: its runner does not support resume", ag.Name)
+	}
+	if req.ContinueFrom != nil {
+		if err := rt.checkContinue(ctx, key, ag.Name, caps, req.ContinueFrom); err != nil {
+			return nil, err
+		}
 	}
 	rt.awaitResults(ctx, files)
 	opening := openingEvents(req, ag.Name, resumes, files)

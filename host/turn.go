@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/wire"
 )
 
 // TurnRequest is a protocol-neutral request for one turn; every surface maps its wire
@@ -41,6 +42,10 @@ type TurnRequest struct {
 	// StateDelta is a JSON object of state changes the client sends with the turn
 	// (ADK's stateDelta); it is applied atomically with the turn's opening events.
 	StateDelta json.RawMessage
+	// ContinueFrom continues a checkpoint thread of the session in place: the run has no
+	// input, and the runner runs the thread on from where its last run stopped (a failed
+	// or cancelled run resumed). See Runtime.Continuable.
+	ContinueFrom *wire.CheckpointRef
 }
 
 // Input is a turn's normalised user input.
