@@ -18,7 +18,6 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/agentengine/agentengine/host/runnerproc"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -29,8 +28,6 @@ type Member interface {
 	Close(ctx context.Context) error
 	PID() int
 }
-
-var _ Member = (*runnerproc.Supervisor)(nil)
 
 // Pool routes calls to the least busy of its members. Safe for concurrent use.
 type Pool struct {
@@ -106,10 +103,12 @@ func (p *Pool) order() []*member {
 }
 
 // unavailable: the member has no process right now (restarting after a crash, or a
-// crash mid-call); another member can take the call.
+// crash mid-call); another member can take the call. Members say so with an error whose
+// Unavailable method reports true (runnerproc's ErrExited, ErrBackoff, ErrNotRunning);
+// checking the method keeps the pool free of runnerproc and go-plugin.
 func unavailable(err error) bool {
-	return errors.Is(err, runnerproc.ErrBackoff) || errors.Is(err, runnerproc.ErrExited) ||
-		errors.Is(err, runnerproc.ErrNotRunning)
+	var u interface{ Unavailable() bool }
+	return errors.As(err, &u) && u.Unavailable()
 }
 
 // call runs f on the least busy member, moving on to the next one while members are

@@ -16,6 +16,10 @@ import (
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
+// A supervisor is a pool member; checked here so that the pool itself need not import
+// runnerproc.
+var _ Member = (*runnerproc.Supervisor)(nil)
+
 // fake is a member whose runs stay open until the test ends them.
 type fake struct {
 	runnerv1.RunnerClient

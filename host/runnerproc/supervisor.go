@@ -27,18 +27,29 @@ import (
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
-// Errors a Supervisor's methods wrap; test with errors.Is.
+// Errors a Supervisor's methods wrap; test with errors.Is. ErrExited, ErrBackoff and
+// ErrNotRunning also have an Unavailable method: the supervisor has no process for the
+// call right now, so another process may take it (runnerpool checks for the method, which
+// keeps this package, and go-plugin with it, out of the pool's imports).
 var (
 	// ErrClosed: the supervisor was closed.
 	ErrClosed = errors.New("runner supervisor closed")
 	// ErrExited: the runner process exited or its connection broke; calls in flight fail
 	// with it. The next call starts a new process.
-	ErrExited = errors.New("runner process exited")
+	ErrExited error = unavailableError("runner process exited")
 	// ErrBackoff: the runner failed recently and the next start attempt is not due yet.
-	ErrBackoff = errors.New("runner is restarting after a failure")
+	ErrBackoff error = unavailableError("runner is restarting after a failure")
 	// ErrNotRunning: Ping found no live process (Ping never starts one).
-	ErrNotRunning = errors.New("runner is not running")
+	ErrNotRunning error = unavailableError("runner is not running")
 )
+
+// unavailableError is an error after which the call may be retried on another process.
+type unavailableError string
+
+func (e unavailableError) Error() string { return string(e) }
+
+// Unavailable reports that the supervisor had no process to take the call.
+func (unavailableError) Unavailable() bool { return true }
 
 // Config describes how to run one agent's runner.
 type Config struct {
