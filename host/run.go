@@ -353,11 +353,16 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 // {"path", "content", "encoding" ("utf-8" or "base64"), "deleted"}.
 const NativeWorkspaceFile = "workspace.file"
 
-// workspaceFile applies a workspace.file event to the agent's workspace. A bad event is
-// logged, not fatal: the file is the agent's side output, the run goes on.
+// workspaceFile applies a workspace.file event to the workspace of the run's user (the
+// agent's shared one unless it is per user). A bad event is logged, not fatal: the file
+// is the agent's side output, the run goes on.
 func (ts *turnState) workspaceFile(data []byte) {
-	w := ts.ag.Workspace
-	if w == nil {
+	if ts.ag.Workspace == nil {
+		return
+	}
+	w, err := ts.ag.Workspace.For(ts.r.Key.User)
+	if err != nil {
+		ts.rt.log.Warn("could not open the user's workspace", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
 		return
 	}
 	var f struct {
@@ -366,7 +371,7 @@ func (ts *turnState) workspaceFile(data []byte) {
 		Encoding string  `json:"encoding"`
 		Deleted  bool    `json:"deleted"`
 	}
-	err := json.Unmarshal(data, &f)
+	err = json.Unmarshal(data, &f)
 	// Agents' virtual filesystems (DeepAgents) root their paths at "/": the workspace.
 	f.Path = strings.TrimLeft(f.Path, "/")
 	switch {

@@ -77,3 +77,33 @@ func TestWorkspaceFileEventsLandInTheAgentsWorkspace(t *testing.T) {
 		t.Error("a path outside the workspace was written")
 	}
 }
+
+// With per-user workspaces, the files an agent writes land in the workspace of the user
+// whose turn it is.
+func TestWorkspaceFileEventsLandInTheUsersWorkspace(t *testing.T) {
+	ws, err := workspace.Open(workspace.Config{Dir: filepath.Join(t.TempDir(), "workspaces"), PerUser: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	client, stop := inprocess.Serve(fileAgent{})
+	t.Cleanup(stop)
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "files", Runner: client, Workspace: ws}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, evs := runTurn(t, rt, host.TurnRequest{App: "files", User: "alice", Input: text("write")})
+	if st := terminal(t, evs); st.Status != session.StatusCompleted {
+		t.Fatalf("status %q", st.Status)
+	}
+	alice, _ := ws.For("alice")
+	f, ent, err := alice.Open("notes/plan.md")
+	if err != nil || ent.Path != "notes/plan.md" {
+		t.Fatalf("alice's workspace: %v", err)
+	}
+	f.Close()
+	bob, _ := ws.For("bob")
+	if entries, _, err := bob.List(context.Background(), ".", true); err != nil || len(entries) != 0 {
+		t.Errorf("bob's workspace: %v, %v", entries, err)
+	}
+}

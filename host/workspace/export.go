@@ -13,6 +13,9 @@ import (
 // regular files are included: symlinks are skipped wherever they point, so an export
 // never carries anything from outside the workspace.
 func (w *Workspace) ExportZip(ctx context.Context, p string, out io.Writer) error {
+	if w.users != nil {
+		return errPerUser
+	}
 	rel, err := Clean(p)
 	if err != nil {
 		return err

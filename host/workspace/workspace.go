@@ -35,6 +35,9 @@ type Config struct {
 	Dir string
 	// MaxUploadBytes limits one written file (default DefaultMaxUploadBytes).
 	MaxUploadBytes int64
+	// PerUser gives every user a workspace of their own under Dir (see For, UsersDir);
+	// unset, every user shares Dir.
+	PerUser bool
 }
 
 // DefaultDir is the workspace root of a project.
@@ -42,10 +45,12 @@ func DefaultDir(projectDir string) string {
 	return filepath.Join(projectDir, ".agentengine", "ui", "workspace")
 }
 
-// Workspace is one project's workspace. It is safe for concurrent use.
+// Workspace is one project's workspace, shared by its users or (Config.PerUser) the
+// parent of one per user, which only For serves. It is safe for concurrent use.
 type Workspace struct {
-	root *os.Root
-	max  int64
+	root  *os.Root
+	max   int64
+	users *users // per user: file operations go to For(user)
 }
 
 // Open opens (creating) the workspace root.
@@ -63,11 +68,15 @@ func Open(cfg Config) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: open root: %w", err)
 	}
-	return &Workspace{root: root, max: cfg.MaxUploadBytes}, nil
+	w := &Workspace{root: root, max: cfg.MaxUploadBytes}
+	if cfg.PerUser {
+		w.users = &users{open: map[string]*Workspace{}}
+	}
+	return w, nil
 }
 
-// Close releases the root.
-func (w *Workspace) Close() error { return w.root.Close() }
+// Close releases the root (and every user's).
+func (w *Workspace) Close() error { return errors.Join(w.closeUsers(), w.root.Close()) }
 
 // MaxUploadBytes is the limit of one written file.
 func (w *Workspace) MaxUploadBytes() int64 { return w.max }
@@ -124,6 +133,9 @@ func mapErr(err error) error {
 
 // Stat describes the entry at a client path.
 func (w *Workspace) Stat(p string) (Entry, error) {
+	if w.users != nil {
+		return Entry{}, errPerUser
+	}
 	rel, err := Clean(p)
 	if err != nil {
 		return Entry{}, err
@@ -148,6 +160,9 @@ func notAFile(rel string) error {
 // descended, and ones leading out of the workspace are left out). truncated reports
 // that the listing stopped at its bound.
 func (w *Workspace) List(ctx context.Context, p string, recursive bool) (entries []Entry, truncated bool, err error) {
+	if w.users != nil {
+		return nil, false, errPerUser
+	}
 	rel, err := Clean(p)
 	if err != nil {
 		return nil, false, err
@@ -205,6 +220,9 @@ func (w *Workspace) List(ctx context.Context, p string, recursive bool) (entries
 
 // Open opens a file for reading; the caller closes it.
 func (w *Workspace) Open(p string) (*os.File, Entry, error) {
+	if w.users != nil {
+		return nil, Entry{}, errPerUser
+	}
 	rel, err := Clean(p)
 	if err != nil {
 		return nil, Entry{}, err
@@ -223,6 +241,9 @@ func (w *Workspace) Open(p string) (*os.File, Entry, error) {
 
 // Delete removes a file, a symlink (not its target) or an empty directory.
 func (w *Workspace) Delete(p string) error {
+	if w.users != nil {
+		return errPerUser
+	}
 	rel, err := Clean(p)
 	if err != nil {
 		return err
@@ -269,6 +290,9 @@ type Staged struct {
 
 // Stage streams r into a hidden temporary file of at most the upload limit.
 func (w *Workspace) Stage(ctx context.Context, r io.Reader) (*Staged, error) {
+	if w.users != nil {
+		return nil, errPerUser
+	}
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("workspace: temp name: %w", err)
