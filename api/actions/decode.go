@@ -4,42 +4,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
-	"mime"
-	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/agentengine/agentengine/api/internal/limit"
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 )
 
-// readBody reads a JSON request body within the size limit. An empty body is {}:
-// KsADK's clients post {} and some post nothing.
-func (s *Surface) readBody(c *gin.Context) ([]byte, *actionError) {
-	if ct := c.GetHeader("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, &actionError{Status: http.StatusUnsupportedMediaType, Code: CodeMediaType,
-				Message: "the request body must be JSON (Content-Type: application/json)"}
-		}
+// bodyError words a body that cannot be read in the envelope.
+func bodyError(e *httpx.BodyError) *actionError {
+	code := CodeInvalidParameter
+	switch e.Code {
+	case httpx.CodeMediaType:
+		code = CodeMediaType
+	case httpx.CodeTooLarge:
+		code = CodeTooLarge
 	}
-	tooLarge := &actionError{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: limit.TooLarge(s.cfg.MaxBodyBytes)}
-	if c.Request.ContentLength > s.cfg.MaxBodyBytes {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBodyBytes))
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return nil, tooLarge
-	}
-	if err != nil {
-		return nil, invalid("could not read the request body")
-	}
-	return body, nil
+	return &actionError{Status: e.Status, Code: code, Message: e.Message}
 }
 
 // decodeJSON decodes a request body into v, a pointer to a request struct whose json

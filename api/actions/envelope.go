@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentengine/agentengine/api/envelope"
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 )
 
@@ -44,32 +44,28 @@ func ok(c *gin.Context, action string, data any)         { envelope.OK(c, action
 func fail(c *gin.Context, action string, e *actionError) { envelope.Fail(c, action, e) }
 func requestID(c *gin.Context) string                    { return envelope.RequestID(c) }
 
-// fromHost maps a host.Runtime error to an answer. ClientErrors keep their message;
-// anything else is logged with its detail and answered generically.
+// fromHost maps a host.Runtime error to an answer (httpx.FromHost logs what is not
+// the client's to see).
 func (s *Surface) fromHost(action string, err error) *actionError {
-	var ce *host.ClientError
-	if !errors.As(err, &ce) {
-		if errors.Is(err, context.Canceled) {
-			return clientGone()
-		}
-		s.log.Error("action failed", "action", action, "error", err)
+	he := httpx.FromHost(s.log, action, err)
+	switch {
+	case he.Gone():
+		return clientGone()
+	case he.Internal():
 		return &actionError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: internalMessage}
 	}
-	e := &actionError{Status: http.StatusBadRequest, Code: CodeInvalidParameter, Message: ce.Message}
+	e := &actionError{Status: he.Status, Code: CodeInvalidParameter, Message: he.Message}
 	switch {
-	case errors.Is(ce.Kind, host.ErrUnknownAgent), errors.Is(ce.Kind, host.ErrNotFound):
-		e.Status, e.Code = http.StatusNotFound, CodeNotFound
-	case errors.Is(ce.Kind, host.ErrNoPendingApproval):
+	case errors.Is(he.Kind, host.ErrUnknownAgent), errors.Is(he.Kind, host.ErrNotFound):
+		e.Code = CodeNotFound
+	case errors.Is(he.Kind, host.ErrNoPendingApproval):
 		e.Code = CodeNoPendingApproval
-	case errors.Is(ce.Kind, host.ErrRunActive), errors.Is(ce.Kind, host.ErrRunNotActive):
-		e.Status, e.Code = http.StatusConflict, CodeConflict
-	case errors.Is(ce.Kind, host.ErrUnavailable):
-		e.Status, e.Code = http.StatusServiceUnavailable, CodeUnavailable
-	case errors.Is(ce.Kind, host.ErrTooManyRuns):
-		e.Status, e.Code = http.StatusTooManyRequests, CodeTooManyRequests
-	case errors.Is(ce.Kind, host.ErrInvalidInput):
-	default:
-		s.log.Error("unmapped client error kind", "action", action, "error", err)
+	case errors.Is(he.Kind, host.ErrRunActive), errors.Is(he.Kind, host.ErrRunNotActive):
+		e.Code = CodeConflict
+	case errors.Is(he.Kind, host.ErrUnavailable):
+		e.Code = CodeUnavailable
+	case errors.Is(he.Kind, host.ErrTooManyRuns):
+		e.Code = CodeTooManyRequests
 	}
 	return e
 }
@@ -96,6 +92,8 @@ func (s *Surface) WriteError(c *gin.Context, status int, code, message string) {
 		e.Code = CodeForbidden
 	case http.StatusRequestEntityTooLarge:
 		e.Code = CodeTooLarge
+	case http.StatusTooManyRequests:
+		e.Code = CodeTooManyRequests
 	case http.StatusBadRequest:
 		e.Code = CodeInvalidParameter
 	}

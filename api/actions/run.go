@@ -78,10 +78,10 @@ func (s *Surface) runAgent(ctx context.Context, c *gin.Context, req *runAgentReq
 		return backgroundData{SessionID: run.Key.ID, InvocationID: run.InvocationID, ResponseID: run.ResponseID,
 			Status: "running", Background: true, SubscribeURL: Prefix + "SubscribeRunEvents?" + q.Encode()}, nil
 	case req.Stream && format == formatChat:
-		s.oa.StreamChat(c, run)
+		s.streamEnded(run, openai.StreamChat(c, run, s.cfg.KeepAlive))
 		return nil, nil
 	case req.Stream:
-		s.oa.StreamResponse(c, run)
+		s.streamEnded(run, openai.StreamResponse(c, run, s.cfg.KeepAlive))
 		return nil, nil
 	case format == formatChat:
 		cc, err := openai.WaitChatCompletion(c, run)
@@ -99,6 +99,14 @@ func (s *Surface) runAgent(ctx context.Context, c *gin.Context, req *runAgentReq
 		return nil, clientGone() // the run goes on
 	}
 	return resp, nil
+}
+
+// streamEnded logs a stream that ended before its run for another reason than the
+// client going away.
+func (s *Surface) streamEnded(run *host.Run, err error) {
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Debug("RunAgent stream ended early", "session", run.Key.ID, "invocation", run.InvocationID, "error", err)
+	}
 }
 
 func runFailureCode(status int) string {
@@ -224,12 +232,15 @@ func (s *Surface) continued(ctx context.Context, t *host.TurnRequest, previous s
 }
 
 func (s *Surface) turnInput(ctx context.Context, t host.TurnRequest, field string, raw json.RawMessage) (host.Input, *actionError) {
-	in, err := s.oa.TurnInput(ctx, t.App, t.User, t.SessionID, field, raw)
+	in, err := openai.TurnInput(ctx, s.rt, s.log, session.Key{App: t.App, User: t.User, ID: t.SessionID}, field, raw)
 	var re *openai.RequestError
 	if errors.As(err, &re) {
 		code := CodeInvalidParameter
-		if re.Status == http.StatusNotFound {
+		switch {
+		case re.Status == http.StatusNotFound:
 			code = CodeNotFound
+		case re.Status >= 500:
+			code = CodeInternal
 		}
 		return in, &actionError{Status: re.Status, Code: code, Message: re.Message}
 	}

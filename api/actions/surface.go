@@ -9,7 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/workspace"
 )
@@ -30,7 +30,8 @@ type Config struct {
 	Logger  hclog.Logger
 	// KeepAlive is the interval of SSE keep-alive comments on idle streams.
 	KeepAlive time.Duration
-	// MaxBodyBytes caps request bodies (default openai.DefaultMaxBodyBytes).
+	// MaxBodyBytes caps request bodies when the surface is served without the router's
+	// limit (default httpx.DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// CancelWait bounds how long CancelRun waits for the run to stop before answering.
 	CancelWait time.Duration
@@ -57,7 +58,6 @@ type Features struct {
 // Surface serves the actions. It holds no mutable state.
 type Surface struct {
 	rt  *host.Runtime
-	oa  *openai.Handler // renders RunAgent streams and parses their input
 	log hclog.Logger
 	cfg Config
 	// started is the "created" of models.
@@ -75,9 +75,6 @@ func New(cfg Config) (*Surface, error) {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = DefaultKeepAlive
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = openai.DefaultMaxBodyBytes
-	}
 	if cfg.CancelWait <= 0 {
 		cfg.CancelWait = DefaultCancelWait
 	}
@@ -90,11 +87,7 @@ func New(cfg Config) (*Surface, error) {
 	if cfg.Features.WorkspaceMaxUploadBytes <= 0 {
 		cfg.Features.WorkspaceMaxUploadBytes = workspace.DefaultMaxUploadBytes
 	}
-	oa, err := openai.New(openai.Config{Runtime: cfg.Runtime, Logger: cfg.Logger, KeepAlive: cfg.KeepAlive, MaxBodyBytes: cfg.MaxBodyBytes})
-	if err != nil {
-		return nil, err
-	}
-	return &Surface{rt: cfg.Runtime, oa: oa, log: cfg.Logger, cfg: cfg, started: time.Now().Unix()}, nil
+	return &Surface{rt: cfg.Runtime, log: cfg.Logger, cfg: cfg, started: time.Now().Unix()}, nil
 }
 
 // Prefix is the path prefix this surface owns; the router's middleware answers errors
@@ -145,9 +138,9 @@ func methodOf(action string) string {
 func handle[T any](s *Surface, action string, fn func(ctx context.Context, c *gin.Context, req *T) (any, *actionError)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		requestID(c)
-		body, e := s.readBody(c)
-		if e != nil {
-			fail(c, action, e)
+		body, be := httpx.ReadJSON(c, s.cfg.MaxBodyBytes)
+		if be != nil {
+			fail(c, action, bodyError(be))
 			return
 		}
 		req := new(T)

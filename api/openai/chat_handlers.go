@@ -2,12 +2,13 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/api/sse"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
@@ -20,38 +21,32 @@ type chatEcho struct {
 }
 
 // createChatCompletion serves POST /v1/chat/completions.
-func (h *Handler) createChatCompletion(c *gin.Context) {
+func (h *Handler) createChatCompletion(c *gin.Context) *apiError {
 	body, aerr := h.readJSON(c)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	req, aerr := parseChatRequest(body)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	user, aerr := h.user(c, req.SafetyIdentifier, req.User)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	ctx := c.Request.Context()
 	agent, err := h.rt.ResolveAgent(req.Model)
 	if err != nil {
-		writeAPIError(c, fromHostError(h.log, "resolve agent", err))
-		return
+		return fromHostError(h.log, "resolve agent", err)
 	}
 	ksadk, aerr := h.ksadkShapes(c, agent.Name)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	if req.SessionID == "" {
 		if sid := c.GetHeader(HeaderSession); sid != "" {
 			if err := host.ValidateID(sid); err != nil {
-				writeAPIError(c, badRequest("", "", "the %s header is not a valid session id: %v", HeaderSession, err))
-				return
+				return badRequest("", "", "the %s header is not a valid session id: %v", HeaderSession, err)
 			}
 			req.SessionID = sid
 		}
@@ -61,34 +56,32 @@ func (h *Handler) createChatCompletion(c *gin.Context) {
 		Instructions: chatInstructions(req.Messages),
 		Meta:         session.MustJSON(chatEcho{API: "chat.completions", Model: agent.Name})}
 	if turn.Input, turn.SessionID, aerr = h.chatInput(ctx, turn, req, ksadk); aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	run, err := h.rt.Start(ctx, turn)
 	if err != nil {
-		writeAPIError(c, fromHostError(h.log, "start chat completion", err))
-		return
+		return fromHostError(h.log, "start chat completion", err)
 	}
 	c.Header(HeaderSession, run.Key.ID)
 	opts := chatOptions{IncludeUsage: req.IncludeUsage, Reasoning: req.KsadkEvents || extension(c, "reasoning"), Ksadk: ksadk}
 	enc := newChatEncoder(host.NewID("chatcmpl-"), agent.Name, run.Key.ID, run.CreatedAt.Unix(), opts, req.Stream)
 	if req.Stream {
-		h.streamChat(c, run, enc)
-		return
+		h.streamEnded(run, streamChat(c, run, enc, h.keepAlive))
+		return nil
 	}
 	evs, err := run.Wait(ctx)
 	if err != nil {
-		return // the client went away; the run goes on
+		return nil // the client went away; the run goes on
 	}
 	for _, ev := range evs {
 		enc.Add(ev)
 	}
 	cc, aerr := enc.Completion()
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
-	writeJSON(c, http.StatusOK, cc)
+	httpx.WriteJSON(c, http.StatusOK, cc)
+	return nil
 }
 
 // chatInstructions joins the system and developer messages: they are the turn's
@@ -189,26 +182,17 @@ func (h *Handler) chatInput(ctx context.Context, t host.TurnRequest, req *chatRe
 	for first > 0 && tail[first-1].Role == "tool" {
 		first--
 	}
-	pending, err := h.rt.PendingApprovals(ctx, session.Key{App: t.App, User: t.User, ID: sid})
-	if err != nil {
-		return in, sid, fromHostError(h.log, "pending approvals", err)
-	}
+	outs := make([]host.ToolOutput, 0, len(tail)-first)
 	for _, m := range tail[first:] {
-		p := answersApproval(m.ToolCallID, pending)
-		if p == nil {
-			in.Items = append(in.Items, m.items()...)
-			continue
-		}
 		out := m.text()
 		approve, reason := approvalVerdict(out)
-		res := host.Resume{Approve: approve, Reason: reason, Output: out, Raw: m.items()[0]}
-		if p.CallID == m.ToolCallID {
-			res.CallID = m.ToolCallID
-		} else {
-			res.ApprovalRequestID = p.ID
-		}
-		in.Resumes = append(in.Resumes, res)
+		outs = append(outs, host.ToolOutput{ID: m.ToolCallID, Output: out, Approve: approve, Reason: reason, Raw: m.items()[0]})
 	}
+	sorted, err := h.rt.SortToolOutputs(ctx, session.Key{App: t.App, User: t.User, ID: sid}, outs)
+	if err != nil {
+		return in, sid, fromHostError(h.log, "sort tool outputs", err)
+	}
+	in.Resumes, in.Items = sorted.Resumes, sorted.Items
 	return in, sid, nil
 }
 
@@ -250,8 +234,9 @@ func (h *Handler) approvalSession(ctx context.Context, t host.TurnRequest, msgs 
 	return ""
 }
 
-// streamChat writes the run as chat.completion.chunk data lines ending in [DONE].
-func (h *Handler) streamChat(c *gin.Context, run *host.Run, enc *chatEncoder) {
+// streamChat writes the run as chat.completion.chunk data lines ending in [DONE]. It
+// returns why the stream ended before the run (context.Canceled: the client went away).
+func streamChat(c *gin.Context, run *host.Run, enc *chatEncoder, keepAlive time.Duration) error {
 	s := sse.Start(c)
 	write := func(lines [][]byte) error {
 		for _, l := range lines {
@@ -262,9 +247,9 @@ func (h *Handler) streamChat(c *gin.Context, run *host.Run, enc *chatEncoder) {
 		return nil
 	}
 	if err := write(enc.Start()); err != nil {
-		return
+		return err
 	}
-	err := sse.Follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, "ping", func(ev host.Event) error {
+	return sse.Follow(c.Request.Context(), run.Subscribe(0), s, keepAlive, "ping", func(ev host.Event) error {
 		if err := write(enc.Add(ev)); err != nil {
 			return err
 		}
@@ -273,7 +258,4 @@ func (h *Handler) streamChat(c *gin.Context, run *host.Run, enc *chatEncoder) {
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, context.Canceled) {
-		h.log.Debug("chat stream ended early", "session", run.Key.ID, "error", err)
-	}
 }

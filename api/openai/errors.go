@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 )
 
@@ -71,41 +71,37 @@ func serverError() *apiError {
 	return &apiError{Status: http.StatusInternalServerError, Type: typeServer, Code: "server_error", Message: genericServerMessage}
 }
 
-// fromHostError maps an error of host.Runtime to an envelope. Errors that are not
-// ClientErrors are logged with their detail and reported generically.
+// fromHostError maps an error of host.Runtime to an envelope (httpx.FromHost logs
+// what is not the client's to see).
 func fromHostError(log hclog.Logger, op string, err error) *apiError {
-	var ce *host.ClientError
-	if !errors.As(err, &ce) {
-		if errors.Is(err, context.Canceled) {
-			// The client went away; nobody reads this, but keep it out of the error log.
-			return &apiError{Status: 499, Type: typeInvalidRequest, Code: "client_closed", Message: "the request was cancelled"}
-		}
-		log.Error("request failed", "op", op, "error", err)
+	he := httpx.FromHost(log, op, err)
+	switch {
+	case he.Gone():
+		return &apiError{Status: he.Status, Type: typeInvalidRequest, Code: "client_closed", Message: "the request was cancelled"}
+	case he.Internal():
 		return serverError()
 	}
-	e := &apiError{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: ce.Param, Message: ce.Message}
+	e := &apiError{Status: he.Status, Type: typeInvalidRequest, Param: he.Param, Message: he.Message}
 	switch {
-	case errors.Is(ce.Kind, host.ErrUnknownAgent):
-		e.Status, e.Code = http.StatusNotFound, "model_not_found"
+	case errors.Is(he.Kind, host.ErrUnknownAgent):
+		e.Code = "model_not_found"
 		if e.Param == "" {
 			e.Param = "model"
 		}
-	case errors.Is(ce.Kind, host.ErrNotFound):
-		e.Status, e.Code = http.StatusNotFound, "not_found"
-	case errors.Is(ce.Kind, host.ErrInvalidInput):
+	case errors.Is(he.Kind, host.ErrNotFound):
+		e.Code = "not_found"
+	case errors.Is(he.Kind, host.ErrInvalidInput):
 		e.Code = "invalid_value"
-	case errors.Is(ce.Kind, host.ErrNoPendingApproval):
+	case errors.Is(he.Kind, host.ErrNoPendingApproval):
 		e.Code = "no_pending_approval"
-	case errors.Is(ce.Kind, host.ErrRunActive):
-		e.Status, e.Code, e.NoRetry = http.StatusConflict, "run_in_progress", true
-	case errors.Is(ce.Kind, host.ErrRunNotActive):
-		e.Status, e.Code, e.NoRetry = http.StatusConflict, "run_not_active", true
-	case errors.Is(ce.Kind, host.ErrUnavailable):
-		e.Status, e.Type, e.Code = http.StatusServiceUnavailable, typeServer, "unavailable"
-	case errors.Is(ce.Kind, host.ErrTooManyRuns):
-		e.Status, e.Code = http.StatusTooManyRequests, "rate_limit_exceeded"
-	default:
-		log.Error("unmapped client error kind", "op", op, "error", err)
+	case errors.Is(he.Kind, host.ErrRunActive):
+		e.Code, e.NoRetry = "run_in_progress", true
+	case errors.Is(he.Kind, host.ErrRunNotActive):
+		e.Code, e.NoRetry = "run_not_active", true
+	case errors.Is(he.Kind, host.ErrUnavailable):
+		e.Type, e.Code = typeServer, "unavailable"
+	case errors.Is(he.Kind, host.ErrTooManyRuns):
+		e.Code = "rate_limit_exceeded"
 	}
 	return e
 }

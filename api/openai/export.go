@@ -3,9 +3,10 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
@@ -29,25 +30,17 @@ func requestError(a *apiError) *RequestError {
 }
 
 // TurnInput reads a Responses "input" value (a string, an item or an array of items)
-// held in the request field name, and assembles the input of a turn of app and user
-// that continues session sessionID ("" for a new session), exactly as POST
-// /v1/responses does: the last user message is the turn's content, approval answers
-// resume the session, item references are resolved. Rejections are *RequestError;
-// anything else is an internal error.
-func (h *Handler) TurnInput(ctx context.Context, app, user, sessionID, name string, input json.RawMessage) (host.Input, error) {
+// held in the request field name, and assembles the input of a turn of the session key
+// (key.ID "" for a new session), exactly as POST /v1/responses does: the last user
+// message is the turn's content, approval answers resume the session, item references
+// are resolved. Rejections are *RequestError (a failure of the server among them, with
+// a 5xx status, its detail logged to log).
+func TurnInput(ctx context.Context, rt *host.Runtime, log hclog.Logger, key session.Key, name string, input json.RawMessage) (host.Input, error) {
 	items, aerr := parseInputAt(input, name)
 	if aerr != nil {
 		return host.Input{}, requestError(aerr)
 	}
-	var pending []host.PendingApproval
-	if sessionID != "" && hasKind(items, itemFunctionCallOutput) {
-		var err error
-		pending, err = h.rt.PendingApprovals(ctx, session.Key{App: app, User: user, ID: sessionID})
-		if err != nil {
-			return host.Input{}, fmt.Errorf("pending approvals: %w", err)
-		}
-	}
-	in, _, aerr := h.assembleInput(ctx, app, user, items, pending)
+	in, _, aerr := assembleInput(ctx, rt, log, key, items)
 	if aerr != nil {
 		return host.Input{}, requestError(aerr)
 	}
@@ -72,8 +65,11 @@ func runBase(run *host.Run) Response {
 // goes away. The run goes on either way. The action API's Web UIs are written against
 // it: response.ksadk.tool_result after each tool call, reasoning only as deltas, the
 // flat error of response.failed, response.cancelled for a stopped run.
-func (h *Handler) StreamResponse(c *gin.Context, run *host.Run) {
-	h.streamResponse(c, run, newKsadkEncoder(runBase(run)), -1)
+//
+// It returns why the stream ended before the run (context.Canceled: the client went
+// away); keepAlive is the interval of the keep-alives.
+func StreamResponse(c *gin.Context, run *host.Run, keepAlive time.Duration) error {
+	return streamResponse(c, run, newKsadkEncoder(runBase(run)), -1, keepAlive)
 }
 
 // WaitResponse waits for run to end and returns its Response object, as a non-stream
@@ -96,9 +92,9 @@ func chatEncoderFor(c *gin.Context, run *host.Run, stream bool) *chatEncoder {
 }
 
 // StreamChat writes run as chat.completion.chunk data lines ending in [DONE], as a
-// streaming POST /v1/chat/completions does.
-func (h *Handler) StreamChat(c *gin.Context, run *host.Run) {
-	h.streamChat(c, run, chatEncoderFor(c, run, true))
+// streaming POST /v1/chat/completions does, and returns as StreamResponse does.
+func StreamChat(c *gin.Context, run *host.Run, keepAlive time.Duration) error {
+	return streamChat(c, run, chatEncoderFor(c, run, true), keepAlive)
 }
 
 // WaitChatCompletion waits for run to end and returns its chat.completion object. A run

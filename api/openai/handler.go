@@ -1,18 +1,14 @@
 package openai
 
 import (
-	"encoding/json"
 	"errors"
-	"io"
-	"mime"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/agentengine/agentengine/api/internal/limit"
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 )
 
@@ -109,37 +105,26 @@ func (h *Handler) WriteError(c *gin.Context, status int, code, message string) {
 // Register mounts the routes on r.
 func (h *Handler) Register(r gin.IRouter) {
 	v1 := r.Group("/v1")
-	v1.POST("/responses", h.createResponse)
-	v1.GET("/responses/:id", h.getResponse)
-	v1.DELETE("/responses/:id", h.deleteResponse)
-	v1.POST("/responses/:id/cancel", h.cancelResponse)
-	v1.GET("/responses/:id/input_items", h.listInputItems)
-	v1.POST("/chat/completions", h.createChatCompletion)
-	v1.GET("/models", h.listModels)
-	v1.GET("/models/:id", h.getModel)
+	v1.POST("/responses", handle(h.createResponse))
+	v1.GET("/responses/:id", handle(h.getResponse))
+	v1.DELETE("/responses/:id", handle(h.deleteResponse))
+	v1.POST("/responses/:id/cancel", handle(h.cancelResponse))
+	v1.GET("/responses/:id/input_items", handle(h.listInputItems))
+	v1.POST("/chat/completions", handle(h.createChatCompletion))
+	v1.GET("/models", handle(h.listModels))
+	v1.GET("/models/:id", handle(h.getModel))
+}
+
+// handle adapts a handler that returns its error, writing it as an envelope.
+func handle(fn func(*gin.Context) *apiError) gin.HandlerFunc {
+	return httpx.Handle(writeAPIError, fn)
 }
 
 // readJSON reads a JSON request body within the size limit.
 func (h *Handler) readJSON(c *gin.Context) ([]byte, *apiError) {
-	if ct := c.GetHeader("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, &apiError{Status: http.StatusUnsupportedMediaType, Type: typeInvalidRequest, Code: "unsupported_media_type",
-				Message: "the request body must be JSON (Content-Type: application/json)"}
-		}
-	}
-	tooLarge := &apiError{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
-		Message: limit.TooLarge(h.maxBody)}
-	if c.Request.ContentLength > h.maxBody {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, h.maxBody))
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return nil, tooLarge
-	}
-	if err != nil {
-		return nil, badRequest("", "invalid_body", "could not read the request body")
+	body, e := httpx.ReadJSON(c, h.maxBody)
+	if e != nil {
+		return nil, &apiError{Status: e.Status, Type: typeInvalidRequest, Code: e.Code, Message: e.Message}
 	}
 	return body, nil
 }
@@ -186,28 +171,4 @@ func extension(c *gin.Context, name string) bool {
 		}
 	}
 	return false
-}
-
-// writeJSON writes v as the response body.
-func writeJSON(c *gin.Context, status int, v any) {
-	c.Render(status, jsonRender{v})
-}
-
-// jsonRender encodes without HTML escaping, like OpenAI.
-type jsonRender struct{ v any }
-
-func (r jsonRender) Render(w http.ResponseWriter) error {
-	r.WriteContentType(w)
-	enc := newJSONEncoder(w)
-	return enc.Encode(r.v)
-}
-
-func newJSONEncoder(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc
-}
-
-func (r jsonRender) WriteContentType(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 )
@@ -118,25 +119,22 @@ type itemList struct {
 }
 
 // listInputItems serves GET /v1/responses/{id}/input_items.
-func (h *Handler) listInputItems(c *gin.Context) {
+func (h *Handler) listInputItems(c *gin.Context) *apiError {
 	limit := 20
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			writeAPIError(c, badRequest("limit", "", "limit must be an integer from 1 to 100"))
-			return
+			return badRequest("limit", "", "limit must be an integer from 1 to 100")
 		}
 		limit = n
 	}
 	order := c.DefaultQuery("order", "desc")
 	if order != "asc" && order != "desc" {
-		writeAPIError(c, badRequest("order", "", "order must be asc or desc"))
-		return
+		return badRequest("order", "", "order must be asc or desc")
 	}
 	run, _, aerr := h.openResponse(c)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	items := inputItemsOf(run.Subscribe(0).Ready(), parseEcho(run.Meta, run.Agent))
 	if order == "desc" {
@@ -153,8 +151,7 @@ func (h *Handler) listInputItems(c *gin.Context) {
 			}
 		}
 		if at < 0 {
-			writeAPIError(c, badRequest("after", "", "response has no input item %q", after))
-			return
+			return badRequest("after", "", "response has no input item %q", after)
 		}
 		items = items[at+1:]
 	}
@@ -168,7 +165,8 @@ func (h *Handler) listInputItems(c *gin.Context) {
 	if n := len(list.Data); n > 0 {
 		list.FirstID, list.LastID = itemID(list.Data[0]), itemID(list.Data[n-1])
 	}
-	writeJSON(c, http.StatusOK, list)
+	httpx.WriteJSON(c, http.StatusOK, list)
+	return nil
 }
 
 func itemID(raw json.RawMessage) string {

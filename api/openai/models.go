@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/api/internal/httpx"
 )
 
 // model is an entry of /v1/models: every hosted agent is a model.
@@ -19,31 +21,31 @@ func (h *Handler) model(name string) model {
 }
 
 // listModels serves GET /v1/models.
-func (h *Handler) listModels(c *gin.Context) {
+func (h *Handler) listModels(c *gin.Context) *apiError {
 	agents := h.rt.Agents()
 	data := make([]model, 0, len(agents))
 	for _, a := range agents {
 		data = append(data, h.model(a.Name))
 	}
-	writeJSON(c, http.StatusOK, struct {
+	httpx.WriteJSON(c, http.StatusOK, struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{"list", data})
+	return nil
 }
 
 // getModel serves GET /v1/models/{id}.
-func (h *Handler) getModel(c *gin.Context) {
+func (h *Handler) getModel(c *gin.Context) *apiError {
 	id := c.Param("id")
 	for _, a := range h.rt.Agents() {
 		if a.Name == id {
-			writeJSON(c, http.StatusOK, h.model(a.Name))
-			return
+			httpx.WriteJSON(c, http.StatusOK, h.model(a.Name))
+			return nil
 		}
 	}
 	_, err := h.rt.ResolveAgent(id) // words the not-found message with the known agents
 	if err == nil {
-		writeAPIError(c, notFound("model", "the model %q does not exist", id))
-		return
+		return notFound("model", "the model %q does not exist", id)
 	}
-	writeAPIError(c, fromHostError(h.log, "get model", err))
+	return fromHostError(h.log, "get model", err)
 }

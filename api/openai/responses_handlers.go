@@ -7,41 +7,39 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/api/sse"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 )
 
 // createResponse serves POST /v1/responses.
-func (h *Handler) createResponse(c *gin.Context) {
+func (h *Handler) createResponse(c *gin.Context) *apiError {
 	body, aerr := h.readJSON(c)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	req, aerr := parseResponsesRequest(body)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	user, aerr := h.user(c, req.SafetyIdentifier, req.User)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	ctx := c.Request.Context()
 	turn, echo, aerr := h.responsesTurn(ctx, req, user)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	ksadk, aerr := h.ksadkShapes(c, turn.App)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	respID := host.NewID("resp_")
 	if req.Store {
@@ -51,29 +49,29 @@ func (h *Handler) createResponse(c *gin.Context) {
 	}
 	run, err := h.rt.Start(ctx, turn)
 	if err != nil {
-		writeAPIError(c, fromHostError(h.log, "start response", err))
-		return
+		return fromHostError(h.log, "start response", err)
 	}
 	base := baseResponse(runIdentity{ResponseID: respID, CreatedAt: run.CreatedAt, SessionID: run.Key.ID}, echo)
 	opts := h.encodeOptions(ctx, run, echo, ksadk)
 	opts.ToolResults = req.KsadkEvents || extension(c, "tool_result")
 	switch {
 	case req.Stream:
-		h.streamResponse(c, run, h.streamEncoder(base, opts), -1)
+		h.streamEnded(run, streamResponse(c, run, newStreamEncoder(base, opts), -1, h.keepAlive))
 	case req.Background:
-		writeJSON(c, http.StatusOK, snapshot(run, base, opts))
+		httpx.WriteJSON(c, http.StatusOK, snapshot(run, base, opts))
 	default:
 		evs, err := run.Wait(ctx)
 		if err != nil {
-			return // the client went away; the run goes on
+			return nil // the client went away; the run goes on
 		}
 		opts.ToolResults = false
 		enc := newResponseEncoder(base, opts, false)
 		for _, ev := range evs {
 			enc.Add(ev)
 		}
-		writeJSON(c, http.StatusOK, enc.Response())
+		httpx.WriteJSON(c, http.StatusOK, enc.Response())
 	}
+	return nil
 }
 
 // responsesTurn maps a request to a turn: agent, session, input and the echo.
@@ -125,14 +123,7 @@ func (h *Handler) responsesTurn(ctx context.Context, req *responsesRequest, user
 			}
 		}
 	}
-	var pending []host.PendingApproval
-	if t.SessionID != "" && hasKind(req.Input, itemFunctionCallOutput) {
-		pending, err = h.rt.PendingApprovals(ctx, session.Key{App: t.App, User: user, ID: t.SessionID})
-		if err != nil {
-			return t, requestEcho{}, fromHostError(h.log, "pending approvals", err)
-		}
-	}
-	in, slots, aerr := h.assembleInput(ctx, t.App, user, req.Input, pending)
+	in, slots, aerr := assembleInput(ctx, h.rt, h.log, session.Key{App: t.App, User: user, ID: t.SessionID}, req.Input)
 	if aerr != nil {
 		return t, requestEcho{}, aerr
 	}
@@ -153,22 +144,24 @@ func (h *Handler) responsesTurn(ctx context.Context, req *responsesRequest, user
 	return t, echo, nil
 }
 
-func hasKind(items []inputItem, kind string) bool {
+// assembleInput splits the items into the input of a turn of the session key (key.ID
+// "" for a new one). The last user message is the current content;
+// mcp_approval_response items, and the function_call_output items the host sorts into
+// resumes (host.Runtime.SortToolOutputs), resume it; item references are resolved to
+// the stored items; everything else is passed to the runner as an item, in order.
+func assembleInput(ctx context.Context, rt *host.Runtime, log hclog.Logger, key session.Key, items []inputItem) (host.Input, []inputSlot, *apiError) {
+	var in host.Input
+	var outs []host.ToolOutput
 	for _, it := range items {
-		if it.Kind == kind {
-			return true
+		if it.Kind == itemFunctionCallOutput {
+			outs = append(outs, host.ToolOutput{ID: it.CallID, Output: it.Output, Approve: it.Approve, Reason: it.Reason, Raw: it.Raw})
 		}
 	}
-	return false
-}
-
-// assembleInput splits the items into the turn's input. The last user message is the
-// current content; mcp_approval_response items, and function_call_output items whose
-// call (or approval) id matches a pending approval of the continued session, resume
-// it; item references are resolved to the stored items; everything else is passed to
-// the runner as an item, in order.
-func (h *Handler) assembleInput(ctx context.Context, app, user string, items []inputItem, pending []host.PendingApproval) (host.Input, []inputSlot, *apiError) {
-	var in host.Input
+	sorted, err := rt.SortToolOutputs(ctx, key, outs)
+	if err != nil {
+		return in, nil, fromHostError(log, "sort tool outputs", err)
+	}
+	resumes, out := sorted.Resumes, 0
 	slots := make([]inputSlot, 0, len(items))
 	last := -1
 	for i, it := range items {
@@ -184,20 +177,14 @@ func (h *Handler) assembleInput(ctx context.Context, app, user string, items []i
 		case it.Kind == itemMCPApprovalResponse:
 			in.Resumes = append(in.Resumes, host.Resume{ApprovalRequestID: it.ApprovalID, Approve: it.Approve, Reason: it.Reason, Raw: it.Raw})
 			slots = append(slots, inputSlot{ID: idOr(it.ID, "mcpr_"), Src: "resume", Item: it.Raw})
-		case it.Kind == itemFunctionCallOutput && answersApproval(it.CallID, pending) != nil:
-			p := answersApproval(it.CallID, pending)
-			res := host.Resume{Approve: it.Approve, Reason: it.Reason, Output: it.Output, Raw: it.Raw}
-			if p.CallID == it.CallID {
-				res.CallID = it.CallID
-			} else {
-				res.ApprovalRequestID = p.ID
-			}
-			in.Resumes = append(in.Resumes, res)
+		case it.Kind == itemFunctionCallOutput && sorted.Resumed[out]:
+			out++
+			in.Resumes, resumes = append(in.Resumes, resumes[0]), resumes[1:]
 			slots = append(slots, inputSlot{ID: idOr(it.ID, "fco_"), Src: "resume", Item: it.Raw})
 		case it.Kind == itemReference:
-			ev, err := h.rt.FindItem(ctx, app, user, it.RefID)
+			ev, err := rt.FindItem(ctx, key.App, key.User, it.RefID)
 			if err != nil {
-				aerr := fromHostError(h.log, "item reference", err)
+				aerr := fromHostError(log, "item reference", err)
 				if aerr.Status == http.StatusNotFound {
 					aerr.Param = "input"
 				}
@@ -210,27 +197,14 @@ func (h *Handler) assembleInput(ctx context.Context, app, user string, items []i
 			in.Items = append(in.Items, raw)
 			slots = append(slots, inputSlot{ID: it.RefID, Src: "item"})
 		default:
+			if it.Kind == itemFunctionCallOutput {
+				out++ // history, not a resume
+			}
 			in.Items = append(in.Items, it.Raw)
 			slots = append(slots, inputSlot{ID: idOr(it.ID, itemPrefix(it.Kind)), Src: "item"})
 		}
 	}
 	return in, slots, nil
-}
-
-// answersApproval returns the pending approval a tool output answers, matched by the
-// guarded call id or by the approval id itself.
-func answersApproval(callID string, pending []host.PendingApproval) *host.PendingApproval {
-	for i := range pending {
-		if pending[i].CallID == callID && callID != "" {
-			return &pending[i]
-		}
-	}
-	for i := range pending {
-		if pending[i].ID == callID {
-			return &pending[i]
-		}
-	}
-	return nil
 }
 
 func idOr(id, prefix string) string {
@@ -311,7 +285,7 @@ type streamEncoder interface {
 	Add(host.Event) []sseEvent
 }
 
-func (h *Handler) streamEncoder(base Response, opts encodeOptions) streamEncoder {
+func newStreamEncoder(base Response, opts encodeOptions) streamEncoder {
 	if opts.Ksadk {
 		return newKsadkEncoder(base)
 	}
@@ -319,8 +293,9 @@ func (h *Handler) streamEncoder(base Response, opts encodeOptions) streamEncoder
 }
 
 // streamResponse writes the run as a Responses event stream, skipping events with
-// sequence numbers up to startingAfter (replays).
-func (h *Handler) streamResponse(c *gin.Context, run *host.Run, enc streamEncoder, startingAfter int) {
+// sequence numbers up to startingAfter (replays). It returns why the stream ended
+// before the run (context.Canceled: the client went away).
+func streamResponse(c *gin.Context, run *host.Run, enc streamEncoder, startingAfter int, keepAlive time.Duration) error {
 	s := sse.Start(c)
 	write := func(evs []sseEvent) error {
 		for _, ev := range evs {
@@ -334,13 +309,18 @@ func (h *Handler) streamResponse(c *gin.Context, run *host.Run, enc streamEncode
 		return nil
 	}
 	if err := write(enc.Start()); err != nil {
-		return
+		return err
 	}
-	err := sse.Follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, "ping", func(ev host.Event) error {
+	return sse.Follow(c.Request.Context(), run.Subscribe(0), s, keepAlive, "ping", func(ev host.Event) error {
 		return write(enc.Add(ev))
 	})
+}
+
+// streamEnded logs a stream that ended before its run for another reason than the
+// client going away.
+func (h *Handler) streamEnded(run *host.Run, err error) {
 	if err != nil && !errors.Is(err, context.Canceled) {
-		h.log.Debug("response stream ended early", "session", run.Key.ID, "invocation", run.InvocationID, "error", err)
+		h.log.Debug("stream ended early", "session", run.Key.ID, "invocation", run.InvocationID, "error", err)
 	}
 }
 
@@ -389,30 +369,28 @@ func (h *Handler) storedOptions(c *gin.Context, run *host.Run) (encodeOptions, *
 // after starting_after, following the run live if it is still going. The options come
 // from the query (openai-python, openai-node) or from a JSON body (openai-go sends
 // {"stream":true} with its GET).
-func (h *Handler) getResponse(c *gin.Context) {
+func (h *Handler) getResponse(c *gin.Context) *apiError {
 	stream, after, aerr := h.replayOptions(c)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	run, base, aerr := h.openResponse(c)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	opts, aerr := h.storedOptions(c, run)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	if stream {
 		// Extension events change sequence numbers, so replays honour only the header
 		// (the original request's ksadk_events is not stored).
 		opts.ToolResults = extension(c, "tool_result")
-		h.streamResponse(c, run, h.streamEncoder(base, opts), after)
-		return
+		h.streamEnded(run, streamResponse(c, run, newStreamEncoder(base, opts), after, h.keepAlive))
+		return nil
 	}
-	writeJSON(c, http.StatusOK, snapshot(run, base, opts))
+	httpx.WriteJSON(c, http.StatusOK, snapshot(run, base, opts))
+	return nil
 }
 
 func (h *Handler) replayOptions(c *gin.Context) (stream bool, after int, aerr *apiError) {
@@ -458,39 +436,36 @@ func (h *Handler) replayOptions(c *gin.Context) (stream bool, after int, aerr *a
 
 // deleteResponse serves DELETE /v1/responses/{id}. The session keeps its events; the
 // response just cannot be retrieved or chained any more.
-func (h *Handler) deleteResponse(c *gin.Context) {
+func (h *Handler) deleteResponse(c *gin.Context) *apiError {
 	user, aerr := h.user(c)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	id := c.Param("id")
 	if err := h.rt.DeleteResponse(c.Request.Context(), user, id); err != nil {
-		writeAPIError(c, fromHostError(h.log, "delete response", err))
-		return
+		return fromHostError(h.log, "delete response", err)
 	}
-	writeJSON(c, http.StatusOK, struct {
+	httpx.WriteJSON(c, http.StatusOK, struct {
 		ID      string `json:"id"`
 		Object  string `json:"object"`
 		Deleted bool   `json:"deleted"`
 	}{id, "response", true})
+	return nil
 }
 
 // cancelResponse serves POST /v1/responses/{id}/cancel. OpenAI only cancels background
 // responses; this server cancels any run in progress (a foreground stream's client may
 // be gone while the run goes on). Cancelling a finished response returns it unchanged,
 // so the call is idempotent.
-func (h *Handler) cancelResponse(c *gin.Context) {
+func (h *Handler) cancelResponse(c *gin.Context) *apiError {
 	run, base, aerr := h.openResponse(c)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
 	ctx := c.Request.Context()
 	err := h.rt.Cancel(ctx, run.Key, run.InvocationID)
 	if err != nil && !errors.Is(err, host.ErrRunNotActive) {
-		writeAPIError(c, fromHostError(h.log, "cancel response", err))
-		return
+		return fromHostError(h.log, "cancel response", err)
 	}
 	wait, stop := context.WithTimeout(ctx, h.cancelWait)
 	defer stop()
@@ -500,8 +475,8 @@ func (h *Handler) cancelResponse(c *gin.Context) {
 	}
 	opts, aerr := h.storedOptions(c, run)
 	if aerr != nil {
-		writeAPIError(c, aerr)
-		return
+		return aerr
 	}
-	writeJSON(c, http.StatusOK, snapshot(run, base, opts))
+	httpx.WriteJSON(c, http.StatusOK, snapshot(run, base, opts))
+	return nil
 }
