@@ -128,7 +128,7 @@ type bootstrapPayload struct {
 
 // bootstrap serves GetAgentUiBootstrap. Without AgentId it describes the only agent,
 // or the first of several (Agents lists them all, for a multi-agent UI).
-func (s *Surface) bootstrap(_ context.Context, _ *gin.Context, req *bootstrapRequest) (any, *actionError) {
+func (s *Surface) bootstrap(ctx context.Context, _ *gin.Context, req *bootstrapRequest) (any, *actionError) {
 	agents := s.rt.Agents()
 	var a host.AgentInfo
 	if req.AgentID != "" || len(agents) == 1 {
@@ -153,6 +153,9 @@ func (s *Surface) bootstrap(_ context.Context, _ *gin.Context, req *bootstrapReq
 			SupportsDelete: true, RootLabel: "Workspace", EntryAction: "ListWorkspaceFiles", UploadAction: "AddWorkspaceFile",
 			ContentPath: Prefix + "GetWorkspaceFileContent"}
 	}
+	// A failed or cancelled run of an agent whose runner keeps its checkpoints with the
+	// host continues in place (ResumeRun); other checkpoints are listed and previewed.
+	resume := a.Name != "" && s.rt.CanContinue(ctx, a.Name)
 	return bootstrapPayload{
 		Agent:   agentOf(a),
 		Agents:  list,
@@ -163,9 +166,9 @@ func (s *Surface) bootstrap(_ context.Context, _ *gin.Context, req *bootstrapReq
 			Approval:       true,
 			ApprovalPolicy: approvalPolicy{Modes: []string{"ask"}, DefaultMode: "ask"},
 			StopRun:        true,
-			// Checkpoints are listed and previewed; ResumeRun starts no run (a checkpoint
-			// continues by an approval answer or a new turn), so CheckpointResume is off.
-			RunLifecycle:  runLifecycle{Enabled: true, Resume: true, Abort: true, Checkpoints: true, CheckpointResumePreview: true},
+			ResumeRun:      resume,
+			RunLifecycle: runLifecycle{Enabled: true, Resume: true, Abort: true, Checkpoints: true,
+				CheckpointResume: resume, CheckpointResumePreview: true},
 			Feedback:      true,
 			RenameSession: true,
 			BuiltinTools:  []any{},

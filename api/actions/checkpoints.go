@@ -1,15 +1,20 @@
 package actions
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/wire"
 )
 
 // The run lifecycle actions KsADK's UI uses to show where a run stopped:
@@ -18,10 +23,11 @@ import (
 // each thread and namespace, saved when a run ends, so they belong to the session's
 // latest finished run) and the stored tool_call / tool_result events.
 //
-// A checkpoint continues only forward: a run paused for approval continues when the
-// approval is answered (RunAgent with an mcp_approval_response), any other run by a new
-// turn, which the runner starts from the kept state. ResumeRun therefore starts no run;
-// it answers noop for a finished run and says which of the two to do otherwise.
+// A checkpoint continues forward: a run paused for approval continues when the approval
+// is answered (RunAgent with an mcp_approval_response); a run that failed, was cancelled
+// or was cut short continues in place with ResumeRun when the agent's runner keeps its
+// checkpoints with the host (the thread runs on from its checkpoint, the steps it
+// finished are not run again); any run continues with a new turn.
 
 type checkpointsRequest struct {
 	sessionRequest
@@ -84,6 +90,7 @@ type lifecycle struct {
 	last        lastRun
 	pending     []string // tools whose approval the latest run waits for
 	running     string   // the invocation in progress, if any
+	canContinue bool     // the agent's runner continues checkpoints in place
 }
 
 // lifecycle reads a session's checkpoints, its latest finished run and what it waits for.
@@ -97,7 +104,7 @@ func (s *Surface) lifecycle(ctx context.Context, c *gin.Context, action string, 
 		return nil, e
 	}
 	a, _ := s.agent(key.App)
-	l := &lifecycle{key: key, framework: a.Framework}
+	l := &lifecycle{key: key, framework: a.Framework, canContinue: s.rt.CanContinue(ctx, key.App)}
 	if sess.ActiveRunStatus == session.StatusInProgress {
 		l.running = sess.ActiveInvocationID
 	}
@@ -143,10 +150,13 @@ func (l *lifecycle) payload(cp session.Checkpoint) checkpointPayload {
 		}
 	}
 	status, next := l.last.status, ""
+	resumable := l.continuable(cp)
 	switch {
 	case len(l.pending) > 0:
 		status, next = "waiting_approval", "approve or reject "+strings.Join(l.pending, ", ")
 	case l.last.status == session.StatusCompleted:
+	case resumable:
+		next = "resume it in place with ResumeRun, or continue with a new turn"
 	case l.last.status != "":
 		next = "continue with a new turn"
 	}
@@ -159,10 +169,25 @@ func (l *lifecycle) payload(cp session.Checkpoint) checkpointPayload {
 		SeqID: l.last.seq, Timestamp: l.last.time, Framework: l.framework,
 		FrameworkRef: map[string]any{"thread_id": cp.ThreadID, "checkpoint_ns": cp.Namespace, "checkpoint_id": cp.ID, "parent_checkpoint_id": cp.ParentID},
 		Phase:        l.last.status, Status: status, Summary: summary, NextAction: next,
-		Resumable: false,
+		Resumable: resumable,
 		Metadata: map[string]any{"thread_id": cp.ThreadID, "namespace": cp.Namespace, "pending_writes": len(cp.Writes),
 			"interrupts": interrupts},
 	}
+}
+
+// continuable reports whether cp continues in place (ResumeRun): a thread's top-level
+// checkpoint saved by a run that ended before its graph did (failed, cancelled or cut
+// short), in a session with no run in progress or waiting for approval, of an agent
+// whose runner continues checkpoints.
+func (l *lifecycle) continuable(cp session.Checkpoint) bool {
+	if !l.canContinue || cp.Namespace != "" || l.running != "" || len(l.pending) > 0 {
+		return false
+	}
+	switch l.last.status {
+	case session.StatusFailed, session.StatusCancelled, session.StatusInterrupted:
+		return true
+	}
+	return false
 }
 
 func orText(s, def string) string {
@@ -259,11 +284,11 @@ func (s *Surface) previewCheckpoint(ctx context.Context, c *gin.Context, req *ch
 	if e != nil {
 		return nil, e
 	}
-	reason, expected, risk := l.verdict()
+	reason, expected, risk := l.verdict(cp)
 	return map[string]any{"Preview": map[string]any{
 		"Checkpoint":     cp,
-		"Capabilities":   map[string]any{"Resume": false, "Preview": true, "ToolReceipts": true},
-		"CanResume":      false,
+		"Capabilities":   map[string]any{"Resume": l.canContinue, "Preview": true, "ToolReceipts": true},
+		"CanResume":      cp.Resumable,
 		"Reason":         reason,
 		"NextNode":       "",
 		"ExpectedAction": expected,
@@ -275,7 +300,7 @@ func (s *Surface) previewCheckpoint(ctx context.Context, c *gin.Context, req *ch
 
 // verdict says how the checkpoint's run continues: the reason, the expected client
 // action and the risk of continuing (tools already run would not run again).
-func (l *lifecycle) verdict() (reason, expected, risk string) {
+func (l *lifecycle) verdict(cp checkpointPayload) (reason, expected, risk string) {
 	switch {
 	case l.running != "":
 		return "run " + l.running + " is in progress in this session", "wait", "high"
@@ -284,6 +309,9 @@ func (l *lifecycle) verdict() (reason, expected, risk string) {
 			": answer it with RunAgent (ResponsesInput [{type: mcp_approval_response, approval_request_id, approve}])", "approval", "medium"
 	case l.last.status == session.StatusCompleted:
 		return "run " + l.last.invocation + " completed: there is nothing to resume", "none", "low"
+	case cp.Resumable:
+		return "run " + l.last.invocation + " ended " + l.last.status +
+			": ResumeRun continues its thread from this checkpoint (the steps it finished are not run again)", "resume", "medium"
 	default:
 		return "run " + l.last.invocation + " ended " + orText(l.last.status, "unknown") +
 			": send a new turn with RunAgent; the agent continues from the kept state of its thread", "new_turn", "low"
@@ -302,15 +330,22 @@ func countStatus(rs []receiptPayload, status string) int {
 
 type resumeRunRequest struct {
 	checkpointsRequest
-	ResumeAttemptID string `json:"ResumeAttemptId"`
-	InvocationID    string `json:"InvocationId"`
-	Stream          bool   `json:"Stream"`
+	ResumeAttemptID          string          `json:"ResumeAttemptId"`
+	InvocationID             string          `json:"InvocationId"`
+	Stream                   bool            `json:"Stream"`
+	Model                    string          `json:"Model"`
+	ModelMetadata            json.RawMessage `json:"ModelMetadata"`
+	ModelOptions             json.RawMessage `json:"ModelOptions"`
+	Metadata                 json.RawMessage `json:"Metadata"`
+	ResumeInstructionEnabled bool            `json:"ResumeInstructionEnabled"`
+	ResumeInstruction        string          `json:"ResumeInstruction"`
 }
 
-// resumeRun serves ResumeRun: noop for a finished run's checkpoint (as KsADK answers
-// for a terminal checkpoint); 409 checkpoint_not_resumable, naming what to do, for
-// one that continues by an approval answer or a new turn; 409 resume_already_running
-// while a run is in progress.
+// resumeRun serves ResumeRun: a checkpoint that continues in place starts a run that
+// continues its thread (answered like RunAgent: the Responses object, or its stream);
+// noop for a finished run's checkpoint (as KsADK answers for a terminal checkpoint);
+// 409 checkpoint_not_resumable, naming what to do, for one that continues by an
+// approval answer or a new turn; 409 resume_already_running while a run is in progress.
 func (s *Surface) resumeRun(ctx context.Context, c *gin.Context, req *resumeRunRequest) (any, *actionError) {
 	if e := req.check(500); e != nil {
 		return nil, e
@@ -328,14 +363,59 @@ func (s *Surface) resumeRun(ctx context.Context, c *gin.Context, req *resumeRunR
 	if e != nil {
 		return nil, e
 	}
-	reason, expected, _ := l.verdict()
+	reason, expected, _ := l.verdict(cp)
 	switch expected {
 	case "none":
 		return map[string]any{"status": "noop", "Status": "noop", "Reason": reason, "SessionId": l.key.ID, "RunId": cp.RunID, "CheckpointId": cp.CheckpointID}, nil
 	case "wait":
 		return nil, &actionError{Status: http.StatusConflict, Code: "resume_already_running", Message: reason}
+	case "resume":
+		return s.continueCheckpoint(ctx, c, l, cp, req)
 	}
 	return nil, &actionError{Status: http.StatusConflict, Code: "checkpoint_not_resumable", Message: "checkpoint " + cp.CheckpointID + " is not resumed in place: " + reason}
+}
+
+// continueCheckpoint starts the run that continues cp's thread and answers with it.
+func (s *Surface) continueCheckpoint(ctx context.Context, c *gin.Context, l *lifecycle, cp checkpointPayload, req *resumeRunRequest) (any, *actionError) {
+	thread, _ := cp.FrameworkRef["thread_id"].(string)
+	t := host.TurnRequest{App: l.key.App, User: l.key.User, SessionID: l.key.ID,
+		// A repeated attempt reuses its invocation id, so it is refused (409) instead of
+		// running the thread twice.
+		InvocationID: cmp.Or(req.InvocationID, req.ResumeAttemptID),
+		ResponseID:   host.NewID("resp_"),
+		ContinueFrom: &wire.CheckpointRef{ThreadID: thread, CheckpointID: cp.CheckpointID}}
+	var e *actionError
+	if t.Metadata, e = metadataOf(req.Metadata); e != nil {
+		return nil, e
+	}
+	if t.ModelOptions, e = jsonObject("ModelOptions", req.ModelOptions); e != nil {
+		return nil, e
+	}
+	if t.ModelMetadata, e = modelMetadata(req.ModelMetadata, req.Model); e != nil {
+		return nil, e
+	}
+	if req.ResumeInstructionEnabled {
+		t.Instructions = req.ResumeInstruction
+	}
+	t.Meta = openai.ResponseMeta(l.key.App, t.Metadata, "", false)
+	run, err := s.rt.Start(ctx, t)
+	if errors.Is(err, host.ErrRunActive) {
+		return nil, &actionError{Status: http.StatusConflict, Code: "resume_already_running", Message: host.ClientMessage(err)}
+	}
+	if err != nil {
+		return nil, s.fromHost("ResumeRun", err)
+	}
+	c.Header(openai.HeaderSession, run.Key.ID)
+	c.Header("X-AgentEngine-Invocation-Id", run.InvocationID)
+	if req.Stream {
+		s.streamEnded(run, openai.StreamResponse(c, run, s.cfg.KeepAlive))
+		return nil, nil
+	}
+	resp, err := openai.WaitResponse(ctx, run)
+	if err != nil {
+		return nil, clientGone() // the run goes on
+	}
+	return resp, nil
 }
 
 // listReceipts serves ListToolReceipts: one receipt per tool call of the session's

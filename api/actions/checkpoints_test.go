@@ -2,10 +2,12 @@ package actions_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentengine/agentengine/api/actions"
 	"github.com/agentengine/agentengine/pluginsdk"
@@ -32,6 +34,12 @@ func (a *graphAgent) Run(_ context.Context, req *pluginsdk.Request, emit *plugin
 	a.mu.Unlock()
 	save := func() error {
 		return emit.Checkpoint(session.Checkpoint{ThreadID: req.SessionID, ID: id, ParentID: "cp_parent", Data: []byte("state")})
+	}
+	if c := req.Payload.ContinueFrom; c != nil {
+		if err := save(); err != nil {
+			return err
+		}
+		return emit.Text("continued " + c.ThreadID + " from " + c.CheckpointID)
 	}
 	if req.Context.IsResume {
 		if err := emit.ToolResult("call_del", "delete_file", `{"deleted":true}`, false); err != nil {
@@ -60,6 +68,8 @@ func (a *graphAgent) Run(_ context.Context, req *pluginsdk.Request, emit *plugin
 			return err
 		}
 		return emit.Text("looked it up")
+	case strings.Contains(in, "crash"):
+		return errors.New("the model went away")
 	case strings.Contains(in, "ask"):
 		if err := emit.CheckpointWrite(session.CheckpointWrite{ThreadID: req.SessionID, CheckpointID: id, TaskID: "task", Channel: "__interrupt__", Data: []byte("ask")}); err != nil {
 			return err
@@ -214,4 +224,78 @@ func TestCheckpointsAndReceipts(t *testing.T) {
 	if len(rc.ToolReceipts) != 1 || rc.ToolReceipts[0].ToolCallId != "call_del" || rc.ToolReceipts[0].Status != "completed" {
 		t.Errorf("receipts of the paused run %+v", rc.ToolReceipts)
 	}
+}
+
+// A failed run of an agent whose runner keeps its checkpoints continues in place:
+// ResumeRun starts a run that continues the checkpoint's thread (non-stream and stream).
+func TestResumeRunContinuesAFailedRunInPlace(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.runner = &graphAgent{} })
+	var boot struct {
+		Capabilities struct {
+			ResumeRun    bool
+			RunLifecycle struct{ CheckpointResume bool }
+		}
+	}
+	e.must("GetAgentUiBootstrap", map[string]any{}, &boot)
+	if !boot.Capabilities.ResumeRun || !boot.Capabilities.RunLifecycle.CheckpointResume {
+		t.Errorf("bootstrap capabilities %+v", boot.Capabilities)
+	}
+	s := e.createSession(map[string]any{})
+	for round, stream := range []bool{false, true} {
+		e.post("RunAgent", map[string]any{"SessionId": s.SessionId, "Messages": userMessages("crash now")})
+		failed := e.invocation(s.SessionId, "user")
+		var list struct{ Checkpoints []checkpointRow }
+		e.must("ListSessionCheckpoints", map[string]any{"SessionId": s.SessionId, "OnlyResumable": true}, &list)
+		if len(list.Checkpoints) != 1 || !list.Checkpoints[0].Resumable || list.Checkpoints[0].Status != "failed" ||
+			list.Checkpoints[0].RunId != failed || !strings.Contains(list.Checkpoints[0].NextAction, "ResumeRun") {
+			t.Fatalf("round %d: checkpoints after a failed run %+v", round, list.Checkpoints)
+		}
+		cp := list.Checkpoints[0]
+		var pv struct {
+			Preview struct {
+				CanResume      bool
+				ExpectedAction string
+			}
+		}
+		e.must("GetCheckpointResumePreview", map[string]any{"SessionId": s.SessionId, "RunId": failed, "CheckpointId": cp.CheckpointId}, &pv)
+		if !pv.Preview.CanResume || pv.Preview.ExpectedAction != "resume" {
+			t.Errorf("round %d: preview %+v", round, pv.Preview)
+		}
+		body := map[string]any{"SessionId": s.SessionId, "RunId": failed, "CheckpointId": cp.CheckpointId,
+			"ResumeAttemptId": fmt.Sprintf("attempt_%d", round), "Stream": stream}
+		want := "continued " + s.SessionId + " from " + cp.CheckpointId
+		if stream {
+			frames := e.stream(ctxTimeout(t, 10*time.Second), "POST", actions.Prefix+"ResumeRun", body).all(t)
+			var sawText, completed bool
+			for _, f := range frames {
+				sawText = sawText || strings.Contains(f.data, want)
+				completed = completed || f.event == "response.completed"
+			}
+			if !sawText || !completed {
+				t.Fatalf("resume stream %+v", frames)
+			}
+		} else {
+			var resp struct {
+				Status string
+				Output []struct {
+					Content []struct{ Text string }
+				}
+			}
+			e.must("ResumeRun", body, &resp)
+			if resp.Status != "completed" || len(resp.Output) == 0 || len(resp.Output[0].Content) == 0 || resp.Output[0].Content[0].Text != want {
+				t.Fatalf("resume %+v", resp)
+			}
+		}
+		// The continued run (its invocation id is the attempt's) is the session's latest;
+		// it completed, so nothing is left to resume.
+		if got := e.invocation(s.SessionId, "user"); got != fmt.Sprintf("attempt_%d", round) {
+			t.Fatalf("round %d: latest invocation %q", round, got)
+		}
+		e.must("ListSessionCheckpoints", map[string]any{"SessionId": s.SessionId, "OnlyResumable": true}, &list)
+		if len(list.Checkpoints) != 0 {
+			t.Fatalf("round %d: resumable after the continued run %+v", round, list.Checkpoints)
+		}
+	}
+	// A checkpoint the session does not keep is not found.
+	wantError(t, e.post("ResumeRun", map[string]any{"SessionId": s.SessionId, "RunId": "run_x", "CheckpointId": "cp_999"}), 404, actions.CodeNotFound, "cp_999")
 }

@@ -32,8 +32,11 @@
 //     client that goes away does not stop them; CancelRun and DeleteSession do.
 //   - Checkpoints are the host's (the latest of each thread, saved when a run ends):
 //     ListSessionCheckpoints and GetCheckpointResumePreview describe them and
-//     ListToolReceipts lists the stored tool calls, but ResumeRun starts no run — a
-//     checkpoint continues by an approval answer or a new turn, which ResumeRun names.
+//     ListToolReceipts lists the stored tool calls. ResumeRun continues a failed,
+//     cancelled or cut-short run's checkpoint in place when the agent's runner keeps
+//     its checkpoints with the host (the LangGraph bridge does): a new run runs the
+//     thread on from it. A checkpoint waiting for approval continues by the approval
+//     answer (RunAgent), a finished one is a noop.
 //   - SubscribeRunEvents follows the run's journal in memory (host.Run.Subscribe):
 //     nothing is polled. Stored events after the cursor are "id: <SeqId>" frames named
 //     conversation.event carrying the ListSessionEvents payload. Text not yet stored
