@@ -19,6 +19,7 @@ import (
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 	"github.com/agentengine/agentengine/session/sqlite"
+	"github.com/agentengine/agentengine/wire"
 )
 
 // An interrupted LangGraph run resumes after its runner process is SIGKILLed and after a
@@ -258,4 +259,87 @@ func TestPythonInterruptSurvivesRunnerKillAndHostRestart(t *testing.T) {
 		b.resume(t, sess, apr, "deployed eu=True")
 		noProjectFiles(t)
 	})
+}
+
+// flakyGraph's solve node fails while the project holds a FAIL file; fetch counts its
+// runs in fetch-runs, so a test sees whether a continued run ran it again.
+const flakyGraph = `
+from pathlib import Path
+from typing import TypedDict
+from langgraph.graph import START, END, StateGraph
+
+DIR = Path(__file__).parent
+
+class S(TypedDict):
+    query: str
+    fetched: str
+    answer: str
+
+def ksadk_prepare_state(payload, session_context):
+    return {"query": payload["input"]}
+
+def fetch(state: S):
+    runs = DIR / "fetch-runs"
+    runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
+    return {"fetched": state["query"].upper()}
+
+def solve(state: S):
+    if (DIR / "FAIL").exists():
+        raise RuntimeError("solve failed")
+    return {"answer": "solved " + state["fetched"]}
+
+b = StateGraph(S)
+b.add_node("fetch", fetch)
+b.add_node("solve", solve)
+b.add_edge(START, "fetch")
+b.add_edge("fetch", "solve")
+b.add_edge("solve", END)
+graph = b.compile()
+`
+
+// A LangGraph run that failed half-way continues in place (TurnRequest.ContinueFrom)
+// in a new runner process, from the checkpoint the host kept: the node that had
+// finished does not run again.
+func TestPythonFailedRunContinuesInPlaceAfterRunnerKill(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pythonPath := filepath.Join(repo, "pluginsdk", "python", "src") + string(os.PathListSeparator) + filepath.Join(repo, "adapters")
+	py := langgraphPython(t, pythonPath)
+	project := t.TempDir()
+	for name, body := range map[string]string{"agent.py": flakyGraph, "FAIL": ""} {
+		if err := os.WriteFile(filepath.Join(project, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := startPyAgent(t, py, pythonPath, project, memory.New())
+	r, st, _ := a.turn(t, host.TurnRequest{Input: host.Input{Content: []session.ContentBlock{{Type: "input_text", Text: "paris"}}}})
+	if st.Status != session.StatusFailed || st.Error == nil || !strings.Contains(st.Error.Message, "solve failed") {
+		t.Fatalf("first run: status %q, error %+v", st.Status, st.Error)
+	}
+	cps, err := a.store.Checkpoints(context.Background(), r.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref *wire.CheckpointRef
+	for _, cp := range cps {
+		if cp.Namespace == "" {
+			ref = &wire.CheckpointRef{ThreadID: cp.ThreadID, CheckpointID: cp.ID}
+		}
+	}
+	if ref == nil {
+		t.Fatalf("the failed run left no top-level checkpoint with the host: %+v", cps)
+	}
+	a.killRunner(t)
+	if err := os.Remove(filepath.Join(project, "FAIL")); err != nil {
+		t.Fatal(err)
+	}
+	_, st, text := a.turn(t, host.TurnRequest{SessionID: r.Key.ID, ContinueFrom: ref})
+	if st.Status != session.StatusCompleted || text != "solved PARIS" {
+		t.Fatalf("continued run: status %q (error %+v), text %q", st.Status, st.Error, text)
+	}
+	if runs, _ := os.ReadFile(filepath.Join(project, "fetch-runs")); string(runs) != "x" {
+		t.Fatalf("fetch ran %d times, want once", len(runs))
+	}
 }
