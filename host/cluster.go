@@ -30,12 +30,18 @@ type Cluster interface {
 	// Publish sends msg to the run's followers on every replica, in call order.
 	Publish(ctx context.Context, key session.Key, invocationID string, msg []byte) error
 	// Follow calls deliver with the run's messages published from now on, in order,
-	// until stop is called; deliver(nil) says some may have been lost (the follower
+	// until stop is called, and asks the replica executing the run to publish it again
+	// from its start (OnFollow); deliver(nil) says some may have been lost (the follower
 	// reads the store to catch up). deliver must not block for long.
 	Follow(key session.Key, invocationID string, deliver func(msg []byte)) (stop func())
+	// OnFollow sets the handler of follow requests from other replicas, for runs this
+	// replica may execute: it publishes the run's journal from the start, then live.
+	OnFollow(fn func(key session.Key, invocationID string))
 }
 
 // relayEvent is a journal event on the wire between replicas (Event's fields, named).
+// Index is the event's index in the owner's journal; -1 marks an event read from the
+// store (a survivor's closing events, or a compacted journal), placed by its seq only.
 type relayEvent struct {
 	Index  int            `json:"i"`
 	Kind   EventKind      `json:"k"`
@@ -51,11 +57,16 @@ type relayEvent struct {
 const relayBatchBytes = 7000
 
 // encodeRelay encodes a prefix of evs (at least one event) and returns its length.
-func encodeRelay(evs []Event) (int, []byte) {
+// fromStore marks every event as placed by seq (Index -1).
+func encodeRelay(evs []Event, fromStore bool) (int, []byte) {
 	out := []byte{'['}
 	n := 0
 	for _, e := range evs {
-		b, err := json.Marshal(relayEvent(e))
+		re := relayEvent(e)
+		if fromStore {
+			re.Index = -1
+		}
+		b, err := json.Marshal(re)
 		if err != nil {
 			n++ // cannot happen for journal events; skip rather than stall the relay
 			continue
@@ -72,23 +83,100 @@ func encodeRelay(evs []Event) (int, []byte) {
 	return n, append(out, ']')
 }
 
-// relay publishes a run this replica executes, event by event, until its journal ends.
-// It runs beside the run, so a slow store delays followers, never the run.
-func (rt *Runtime) relay(r *Run) {
-	defer rt.wg.Done()
-	sub := r.Subscribe(0)
-	for {
-		e, err := sub.Next(context.Background())
-		if err != nil {
-			return // the journal is complete
+// relays are the publishers of runs this replica executes that other replicas follow:
+// at most one per run, started by the first follow request. A run nobody follows from
+// elsewhere costs nothing: its journal is not even watched (so its coarse events keep
+// being deferred into the run's later writes).
+type relays struct {
+	mu sync.Mutex
+	m  map[runKey]*relayState
+}
+
+type relayState struct {
+	restart chan struct{} // a new follower: publish again from the journal's start
+}
+
+// followRequested handles a follow request from another replica for a run this replica
+// may execute: the run's journal is published from its first event, so the new
+// follower gets the whole run so far (a message begun before it joined included), and
+// then live. Followers drop what they already have by journal index.
+func (rt *Runtime) followRequested(key session.Key, invocationID string) {
+	rk := runKey{key, invocationID}
+	rt.mu.Lock()
+	r, ok := rt.runs[rk]
+	rt.mu.Unlock()
+	if !ok || r.cancel == nil {
+		return // not executed here (a followed run has no cancel)
+	}
+	// From now on items are stored as they complete, as for a local follower.
+	r.j.watch()
+	rt.relays.mu.Lock()
+	defer rt.relays.mu.Unlock()
+	if st, ok := rt.relays.m[rk]; ok {
+		select {
+		case st.restart <- struct{}{}:
+		default: // a restart is pending already
 		}
-		rt.publish(r.Key, r.InvocationID, append([]Event{e}, sub.Ready()...))
+		return
+	}
+	if rt.relays.m == nil {
+		rt.relays.m = map[runKey]*relayState{}
+	}
+	st := &relayState{restart: make(chan struct{}, 1)}
+	rt.relays.m[rk] = st
+	rt.wg.Add(1)
+	go rt.relay(r, st)
+}
+
+// relay publishes the journal of r from its first event until the journal is complete,
+// starting over on a restart. It runs beside the run, so a slow store delays followers,
+// never the run.
+func (rt *Runtime) relay(r *Run, st *relayState) {
+	defer rt.wg.Done()
+	j := r.j
+	next := 0
+	for {
+		select {
+		case <-st.restart:
+			next = 0
+		default:
+		}
+		j.mu.Lock()
+		p, vis := j.pos(next), j.visible()
+		if p < vis {
+			evs := append([]Event(nil), j.events[p:vis]...)
+			compacted := j.compacted
+			j.mu.Unlock()
+			next = evs[len(evs)-1].Index + 1
+			rt.publish(r.Key, r.InvocationID, evs, compacted)
+			continue
+		}
+		closed, wake := j.closed && !j.holding, j.wake
+		j.mu.Unlock()
+		if closed {
+			rt.relays.mu.Lock()
+			select {
+			case <-st.restart:
+				rt.relays.mu.Unlock()
+				next = 0
+				continue
+			default:
+			}
+			delete(rt.relays.m, runKey{r.Key, r.InvocationID})
+			rt.relays.mu.Unlock()
+			return
+		}
+		select {
+		case <-wake:
+		case <-st.restart:
+			next = 0
+		}
 	}
 }
 
-func (rt *Runtime) publish(key session.Key, invocationID string, evs []Event) {
+func (rt *Runtime) publish(key session.Key, invocationID string, evs []Event, fromStore bool) {
 	for len(evs) > 0 {
-		n, msg := encodeRelay(evs)
+		n, msg := encodeRelay(evs, fromStore)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := rt.cluster.Publish(ctx, key, invocationID, msg); err != nil {
 			rt.log.Warn("could not relay run events to other replicas", "invocation", invocationID, "error", err)
@@ -98,23 +186,18 @@ func (rt *Runtime) publish(key session.Key, invocationID string, evs []Event) {
 	}
 }
 
-// follow returns a run another replica executes, fed by its relay: the stored events so
-// far, then what the owner publishes. ok is false when the run is not in progress
-// (the caller serves it from the store).
+// ownerSilence is how long a follower waits for the owner's first relay message before
+// it reads the store instead (an owner that cannot publish; its stored events are still
+// there, its live deltas are not).
+const ownerSilence = 3 * time.Second
+
+// follow returns a run another replica executes, fed by its relay: the owner publishes
+// the run's journal from its first event on request, then live. ok is false when the
+// run is not in progress (the caller serves it from the store).
 func (rt *Runtime) follow(ctx context.Context, key session.Key, invocationID string) (*Run, bool, error) {
-	f := &follower{rt: rt}
-	// Following starts before the store is read: nothing published after the read is
-	// missed, and what the read already holds is recognised by its seq.
-	f.stop = rt.cluster.Follow(key, invocationID, f.deliver)
 	rec, err := rt.store.GetRun(ctx, key, invocationID)
 	if err != nil || rec.Status != session.StatusInProgress {
-		f.stop()
 		return nil, false, nil
-	}
-	evs, err := rt.store.Events(ctx, key, session.EventQuery{InvocationID: invocationID})
-	if err != nil {
-		f.stop()
-		return nil, false, err
 	}
 	r := &Run{Key: key, InvocationID: invocationID, ResponseID: rec.ResponseID, Agent: key.App,
 		CreatedAt: rec.CreatedAt, Meta: rec.Meta, status: rec.Status, j: newJournal(), done: make(chan struct{})}
@@ -122,35 +205,43 @@ func (rt *Runtime) follow(ctx context.Context, key session.Key, invocationID str
 	rt.mu.Lock()
 	if other, ok := rt.runs[rk]; ok {
 		rt.mu.Unlock()
-		f.stop()
 		return other, true, nil
 	}
 	rt.runs[rk] = r
 	rt.mu.Unlock()
-	f.mu.Lock()
-	f.r = r
-	for i := range evs {
-		f.add(Event{Kind: KindStored, Stored: &evs[i]})
-	}
-	for _, msg := range f.pending {
-		if msg == nil {
+	f := &follower{rt: rt, r: r, pend: map[int]Event{}}
+	// Following starts with the request to the owner: everything it publishes in answer
+	// is received.
+	f.stop = rt.cluster.Follow(key, invocationID, f.deliver)
+	f.silence = time.AfterFunc(ownerSilence, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.next == 0 {
 			f.catchUp()
-			continue
 		}
-		f.apply(msg)
+	})
+	// The run may have ended between the status read and the request: then nobody
+	// publishes its end, and the store has it.
+	if rec2, err := rt.store.GetRun(ctx, key, invocationID); err == nil && rec2.Status != session.StatusInProgress {
+		f.mu.Lock()
+		f.catchUp()
+		f.mu.Unlock()
 	}
-	f.pending = nil
-	f.mu.Unlock()
 	return r, true, nil
 }
 
-// follower feeds a followed run's journal from relay messages.
+// follower feeds a followed run's journal from relay messages, in the owner's journal
+// order: an event is journaled once every earlier one is (by the owner's index), so the
+// journal here is the owner's, event for event, and surfaces number their stream events
+// alike on every replica.
 type follower struct {
 	rt      *Runtime
+	r       *Run
 	stop    func()
+	silence *time.Timer
 	mu      sync.Mutex
-	r       *Run     // nil until the stored events are loaded
-	pending [][]byte // messages that arrived before
+	next    int           // the owner's journal index of the next event to journal
+	pend    map[int]Event // events that arrived ahead of next, by index
 	lastSeq int64
 	ended   bool
 }
@@ -158,20 +249,48 @@ type follower struct {
 func (f *follower) deliver(msg []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.r == nil {
-		f.pending = append(f.pending, msg)
-		return
-	}
 	if msg == nil {
 		f.catchUp()
 		return
 	}
-	f.apply(msg)
+	var evs []relayEvent
+	if json.Unmarshal(msg, &evs) != nil {
+		return
+	}
+	for _, re := range evs {
+		e := Event(re)
+		if e.Kind == KindStored && e.Stored == nil {
+			continue
+		}
+		switch {
+		case e.Index < 0: // from the store: placed by seq, after what the store holds before it
+			if e.Kind == KindStored && e.Stored.Seq > f.lastSeq+1 {
+				f.catchUp()
+			}
+			f.add(e)
+		case e.Index < f.next:
+			// journaled already
+		case e.Index > f.next:
+			f.pend[e.Index] = e
+		default:
+			f.add(e)
+			f.next++
+			for {
+				p, ok := f.pend[f.next]
+				if !ok {
+					break
+				}
+				delete(f.pend, f.next)
+				f.add(p)
+				f.next++
+			}
+		}
+	}
 }
 
-// catchUp adds what the store holds after the last journaled event (live deltas lost
-// with the relay's messages are not stored, and stay lost). It reads the store before
-// the next message is applied, so stored events stay in seq order. The caller holds mu.
+// catchUp adds what the store holds after the last journaled stored event: messages
+// were lost (the listener reconnected), or the owner is silent. Live deltas lost with
+// them are not stored, and stay lost. The caller holds mu.
 func (f *follower) catchUp() {
 	if f.ended {
 		return
@@ -189,20 +308,6 @@ func (f *follower) catchUp() {
 	}
 }
 
-// apply adds a message's events; the caller holds mu.
-func (f *follower) apply(msg []byte) {
-	var evs []relayEvent
-	if json.Unmarshal(msg, &evs) != nil {
-		return
-	}
-	for _, e := range evs {
-		if e.Kind == KindStored && e.Stored == nil {
-			continue
-		}
-		f.add(Event(e)) // add renumbers it in this replica's journal
-	}
-}
-
 // add journals e unless the run has ended or e is a stored event already journaled; the
 // terminal event ends the run. The caller holds mu.
 func (f *follower) add(e Event) {
@@ -216,11 +321,13 @@ func (f *follower) add(e Event) {
 		f.lastSeq = e.Stored.Seq
 	}
 	r := f.r
-	r.j.add(e)
+	r.j.add(e) // numbered by this journal, which matches the owner's while in order
 	if !e.Terminal() {
 		return
 	}
 	f.ended = true
+	f.pend = nil
+	f.silence.Stop()
 	r.mu.Lock()
 	r.status = RunStatusOf(e.Stored)
 	r.mu.Unlock()
@@ -263,7 +370,7 @@ func (rt *Runtime) interruptOrphans(ctx context.Context, runs []session.Run) {
 		for i := range evs {
 			out[i] = Event{Kind: KindStored, Stored: &evs[i]}
 		}
-		rt.publish(r.Key, r.InvocationID, out)
+		rt.publish(r.Key, r.InvocationID, out, true)
 	}
 }
 

@@ -4,14 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/postgres"
 )
@@ -160,4 +164,116 @@ func TestSurvivorInterruptsTheRunsOfADeadReplica(t *testing.T) {
 	if st := terminal(t, evs2); st.Status != session.StatusCompleted {
 		t.Fatalf("next turn on the survivor: %q", st.Status)
 	}
+}
+
+// pausing is an agent that streams a message in parts, pausing after each part until
+// the test lets it go on: followers can join in the middle of the message.
+type pausing struct {
+	paused chan struct{} // signalled at each pause
+	resume chan struct{} // one receive per pause
+}
+
+func (p *pausing) Info() pluginsdk.Info {
+	return pluginsdk.Info{Name: "scripted", Framework: "go"}
+}
+
+func (p *pausing) Run(ctx context.Context, _ *pluginsdk.Request, emit *pluginsdk.Emitter) error {
+	if err := emit.Reasoning("thinking"); err != nil {
+		return err
+	}
+	parts := [][]string{{"one ", "two "}, {"three "}, {"four"}}
+	for i, part := range parts {
+		for _, w := range part {
+			if err := emit.Text(w); err != nil {
+				return err
+			}
+		}
+		if i == len(parts)-1 {
+			break
+		}
+		p.paused <- struct{}{}
+		select {
+		case <-p.resume:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Followers on other replicas that join while the owner is in the middle of a message
+// get the whole run: what was streamed before they joined, then the rest, with no gap
+// and no duplicate, in the owner's order (so every replica numbers stream events alike).
+func TestFollowersJoiningMidMessageGetTheOwnersJournal(t *testing.T) {
+	st := pgStores(t, 3)
+	agent := &pausing{paused: make(chan struct{}, 1), resume: make(chan struct{})}
+	runner, stop := inprocess.Serve(agent)
+	t.Cleanup(stop)
+	a := newFixtureWith(t, runner, st[0], host.CompactionPolicy{})
+	b := newFixtureWith(t, nil, st[1], host.CompactionPolicy{})
+	c := newFixtureWith(t, nil, st[2], host.CompactionPolicy{})
+	t.Cleanup(func() { st[0].Close(); st[1].Close(); st[2].Close() })
+
+	r, err := a.rt.Start(context.Background(), host.TurnRequest{App: "scripted", Input: text("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-agent.paused // "one two" streamed
+	onB, err := b.rt.Open(t.Context(), r.Key, r.InvocationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent.resume <- struct{}{}
+	<-agent.paused // "three" streamed; B follows live
+	onC, err := c.rt.Open(t.Context(), r.Key, r.InvocationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent.resume <- struct{}{}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	want, err := r.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := deltaText(want); got != "one two three four" {
+		t.Fatalf("A streamed %q", got)
+	}
+	for name, followed := range map[string]*host.Run{"B": onB, "C": onC} {
+		got, err := followed.Wait(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d := deltaText(got); d != "one two three four" {
+			t.Errorf("%s received the text deltas %q", name, d)
+		}
+		if a, b := journalShape(want), journalShape(got); !slices.Equal(a, b) {
+			t.Errorf("%s's journal differs from the owner's:\nA %q\n%s %q", name, a, name, b)
+		}
+	}
+}
+
+func deltaText(evs []host.Event) string {
+	var s string
+	for _, e := range evs {
+		if e.Kind == host.KindTextDelta {
+			s += e.Text
+		}
+	}
+	return s
+}
+
+// journalShape describes each event by what surfaces serialise: its index, kind and
+// text or stored type and seq.
+func journalShape(evs []host.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		if e.Kind == host.KindStored {
+			out[i] = fmt.Sprintf("%d stored %s #%d", e.Index, e.Stored.Type, e.Stored.Seq)
+			continue
+		}
+		out[i] = fmt.Sprintf("%d kind %d %s %q", e.Index, e.Kind, e.ItemID, e.Text)
+	}
+	return out
 }

@@ -56,6 +56,7 @@ type Config struct {
 type Runtime struct {
 	store     session.Store
 	cluster   Cluster // nil with a single-replica store
+	relays    relays  // publishers of runs followed from other replicas (cluster.go)
 	agents    map[string]Agent
 	log       hclog.Logger
 	retention time.Duration
@@ -144,6 +145,7 @@ func New(cfg Config) (*Runtime, error) {
 	if c, ok := cfg.Store.(Cluster); ok {
 		rt.cluster = c
 		c.OnCancel(rt.cancelLocal)
+		c.OnFollow(rt.followRequested)
 		c.OnOrphans(rt.interruptOrphans)
 	}
 	return rt, nil
@@ -516,11 +518,6 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	rt.mu.Lock()
 	rt.runs[runKey{r.Key, r.InvocationID}] = r
 	rt.mu.Unlock()
-	if rt.cluster != nil {
-		rt.wg.Add(1)
-		//nolint:gosec // G118: the relay lasts as long as the run, not the request
-		go rt.relay(r)
-	}
 	rt.wg.Add(1)
 	//nolint:gosec // G118: a run outlives the request that started it; runCtx is its own
 	started = true

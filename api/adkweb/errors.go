@@ -1,15 +1,13 @@
 package adkweb
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/api/internal/httpx"
 )
 
 // httpError is an error in FastAPI's shape: {"detail": "text"}, or for request
@@ -62,32 +60,17 @@ func appNotFound(app string) *httpError {
 	return detail(http.StatusNotFound, "App not found: %s", app)
 }
 
-// fromHostError maps a host.Runtime error. ClientErrors keep their message; anything
-// else is logged with its detail and reported generically.
+// fromHostError maps a host.Runtime error (httpx.FromHost logs what is not the
+// client's to see). ClientErrors keep their message.
 func fromHostError(log hclog.Logger, op string, err error) *httpError {
-	var ce *host.ClientError
-	if !errors.As(err, &ce) {
-		if errors.Is(err, context.Canceled) {
-			return &httpError{Status: 499, Detail: "the request was cancelled", Err: err}
-		}
-		log.Error("request failed", "op", op, "error", err)
-		return &httpError{Status: http.StatusInternalServerError, Detail: "Internal Server Error", Err: err}
-	}
-	e := &httpError{Status: http.StatusBadRequest, Detail: ce.Message, Err: err}
+	he := httpx.FromHost(log, op, err)
 	switch {
-	case errors.Is(ce.Kind, host.ErrUnknownAgent), errors.Is(ce.Kind, host.ErrNotFound):
-		e.Status = http.StatusNotFound
-	case errors.Is(ce.Kind, host.ErrRunActive), errors.Is(ce.Kind, host.ErrRunNotActive):
-		e.Status = http.StatusConflict
-	case errors.Is(ce.Kind, host.ErrUnavailable):
-		e.Status = http.StatusServiceUnavailable
-	case errors.Is(ce.Kind, host.ErrTooManyRuns):
-		e.Status = http.StatusTooManyRequests
-	case errors.Is(ce.Kind, host.ErrInvalidInput), errors.Is(ce.Kind, host.ErrNoPendingApproval):
-	default:
-		log.Error("unmapped client error kind", "op", op, "error", err)
+	case he.Gone():
+		return &httpError{Status: he.Status, Detail: "the request was cancelled", Err: err}
+	case he.Internal():
+		return &httpError{Status: he.Status, Detail: "Internal Server Error", Err: err}
 	}
-	return e
+	return &httpError{Status: he.Status, Detail: he.Message, Err: err}
 }
 
 // writeError writes e unless the response has started.
@@ -106,6 +89,6 @@ func writeError(c *gin.Context, e *httpError) {
 			Detail []fieldError `json:"detail"`
 		}{e.Fields}
 	}
-	writeJSON(c, e.Status, body)
+	httpx.WriteJSON(c, e.Status, body)
 	c.Abort()
 }

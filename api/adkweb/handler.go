@@ -1,17 +1,12 @@
 package adkweb
 
 import (
-	"errors"
-	"io"
-	"mime"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/agentengine/agentengine/api/internal/limit"
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 )
 
@@ -66,17 +61,22 @@ func New(cfg Config) *Handler {
 
 // Register mounts the routes on r.
 func (h *Handler) Register(r gin.IRouter) {
-	r.GET("/list-apps", h.listApps)
-	r.GET("/version", h.getVersion)
-	r.POST("/run", h.run)
-	r.POST("/run_sse", h.runSSE)
+	r.GET("/list-apps", handle(h.listApps))
+	r.GET("/version", handle(h.getVersion))
+	r.POST("/run", handle(h.run))
+	r.POST("/run_sse", handle(h.runSSE))
 	s := r.Group("/apps/:app/users/:user/sessions")
-	s.GET("", h.listSessions)
-	s.POST("", h.createSession)
-	s.GET("/:session", h.getSession)
-	s.POST("/:session", h.createSessionWithID)
-	s.PATCH("/:session", h.patchSession)
-	s.DELETE("/:session", h.deleteSession)
+	s.GET("", handle(h.listSessions))
+	s.POST("", handle(h.createSession))
+	s.GET("/:session", handle(h.getSession))
+	s.POST("/:session", handle(h.createSessionWithID))
+	s.PATCH("/:session", handle(h.patchSession))
+	s.DELETE("/:session", handle(h.deleteSession))
+}
+
+// handle adapts a handler that returns its error, writing it in FastAPI's shape.
+func handle(fn func(*gin.Context) *httpError) gin.HandlerFunc {
+	return httpx.Handle(writeError, fn)
 }
 
 // Prefix is the path prefix whose middleware errors (auth, origin, size) are written in
@@ -98,43 +98,11 @@ func (h *Handler) WriteError(c *gin.Context, status int, _ string, message strin
 	writeError(c, detail(status, "%s", message))
 }
 
-// readJSON reads a request body within the size limit. Bodies must be JSON (or carry no
-// Content-Type): a browser can send text/plain or form bodies cross-site without a
-// preflight, so accepting them would open the run endpoints to forged requests.
+// readJSON reads a JSON request body within the size limit (httpx.ReadJSON).
 func (h *Handler) readJSON(c *gin.Context) ([]byte, *httpError) {
-	if ct := c.GetHeader("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, detail(http.StatusUnsupportedMediaType, "the request body must be JSON (Content-Type: application/json)")
-		}
-	}
-	tooLarge := detail(http.StatusRequestEntityTooLarge, "%s", limit.TooLarge(h.maxBody))
-	if c.Request.ContentLength > h.maxBody {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, h.maxBody))
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return nil, tooLarge
-	}
-	if err != nil {
-		return nil, &httpError{Status: http.StatusBadRequest, Detail: "could not read the request body", Err: err}
+	body, e := httpx.ReadJSON(c, h.maxBody)
+	if e != nil {
+		return nil, &httpError{Status: e.Status, Detail: e.Message, Err: e.Err}
 	}
 	return body, nil
-}
-
-// writeJSON writes v without HTML escaping.
-func writeJSON(c *gin.Context, status int, v any) {
-	c.Render(status, jsonRender{v})
-}
-
-type jsonRender struct{ v any }
-
-func (r jsonRender) Render(w http.ResponseWriter) error {
-	r.WriteContentType(w)
-	return newJSONEncoder(w).Encode(r.v)
-}
-
-func (r jsonRender) WriteContentType(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
 }

@@ -9,15 +9,22 @@ import (
 	"github.com/agentengine/agentengine/session"
 )
 
-// turnInput maps a message's parts onto a turn's input. A function response that
-// answers one of the session's pending approvals resumes the run that asked: an
-// adk_request_confirmation answer (id = the approval id) decides it with its
-// "confirmed" flag; a response to the guarded call itself approves it and is the
-// tool's result. Any other function response is a tool result the runner receives as
-// a function_call_output item.
-func turnInput(parts []part, pending []host.PendingApproval) (host.Input, *httpError) {
+// functionResponse is a function response of a message as a tool output for the host
+// to sort (host.Runtime.SortToolOutputs); confirmation marks an adk_request_confirmation
+// answer, which must answer a pending approval.
+type functionResponse struct {
+	host.ToolOutput
+	confirmation bool
+}
+
+// turnParts maps a message's parts onto a turn's content and its function responses.
+// An adk_request_confirmation answer (id = the approval id) decides the approval with
+// its "confirmed" flag; a response to the guarded call itself approves it and is the
+// tool's result; any other function response is a tool result the runner receives as a
+// function_call_output item.
+func turnParts(parts []part) (host.Input, []functionResponse, *httpError) {
 	var in host.Input
-	answered := map[string]bool{}
+	var outs []functionResponse
 	for i, p := range parts {
 		switch p.Kind {
 		case partText:
@@ -27,22 +34,33 @@ func turnInput(parts []part, pending []host.PendingApproval) (host.Input, *httpE
 		case partFile:
 			in.Content = append(in.Content, mediaBlock(p.MimeType, p.URI, false, p.DisplayName))
 		case partFunctionResponse:
-			res, item, aerr := functionResponseInput(p, i, pending)
+			o, aerr := functionResponseOf(p, i)
 			if aerr != nil {
-				return in, aerr
+				return in, nil, aerr
 			}
-			if res == nil {
-				in.Items = append(in.Items, item)
-				continue
-			}
-			id := res.ApprovalRequestID + "\x00" + res.CallID
-			if answered[id] {
-				return in, detail(http.StatusBadRequest, "new_message answers the function call %q twice", p.ID)
-			}
-			answered[id] = true
-			in.Resumes = append(in.Resumes, *res)
+			outs = append(outs, o)
 		}
 	}
+	return in, outs, nil
+}
+
+// withResponses completes a turn's input with its function responses as the host
+// sorted them. A confirmation must resume, and nothing may be answered twice.
+func withResponses(in host.Input, outs []functionResponse, sorted host.SortedToolOutputs) (host.Input, *httpError) {
+	for i, o := range outs {
+		if o.confirmation && !sorted.Resumed[i] {
+			return in, detail(http.StatusBadRequest, "the session has no pending confirmation request %q", o.ID)
+		}
+	}
+	answered := map[string]bool{}
+	for _, res := range sorted.Resumes {
+		id := res.ApprovalRequestID + "\x00" + res.CallID
+		if answered[id] {
+			return in, detail(http.StatusBadRequest, "new_message answers the function call %q twice", res.ApprovalRequestID+res.CallID)
+		}
+		answered[id] = true
+	}
+	in.Resumes, in.Items = sorted.Resumes, sorted.Items
 	return in, nil
 }
 
@@ -57,41 +75,25 @@ func mediaBlock(mime, url string, inline bool, name string) session.ContentBlock
 	return session.ContentBlock{Type: "input_file", FileURL: url, Filename: name}
 }
 
-// functionResponseInput resolves a function response to a resume or to an item.
-func functionResponseInput(p part, i int, pending []host.PendingApproval) (*host.Resume, json.RawMessage, *httpError) {
+// functionResponseOf reads a function response.
+func functionResponseOf(p part, i int) (functionResponse, *httpError) {
 	loc := []any{"body", "newMessage", "parts", i, "functionResponse"}
 	if p.Name == confirmationFunction {
-		for _, pa := range pending {
-			if pa.ID == p.ID && p.ID != "" {
-				confirmed, aerr := parseConfirmation(p.Response, append(loc, "response"))
-				if aerr != nil {
-					return nil, nil, aerr
-				}
-				return &host.Resume{ApprovalRequestID: pa.ID, Approve: confirmed, Raw: p.Raw}, nil, nil
-			}
+		confirmed, aerr := parseConfirmation(p.Response, append(loc, "response"))
+		if aerr != nil {
+			return functionResponse{}, aerr
 		}
-		return nil, nil, detail(http.StatusBadRequest, "the session has no pending confirmation request %q", p.ID)
+		return functionResponse{ToolOutput: host.ToolOutput{ID: p.ID, Approve: confirmed, Raw: p.Raw}, confirmation: true}, nil
 	}
 	if p.ID == "" {
-		return nil, nil, invalid("missing", append(loc, "id"), "a function response needs the id of the function call it answers")
-	}
-	for _, pa := range pending {
-		if pa.CallID == p.ID || pa.ID == p.ID {
-			res := &host.Resume{Approve: true, Output: string(p.Response), Raw: p.Raw}
-			if pa.CallID == p.ID {
-				res.CallID = p.ID
-			} else {
-				res.ApprovalRequestID = pa.ID
-			}
-			return res, nil, nil
-		}
+		return functionResponse{}, invalid("missing", append(loc, "id"), "a function response needs the id of the function call it answers")
 	}
 	item := mustJSON(struct {
 		Type   string `json:"type"`
 		CallID string `json:"call_id"`
 		Output string `json:"output"`
 	}{"function_call_output", p.ID, string(p.Response)})
-	return nil, item, nil
+	return functionResponse{ToolOutput: host.ToolOutput{ID: p.ID, Approve: true, Output: string(p.Response), Raw: p.Raw, Item: item}}, nil
 }
 
 // parseConfirmation reads ToolConfirmation.confirmed from an answer, also in the

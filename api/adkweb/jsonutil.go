@@ -3,24 +3,19 @@ package adkweb
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strings"
+
+	"github.com/agentengine/agentengine/api/internal/httpx"
 )
 
 // marshal encodes v without HTML escaping (Python's json does not escape <, > and &)
 // and without the trailing newline of json.Encoder.
 func marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
-	if err := newJSONEncoder(&b).Encode(v); err != nil {
+	if err := httpx.NewEncoder(&b).Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-func newJSONEncoder(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc
 }
 
 // mustJSON encodes values that are always encodable (plain structs, maps of strings).

@@ -115,8 +115,7 @@ func TestTurnInput(t *testing.T) {
 	if aerr != nil {
 		t.Fatal(aerr)
 	}
-	pending := []host.PendingApproval{{ID: "apr_1", CallID: "call_1", Name: "delete_file"}, {ID: "apr_2", CallID: "call_2", Name: "delete_file"}}
-	in, aerr := turnInput(r.Parts, pending)
+	in, outs, aerr := turnParts(r.Parts)
 	if aerr != nil {
 		t.Fatal(aerr)
 	}
@@ -127,19 +126,35 @@ func TestTurnInput(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("content\n%s\nwant\n%s", got, want)
 	}
-	if len(in.Resumes) != 2 || in.Resumes[0].ApprovalRequestID != "apr_1" || !in.Resumes[0].Approve ||
-		in.Resumes[1].CallID != "call_2" || in.Resumes[1].Output != `{"deleted":true}` || !in.Resumes[1].Approve {
-		t.Errorf("resumes %+v", in.Resumes)
+	// The confirmation decides by its flag; other responses approve and carry their result.
+	if len(outs) != 3 || !outs[0].confirmation || outs[0].ID != "apr_1" || !outs[0].Approve || outs[0].Output != "" ||
+		outs[1].confirmation || outs[1].ID != "call_2" || outs[1].Output != `{"deleted":true}` || !outs[1].Approve ||
+		string(outs[2].Item) != `{"type":"function_call_output","call_id":"call_9","output":"{\"v\":1}"}` {
+		t.Errorf("function responses %+v", outs)
 	}
-	if len(in.Items) != 1 || string(in.Items[0]) != `{"type":"function_call_output","call_id":"call_9","output":"{\"v\":1}"}` {
-		t.Errorf("items %s", in.Items)
+
+	// As the host sorts them for a session waiting on apr_1 and apr_2 (guarding call_2).
+	sorted := host.SortedToolOutputs{
+		Resumes: []host.Resume{{ApprovalRequestID: "apr_1", Approve: true}, {CallID: "call_2", Approve: true}},
+		Items:   []json.RawMessage{outs[2].Item}, Resumed: []bool{true, true, false}}
+	in, aerr = withResponses(in, outs, sorted)
+	if aerr != nil || len(in.Resumes) != 2 || len(in.Items) != 1 {
+		t.Errorf("input %+v %v", in, aerr)
+	}
+	unanswered := sorted
+	unanswered.Resumed = []bool{false, true, false}
+	if _, aerr := withResponses(host.Input{}, outs, unanswered); aerr == nil || aerr.Status != http.StatusBadRequest {
+		t.Errorf("a confirmation of nothing pending: %v", aerr)
+	}
+	twice := host.SortedToolOutputs{Resumes: []host.Resume{{ApprovalRequestID: "apr_1"}, {ApprovalRequestID: "apr_1"}}, Resumed: []bool{true, true}}
+	if _, aerr := withResponses(host.Input{}, outs[:2], twice); aerr == nil || aerr.Status != http.StatusBadRequest {
+		t.Errorf("answering twice: %v", aerr)
 	}
 
 	bad := []struct {
 		name, part string
 		status     int
 	}{
-		{"unknown confirmation", `{"functionResponse":{"id":"apr_x","name":"adk_request_confirmation","response":{"confirmed":true}}}`, 400},
 		{"confirmed not bool", `{"functionResponse":{"id":"apr_1","name":"adk_request_confirmation","response":{"confirmed":"yes"}}}`, 422},
 		{"bad wrapper", `{"functionResponse":{"id":"apr_1","name":"adk_request_confirmation","response":{"response":"nope"}}}`, 422},
 		{"no id", `{"functionResponse":{"name":"lookup","response":{}}}`, 422},
@@ -149,18 +164,13 @@ func TestTurnInput(t *testing.T) {
 		if aerr != nil {
 			t.Fatalf("%s: %v", tc.name, aerr)
 		}
-		if _, aerr := turnInput(r.Parts, pending); aerr == nil || aerr.Status != tc.status {
+		if _, _, aerr := turnParts(r.Parts); aerr == nil || aerr.Status != tc.status {
 			t.Errorf("%s: %v, want status %d", tc.name, aerr, tc.status)
 		}
 	}
-	twice, _ := parseRunRequest([]byte(body("", `{"functionResponse":{"id":"apr_1","name":"adk_request_confirmation","response":{}}}`,
-		`{"functionResponse":{"id":"apr_1","name":"adk_request_confirmation","response":{}}}`)))
-	if _, aerr := turnInput(twice.Parts, pending); aerr == nil || aerr.Status != http.StatusBadRequest {
-		t.Errorf("answering twice: %v", aerr)
-	}
 	rejected, _ := parseRunRequest([]byte(body("", `{"functionResponse":{"id":"apr_2","name":"adk_request_confirmation","response":{}}}`)))
-	if in, aerr := turnInput(rejected.Parts, pending); aerr != nil || in.Resumes[0].Approve {
-		t.Errorf("a confirmation without confirmed must reject: %+v %v", in, aerr)
+	if _, outs, aerr := turnParts(rejected.Parts); aerr != nil || outs[0].Approve {
+		t.Errorf("a confirmation without confirmed must reject: %+v %v", outs, aerr)
 	}
 }
 
@@ -173,7 +183,6 @@ func FuzzParseRunRequest(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	pending := []host.PendingApproval{{ID: "apr_1", CallID: "call_1", Name: "f"}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, aerr := parseRunRequest(b)
 		if (r == nil) == (aerr == nil) {
@@ -188,14 +197,14 @@ func FuzzParseRunRequest(f *testing.F) {
 		if r.AppName == "" || r.UserID == "" || r.SessionID == "" || len(r.Parts) == 0 {
 			t.Fatalf("accepted an incomplete request: %+v", r)
 		}
-		in, aerr := turnInput(r.Parts, pending)
+		in, outs, aerr := turnParts(r.Parts)
 		if aerr != nil {
 			if aerr.Status < 400 || aerr.Status > 499 {
 				t.Fatalf("bad input error %+v", aerr)
 			}
 			return
 		}
-		if in.Empty() {
+		if in.Empty() && len(outs) == 0 {
 			t.Fatalf("accepted parts that make no input: %s", b)
 		}
 		for _, blk := range in.Content {

@@ -7,17 +7,17 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/api/sse"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 )
 
 // runSSE serves POST /run_sse: the run's events as "data: <Event JSON>" lines.
-func (h *Handler) runSSE(c *gin.Context) {
+func (h *Handler) runSSE(c *gin.Context) *httpError {
 	run, req, aerr := h.startRun(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	s := sse.Start(c)
 	enc := newEncoder(run.Agent, run.InvocationID, encodeOptions{Streaming: req.Streaming})
@@ -39,25 +39,26 @@ func (h *Handler) runSSE(c *gin.Context) {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		h.log.Debug("run_sse stream ended early", "invocation", run.InvocationID, "error", err)
 	}
+	return nil
 }
 
 // run serves POST /run: every event of the run as one JSON array, when it has ended.
-func (h *Handler) run(c *gin.Context) {
+func (h *Handler) run(c *gin.Context) *httpError {
 	run, _, aerr := h.startRun(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	evs, err := run.Wait(c.Request.Context())
 	if err != nil {
-		return // the client went away; the run goes on
+		return nil // the client went away; the run goes on
 	}
 	enc := newEncoder(run.Agent, run.InvocationID, encodeOptions{})
 	out := []Event{}
 	for _, ev := range evs {
 		out = append(out, enc.Add(ev)...)
 	}
-	writeJSON(c, http.StatusOK, out)
+	httpx.WriteJSON(c, http.StatusOK, out)
+	return nil
 }
 
 // startRun validates a run request and starts its turn. Everything that can reject
@@ -117,17 +118,19 @@ func (h *Handler) prepareTurn(ctx context.Context, req *runRequest) (host.TurnRe
 	if sess.ActiveRunStatus == session.StatusInProgress {
 		return host.TurnRequest{}, detail(http.StatusConflict, "Session %s already has a run in progress; wait for it to end", req.SessionID)
 	}
-	var pending []host.PendingApproval
-	for _, p := range req.Parts {
-		if p.Kind == partFunctionResponse {
-			if pending, err = h.rt.PendingApprovals(ctx, key); err != nil {
-				return host.TurnRequest{}, fromHostError(h.log, "pending approvals", err)
-			}
-			break
-		}
-	}
-	in, aerr := turnInput(req.Parts, pending)
+	in, responses, aerr := turnParts(req.Parts)
 	if aerr != nil {
+		return host.TurnRequest{}, aerr
+	}
+	outs := make([]host.ToolOutput, len(responses))
+	for i, r := range responses {
+		outs[i] = r.ToolOutput
+	}
+	sorted, err := h.rt.SortToolOutputs(ctx, key, outs)
+	if err != nil {
+		return host.TurnRequest{}, fromHostError(h.log, "sort tool outputs", err)
+	}
+	if in, aerr = withResponses(in, responses, sorted); aerr != nil {
 		return host.TurnRequest{}, aerr
 	}
 	turn := host.TurnRequest{App: agent.Name, User: key.User, SessionID: key.ID, InvocationID: host.NewID("run_"),

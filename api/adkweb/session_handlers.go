@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentengine/agentengine/api/internal/caller"
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 )
@@ -61,17 +62,15 @@ func (h *Handler) sessionKey(c *gin.Context) (session.Key, *httpError) {
 
 // listSessions serves GET .../sessions: the user's sessions of the app, newest first,
 // with their state and without events (as ADK lists them).
-func (h *Handler) listSessions(c *gin.Context) {
+func (h *Handler) listSessions(c *gin.Context) *httpError {
 	app, user, aerr := h.scope(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	ctx := c.Request.Context()
 	sessions, _, err := h.rt.ListSessions(ctx, app, user, session.ListQuery{})
 	if err != nil {
-		writeError(c, fromHostError(h.log, "list sessions", err))
-		return
+		return fromHostError(h.log, "list sessions", err)
 	}
 	out := make([]Session, 0, len(sessions))
 	for _, s := range sessions {
@@ -80,76 +79,67 @@ func (h *Handler) listSessions(c *gin.Context) {
 			continue // deleted while listing
 		}
 		if err != nil {
-			writeError(c, fromHostError(h.log, "session state", err))
-			return
+			return fromHostError(h.log, "session state", err)
 		}
 		out = append(out, sessionJSON(s, st, nil))
 	}
-	writeJSON(c, http.StatusOK, out)
+	httpx.WriteJSON(c, http.StatusOK, out)
+	return nil
 }
 
 // createSession serves POST .../sessions with an optional body {sessionId, state,
 // events}. Initial events cannot be written outside a run, so a non-empty events list
 // is rejected.
-func (h *Handler) createSession(c *gin.Context) {
+func (h *Handler) createSession(c *gin.Context) *httpError {
 	app, user, aerr := h.scope(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	body, aerr := h.readJSON(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	id, state, aerr := parseCreateSession(body)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
-	h.create(c, session.Key{App: app, User: user, ID: id}, state)
+	return h.create(c, session.Key{App: app, User: user, ID: id}, state)
 }
 
 // createSessionWithID serves ADK's deprecated POST .../sessions/{id}, whose body is
 // the initial state.
-func (h *Handler) createSessionWithID(c *gin.Context) {
+func (h *Handler) createSessionWithID(c *gin.Context) *httpError {
 	app, user, aerr := h.scope(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	body, aerr := h.readJSON(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	state, aerr := parseState(body)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
-	h.create(c, session.Key{App: app, User: user, ID: c.Param("session")}, state)
+	return h.create(c, session.Key{App: app, User: user, ID: c.Param("session")}, state)
 }
 
 // create makes the session, then writes its initial state as a state delta outside any
 // run (hidden from its events, as ADK's initial state is). If that write fails the
 // session is removed again.
-func (h *Handler) create(c *gin.Context, key session.Key, state []byte) {
+func (h *Handler) create(c *gin.Context, key session.Key, state []byte) *httpError {
 	if aerr := appStateWrite(c, state); aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	ctx := c.Request.Context()
 	if key.ID != "" {
 		if _, err := h.rt.Session(ctx, key); err == nil {
-			writeError(c, detail(http.StatusConflict, "Session already exists: %s", key.ID))
-			return
+			return detail(http.StatusConflict, "Session already exists: %s", key.ID)
 		}
 	}
 	sess, err := h.rt.CreateSession(ctx, key)
 	if err != nil {
-		writeError(c, fromHostError(h.log, "create session", err))
-		return
+		return fromHostError(h.log, "create session", err)
 	}
 	if len(state) > 2 { // not {}
 		if _, err := h.rt.AppendEvents(ctx, sess.Key, session.NewEvent{Type: session.TypeStateDelta, Author: "user", Data: state, StateDelta: state}); err != nil {
@@ -157,43 +147,38 @@ func (h *Handler) create(c *gin.Context, key session.Key, state []byte) {
 			if derr := h.rt.DeleteSession(context.WithoutCancel(ctx), sess.Key); derr != nil {
 				h.log.Error("remove session after failed initial state", "session", sess.ID, "error", derr)
 			}
-			writeError(c, aerr)
-			return
+			return aerr
 		}
 	}
-	h.respondSession(c, sess.Key, false)
+	return h.respondSession(c, sess.Key, false)
 }
 
 // getSession serves GET .../sessions/{id} with its events.
-func (h *Handler) getSession(c *gin.Context) {
+func (h *Handler) getSession(c *gin.Context) *httpError {
 	key, aerr := h.sessionKey(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
-	h.respondSession(c, key, true)
+	return h.respondSession(c, key, true)
 }
 
 // patchSession serves PATCH .../sessions/{id} {stateDelta}: a user-authored state
 // change outside any run, recorded under a "p-" invocation as ADK does.
-func (h *Handler) patchSession(c *gin.Context) {
+func (h *Handler) patchSession(c *gin.Context) *httpError {
 	key, aerr := h.sessionKey(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	body, aerr := h.readJSON(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	delta, aerr := parsePatch(body)
 	if aerr == nil {
 		aerr = appStateWrite(c, delta)
 	}
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	_, err := h.rt.AppendEvents(c.Request.Context(), key, session.NewEvent{InvocationID: "p-" + host.NewID(""),
 		Type: session.TypeStateDelta, Author: "user", Data: delta, StateDelta: delta})
@@ -202,58 +187,54 @@ func (h *Handler) patchSession(c *gin.Context) {
 		if aerr.Status == http.StatusNotFound {
 			aerr = sessionNotFound(key.ID)
 		}
-		writeError(c, aerr)
-		return
+		return aerr
 	}
-	h.respondSession(c, key, true)
+	return h.respondSession(c, key, true)
 }
 
 // deleteSession serves DELETE .../sessions/{id}; ADK answers null.
-func (h *Handler) deleteSession(c *gin.Context) {
+func (h *Handler) deleteSession(c *gin.Context) *httpError {
 	key, aerr := h.sessionKey(c)
 	if aerr != nil {
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	if err := h.rt.DeleteSession(c.Request.Context(), key); err != nil {
 		aerr := fromHostError(h.log, "delete session", err)
 		if aerr.Status == http.StatusNotFound {
 			aerr = sessionNotFound(key.ID)
 		}
-		writeError(c, aerr)
-		return
+		return aerr
 	}
 	c.Data(http.StatusOK, "application/json", []byte("null"))
+	return nil
 }
 
 // respondSession writes a session as ADK's Session JSON.
-func (h *Handler) respondSession(c *gin.Context, key session.Key, withEvents bool) {
+func (h *Handler) respondSession(c *gin.Context, key session.Key, withEvents bool) *httpError {
 	ctx := c.Request.Context()
-	fail := func(op string, err error) {
+	fail := func(op string, err error) *httpError {
 		aerr := fromHostError(h.log, op, err)
 		if aerr.Status == http.StatusNotFound {
 			aerr = sessionNotFound(key.ID)
 		}
-		writeError(c, aerr)
+		return aerr
 	}
 	sess, err := h.rt.Session(ctx, key)
 	if err != nil {
-		fail("load session", err)
-		return
+		return fail("load session", err)
 	}
 	st, err := h.rt.State(ctx, key)
 	if err != nil {
-		fail("session state", err)
-		return
+		return fail("session state", err)
 	}
 	var evs []session.Event
 	if withEvents {
 		if evs, err = h.rt.Events(ctx, key, session.EventQuery{}); err != nil {
-			fail("session events", err)
-			return
+			return fail("session events", err)
 		}
 	}
-	writeJSON(c, http.StatusOK, sessionJSON(sess, st, evs))
+	httpx.WriteJSON(c, http.StatusOK, sessionJSON(sess, st, evs))
+	return nil
 }
 
 // sessionJSON projects a session: its state as ADK merges the tiers (app: and user:

@@ -30,14 +30,15 @@ import (
 //     on every replica (Publish/Follow) and cancel requests to the owner (RequestCancel);
 //     a dedicated connection LISTENs, so nothing is polled;
 //   - interest: a run's events are only sent once someone follows it. Follow announces
-//     the run to every replica ("f"); from then on their Publish sends it, and a replica
-//     that had published for the run before answers "y", on which followers catch up from
-//     the store (what was published before the announcement was dropped, but stored).
-//     Most runs are never followed from another replica and cost no notifications.
+//     the run to every replica ("f", with the run's key); from then on their Publish
+//     sends it, and each hands the request to the host (OnFollow), whose replica
+//     executing the run publishes it again from its start: a follower joining mid-run
+//     gets all of it. Most runs are never followed from another replica and cost no
+//     notifications.
 //
 // Notification payloads are "r<run> <message>" (relay), "s<run> <spill id>" (a relay
-// message kept in relay_spill because it exceeds NOTIFY's payload limit), "f<run> "
-// (followed), "y<run> " (catch up) and "c<owner> <run key JSON>" (cancel).
+// message kept in relay_spill because it exceeds NOTIFY's payload limit),
+// "f<run> <run key JSON>" (followed) and "c<owner> <run key JSON>" (cancel).
 
 // maxPayload stays under NOTIFY's 8000-byte payload limit with room for the prefix.
 const maxPayload = 7800
@@ -63,6 +64,7 @@ type cluster struct {
 	wanted    map[string]time.Time // runs followed somewhere, by tag: when announced
 	published map[string]time.Time // runs this replica published for, by tag: when last
 	onCancel  func(session.Key, string)
+	onFollow  func(session.Key, string)
 	onOrphans func(context.Context, []session.Run)
 	listening chan struct{} // closed once LISTEN is active
 }
@@ -226,6 +228,18 @@ func (s *Store) OnCancel(fn func(key session.Key, invocationID string)) {
 	s.cl.mu.Unlock()
 }
 
+// OnFollow sets the handler of follow announcements (from any replica, this one
+// included) for runs this replica may execute; it runs on the listener and must not
+// block.
+func (s *Store) OnFollow(fn func(key session.Key, invocationID string)) {
+	if s.cl == nil {
+		return
+	}
+	s.cl.mu.Lock()
+	s.cl.onFollow = fn
+	s.cl.mu.Unlock()
+}
+
 // RunOwner returns the replica executing an in-progress run, "" when it is not in
 // progress or nobody owns it.
 func (s *Store) RunOwner(ctx context.Context, key session.Key, invocationID string) (string, error) {
@@ -252,7 +266,7 @@ func (s *Store) RequestCancel(ctx context.Context, key session.Key, invocationID
 	if err != nil || owner == "" {
 		return false, err
 	}
-	b, err := json.Marshal(cancelMsg{Key: key, InvocationID: invocationID})
+	b, err := json.Marshal(runMsg{Key: key, InvocationID: invocationID})
 	if err != nil {
 		return false, err
 	}
@@ -262,7 +276,8 @@ func (s *Store) RequestCancel(ctx context.Context, key session.Key, invocationID
 	return true, nil
 }
 
-type cancelMsg struct {
+// runMsg names a run in cancel requests and follow announcements.
+type runMsg struct {
 	Key          session.Key `json:"key"`
 	InvocationID string      `json:"invocation_id"`
 }
@@ -335,10 +350,13 @@ func (s *Store) Follow(key session.Key, invocationID string, deliver func(msg []
 	}
 	c.follows[tag][f] = struct{}{}
 	c.mu.Unlock()
+	// The run's key goes with the announcement so that its owner can publish it from
+	// the start (ids too long for a payload leave the follower to read the store).
+	ann, _ := json.Marshal(runMsg{Key: key, InvocationID: invocationID})
 	go func() {
 		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 		defer cancel()
-		_ = s.notify(ctx, "f"+tag+" ")
+		_ = s.notify(ctx, "f"+tag+" "+string(ann))
 	}()
 	return func() {
 		c.mu.Lock()
@@ -431,7 +449,7 @@ func (c *cluster) dispatch(p string) {
 		if head != c.id {
 			return
 		}
-		var m cancelMsg
+		var m runMsg
 		if json.Unmarshal([]byte(body), &m) != nil {
 			return
 		}
@@ -444,24 +462,11 @@ func (c *cluster) dispatch(p string) {
 	case 'f':
 		c.mu.Lock()
 		c.wanted[head] = time.Now()
-		_, ours := c.published[head]
+		fn := c.onFollow
 		c.mu.Unlock()
-		if ours {
-			go func() {
-				ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
-				defer cancel()
-				_ = c.s.notify(ctx, "y"+head+" ")
-			}()
-		}
-	case 'y':
-		c.mu.Lock()
-		fs := make([]*follow, 0, len(c.follows[head]))
-		for f := range c.follows[head] {
-			fs = append(fs, f)
-		}
-		c.mu.Unlock()
-		for _, f := range fs {
-			f.deliver(nil)
+		var m runMsg
+		if fn != nil && json.Unmarshal([]byte(body), &m) == nil && runTag(m.Key, m.InvocationID) == head {
+			fn(m.Key, m.InvocationID)
 		}
 	case 'r', 's':
 		c.mu.Lock()

@@ -63,19 +63,22 @@ func TestRelayAndCancel(t *testing.T) {
 	k := session.Key{App: "app", User: "u", ID: "s"}
 	startRun(t, a, k, "run1")
 
-	// Published before anyone follows: not sent (nobody listens), but remembered.
+	// Published before anyone follows: not sent (nobody listens).
 	if err := a.Publish(t.Context(), k, "run1", []byte(`0`)); err != nil {
 		t.Fatal(err)
 	}
+	// The announcement of a follow reaches every replica with the run's key (the
+	// owner's host then publishes the run from its start).
+	requests := make(chan string, 4)
+	a.OnFollow(func(k session.Key, inv string) { requests <- "a:" + k.ID + "/" + inv })
+	b.OnFollow(func(k session.Key, inv string) { requests <- "b:" + k.ID + "/" + inv })
 	var mu sync.Mutex
 	var seen []string
-	done, caughtUp := make(chan struct{}), make(chan struct{})
-	var once sync.Once
+	done := make(chan struct{})
 	stop := b.Follow(k, "run1", func(msg []byte) {
 		mu.Lock()
 		defer mu.Unlock()
-		if msg == nil { // a replica that published for the run answers the announcement
-			once.Do(func() { close(caughtUp) })
+		if msg == nil {
 			return
 		}
 		seen = append(seen, string(msg))
@@ -84,10 +87,17 @@ func TestRelayAndCancel(t *testing.T) {
 		}
 	})
 	defer stop()
-	select {
-	case <-caughtUp:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the publishing replica did not answer the follow announcement")
+	got := map[string]bool{}
+	for len(got) < 2 {
+		select {
+		case r := <-requests:
+			got[r] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("follow announcement reached %v", got)
+		}
+	}
+	if !got["a:s/run1"] || !got["b:s/run1"] {
+		t.Fatalf("follow announcements %v", got)
 	}
 	big := `"` + string(make([]byte, 0)) + repeat("x", 20000) + `"`
 	for _, m := range []string{`1`, big, `3`} {
