@@ -8,7 +8,7 @@ import (
 )
 
 // SchemaVersion is the schema version this build writes: the number of migrations.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations are forward-only: migration i moves a database from version i to i+1.
 // Never edit a released entry; append a new one.
@@ -122,6 +122,15 @@ CREATE TABLE relay_spill (
 	payload    bytea NOT NULL,
 	created_at timestamptz NOT NULL DEFAULT now()
 );
+`,
+	// 2: the session list's index is keyed by ARRAY[app_id, user_id], which a lookup of
+	// one session (app_id, user_id, id) cannot use. Keyed by (app_id, user_id) it tied
+	// with the unique key's index while the table had no statistics yet (before the
+	// first ANALYZE) and the planner could pick it, scanning every session of the user
+	// per lookup: a turn cost O(sessions of the user).
+	`
+DROP INDEX sessions_by_update;
+CREATE INDEX sessions_by_user_update ON sessions ((ARRAY[app_id, user_id]), updated_at DESC, pk DESC);
 `,
 }
 

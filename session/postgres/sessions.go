@@ -102,7 +102,8 @@ func (s *Store) ListSessions(ctx context.Context, app, user string, q session.Li
 			esc(app), esc(user)).Scan(&total); err != nil {
 			return fmt.Errorf("count sessions: %w", err)
 		}
-		rows, err := tx.Query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE app_id = $1 AND user_id = $2
+		// ARRAY[...] = ARRAY[...] matches the list's index (sessions_by_user_update).
+		rows, err := tx.Query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE ARRAY[app_id, user_id] = ARRAY[$1::text, $2::text]
 			ORDER BY updated_at DESC, pk DESC LIMIT $3 OFFSET $4`, esc(app), esc(user), limit, q.Offset)
 		if err != nil {
 			return fmt.Errorf("list sessions: %w", err)
