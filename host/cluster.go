@@ -391,9 +391,7 @@ func (rt *Runtime) interrupt(ctx context.Context, r session.Run, code, msg strin
 		return nil, nil // its end is held here and will be written with its real status
 	}
 	data := session.RunStatusData{Status: session.StatusInterrupted, Error: &session.RunError{Code: code, Message: msg}}
-	evs, err := rt.store.FinishRun(ctx, r.Key, r.InvocationID, session.StatusInterrupted, session.NewEvent{
-		InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Key.App, Data: session.MustJSON(data),
-	})
+	evs, err := rt.store.FinishRun(ctx, r.Key, r.InvocationID, session.StatusInterrupted, rt.orphanEnd(ctx, r.Key, r.InvocationID, data)...)
 	if errors.Is(err, session.ErrInvalid) {
 		return nil, nil // ended meanwhile (by its replica or another survivor)
 	}

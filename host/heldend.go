@@ -160,8 +160,7 @@ func (rt *Runtime) endStuckRun(ctx context.Context, key session.Key, invocationI
 		return nil // ended, in memory at least
 	}
 	data := session.RunStatusData{Status: session.StatusCancelled}
-	_, err := rt.recordEnd(ctx, key, invocationID, session.StatusCancelled, session.NewEvent{
-		InvocationID: invocationID, Type: session.TypeRunStatus, Author: key.App, Data: session.MustJSON(data)})
+	_, err := rt.recordEnd(ctx, key, invocationID, session.StatusCancelled, rt.orphanEnd(ctx, key, invocationID, data)...)
 	if errors.Is(err, session.ErrInvalid) {
 		return nil // it ended meanwhile
 	}

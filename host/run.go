@@ -75,6 +75,8 @@ type turnState struct {
 	ag  Agent
 
 	msgID, msgText string
+	msgSince       time.Time // the message's first delta or last stream snapshot
+	snapshots      int       // stream snapshots of the message stored so far
 	rsID, rsText   string
 	calls          map[string]*openCall
 	callOrder      []string
@@ -249,6 +251,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		}
 		ts.msgText += e.TextDelta.Text
 		ts.live(Event{Kind: KindTextDelta, ItemID: ts.msgID, Text: e.TextDelta.Text})
+		ts.snapshotText(time.Now())
 	case *runnerv1.RunEvent_MessageDone:
 		ts.flushReasoning()
 		if e.MessageDone.Text != "" {
@@ -494,7 +497,7 @@ func (ts *turnState) flushMessage() {
 		return
 	}
 	ts.store(session.NewEvent{Type: session.TypeAssistantMessage, ItemID: ts.msgID, Data: session.MustJSON(session.AssistantMessageData{Text: ts.msgText})})
-	ts.msgID, ts.msgText = "", ""
+	ts.msgID, ts.msgText, ts.msgSince, ts.snapshots = "", "", time.Time{}, 0
 }
 
 func (ts *turnState) flushReasoning() {

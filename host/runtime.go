@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -50,7 +51,14 @@ type Config struct {
 	// MaxRunsPerUser caps each user's runs in progress across all agents (0: no cap);
 	// a turn over it is refused with ErrTooManyRuns.
 	MaxRunsPerUser int
+	// SnapshotInterval is how often the text of a message still streaming is stored
+	// (assistant_stream_snapshot), so that a host that dies mid-message loses at most
+	// about that much of it (default 250 ms; a message that ends sooner costs no write).
+	SnapshotInterval time.Duration
 }
+
+// DefaultSnapshotInterval is Config.SnapshotInterval's default.
+const DefaultSnapshotInterval = 250 * time.Millisecond
 
 // Runtime runs turns for every surface. It is safe for concurrent use.
 type Runtime struct {
@@ -72,6 +80,8 @@ type Runtime struct {
 
 	maxRunsPerUser int
 	userRuns       userRuns
+
+	snapshotEvery time.Duration
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs
@@ -121,6 +131,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.log = hclog.NewNullLogger()
 	}
 	rt.maxRunsPerUser = cfg.MaxRunsPerUser
+	rt.snapshotEvery = cmp.Or(cfg.SnapshotInterval, DefaultSnapshotInterval)
 	if rt.retention <= 0 {
 		// Long enough for a dropped stream to reconnect and replay with the exact live
 		// sequence; short enough that finished runs' deltas don't pile up in memory.
@@ -269,9 +280,7 @@ func (rt *Runtime) Recover(ctx context.Context) error {
 			continue
 		}
 		data := session.RunStatusData{Status: session.StatusInterrupted, Error: &session.RunError{Code: "host_restarted", Message: "the host stopped while this run was in progress"}}
-		_, err := rt.store.FinishRun(ctx, r.Key, r.InvocationID, session.StatusInterrupted, session.NewEvent{
-			InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Key.App, Data: session.MustJSON(data),
-		})
+		_, err := rt.store.FinishRun(ctx, r.Key, r.InvocationID, session.StatusInterrupted, rt.orphanEnd(ctx, r.Key, r.InvocationID, data)...)
 		if err != nil && !errors.Is(err, session.ErrInvalid) {
 			return fmt.Errorf("interrupt orphaned run %s: %w", r.InvocationID, err)
 		}

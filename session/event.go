@@ -25,6 +25,11 @@ const (
 	TypeContextCheckpoint = "context_checkpoint"
 	TypeStateDelta        = "state_delta"
 	TypeFeedback          = "feedback"
+	// TypeAssistantStreamSnapshot (KsADK's name) holds the text of a message still
+	// streaming, cumulative, written now and then while it streams so that a host that
+	// dies mid-message loses little of it. The message's assistant_message (same item id)
+	// supersedes it; readers other than recovery skip it.
+	TypeAssistantStreamSnapshot = "assistant_stream_snapshot"
 )
 
 // Run statuses carried by run_status events and run records.
@@ -104,6 +109,14 @@ type UserMessageData struct {
 // AssistantMessageData is the data of an assistant_message event.
 type AssistantMessageData struct {
 	Text string `json:"text"`
+}
+
+// AssistantStreamSnapshotData is the data of an assistant_stream_snapshot event, in
+// KsADK's shape: the message's text so far and the snapshot's number within it.
+type AssistantStreamSnapshotData struct {
+	Text           string `json:"text"`
+	StreamSnapshot bool   `json:"stream_snapshot"`
+	SnapshotIndex  int    `json:"snapshot_index"`
 }
 
 // ReasoningData is the data of a reasoning event.

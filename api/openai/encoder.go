@@ -174,6 +174,9 @@ func (e *responseEncoder) Add(ev host.Event) []sseEvent {
 }
 
 func (e *responseEncoder) stored(s *session.Event) {
+	if s.Type == session.TypeAssistantStreamSnapshot {
+		return // its message's assistant_message carries the text
+	}
 	switch s.Type {
 	case session.TypeToolCall, session.TypeApprovalRequest, session.TypeApprovalResponse, session.TypeToolResult:
 	default:

@@ -1,0 +1,167 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/testutil"
+	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/memory"
+)
+
+// slowAgent streams n words, one every pause, then ends the message; with hang it
+// blocks after the words until the run is cancelled, as a host that dies mid-message
+// leaves a run.
+type slowAgent struct {
+	n     int
+	pause time.Duration
+	hang  bool
+}
+
+func (a *slowAgent) Info() pluginsdk.Info { return pluginsdk.Info{Name: "slow"} }
+
+func (a *slowAgent) Run(ctx context.Context, _ *pluginsdk.Request, emit *pluginsdk.Emitter) error {
+	for i := range a.n {
+		if err := emit.Text(fmt.Sprintf("w%d ", i)); err != nil {
+			return err
+		}
+		select {
+		case <-time.After(a.pause):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if a.hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+
+func slowRuntime(t *testing.T, agent *slowAgent, store session.Store, every time.Duration) *host.Runtime {
+	t.Helper()
+	client, stop := inprocess.Serve(agent)
+	t.Cleanup(stop)
+	rt, err := host.New(host.Config{Store: store, Agents: []host.Agent{{Name: "slow", Runner: client}}, SnapshotInterval: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = rt.Close(ctx)
+	})
+	return rt
+}
+
+func ofType(evs []session.Event, typ string) []session.Event {
+	var out []session.Event
+	for _, e := range evs {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// A message that streams longer than the interval is stored as it streams; its final
+// assistant_message supersedes the snapshots everywhere: in the run's journal and in
+// the history the next turn sends.
+func TestStreamSnapshotsAreStoredWhileAMessageStreams(t *testing.T) {
+	store := memory.New()
+	rt := slowRuntime(t, &slowAgent{n: 20, pause: 3 * time.Millisecond}, store, 10*time.Millisecond)
+	r, evs := runTurn(t, rt, host.TurnRequest{App: "slow", Input: text("go")})
+	stored, err := store.Events(context.Background(), r.Key, session.EventQuery{InvocationID: r.InvocationID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := ofType(stored, session.TypeAssistantStreamSnapshot)
+	msgs := ofType(stored, session.TypeAssistantMessage)
+	if len(snaps) == 0 || len(msgs) != 1 {
+		t.Fatalf("stored %d snapshots and %d messages", len(snaps), len(msgs))
+	}
+	last, _ := session.DataOf[session.AssistantStreamSnapshotData](snaps[len(snaps)-1])
+	final, _ := session.DataOf[session.AssistantMessageData](msgs[0])
+	if snaps[0].ItemID != msgs[0].ItemID || !strings.HasPrefix(final.Text, last.Text) || !last.StreamSnapshot || last.SnapshotIndex != len(snaps) {
+		t.Fatalf("snapshot %+v (item %s) of message %q (item %s)", last, snaps[0].ItemID, final.Text, msgs[0].ItemID)
+	}
+	for _, e := range evs {
+		if e.Kind == host.KindStored && e.Stored.Type == session.TypeAssistantStreamSnapshot {
+			t.Fatal("a stream snapshot reached the run's followers")
+		}
+	}
+	hist, _, err := session.LoadHistory(context.Background(), store, r.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range hist {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("history has %d assistant messages: %+v", n, hist)
+	}
+
+	// A message shorter than the interval costs no write.
+	quick := slowRuntime(t, &slowAgent{n: 3}, store, time.Hour)
+	r, _ = runTurn(t, quick, host.TurnRequest{App: "slow", Input: text("go")})
+	stored, _ = store.Events(context.Background(), r.Key, session.EventQuery{InvocationID: r.InvocationID})
+	if len(ofType(stored, session.TypeAssistantStreamSnapshot)) != 0 {
+		t.Fatal("a short message stored snapshots")
+	}
+}
+
+// When the host that ran a message dies mid-message, the host that ends the orphaned
+// run (Recover after a restart) keeps the text the snapshots hold as the message.
+func TestRecoverKeepsTheSnapshottedTextOfAnOrphanedRun(t *testing.T) {
+	store := memory.New()
+	dying := slowRuntime(t, &slowAgent{n: 10, pause: 2 * time.Millisecond, hang: true}, store, 5*time.Millisecond)
+	r, err := dying.Start(context.Background(), host.TurnRequest{App: "slow", Input: text("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snapped string
+	testutil.Eventually(t, 10*time.Second, func() error {
+		stored, err := store.Events(context.Background(), r.Key, session.EventQuery{InvocationID: r.InvocationID, Types: []string{session.TypeAssistantStreamSnapshot}})
+		if err != nil {
+			return err
+		}
+		if len(stored) == 0 {
+			return errors.New("no snapshot yet")
+		}
+		d, _ := session.DataOf[session.AssistantStreamSnapshotData](stored[len(stored)-1])
+		if !strings.Contains(d.Text, "w9") {
+			return errors.New("the last words are not snapshotted yet")
+		}
+		snapped = d.Text
+		return nil
+	})
+
+	// A new host on the same store: the first one's run is an orphan to it.
+	restarted := slowRuntime(t, &slowAgent{}, store, 0)
+	if err := restarted.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := store.Events(context.Background(), r.Key, session.EventQuery{InvocationID: r.InvocationID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := ofType(stored, session.TypeAssistantMessage)
+	if len(msgs) != 1 {
+		t.Fatalf("the orphaned run has %d messages: %+v", len(msgs), stored)
+	}
+	kept, _ := session.DataOf[session.AssistantMessageData](msgs[0])
+	st, _ := session.DataOf[session.RunStatusData](stored[len(stored)-1])
+	if kept.Text != snapped || st.Status != session.StatusInterrupted {
+		t.Fatalf("kept %q (snapshot %q), status %q", kept.Text, snapped, st.Status)
+	}
+}
