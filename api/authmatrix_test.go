@@ -15,6 +15,7 @@ import (
 	"github.com/agentengine/agentengine/api/internal/apitest"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/echoagent"
+	"github.com/agentengine/agentengine/api/openai"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -51,7 +52,7 @@ func newMatrixEnv(t *testing.T) *matrixEnv {
 		t.Fatal(err)
 	}
 	r := api.NewRouter(api.Config{Runtime: rt, AuthToken: shared, Tokens: keys,
-		Surfaces: []api.Surface{adkweb.New(adkweb.Config{Runtime: rt}), ui}})
+		Surfaces: []api.Surface{openai.New(openai.Config{Runtime: rt}), adkweb.New(adkweb.Config{Runtime: rt}), ui}})
 	srv := apitest.Serve(t, r, rt, stop)
 	return &matrixEnv{t: t, url: srv.URL, tokens: tokens}
 }

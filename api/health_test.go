@@ -44,7 +44,7 @@ func TestLivenessAndReadiness(t *testing.T) {
 		_ = rt.Close(ctx)
 		stop()
 	})
-	r := NewRouter(Config{Runtime: rt, AuthToken: "secret"})
+	r := newRouter(Config{Runtime: rt, AuthToken: "secret"})
 	for _, full := range []bool{false, true, false} {
 		st.full.Store(full)
 		want := http.StatusOK

@@ -12,7 +12,7 @@ import (
 // browser like the token; the code works once; other sites cannot use the cookie.
 func TestLoginURLSetsASessionCookie(t *testing.T) {
 	logins := NewLogins(time.Minute)
-	r := NewRouter(Config{Runtime: newRuntime(t), AuthToken: "s3cret", Logins: logins})
+	r := newRouter(Config{Runtime: newRuntime(t), AuthToken: "s3cret", Logins: logins})
 	get := func(path string, headers ...string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("GET", path, nil)
 		req.Host = "127.0.0.1:8080"
@@ -55,7 +55,7 @@ func TestLoginURLSetsASessionCookie(t *testing.T) {
 
 func TestLoginCodeExpires(t *testing.T) {
 	logins := NewLogins(-time.Second)
-	r := NewRouter(Config{Runtime: newRuntime(t), AuthToken: "s3cret", Logins: logins})
+	r := newRouter(Config{Runtime: newRuntime(t), AuthToken: "s3cret", Logins: logins})
 	if res := serve(t, r, "GET", "/login?code="+logins.Code(), ""); res.status != http.StatusUnauthorized {
 		t.Errorf("expired code: %d", res.status)
 	}

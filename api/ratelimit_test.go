@@ -27,7 +27,7 @@ func TestTooManyRunsIs429(t *testing.T) {
 		_ = rt.Close(ctx)
 		stop()
 	})
-	r := NewRouter(Config{Runtime: rt})
+	r := newRouter(Config{Runtime: rt})
 	post := func(body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("POST", "/v1/responses", strings.NewReader(body))
 		req.Host = "127.0.0.1"

@@ -6,34 +6,31 @@ package api
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 )
 
-// Surface is a protocol surface mounted on the router.
+// Surface is a protocol surface (the OpenAI-compatible API, ADK's, the Web UI's action
+// API, the UI itself), mounted on the router the same way: its routes, the paths it
+// owns, and its error shape, in which the router's middleware (auth, origin, size, no
+// route) answers requests on those paths.
 type Surface interface {
 	// Register mounts the surface's routes.
 	Register(r gin.IRouter)
-	// Prefix is the path prefix the surface owns ("/v1/").
-	Prefix() string
+	// Owns reports whether the surface owns path: its errors there are the surface's.
+	// No two surfaces own a path.
+	Owns(path string) bool
+	ErrorWriter
 }
 
-// ErrorWriter is implemented by surfaces whose errors have their own shape; the
-// security middleware answers requests under the surface's prefix with it.
+// ErrorWriter writes an error in a surface's shape.
 type ErrorWriter interface {
 	WriteError(c *gin.Context, status int, code, message string)
-}
-
-// PathOwner is implemented by surfaces that own paths outside their Prefix (ADK's /run);
-// middleware errors on those paths are written in the surface's shape too.
-type PathOwner interface {
-	Owns(path string) bool
 }
 
 // Server timeouts for an http.Server serving the router (see NewServer).
@@ -81,17 +78,12 @@ type Config struct {
 	// client sending it slowly cannot hold a connection; it is set before auth, so it
 	// also bounds what the server drains of a refused request's body.
 	BodyReadTimeout time.Duration
-	// KeepAlive is the SSE keep-alive interval (default 15 s).
-	KeepAlive time.Duration
-	// Surfaces are mounted after the OpenAI-compatible one.
+	// Surfaces are mounted in order. The first one's error shape is also that of the
+	// paths no surface owns.
 	Surfaces []Surface
-	// KsadkAgents are the agents whose project selects KsADK's shapes on the
-	// OpenAI-compatible API (openai_compat: ksadk).
-	KsadkAgents []string
 }
 
-// NewRouter builds the engine with /health, the OpenAI-compatible surface and any
-// further surfaces. Set gin's mode (gin.SetMode) before calling it. A nil Runtime is
+// NewRouter builds the engine with /health and the surfaces. Set gin's mode (gin.SetMode) before calling it. A nil Runtime is
 // a programming error and panics.
 func NewRouter(cfg Config) *gin.Engine {
 	if cfg.Runtime == nil {
@@ -101,18 +93,12 @@ func NewRouter(cfg Config) *gin.Engine {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = openai.DefaultMaxBodyBytes
+		cfg.MaxBodyBytes = httpx.DefaultMaxBodyBytes
 	}
 	if cfg.BodyReadTimeout <= 0 {
 		cfg.BodyReadTimeout = DefaultBodyReadTimeout
 	}
-	oa, err := openai.New(openai.Config{Runtime: cfg.Runtime, Logger: cfg.Logger.Named("openai"),
-		KeepAlive: cfg.KeepAlive, MaxBodyBytes: cfg.MaxBodyBytes, KsadkAgents: cfg.KsadkAgents})
-	if err != nil {
-		panic("api: " + err.Error()) // only a nil runtime fails, checked above
-	}
-	surfaces := append([]Surface{oa}, cfg.Surfaces...)
-	g := &guard{cfg: cfg, surfaces: surfaces}
+	g := &guard{cfg: cfg, surfaces: cfg.Surfaces}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -120,10 +106,12 @@ func NewRouter(cfg Config) *gin.Engine {
 	r.GET("/health", g.health)
 	r.GET("/healthz", g.health)
 	r.GET("/readyz", g.ready)
+	// The body limit above is the only one: the surfaces read bodies within it.
+	r.Use(httpx.Limited(cfg.MaxBodyBytes))
 	if cfg.Logins != nil {
 		r.GET("/login", g.login)
 	}
-	for _, s := range surfaces {
+	for _, s := range cfg.Surfaces {
 		s.Register(r)
 	}
 	r.NoRoute(func(c *gin.Context) {
@@ -135,23 +123,21 @@ func NewRouter(cfg Config) *gin.Engine {
 	return r
 }
 
-// fail writes an error in the shape of the surface that owns the path (OpenAI's
-// envelope by default).
+// fail writes an error in the shape of the surface that owns the path (the first
+// surface's when none does) and ends the request.
 func (g *guard) fail(c *gin.Context, status int, code, message string) {
+	defer c.Abort()
 	for _, s := range g.surfaces {
-		ew, ok := s.(ErrorWriter)
-		if !ok {
-			continue
-		}
-		po, _ := s.(PathOwner)
-		if strings.HasPrefix(c.Request.URL.Path, s.Prefix()) || (po != nil && po.Owns(c.Request.URL.Path)) {
-			ew.WriteError(c, status, code, message)
-			c.Abort()
+		if s.Owns(c.Request.URL.Path) {
+			s.WriteError(c, status, code, message)
 			return
 		}
 	}
-	openai.WriteError(c, status, code, message)
-	c.Abort()
+	if len(g.surfaces) > 0 {
+		g.surfaces[0].WriteError(c, status, code, message)
+		return
+	}
+	c.JSON(status, gin.H{"error": gin.H{"code": code, "message": message}})
 }
 
 // health serves GET /health and /healthz, the liveness probe: it answers while the
@@ -173,8 +159,7 @@ func (g *guard) ready(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 	defer cancel()
 	if err := g.cfg.Runtime.Ready(ctx); err != nil {
-		g.cfg.Logger.Warn("not ready", "error", err)
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": "the session store does not take writes"})
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": host.ClientMessage(err)})
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ready"})

@@ -44,7 +44,10 @@ func newRuntime(t *testing.T) *host.Runtime {
 type panicky struct{}
 
 func (panicky) Register(r gin.IRouter) { r.GET("/boom", func(*gin.Context) { panic("boom") }) }
-func (panicky) Prefix() string         { return "/boom" }
+func (panicky) Owns(string) bool       { return false } // its errors are the first surface's
+func (panicky) WriteError(c *gin.Context, status int, _, message string) {
+	c.String(status, message)
+}
 
 type result struct {
 	status int
@@ -97,8 +100,8 @@ func errCode(r result) string {
 
 func TestSecurity(t *testing.T) {
 	rt := newRuntime(t)
-	open := NewRouter(Config{Runtime: rt, Surfaces: []Surface{panicky{}}})
-	locked := NewRouter(Config{Runtime: rt, AuthToken: "s3cret", MaxBodyBytes: 256,
+	open := newRouter(Config{Runtime: rt, Surfaces: []Surface{panicky{}}})
+	locked := newRouter(Config{Runtime: rt, AuthToken: "s3cret", MaxBodyBytes: 256,
 		AllowedOrigins: []string{"http://localhost:5173"}, AllowedHosts: []string{"agents.internal"}})
 	req := `{"model":"echo","input":"hi"}`
 
@@ -181,7 +184,7 @@ func TestSecurity(t *testing.T) {
 
 // The router serves the OpenAI surface end to end over a real listener.
 func TestRouterEndToEnd(t *testing.T) {
-	srv := httptest.NewServer(NewRouter(Config{Runtime: newRuntime(t)}))
+	srv := httptest.NewServer(newRouter(Config{Runtime: newRuntime(t)}))
 	defer srv.Close()
 	resp, err := http.Post(srv.URL+"/v1/responses", "application/json", strings.NewReader(`{"model":"echo","input":"through the router"}`))
 	if err != nil {

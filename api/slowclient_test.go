@@ -56,7 +56,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 		{"valid token", "secret", "Authorization: Bearer secret\r\n", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewRouter(Config{Runtime: rt, AuthToken: tt.token, BodyReadTimeout: 300 * time.Millisecond})
+			r := newRouter(Config{Runtime: rt, AuthToken: tt.token, BodyReadTimeout: 300 * time.Millisecond})
 			addr := startServer(t, r, nil)
 			head := "POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + tt.authHeader +
 				"Content-Length: 1000\r\n\r\n"
@@ -74,7 +74,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // An idle keep-alive connection is closed after the idle timeout.
 func TestIdleConnectionIsClosed(t *testing.T) {
 	rt := newRuntime(t)
-	addr := startServer(t, NewRouter(Config{Runtime: rt}), func(s *http.Server) { s.IdleTimeout = 300 * time.Millisecond })
+	addr := startServer(t, newRouter(Config{Runtime: rt}), func(s *http.Server) { s.IdleTimeout = 300 * time.Millisecond })
 	out, closed := rawRequest(t, addr, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "")
 	if !closed || !strings.HasPrefix(out, "HTTP/1.1 200") {
 		t.Fatalf("closed %v, answer %q", closed, out)
@@ -84,7 +84,7 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 // A long stream is not cut by the body read timeout once the body has been read.
 func TestStreamOutlivesBodyReadTimeout(t *testing.T) {
 	rt := newRuntime(t)
-	r := NewRouter(Config{Runtime: rt, BodyReadTimeout: 100 * time.Millisecond})
+	r := newRouter(Config{Runtime: rt, BodyReadTimeout: 100 * time.Millisecond})
 	addr := startServer(t, r, nil)
 	resp, err := http.Post("http://"+addr+"/v1/responses", "application/json",
 		strings.NewReader(`{"model":"echo","stream":true,"input":"hello world","model_options":{"delay_ms":150}}`))

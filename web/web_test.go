@@ -9,10 +9,10 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-func TestRegister(t *testing.T) {
+func TestSurface(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
-	Register(r)
+	New().Register(r)
 	get := func(path string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
@@ -42,5 +42,23 @@ func TestRegister(t *testing.T) {
 	b, _ := FS.ReadFile("static/index.html")
 	if strings.Contains(string(b), "<script>") || strings.Contains(string(b), "style=") || strings.Contains(string(b), " on") && strings.Contains(string(b), "onclick") {
 		t.Error("index.html has inline script or style")
+	}
+}
+
+func TestSurfaceOwnsItsPathsAndWritesPlainErrors(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	s := New()
+	for path, want := range map[string]bool{"/": true, "/static/js/app.js": true, "/v1/models": false, "/staticx": false} {
+		if got := s.Owns(path); got != want {
+			t.Errorf("Owns(%q) = %v, want %v", path, got, want)
+		}
+	}
+	w := httptest.NewRecorder()
+	c, _ := gin.CreateTestContext(w)
+	c.Request = httptest.NewRequest(http.MethodGet, "/", nil)
+	s.WriteError(c, http.StatusUnauthorized, "invalid_api_key", "a key is required")
+	if w.Code != http.StatusUnauthorized || w.Body.String() != "a key is required\n" ||
+		!strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") || w.Header().Get("Content-Security-Policy") != CSP {
+		t.Errorf("WriteError = %d %q %v", w.Code, w.Body.String(), w.Header())
 	}
 }

@@ -83,7 +83,7 @@ func (s *Surface) WriteError(c *gin.Context, status int, code, message string) {
 		e.Code, e.Message = CodeInvalidAction, fmt.Sprintf("unknown action %q", action)
 	case http.StatusMethodNotAllowed:
 		e.Code = CodeMethod
-		if m := methodOf(action); m != "" {
+		if m := s.methodsOf(action); m != "" {
 			e.Message = fmt.Sprintf("%s takes %s, not %s", action, m, c.Request.Method)
 		}
 	case http.StatusUnauthorized:

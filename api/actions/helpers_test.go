@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/api/actions"
+	"github.com/agentengine/agentengine/api/openai"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk"
@@ -87,7 +88,7 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 		t.Fatal(err)
 	}
 	rc := o.router
-	rc.Runtime, rc.Surfaces, rc.MaxBodyBytes = rt, []api.Surface{surface}, o.maxBody
+	rc.Runtime, rc.Surfaces, rc.MaxBodyBytes = rt, []api.Surface{openai.New(openai.Config{Runtime: rt}), surface}, o.maxBody
 	router := api.NewRouter(rc)
 	e := &env{t: t, store: store, rt: rt, router: router}
 	e.srv = httptest.NewServer(router)

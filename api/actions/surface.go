@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -40,8 +41,20 @@ type Config struct {
 	LiveInterval time.Duration
 	// SessionBackend names the store ("memory", "local", "postgres") for the bootstrap.
 	SessionBackend string
-	// Features are capabilities served by other surfaces under the same prefix.
+	// Features are capabilities served by the extensions (the bootstrap announces them);
+	// Attachments and WorkspaceFiles are also set for extensions that serve them.
 	Features Features
+	// Extensions serve further actions under Prefix (api/files). This surface mounts
+	// them, so that one surface owns the prefix and answers its errors.
+	Extensions []Extension
+}
+
+// Extension is a package serving further actions under Prefix.
+type Extension interface {
+	// Register mounts its actions (Prefix + the action's name).
+	Register(r gin.IRouter)
+	// Methods returns the HTTP methods of an action it serves (nil for others).
+	Methods(action string) []string
 }
 
 // Features are bootstrap capability flags of actions this package does not serve.
@@ -84,20 +97,26 @@ func New(cfg Config) (*Surface, error) {
 	if cfg.SessionBackend == "" {
 		cfg.SessionBackend = "local"
 	}
+	for _, e := range cfg.Extensions {
+		cfg.Features.Attachments = cfg.Features.Attachments || e.Methods("UploadFile") != nil
+		cfg.Features.WorkspaceFiles = cfg.Features.WorkspaceFiles || e.Methods("ListWorkspaceFiles") != nil
+	}
 	if cfg.Features.WorkspaceMaxUploadBytes <= 0 {
 		cfg.Features.WorkspaceMaxUploadBytes = workspace.DefaultMaxUploadBytes
 	}
 	return &Surface{rt: cfg.Runtime, log: cfg.Logger, cfg: cfg, started: time.Now().Unix()}, nil
 }
 
-// Prefix is the path prefix this surface owns; the router's middleware answers errors
-// under it with WriteError.
-func (s *Surface) Prefix() string { return Prefix }
+// Owns reports the paths of this surface (api.Surface): everything under Prefix, the
+// actions of its extensions included.
+func (s *Surface) Owns(path string) bool { return strings.HasPrefix(path, Prefix) }
 
-// Register mounts one route per action. Unknown actions fall through to the router's
-// NoRoute, which answers with WriteError; other surfaces may mount further actions
-// under the same prefix.
+// Register mounts one route per action, then the extensions' actions. Unknown actions
+// fall through to the router's NoRoute, which answers with WriteError.
 func (s *Surface) Register(r gin.IRouter) {
+	for _, e := range s.cfg.Extensions {
+		e.Register(r)
+	}
 	r.POST(Prefix+"GetAgentUiBootstrap", handle(s, "GetAgentUiBootstrap", s.bootstrap))
 	r.POST(Prefix+"ListAgentModels", handle(s, "ListAgentModels", s.listModels))
 	r.POST(Prefix+"CreateSession", handle(s, "CreateSession", s.createSession))
@@ -117,6 +136,20 @@ func (s *Surface) Register(r gin.IRouter) {
 	r.POST(Prefix+"ResumeRun", handle(s, "ResumeRun", s.resumeRun))
 	r.POST(Prefix+"ListToolReceipts", handle(s, "ListToolReceipts", s.listReceipts))
 	r.GET(Prefix+"SubscribeRunEvents", s.subscribe)
+}
+
+// methodsOf words the HTTP methods of an action of this surface or of an extension
+// ("" if none serves it).
+func (s *Surface) methodsOf(action string) string {
+	if m := methodOf(action); m != "" {
+		return m
+	}
+	for _, e := range s.cfg.Extensions {
+		if ms := e.Methods(action); len(ms) > 0 {
+			return strings.Join(ms, " or ")
+		}
+	}
+	return ""
 }
 
 // methodOf is the HTTP method of an action this surface serves ("" if none).

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/api/openai"
 )
 
 // With the user header, the path's (or body's) user must be the caller: bob cannot read,
@@ -49,7 +50,7 @@ func TestCallerHeaderScopesUserPaths(t *testing.T) {
 func TestMiddlewareErrorsInDetailShape(t *testing.T) {
 	e := newEnv(t)
 	r := api.NewRouter(api.Config{Runtime: e.rt, AuthToken: "secret", MaxBodyBytes: 64,
-		Surfaces: []api.Surface{New(Config{Runtime: e.rt})}})
+		Surfaces: []api.Surface{openai.New(openai.Config{Runtime: e.rt}), New(Config{Runtime: e.rt})}})
 	serve := func(method, path, body string, headers ...string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Host = "127.0.0.1"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/api/internal/apitest"
+	"github.com/agentengine/agentengine/api/openai"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
@@ -49,7 +50,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	// The user header is trusted, as behind a reverse proxy, so that tests act as several users.
-	r := api.NewRouter(api.Config{Runtime: rt, UserHeader: headerUser, Surfaces: []api.Surface{New(Config{Runtime: rt, Version: "test"})}})
+	r := api.NewRouter(api.Config{Runtime: rt, UserHeader: headerUser, Surfaces: []api.Surface{openai.New(openai.Config{Runtime: rt}), New(Config{Runtime: rt, Version: "test"})}})
 	srv := apitest.Serve(t, r, rt, stop)
 	return &env{t: t, rt: rt, srv: srv}
 }

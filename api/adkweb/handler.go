@@ -1,6 +1,7 @@
 package adkweb
 
 import (
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -79,21 +80,17 @@ func handle(fn func(*gin.Context) *httpError) gin.HandlerFunc {
 	return httpx.Handle(writeError, fn)
 }
 
-// Prefix is the path prefix whose middleware errors (auth, origin, size) are written in
-// this surface's shape; Owns adds the routes outside it.
-func (h *Handler) Prefix() string { return "/apps/" }
-
-// Owns reports the paths besides Prefix whose middleware errors are written in this
-// surface's shape (api.PathOwner).
+// Owns reports the paths of this surface (api.Surface): everything under /apps/ and
+// its routes outside it.
 func (h *Handler) Owns(path string) bool {
 	switch path {
 	case "/run", "/run_sse", "/list-apps", "/version":
 		return true
 	}
-	return false
+	return strings.HasPrefix(path, "/apps/")
 }
 
-// WriteError writes {"detail": message} (api.ErrorWriter).
+// WriteError writes {"detail": message} (api.Surface).
 func (h *Handler) WriteError(c *gin.Context, status int, _ string, message string) {
 	writeError(c, detail(status, "%s", message))
 }

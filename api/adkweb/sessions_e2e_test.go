@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/api/openai"
 	"github.com/agentengine/agentengine/session"
 )
 
@@ -182,8 +183,8 @@ var (
 // surface's own limits come in FastAPI's shape.
 func TestRouterErrors(t *testing.T) {
 	e := newEnv(t)
-	r := api.NewRouter(api.Config{Runtime: e.rt, AuthToken: "secret",
-		Surfaces: []api.Surface{New(Config{Runtime: e.rt, MaxBodyBytes: 64})}})
+	r := api.NewRouter(api.Config{Runtime: e.rt, AuthToken: "secret", MaxBodyBytes: 64,
+		Surfaces: []api.Surface{openai.New(openai.Config{Runtime: e.rt}), New(Config{Runtime: e.rt})}})
 	serve := func(method, path, body string, headers ...string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Host = "127.0.0.1"

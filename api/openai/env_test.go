@@ -49,10 +49,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 		t.Fatal(err)
 	}
 	cfg.Runtime = rt
-	h, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := New(cfg)
 	r := gin.New()
 	h.Register(r)
 	srv := apitest.Serve(t, r, rt, stop)

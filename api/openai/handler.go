@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -68,10 +67,11 @@ type Handler struct {
 	ksadk      map[string]bool
 }
 
-// New builds the surface.
-func New(cfg Config) (*Handler, error) {
+// New builds the surface. A nil Runtime is a programming error and panics, as in
+// api.NewRouter, so that the surface can be built inline in api.Config.Surfaces.
+func New(cfg Config) *Handler {
 	if cfg.Runtime == nil {
-		return nil, errors.New("openai: a host runtime is required")
+		panic("openai: a host runtime is required")
 	}
 	h := &Handler{rt: cfg.Runtime, log: cfg.Logger, keepAlive: cfg.KeepAlive, maxBody: cfg.MaxBodyBytes,
 		cancelWait: cfg.CancelWait, started: time.Now().Unix(), ksadk: map[string]bool{}}
@@ -90,14 +90,13 @@ func New(cfg Config) (*Handler, error) {
 	if h.cancelWait <= 0 {
 		h.cancelWait = DefaultCancelWait
 	}
-	return h, nil
+	return h
 }
 
-// Prefix is the path prefix this surface owns; middleware in front of it writes its
-// errors with WriteError.
-func (h *Handler) Prefix() string { return "/v1/" }
+// Owns reports the paths of this surface (api.Surface): everything under /v1/.
+func (h *Handler) Owns(path string) bool { return strings.HasPrefix(path, "/v1/") }
 
-// WriteError writes an error in this surface's shape (api.ErrorWriter).
+// WriteError writes an error in this surface's shape (api.Surface).
 func (h *Handler) WriteError(c *gin.Context, status int, code, message string) {
 	WriteError(c, status, code, message)
 }

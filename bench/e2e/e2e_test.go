@@ -19,6 +19,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/api/openai"
 	"github.com/agentengine/agentengine/bench/load"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/runnerproc"
@@ -47,7 +48,7 @@ func serve(tb testing.TB, store session.Store, runner runnerv1.RunnerClient) str
 	if err := rt.Recover(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewRouter(api.Config{Runtime: rt}))
+	srv := httptest.NewServer(api.NewRouter(api.Config{Runtime: rt, Surfaces: []api.Surface{openai.New(openai.Config{Runtime: rt})}}))
 	tb.Cleanup(func() {
 		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -12,10 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentengine/agentengine/api"
-	"github.com/agentengine/agentengine/api/actions"
-	"github.com/agentengine/agentengine/api/adkweb"
-	"github.com/agentengine/agentengine/api/files"
-	"github.com/agentengine/agentengine/web"
 )
 
 type runOptions struct {
@@ -138,10 +134,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		return chat(ctx, st.runtime, cmd.InOrStdin(), cmd.OutOrStdout(), o.ksadk.chat())
 	}
 
-	ui, err := actions.New(actions.Config{
-		Runtime: st.runtime, Logger: log.Named("actions"), MaxBodyBytes: o.maxBody, SessionBackend: st.backend,
-		Features: actions.Features{Attachments: true, WorkspaceFiles: true},
-	})
+	surfaces, err := newSurfaces(st, log)
 	if err != nil {
 		return err
 	}
@@ -151,15 +144,10 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		logins = api.NewLogins(loginTTL)
 	}
 	router := api.NewRouter(api.Config{
-		Runtime:      st.runtime,
-		Logger:       log.Named("http"),
-		MaxBodyBytes: o.maxBody,
-		KsadkAgents:  st.ksadkAgents,
-		Surfaces: []api.Surface{
-			adkweb.New(adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb"), MaxBodyBytes: o.maxBody}),
-			ui,
-			files.NewSurface(files.Deps{Uploads: st.uploads, Workspaces: st.workspaces, Logger: log.Named("files")}),
-		},
+		Runtime:        st.runtime,
+		Logger:         log.Named("http"),
+		MaxBodyBytes:   o.maxBody,
+		Surfaces:       surfaces,
 		AllowedOrigins: o.origins,
 		AllowedHosts:   o.hosts,
 		// Bound to loopback, pages of this machine (a UI's dev server) may call the API.
@@ -168,7 +156,6 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		Tokens:          keys,
 		Logins:          logins,
 	})
-	web.Register(router)
 	srv := api.NewServer(router)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

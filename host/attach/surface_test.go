@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/api/openai"
 )
 
 // /v1/responses needs no change of its own: input_file.file_url reaches the host,
@@ -21,7 +22,7 @@ func TestResponsesSurfaceResolvesUploads(t *testing.T) {
 		t.Fatal(err)
 	}
 	gin.SetMode(gin.TestMode)
-	r := api.NewRouter(api.Config{Runtime: f.rt})
+	r := api.NewRouter(api.Config{Runtime: f.rt, Surfaces: []api.Surface{openai.New(openai.Config{Runtime: f.rt})}})
 	for _, tc := range []struct {
 		ref    string
 		status int
