@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/agentengine/agentengine/session"
 )
@@ -13,16 +12,36 @@ const (
 	readyProbeUser = "agentengine:ready"
 )
 
+// startable is implemented by runners that can tell, without starting a process,
+// whether a run could get one (runnerproc.Supervisor, runnerpool.Pool).
+type startable interface {
+	Startable() error
+}
+
 // Ready reports whether the runtime can take turns: the session store takes a write
-// (a probe session is created and deleted). Liveness needs no check: a process that
-// answers is alive.
+// (a probe session is created and deleted) and every agent's runner can start (none is
+// waiting out the backoff after failed starts). Liveness needs no check: a process that
+// answers is alive. The error is a ClientError; the cause is logged.
 func (rt *Runtime) Ready(ctx context.Context) error {
 	key := session.Key{App: readyProbeApp, User: readyProbeUser, ID: newID("probe_")}
-	if _, err := rt.store.CreateSession(ctx, key); err != nil {
-		return fmt.Errorf("session store does not take writes: %w", err)
+	_, err := rt.store.CreateSession(ctx, key)
+	if err == nil {
+		err = rt.store.DeleteSession(ctx, key)
 	}
-	if err := rt.store.DeleteSession(ctx, key); err != nil {
-		return fmt.Errorf("session store does not take writes: %w", err)
+	if err != nil {
+		rt.log.Warn("not ready: the session store does not take writes", "error", err)
+		return clientErr(ErrUnavailable, "", "the session store does not take writes")
+	}
+	for _, a := range rt.Agents() {
+		name := a.Name
+		s, ok := rt.agents[name].Runner.(startable)
+		if !ok {
+			continue
+		}
+		if err := s.Startable(); err != nil {
+			rt.log.Warn("not ready: an agent's runner cannot start", "agent", name, "error", err)
+			return clientErr(ErrUnavailable, "", "the runner of agent %q cannot start at the moment (it failed and is waiting to retry)", name)
+		}
 	}
 	return nil
 }

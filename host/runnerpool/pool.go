@@ -44,6 +44,26 @@ type member struct {
 	busy atomic.Int64
 }
 
+// Startable reports whether a call could have a process: nil when a member's can
+// (members without a Startable method count as able), else the first member's error.
+func (p *Pool) Startable() error {
+	var first error
+	for _, m := range p.members {
+		s, ok := m.Member.(interface{ Startable() error })
+		if !ok {
+			return nil
+		}
+		err := s.Startable()
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // New returns a pool over members (at least one).
 func New(members ...Member) *Pool {
 	if len(members) == 0 {

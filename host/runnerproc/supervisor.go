@@ -203,6 +203,26 @@ func (s *Supervisor) PID() int {
 	return s.cur.pid
 }
 
+// Startable reports whether a call could have a runner process now: nil while one runs
+// or one may be started; an error while the configuration is invalid, the supervisor is
+// closed, or it waits out the backoff after failed starts. It never starts a process.
+func (s *Supervisor) Startable() error {
+	if s.cfgErr != nil {
+		return s.cfgErr
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return fmt.Errorf("runner %q: %w", s.cfg.Name, ErrClosed)
+	case s.cur != nil && s.cur.alive():
+		return nil
+	case time.Until(s.notBefore) > 0:
+		return fmt.Errorf("runner %q: %w (last failure: %v)", s.cfg.Name, ErrBackoff, s.lastErr)
+	}
+	return nil
+}
+
 // Ping checks the live process's health (gRPC health service "plugin" is SERVING). It
 // never starts a process.
 func (s *Supervisor) Ping(ctx context.Context) error {

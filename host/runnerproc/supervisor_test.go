@@ -22,9 +22,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/runnerproc"
 	"github.com/agentengine/agentengine/internal/testutil"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/session/memory"
 )
 
 // bins holds the runner binaries built once by TestMain: echo-go, badlog, banner, stubborn,
@@ -466,6 +468,9 @@ func TestBackoffAfterFailedStarts(t *testing.T) {
 		Backoff: runnerproc.Backoff{Initial: time.Minute},
 	})
 	ctx := ctxT(t)
+	if err := s.Startable(); err != nil {
+		t.Fatalf("Startable before any attempt: %v", err)
+	}
 	for i, wantBackoff := range []bool{false, false, true, true} {
 		err := s.Start(ctx)
 		if err == nil {
@@ -477,6 +482,17 @@ func TestBackoffAfterFailedStarts(t *testing.T) {
 	}
 	if _, err := s.Run(ctx, runReq("x", "")); !errors.Is(err, runnerproc.ErrBackoff) || !strings.Contains(err.Error(), "next start attempt in") {
 		t.Fatalf("Run while backing off = %v", err)
+	}
+	if err := s.Startable(); !errors.Is(err, runnerproc.ErrBackoff) {
+		t.Fatalf("Startable while backing off = %v", err)
+	}
+	// Readiness follows: a host whose agent's runner cannot start is not ready.
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "banner", Runner: s}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Ready(ctx); !errors.Is(err, host.ErrUnavailable) || !strings.Contains(host.ClientMessage(err), `"banner"`) {
+		t.Fatalf("Ready with a runner backing off = %v", err)
 	}
 }
 
