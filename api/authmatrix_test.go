@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +13,13 @@ import (
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/api/actions"
 	"github.com/agentengine/agentengine/api/adkweb"
+	"github.com/agentengine/agentengine/api/files"
 	"github.com/agentengine/agentengine/api/internal/apitest"
-	"github.com/agentengine/agentengine/host"
-	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/host/attach"
+	"github.com/agentengine/agentengine/host/workspace"
+	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -47,7 +51,18 @@ func newMatrixEnv(t *testing.T) *matrixEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := actions.New(actions.Config{Runtime: rt})
+	dir := t.TempDir()
+	uploads, err := attach.New(attach.Config{Dir: filepath.Join(dir, "files"), LookPath: func(string) (string, error) { return "", os.ErrNotExist }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(workspace.Config{Dir: filepath.Join(dir, "workspaces"), PerUser: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = uploads.Close(); _ = ws.Close() })
+	ui, err := actions.New(actions.Config{Runtime: rt, Extensions: []actions.Extension{
+		files.NewSurface(files.Deps{Uploads: uploads, Workspaces: map[string]*workspace.Workspace{"echo": ws}})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +75,9 @@ func newMatrixEnv(t *testing.T) *matrixEnv {
 func (e *matrixEnv) do(method, path, body, key string, extra ...string) (int, []byte) {
 	e.t.Helper()
 	h := append([]string{"Content-Type", "application/json"}, extra...)
+	if strings.HasPrefix(body, "--"+formBoundary) {
+		h[1] = "multipart/form-data; boundary=" + formBoundary
+	}
 	if key != "" {
 		h = append(h, "Authorization", "Bearer "+key)
 	}
@@ -88,12 +106,48 @@ func (e *matrixEnv) aliceSession() (adkID, respID, convID string) {
 	return s.ID, r.ID, r.SessionID
 }
 
+// formBoundary separates the parts of the multipart bodies of the file routes.
+const formBoundary = "matrixboundary"
+
+// form is a multipart body: fields in order, then "file" with content.
+func form(content string, fields ...string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(fields); i += 2 {
+		b.WriteString("--" + formBoundary + "\r\nContent-Disposition: form-data; name=\"" + fields[i] + "\"\r\n\r\n" + fields[i+1] + "\r\n")
+	}
+	b.WriteString("--" + formBoundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\n" + content + "\r\n")
+	b.WriteString("--" + formBoundary + "--\r\n")
+	return b.String()
+}
+
+// aliceFiles gives alice an upload and a workspace file; it returns the upload's URI.
+func (e *matrixEnv) aliceFiles() string {
+	e.t.Helper()
+	code, b := e.do("POST", files.Prefix+"UploadFile", form("alice's upload"), aliceKey)
+	if code != 200 {
+		e.t.Fatalf("upload: %d %s", code, b)
+	}
+	var u struct {
+		Data struct {
+			FileData struct {
+				FileURI string `json:"fileUri"`
+			}
+		}
+	}
+	_ = json.Unmarshal(b, &u)
+	if code, b := e.do("POST", files.Prefix+"AddWorkspaceFile", form("alice's notes", "Path", "notes/a.txt"), aliceKey); code != 200 {
+		e.t.Fatalf("add workspace file: %d %s", code, b)
+	}
+	return u.Data.FileData.FileURI
+}
+
 // Every route × {no key, wrong key, another user's key}: refused (401) without a valid
 // key, and another user's resources are not found (404) with a valid one; the owner's
 // key works. A key from the tokens file is its user, whatever header it sends.
 func TestAuthMatrix(t *testing.T) {
 	e := newMatrixEnv(t)
 	adkID, respID, convID := e.aliceSession()
+	upload := e.aliceFiles()
 	routes := []struct {
 		name, method, path, body string
 	}{
@@ -105,6 +159,10 @@ func TestAuthMatrix(t *testing.T) {
 		{"openai input items", "GET", "/v1/responses/" + respID + "/input_items", ""},
 		{"actions get session", "POST", actions.Prefix + "GetSession", `{"AgentId":"echo","SessionId":"` + convID + `"}`},
 		{"actions list events", "POST", actions.Prefix + "ListSessionEvents", `{"AgentId":"echo","SessionId":"` + convID + `"}`},
+		{"files attachment", "GET", files.Prefix + "AttachmentContent?FileUri=" + url.QueryEscape(upload), ""},
+		{"files workspace content", "GET", files.Prefix + "GetWorkspaceFileContent?FilePath=notes/a.txt", ""},
+		{"files workspace export", "GET", files.Prefix + "ExportWorkspaceZip?Path=notes", ""},
+		{"files workspace delete", "POST", files.Prefix + "DeleteWorkspaceFile", `{"Path":"notes/a.txt","UserId":"alice"}`},
 		{"adk delete", "DELETE", "/apps/echo/users/alice/sessions/" + adkID, ""},
 	}
 	for _, rt := range routes {
@@ -123,6 +181,43 @@ func TestAuthMatrix(t *testing.T) {
 				t.Errorf("alice's key: %d %s", code, b)
 			}
 		})
+	}
+}
+
+// The file routes that create or list: refused without a valid key; with bob's key they
+// act on bob's own files, never alice's, whatever user they name.
+func TestAuthMatrixFilesOfTheCaller(t *testing.T) {
+	e := newMatrixEnv(t)
+	e.aliceFiles()
+	for _, rt := range []struct{ name, method, path, body string }{
+		{"upload", "POST", files.Prefix + "UploadFile", form("x")},
+		{"workspace add", "POST", files.Prefix + "AddWorkspaceFile", form("bob's", "UserId", "alice", "Path", "notes/a.txt")},
+		{"workspace list", "POST", files.Prefix + "ListWorkspaceFiles", `{"Recursive":true,"UserId":"alice"}`},
+	} {
+		t.Run(rt.name, func(t *testing.T) {
+			if code, b := e.do(rt.method, rt.path, rt.body, ""); code != http.StatusUnauthorized {
+				t.Errorf("no key: %d %s", code, b)
+			}
+			if code, b := e.do(rt.method, rt.path, rt.body, "wrong-key-0123456789"); code != http.StatusUnauthorized {
+				t.Errorf("wrong key: %d %s", code, b)
+			}
+			if code, b := e.do(rt.method, rt.path, rt.body, bobKey, "X-AgentEngine-User", "alice"); code != http.StatusOK {
+				t.Errorf("bob's key: %d %s", code, b)
+			}
+		})
+	}
+	// bob's write went to his workspace; alice's file is as she left it.
+	_, b := e.do("GET", files.Prefix+"GetWorkspaceFileContent?FilePath=notes/a.txt", "", aliceKey)
+	if string(b) != "alice's notes" {
+		t.Errorf("alice's file reads %q", b)
+	}
+	_, b = e.do("GET", files.Prefix+"GetWorkspaceFileContent?FilePath=notes/a.txt", "", bobKey)
+	if string(b) != "bob's" {
+		t.Errorf("bob's file reads %q", b)
+	}
+	_, b = e.do("POST", files.Prefix+"ListWorkspaceFiles", `{"Recursive":true}`, bobKey)
+	if strings.Count(string(b), `"Type":"file"`) != 1 {
+		t.Errorf("bob lists %s", b)
 	}
 }
 

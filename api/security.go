@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,12 +16,14 @@ import (
 	"github.com/agentengine/agentengine/api/internal/caller"
 	"github.com/agentengine/agentengine/api/internal/limit"
 	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/host"
 )
 
 // guard holds the router's middleware.
 type guard struct {
 	cfg      Config
 	surfaces []Surface
+	limiter  *rateLimiter // nil: no rate limit
 }
 
 // recovery turns a handler panic into a logged 500 instead of a dropped connection.
@@ -93,7 +96,11 @@ func (g *guard) originCheck(c *gin.Context) {
 		h.Set("Access-Control-Expose-Headers", "X-AgentEngine-Session-Id, X-AgentEngine-Invocation-Id, X-Request-Id")
 		if c.Request.Method == http.MethodOptions && c.GetHeader("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-AgentEngine-User, X-AgentEngine-Extensions, X-AgentEngine-Compat, X-AgentEngine-Session-Id, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout")
+			allow := "Authorization, Content-Type, X-AgentEngine-Extensions, X-AgentEngine-Compat, X-AgentEngine-Session-Id, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout"
+			if g.cfg.UserHeader != "" {
+				allow += ", " + g.cfg.UserHeader
+			}
+			h.Set("Access-Control-Allow-Headers", allow)
 			h.Set("Access-Control-Max-Age", "600")
 			c.AbortWithStatus(http.StatusNoContent)
 			return
@@ -124,17 +131,17 @@ func (g *guard) originAllowed(origin string) bool {
 	return false
 }
 
-// auth requires a key when one is configured: the shared token (AuthToken), which
-// leaves the user to the request, or a key of the tokens file, which pins the request to
-// its user by setting the user header every surface reads (a client's own value is
-// replaced). The probes stay open (/health hides agent names from unauthorised callers).
+// auth requires a key when one is configured and stores who the caller is (identify)
+// for every surface. The probes stay open (/health hides agent names from unauthorised
+// callers).
 func (g *guard) auth(c *gin.Context) {
-	user, ok := g.identify(c)
+	id, ok, bad := g.identify(c)
 	if ok {
-		if user != "" {
-			c.Request.Header.Set(openai.HeaderUser, user)
-			c.Request = c.Request.WithContext(caller.WithPinnedUser(c.Request.Context(), user))
+		if bad != nil {
+			g.fail(c, http.StatusBadRequest, "invalid_value", bad.Error())
+			return
 		}
+		c.Request = c.Request.WithContext(caller.With(c.Request.Context(), id))
 		c.Next()
 		return
 	}
@@ -153,34 +160,61 @@ func isProbe(path string) bool {
 }
 
 func (g *guard) authorised(c *gin.Context) bool {
-	_, ok := g.identify(c)
+	_, ok, _ := g.identify(c)
 	return ok
 }
 
-// identify checks the request's key and returns the user a tokens-file key acts as ("" for
-// the shared token or when no key is configured).
-func (g *guard) identify(c *gin.Context) (string, bool) {
+// identify is the one place that decides who a request is, for every surface: a
+// tokens-file key binds the request to its user (a user header is ignored); else, when
+// a trusted user header is configured (UserHeader) and sent, its user is bound; else
+// the request is the operator's (no key configured, the shared token, a login cookie).
+// ok is false when a key is required and no valid one came; bad is a malformed header.
+func (g *guard) identify(c *gin.Context) (id caller.Identity, ok bool, bad error) {
+	user, pinned, ok := g.key(c)
+	switch {
+	case !ok:
+		return id, false, nil
+	case pinned:
+		return caller.Identity{User: user, Bound: true}, true, nil
+	}
+	if g.cfg.UserHeader == "" {
+		return id, true, nil
+	}
+	u := c.GetHeader(g.cfg.UserHeader)
+	if u == "" {
+		return id, true, nil
+	}
+	if err := host.ValidateID(u); err != nil {
+		return id, true, fmt.Errorf("the %s header is not a valid user id: %w", g.cfg.UserHeader, err)
+	}
+	return caller.Identity{User: u, Bound: true}, true, nil
+}
+
+// key checks the request's key and returns the user a tokens-file key acts as (pinned);
+// the shared token, a login cookie or no key configured pin nobody.
+func (g *guard) key(c *gin.Context) (user string, pinned, ok bool) {
 	if g.cfg.AuthToken == "" && g.cfg.Tokens == nil {
-		return "", true
+		return "", false, true
 	}
 	// The scheme is case-insensitive (RFC 9110 §11.1): "bearer" is as good as "Bearer".
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(c.GetHeader("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	scheme, tok, found := strings.Cut(strings.TrimSpace(c.GetHeader("Authorization")), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
 		if g.cfg.Logins != nil {
 			if sid, err := c.Cookie(LoginCookie); err == nil && g.cfg.Logins.valid(sid) {
-				return "", true
+				return "", false, true
 			}
 		}
-		return "", false
+		return "", false, false
 	}
 	tok = strings.TrimSpace(tok)
 	if g.cfg.AuthToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(g.cfg.AuthToken)) == 1 {
-		return "", true
+		return "", false, true
 	}
 	if g.cfg.Tokens != nil {
-		return g.cfg.Tokens.User(tok)
+		user, ok = g.cfg.Tokens.User(tok)
+		return user, ok, ok
 	}
-	return "", false
+	return "", false, false
 }
 
 // bodyDeadline sets a read deadline on the connection for the request's body and lifts

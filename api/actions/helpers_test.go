@@ -89,6 +89,9 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	}
 	rc := o.router
 	rc.Runtime, rc.Surfaces, rc.MaxBodyBytes = rt, []api.Surface{openai.New(openai.Config{Runtime: rt}), surface}, o.maxBody
+	if rc.UserHeader == "" {
+		rc.UserHeader = "X-AgentEngine-User" // trusted, as behind a reverse proxy: the tests act as several users
+	}
 	router := api.NewRouter(rc)
 	e := &env{t: t, store: store, rt: rt, router: router}
 	e.srv = httptest.NewServer(router)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/api/internal/caller"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 )
@@ -41,22 +41,13 @@ func (s *Surface) agentNames() string {
 	return strings.Join(names, ", ")
 }
 
-// user resolves the tenant: the X-AgentEngine-User header (a trusted proxy pins it),
-// else UserId, else the runtime's default user.
+// user resolves the tenant: the caller the router identified (api/internal/caller); a
+// bound caller's UserId is ignored, an operator's names the tenant (else the default user).
 func (s *Surface) user(c *gin.Context, fromBody string) (string, *actionError) {
-	if u := c.GetHeader(openai.HeaderUser); u != "" {
-		if e := checkID(openai.HeaderUser+" header", u); e != nil {
-			return "", e
-		}
-		return u, nil
-	}
 	if e := checkID("UserId", fromBody); e != nil {
 		return "", e
 	}
-	if fromBody != "" {
-		return fromBody, nil
-	}
-	return s.rt.DefaultUser(), nil
+	return caller.From(c.Request.Context()).Resolve(s.rt.DefaultUser(), fromBody), nil
 }
 
 // owner resolves the agent and user of a request.

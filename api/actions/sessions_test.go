@@ -41,7 +41,7 @@ func TestCreateSession(t *testing.T) {
 	if l.Total != 1 || l.Sessions[0].SessionId != "chat-1" {
 		t.Errorf("alice lists %+v", l)
 	}
-	// The tenant header wins over UserId.
+	// A caller bound to a user (the trusted header) is that user whatever UserId says.
 	e.must("ListSessions", map[string]any{"AgentId": "echo", "UserId": "user"}, &l, "X-AgentEngine-User", "alice")
 	if l.Total != 1 {
 		t.Errorf("header tenant lists %d sessions", l.Total)

@@ -34,17 +34,12 @@ func (h *Handler) scope(c *gin.Context) (app, user string, aerr *httpError) {
 	return agent.Name, user, nil
 }
 
-// headerUser names the caller when a trusted proxy (or client) sets it, as on the
-// OpenAI-compatible and action surfaces.
-const headerUser = "X-AgentEngine-User"
-
-// callerIs reports whether user, named by the path or body, may be acted for: always
-// without the user header (ADK's own model: the path names the user), else only when it
-// is the header's user. Another user's resources are not found, not forbidden, so that
-// their ids are not confirmed.
+// callerIs reports whether user, named by the path or body, may be acted for: by the
+// operator always (ADK's own model: the path names the user), by a caller bound to one
+// user (a tokens-file key, the trusted user header) only for that user. Another user's
+// resources are not found, not forbidden, so that their ids are not confirmed.
 func callerIs(c *gin.Context, user string) bool {
-	h := c.GetHeader(headerUser)
-	return h == "" || h == user
+	return caller.From(c.Request.Context()).May(user)
 }
 
 // sessionKey resolves a session route's key. An id that cannot exist is not found.
@@ -257,11 +252,11 @@ func sessionJSON(s session.Session, st session.State, evs []session.Event) Sessi
 	return out
 }
 
-// appStateWrite refuses app: keys in a state change from a caller pinned to one user by
-// its API key: app: state is shared by every user of the agent, so only the agent (its
+// appStateWrite refuses app: keys in a state change from a caller bound to one user
+// (its API key, the trusted user header): app: state is shared by every user of the agent, so only the agent (its
 // runs' state deltas) or the operator (the shared token) may write it.
 func appStateWrite(c *gin.Context, delta []byte) *httpError {
-	if _, pinned := caller.PinnedUser(c.Request.Context()); !pinned || len(delta) <= 2 {
+	if !caller.From(c.Request.Context()).Bound || len(delta) <= 2 {
 		return nil
 	}
 	var keys map[string]json.RawMessage

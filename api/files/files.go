@@ -2,14 +2,16 @@ package files
 
 import (
 	"errors"
-	"github.com/agentengine/agentengine/api/envelope"
 	"net/http"
 	"sort"
 
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentengine/agentengine/api/envelope"
+	"github.com/agentengine/agentengine/api/internal/caller"
 	"github.com/agentengine/agentengine/api/internal/limit"
+	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/attach"
 	"github.com/agentengine/agentengine/host/workspace"
 )
@@ -22,15 +24,22 @@ const Prefix = "/agentengine/api/v1/"
 type Deps struct {
 	Uploads *attach.Store
 	// Workspaces maps agent (project) names to their workspaces. Requests without
-	// AgentId use the only one; with several hosted agents AgentId is required.
+	// AgentId use the only one; with several hosted agents AgentId is required. A
+	// per-user workspace serves the caller's own (workspace.Workspace.For).
 	Workspaces map[string]*workspace.Workspace
-	Logger     hclog.Logger
+	// DefaultUser is the user of the operator's requests that name none (default "user",
+	// as the host's).
+	DefaultUser string
+	Logger      hclog.Logger
 }
 
 // Actions returns the handlers by action name; Method tells each one's HTTP method.
 func Actions(d Deps) map[string]gin.HandlerFunc {
 	if d.Logger == nil {
 		d.Logger = hclog.NewNullLogger()
+	}
+	if d.DefaultUser == "" {
+		d.DefaultUser = "user"
 	}
 	h := &handlers{d: d}
 	out := map[string]gin.HandlerFunc{}
@@ -87,8 +96,37 @@ func (s *Surface) Register(r gin.IRouter) {
 
 type handlers struct{ d Deps }
 
-// workspaceFor picks the workspace of an agent.
-func (h *handlers) workspaceFor(agentID string) (*workspace.Workspace, *apiError) {
+// user is who the request acts as (api/internal/caller): a caller bound to a user (its
+// API key, the trusted user header) is that user, whatever UserId says; the operator's
+// request is the UserId it names, else the default user.
+func (h *handlers) user(c *gin.Context, named string) (string, *apiError) {
+	if named != "" {
+		if err := host.ValidateID(named); err != nil {
+			return "", invalid("UserId: %v", err)
+		}
+	}
+	return caller.From(c.Request.Context()).Resolve(h.d.DefaultUser, named), nil
+}
+
+// workspaceFor picks the workspace of an agent for the request's user: the agent's
+// shared one, or the user's own.
+func (h *handlers) workspaceFor(c *gin.Context, agentID, userID string) (*workspace.Workspace, *apiError) {
+	w, e := h.agentWorkspace(agentID)
+	if e != nil {
+		return nil, e
+	}
+	user, e := h.user(c, userID)
+	if e != nil {
+		return nil, e
+	}
+	uw, err := w.For(user)
+	if err != nil {
+		return nil, h.internal("workspace", err)
+	}
+	return uw, nil
+}
+
+func (h *handlers) agentWorkspace(agentID string) (*workspace.Workspace, *apiError) {
 	if agentID == "" {
 		if len(h.d.Workspaces) == 1 {
 			for _, w := range h.d.Workspaces {

@@ -25,6 +25,11 @@ type fileData struct {
 func (h *handlers) uploadFile(c *gin.Context) {
 	const action = "UploadFile"
 	requestID(c)
+	owner, e := h.user(c, c.Query("UserId"))
+	if e != nil {
+		fail(c, action, e)
+		return
+	}
 	mr, e := multipartBody(c)
 	if e != nil {
 		fail(c, action, e)
@@ -54,7 +59,7 @@ func (h *handlers) uploadFile(c *gin.Context) {
 			return
 		}
 		src := &recordingReader{r: part}
-		m, err := h.d.Uploads.Put(c.Request.Context(), part.FileName(), part.Header.Get("Content-Type"), src, 0)
+		m, err := h.d.Uploads.PutAs(c.Request.Context(), owner, part.FileName(), part.Header.Get("Content-Type"), src, 0)
 		switch {
 		case errors.Is(err, attach.ErrTooLarge):
 			fail(c, action, tooLarge("the file is larger than the %d MiB upload limit", h.d.Uploads.MaxUploadBytes()>>20))
@@ -98,7 +103,17 @@ func (h *handlers) attachmentContent(c *gin.Context) {
 		fail(c, action, missing("FileUri"))
 		return
 	}
+	user, e := h.user(c, c.Query("UserId"))
+	if e != nil {
+		fail(c, action, e)
+		return
+	}
 	f, m, err := h.d.Uploads.OpenRef(ref)
+	if err == nil && m.Owner != "" && m.Owner != user {
+		// Another user's upload does not exist for the caller.
+		f.Close()
+		err = attach.ErrNotFound
+	}
 	switch {
 	case errors.Is(err, attach.ErrInvalidRef):
 		fail(c, action, invalid("FileUri must be ksadk-upload:// followed by 32 lowercase hex characters"))

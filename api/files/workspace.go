@@ -30,7 +30,11 @@ func (h *handlers) workspaceParams(c *gin.Context) (params, *workspace.Workspace
 	if e != nil {
 		return nil, nil, e
 	}
-	ws, e := h.workspaceFor(agent)
+	user, e := p.str("UserId")
+	if e != nil {
+		return nil, nil, e
+	}
+	ws, e := h.workspaceFor(c, agent, user)
 	return p, ws, e
 }
 
@@ -68,7 +72,7 @@ func (h *handlers) listWorkspace(c *gin.Context) {
 func (h *handlers) workspaceContent(c *gin.Context) {
 	const action = "GetWorkspaceFileContent"
 	requestID(c)
-	ws, e := h.workspaceFor(c.Query("AgentId"))
+	ws, e := h.workspaceFor(c, c.Query("AgentId"), c.Query("UserId"))
 	if e != nil {
 		fail(c, action, e)
 		return
@@ -123,7 +127,7 @@ func contentType(name string, f io.ReadSeeker) string {
 func (h *handlers) addWorkspaceFile(c *gin.Context) {
 	const action = "AddWorkspaceFile"
 	requestID(c)
-	target, agent := c.Query("Path"), c.Query("AgentId")
+	target, agent, user := c.Query("Path"), c.Query("AgentId"), c.Query("UserId")
 	mr, e := multipartBody(c)
 	if e != nil {
 		fail(c, action, e)
@@ -146,16 +150,19 @@ func (h *handlers) addWorkspaceFile(c *gin.Context) {
 			return
 		}
 		switch part.FormName() {
-		case "Path", "AgentId":
+		case "Path", "AgentId", "UserId":
 			v, e := formValue(part)
 			if e != nil {
 				fail(c, action, e)
 				return
 			}
-			if part.FormName() == "Path" {
+			switch part.FormName() {
+			case "Path":
 				target = v
-			} else {
+			case "AgentId":
 				agent = v
+			default:
+				user = v
 			}
 		case "file":
 			if staged != nil {
@@ -169,7 +176,7 @@ func (h *handlers) addWorkspaceFile(c *gin.Context) {
 					return
 				}
 			}
-			ws, e := h.workspaceFor(agent)
+			ws, e := h.workspaceFor(c, agent, user)
 			if e != nil {
 				fail(c, action, e)
 				return
@@ -201,8 +208,8 @@ func (h *handlers) addWorkspaceFile(c *gin.Context) {
 		fail(c, action, missing("Path"))
 		return
 	}
-	if ws, e := h.workspaceFor(agent); e != nil || ws != stagedIn {
-		fail(c, action, invalid("AgentId must come before the file"))
+	if ws, e := h.workspaceFor(c, agent, user); e != nil || ws != stagedIn {
+		fail(c, action, invalid("AgentId and UserId must come before the file"))
 		return
 	}
 	ent, err := staged.Commit(target)
@@ -241,7 +248,7 @@ func (h *handlers) deleteWorkspaceFile(c *gin.Context) {
 func (h *handlers) exportWorkspace(c *gin.Context) {
 	const action = "ExportWorkspaceZip"
 	requestID(c)
-	ws, e := h.workspaceFor(c.Query("AgentId"))
+	ws, e := h.workspaceFor(c, c.Query("AgentId"), c.Query("UserId"))
 	if e != nil {
 		fail(c, action, e)
 		return

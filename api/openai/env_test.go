@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentengine/agentengine/api/internal/apitest"
+	"github.com/agentengine/agentengine/api/internal/caller"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/internal/testutil"
@@ -51,9 +52,19 @@ func newEnv(t *testing.T, cfg Config) *env {
 	cfg.Runtime = rt
 	h := New(cfg)
 	r := gin.New()
+	r.Use(trustUserHeader)
 	h.Register(r)
 	srv := apitest.Serve(t, r, rt, stop)
 	return &env{t: t, rt: rt, srv: srv}
+}
+
+// trustUserHeader binds a request with the HeaderUser header to that user, as the router
+// does when it trusts the header (api.Config.UserHeader).
+func trustUserHeader(c *gin.Context) {
+	if u := c.GetHeader(HeaderUser); u != "" {
+		c.Request = c.Request.WithContext(caller.With(c.Request.Context(), caller.Identity{User: u, Bound: true}))
+	}
+	c.Next()
 }
 
 // do sends a request; headers are name, value pairs.

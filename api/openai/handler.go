@@ -7,14 +7,15 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentengine/agentengine/api/internal/caller"
 	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 )
 
 // Request headers this surface reads.
 const (
-	// HeaderUser selects the tenant (session owner) of a request; it wins over the
-	// body's safety_identifier and user.
+	// HeaderUser is the conventional name of the trusted user header a reverse proxy
+	// sets (api.Config.UserHeader, off by default); the router, not this surface, reads it.
 	HeaderUser = "X-AgentEngine-User"
 	// HeaderExtensions opts in to KsADK extension events: a comma-separated list of
 	// tool_result (Responses) and reasoning (chat reasoning_content deltas).
@@ -128,21 +129,11 @@ func (h *Handler) readJSON(c *gin.Context) ([]byte, *apiError) {
 	return body, nil
 }
 
-// user resolves the tenant: the header, else the first non-empty body field, else the
+// user resolves the tenant: the caller the router identified (api/internal/caller);
+// an operator's request may name one in the body (the first non-empty field), else the
 // runtime's default user.
 func (h *Handler) user(c *gin.Context, fromBody ...string) (string, *apiError) {
-	if u := c.GetHeader(HeaderUser); u != "" {
-		if err := host.ValidateID(u); err != nil {
-			return "", badRequest("", "", "the %s header is not a valid user id: %v", HeaderUser, err)
-		}
-		return u, nil
-	}
-	for _, u := range fromBody {
-		if u != "" {
-			return u, nil
-		}
-	}
-	return h.rt.DefaultUser(), nil
+	return caller.From(c.Request.Context()).Resolve(h.rt.DefaultUser(), fromBody...), nil
 }
 
 // ksadkShapes reports whether a request about agent gets KsADK's shapes: the

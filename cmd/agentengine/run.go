@@ -20,6 +20,8 @@ type runOptions struct {
 	interactive bool
 	token       string
 	tokens      string
+	userHeader  string
+	rateLimit   int
 	origins     []string
 	hosts       []string
 	maxBody     int64
@@ -63,6 +65,8 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.BoolVarP(&o.interactive, "interactive", "i", false, "chat with the (first) agent in this terminal instead of serving HTTP")
 	f.StringVar(&o.token, "token", "", "bearer token clients must send (required for non-loopback binds); also AGENTENGINE_TOKEN")
 	f.StringVar(&o.tokens, "tokens", "", "file of API keys, one \"KEY USER\" a line: each key acts as its user on every API (read again when it changes)")
+	f.StringVar(&o.userHeader, "user-header", "", "request header a trusted reverse proxy sets to the authenticated user (e.g. X-AgentEngine-User); no header is trusted without it; also AGENTENGINE_USER_HEADER")
+	f.IntVar(&o.rateLimit, "rate-limit", 0, "most requests one user may make a minute (bursts up to it); more are refused with 429 and Retry-After (0: no limit)")
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "browser origins allowed to call the API (other cross-origin requests are rejected; loopback origins are allowed while --host is loopback)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "Host header names accepted besides the loopback ones (the name clients or a reverse proxy use); \"*\" accepts any")
 	f.Int64Var(&o.maxBody, "max-body-bytes", 32<<20, "largest accepted request body")
@@ -91,6 +95,12 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	ctx := cmd.Context()
 	if o.token == "" {
 		o.token = envOr("AGENTENGINE_TOKEN", "")
+	}
+	if o.userHeader == "" {
+		o.userHeader = envOr("AGENTENGINE_USER_HEADER", "")
+	}
+	if o.rateLimit < 0 {
+		return fmt.Errorf("--rate-limit %d: use 0 (no limit) or more", o.rateLimit)
 	}
 	if !o.interactive && !isLoopback(o.host) && o.token == "" && o.tokens == "" {
 		return fmt.Errorf("--host %s is not a loopback address: set --token (or AGENTENGINE_TOKEN) or --tokens so the API is not open to the network", o.host)
@@ -155,6 +165,8 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		AuthToken:       o.token,
 		Tokens:          keys,
 		Logins:          logins,
+		UserHeader:      o.userHeader,
+		RateLimit:       o.rateLimit,
 	})
 	srv := api.NewServer(router)
 	errc := make(chan error, 1)

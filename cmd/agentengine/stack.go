@@ -123,7 +123,8 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 		}
 	}
 
-	// Uploads live with the sessions of the first project; each agent has its workspace.
+	// Uploads live with the sessions of the first project; each agent has its workspace,
+	// one per user unless the project shares it.
 	s.uploads, err = attach.New(attach.Config{Dir: attach.DefaultDir(projects[0].Dir), IsolatePDF: true, Logger: opt.log.Named("attach")})
 	if err != nil {
 		s.close(context.Background())
@@ -131,7 +132,11 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	}
 	s.workspaces = map[string]*workspace.Workspace{}
 	for i, p := range projects {
-		w, err := workspace.Open(workspace.Config{Dir: workspace.DefaultDir(p.Dir)})
+		wc := workspace.Config{Dir: workspace.UsersDir(p.Dir), PerUser: true}
+		if p.Workspace == project.WorkspaceShared {
+			wc = workspace.Config{Dir: workspace.DefaultDir(p.Dir)}
+		}
+		w, err := workspace.Open(wc)
 		if err != nil {
 			s.close(context.Background())
 			return nil, fmt.Errorf("open workspace of %s: %w", p.Name, err)

@@ -61,6 +61,9 @@ type Meta struct {
 	SizeBytes        int64     `json:"size_bytes"`
 	SHA256           string    `json:"sha256"`
 	CreatedAt        time.Time `json:"created_at"`
+	// Owner is the user who uploaded it through the Web UI's UploadFile ("" for files a
+	// turn carried inline); only the owner reads an owned upload back.
+	Owner string `json:"owner,omitempty"`
 }
 
 // URI is the upload's reference, ksadk-upload://<id>.
@@ -143,6 +146,11 @@ const (
 // a rejected or failed upload leaves nothing behind; over the limit it returns
 // ErrTooLarge. Extraction is scheduled and runs in the background.
 func (s *Store) Put(ctx context.Context, name, declaredMime string, r io.Reader, limit int64) (Meta, error) {
+	return s.PutAs(ctx, "", name, declaredMime, r, limit)
+}
+
+// PutAs is Put for an upload owned by owner (Meta.Owner).
+func (s *Store) PutAs(ctx context.Context, owner, name, declaredMime string, r io.Reader, limit int64) (Meta, error) {
 	if limit <= 0 || limit > s.cfg.MaxUploadBytes {
 		limit = s.cfg.MaxUploadBytes
 	}
@@ -173,7 +181,7 @@ func (s *Store) Put(ctx context.Context, name, declaredMime string, r io.Reader,
 	mimeType, kind := sniff(head.b, f, n, name, declaredMime)
 	m := Meta{
 		ID: id, Name: displayName(name), MimeType: mimeType, DeclaredMimeType: clean(declaredMime, 128),
-		Kind: kind, SizeBytes: n, SHA256: hex.EncodeToString(h.Sum(nil)), CreatedAt: time.Now().UTC(),
+		Kind: kind, SizeBytes: n, SHA256: hex.EncodeToString(h.Sum(nil)), CreatedAt: time.Now().UTC(), Owner: owner,
 	}
 	if err := f.Close(); err != nil {
 		return Meta{}, fmt.Errorf("write upload: %w", err)

@@ -66,7 +66,16 @@ type Config struct {
 	// OpenAICompat selects the OpenAI-compatible API's shapes for this agent: "openai"
 	// (default) or "ksadk" (KsADK's tool-call, approval and stream shapes).
 	OpenAICompat string `yaml:"openai_compat"`
+	// Workspace says who the Web UI's workspace files belong to: "per-user" (default,
+	// each user has their own) or "shared" (one workspace for every user of the agent).
+	Workspace string `yaml:"workspace"`
 }
+
+// Workspace modes (Config.Workspace).
+const (
+	WorkspacePerUser = "per-user"
+	WorkspaceShared  = "shared"
+)
 
 // namePattern keeps agent names usable as OpenAI model ids and URL path segments.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -146,6 +155,13 @@ func (p *Project) normalise() error {
 	p.OpenAICompat = strings.ToLower(strings.TrimSpace(p.OpenAICompat))
 	if p.OpenAICompat != "" && p.OpenAICompat != "openai" && p.OpenAICompat != "ksadk" {
 		return p.fieldErr("openai_compat", "unknown value %q: use openai or ksadk", p.OpenAICompat)
+	}
+	switch p.Workspace = strings.ToLower(strings.TrimSpace(p.Workspace)); p.Workspace {
+	case "":
+		p.Workspace = WorkspacePerUser
+	case WorkspacePerUser, WorkspaceShared:
+	default:
+		return p.fieldErr("workspace", "unknown value %q: use per-user or shared", p.Workspace)
 	}
 	if p.Processes == 0 {
 		p.Processes = 1
