@@ -66,11 +66,18 @@ type Config struct {
 	// loopback names; "*" accepts any (for deployments behind a trusted proxy).
 	AllowedHosts []string
 	// AuthToken, when set, is required as "Authorization: Bearer <token>" (or a key of
-	// Tokens). It does not name a user: requests choose theirs (X-AgentEngine-User).
+	// Tokens). It names no user: its holder is the operator (see UserHeader).
 	AuthToken string
 	// Tokens, when set, are API keys that each act as one user: a request with one is
 	// that user on every surface, whatever it sends.
 	Tokens *Tokens
+	// UserHeader names a request header a trusted reverse proxy sets to the
+	// authenticated user ("X-AgentEngine-User"); a request carrying it acts as that user
+	// only. Empty (the default) trusts no header. A Tokens key's user wins over it.
+	UserHeader string
+	// RateLimit caps each user's requests per minute (a token bucket holding a minute's
+	// worth); over it a request gets 429 with Retry-After. 0: no limit.
+	RateLimit int
 	// Logins, when set, serves GET /login?code=… and accepts its session cookie as the
 	// shared token, so that a browser can use a server that requires a key.
 	Logins *Logins
@@ -99,15 +106,18 @@ func NewRouter(cfg Config) *gin.Engine {
 		cfg.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	g := &guard{cfg: cfg, surfaces: cfg.Surfaces}
+	if cfg.RateLimit > 0 {
+		g.limiter = newRateLimiter(cfg.RateLimit, nil)
+	}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(g.recovery, g.bodyDeadline, g.hostCheck, g.originCheck, g.auth, g.bodyLimit)
+	r.Use(g.recovery, g.bodyDeadline, g.hostCheck, g.originCheck, g.auth, g.rateLimit, g.bodyLimit)
+	// The body limit above is the only one: the surfaces read bodies within it.
+	r.Use(httpx.Limited(cfg.MaxBodyBytes))
 	r.GET("/health", g.health)
 	r.GET("/healthz", g.health)
 	r.GET("/readyz", g.ready)
-	// The body limit above is the only one: the surfaces read bodies within it.
-	r.Use(httpx.Limited(cfg.MaxBodyBytes))
 	if cfg.Logins != nil {
 		r.GET("/login", g.login)
 	}
@@ -153,8 +163,9 @@ func (g *guard) health(c *gin.Context) {
 }
 
 // ready serves GET /readyz, the readiness probe: 503 while the session store takes no
-// writes (a full disk, a database that is gone), so that a load balancer sends turns
-// elsewhere. The cause is logged, not shown.
+// writes (a full disk, a database that is gone) or an agent's runner cannot start (it
+// failed and waits to retry), so that a load balancer sends turns elsewhere. The reason
+// is the runtime's client-safe message; the cause is logged.
 func (g *guard) ready(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 	defer cancel()
