@@ -6,9 +6,11 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/api/openai"
@@ -28,6 +31,7 @@ import (
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
+	"github.com/agentengine/agentengine/session/postgres"
 	"github.com/agentengine/agentengine/session/sqlite"
 )
 
@@ -94,11 +98,52 @@ func sqliteStore(tb testing.TB) session.Store {
 	return st
 }
 
+// postgresStore opens the Postgres store (with its cluster, as a replica) on a new
+// schema of the server AGENTENGINE_TEST_PG_DSN names (scripts/pg-test.sh run ...).
+func postgresStore(tb testing.TB, dsn string) session.Store {
+	tb.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("bench_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if c, err := pgx.Connect(ctx, dsn); err == nil {
+			_, _ = c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
+			c.Close(ctx)
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	st, err := postgres.Open(ctx, u.String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
+// stores are the stores the benchmarks run on: memory, SQLite, and Postgres when
+// AGENTENGINE_TEST_PG_DSN names a server.
 func stores(tb testing.TB) map[string]func() session.Store {
-	return map[string]func() session.Store{
+	m := map[string]func() session.Store{
 		"memory": func() session.Store { return memory.New() },
 		"sqlite": func() session.Store { return sqliteStore(tb) },
 	}
+	if dsn := os.Getenv("AGENTENGINE_TEST_PG_DSN"); dsn != "" {
+		m["postgres"] = func() session.Store { return postgresStore(tb, dsn) }
+	}
+	return m
 }
 
 // TestLoadReadsAgentengine runs every scenario briefly against agentengine and expects

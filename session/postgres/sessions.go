@@ -69,14 +69,19 @@ func (s *Store) CreateSession(ctx context.Context, key session.Key) (session.Ses
 		return session.Session{}, err
 	}
 	now := s.clock.Now()
-	tag, err := s.pool.Exec(ctx, `INSERT INTO sessions (app_id, user_id, id, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING`, esc(key.App), esc(key.User), esc(key.ID), ns(now))
+	var pk int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO sessions (app_id, user_id, id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING RETURNING pk`, esc(key.App), esc(key.User), esc(key.ID), ns(now)).Scan(&pk)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return session.Session{}, fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
+	}
 	if err != nil {
 		return session.Session{}, fmt.Errorf("create session %q: %w", key.ID, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return session.Session{}, fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
-	}
+	// The new row as stored (times at the column's nanosecond precision): the session's
+	// first write can take the one-round-trip path.
+	out := session.Session{Key: key, CreatedAt: fromNS(ns(now)), UpdatedAt: fromNS(ns(now))}
+	s.rows.put(key, row{pk: pk, sess: out})
 	return session.Session{Key: key, CreatedAt: now, UpdatedAt: now}, nil
 }
 

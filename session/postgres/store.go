@@ -37,7 +37,8 @@ type Store struct {
 	clock core.Clock
 	cfg   config
 
-	cl *cluster // leases and the relay; nil until started (see cluster.go)
+	cl   *cluster // leases and the relay; nil until started (see cluster.go)
+	rows rowCache // session rows this store wrote last (see write)
 
 	closeOnce sync.Once
 	closeErr  error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -12,11 +13,16 @@ import (
 	"github.com/agentengine/agentengine/session"
 )
 
-// write runs one write transaction on the session of key in two round trips: BEGIN with
-// the session row's lock (which orders every write of the session, on every replica),
-// then the statements fn queues, with COMMIT. A statement that fails aborts the
-// transaction, so the COMMIT after it rolls back: all or nothing. A turn is several
-// writes, so the round trips saved by pipelining are most of a write's latency.
+// write runs one write transaction on the session of key, holding the session row's
+// lock (which orders every write of the session, on every replica). A statement that
+// fails aborts the transaction, so the COMMIT after it rolls back: all or nothing.
+//
+// A turn is several writes, so round trips are most of a write's latency. When this
+// store knows the session row (it wrote or created it last), the write is one round
+// trip: BEGIN, a guard that locks the row only if it is still what this store knows,
+// the statements fn queues from the known row, COMMIT. A row changed meanwhile (by
+// another replica, a rename, a delete) fails the guard, and the write is retried the
+// long way: BEGIN with the row read under its lock, then the statements with COMMIT.
 func (s *Store) write(ctx context.Context, key session.Key, fn func(r *row, b *pgx.Batch) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -27,6 +33,19 @@ func (s *Store) write(ctx context.Context, key session.Key, fn func(r *row, b *p
 	}
 	// A connection left inside a transaction (an error below) is destroyed by Release.
 	defer conn.Release()
+	if known, ok := s.rows.get(key); ok {
+		r := known
+		done, err := s.writeKnown(ctx, conn, &r, fn)
+		if done {
+			if err != nil {
+				s.rows.drop(key)
+				return err
+			}
+			s.rows.put(key, r)
+			return nil
+		}
+		s.rows.drop(key) // stale: the long way
+	}
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SELECT `+sessionCols+` FROM sessions WHERE app_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE`,
@@ -57,7 +76,87 @@ func (s *Store) write(ctx context.Context, key session.Key, fn func(r *row, b *p
 		rollback(conn)
 		return err
 	}
+	s.rows.put(key, r)
 	return nil
+}
+
+// writeKnown is write's one-round-trip path from the known row r. done is false when
+// the guard found the row changed (nothing was written); otherwise err is the write's.
+func (s *Store) writeKnown(ctx context.Context, conn *pgxpool.Conn, r *row, fn func(r *row, b *pgx.Batch) error) (done bool, err error) {
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	// Every write of the row sets a later updated_at, and a rename changes title or
+	// renamed: together they tell whether the row is still r. No row divides by zero.
+	b.Queue(`SELECT 1 / count(*)::int FROM (SELECT 1 FROM sessions
+		WHERE pk = $1 AND updated_at = $2 AND title = $3 AND renamed = $4 FOR UPDATE) AS known`,
+		r.pk, ns(r.sess.UpdatedAt), esc(r.sess.Title), r.renamed)
+	n0 := b.Len()
+	if err := fn(r, b); err != nil {
+		return true, err // nothing sent
+	}
+	n := b.Len() - n0
+	b.Queue(`COMMIT`)
+	br := conn.SendBatch(ctx, b)
+	_, err = br.Exec()
+	if err == nil {
+		if _, gerr := br.Exec(); gerr != nil {
+			_ = br.Close()
+			rollback(conn)
+			var pe *pgconn.PgError
+			if errors.As(gerr, &pe) && pe.Code == "22012" {
+				return false, nil
+			}
+			return true, fmt.Errorf("write session %q: %w", r.sess.ID, gerr)
+		}
+	}
+	for i := 0; err == nil && i <= n; i++ { // fn's statements, then COMMIT
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		rollback(conn)
+		return true, err
+	}
+	return true, nil
+}
+
+// rowCacheSize bounds the rows a store remembers (a row is a few hundred bytes).
+const rowCacheSize = 4096
+
+// rowCache remembers the session rows this store wrote last, for one-round-trip writes.
+type rowCache struct {
+	mu sync.Mutex
+	m  map[session.Key]row
+}
+
+func (c *rowCache) get(k session.Key) (row, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[k]
+	return r, ok
+}
+
+func (c *rowCache) put(k session.Key, r row) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[session.Key]row)
+	}
+	if _, ok := c.m[k]; !ok && len(c.m) >= rowCacheSize {
+		for old := range c.m { // forget an arbitrary row
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[k] = r
+}
+
+func (c *rowCache) drop(k session.Key) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, k)
 }
 
 // rollback ends a failed transaction so the connection can be reused; when that fails
