@@ -158,6 +158,7 @@ func (s *Store) DeleteSession(ctx context.Context, key session.Key) error {
 	if err := core.ValidKey(key); err != nil {
 		return err
 	}
+	s.rows.drop(key)
 	tag, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE app_id = $1 AND user_id = $2 AND id = $3`,
 		esc(key.App), esc(key.User), esc(key.ID))
 	if err != nil {
