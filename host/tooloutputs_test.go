@@ -8,13 +8,9 @@ import (
 	"time"
 
 	"github.com/agentengine/agentengine/host"
-	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
-
-// idleRunner is never asked to run: SortToolOutputs only reads the store.
-type idleRunner struct{ runnerv1.RunnerClient }
 
 // sortFixture is a runtime over a store with two sessions of user "u": "waiting", whose
 // latest run ended interrupted asking to approve call_1 (apr_1) and an unguarded tool
@@ -23,28 +19,20 @@ func sortFixture(t *testing.T) *host.Runtime {
 	t.Helper()
 	ctx := context.Background()
 	st := memory.New()
-	rt, err := host.New(host.Config{Store: st, Agents: []host.Agent{{Name: "a", Runner: idleRunner{}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Close(cctx)
-	})
+	rt := newRuntime(t, &ckptAgent{}, st) // its runner is never asked to run
 	ask := func(id, callID string) session.NewEvent {
-		return session.NewEvent{Type: session.TypeApprovalRequest, ItemID: id, Author: "a",
+		return session.NewEvent{Type: session.TypeApprovalRequest, ItemID: id, Author: "ckpt",
 			Data: session.MustJSON(session.ApprovalRequestData{CallID: callID, Name: "act", Arguments: "{}"})}
 	}
 	for _, s := range []struct{ id, status string }{{"waiting", session.StatusInterrupted}, {"done", session.StatusCompleted}} {
-		key := session.Key{App: "a", User: "u", ID: s.id}
+		key := session.Key{App: "ckpt", User: "u", ID: s.id}
 		if _, err := st.CreateSession(ctx, key); err != nil {
 			t.Fatal(err)
 		}
 		now := time.Now().UTC()
 		inv := "run_" + s.id
 		status := func(s string) session.NewEvent {
-			return session.NewEvent{InvocationID: inv, Type: session.TypeRunStatus, Author: "a", Data: session.MustJSON(session.RunStatusData{Status: s})}
+			return session.NewEvent{InvocationID: inv, Type: session.TypeRunStatus, Author: "ckpt", Data: session.MustJSON(session.RunStatusData{Status: s})}
 		}
 		if _, err := st.StartRun(ctx, session.Run{InvocationID: inv, Key: key, Status: session.StatusInProgress, CreatedAt: now, UpdatedAt: now},
 			status(session.StatusInProgress)); err != nil {
@@ -94,7 +82,7 @@ func TestSortToolOutputs(t *testing.T) {
 			want: host.SortedToolOutputs{Items: []json.RawMessage{raw("call_1")}, Resumed: []bool{false}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := rt.SortToolOutputs(context.Background(), session.Key{App: "a", User: "u", ID: tc.session}, tc.outs)
+			got, err := rt.SortToolOutputs(context.Background(), session.Key{App: "ckpt", User: "u", ID: tc.session}, tc.outs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +96,7 @@ func TestSortToolOutputs(t *testing.T) {
 // Another user's session of the same id is not the caller's: nothing of it is pending.
 func TestSortToolOutputsIsScopedByUser(t *testing.T) {
 	rt := sortFixture(t)
-	got, err := rt.SortToolOutputs(context.Background(), session.Key{App: "a", User: "v", ID: "waiting"},
+	got, err := rt.SortToolOutputs(context.Background(), session.Key{App: "ckpt", User: "v", ID: "waiting"},
 		[]host.ToolOutput{{ID: "call_1", Raw: json.RawMessage(`{}`)}})
 	if err != nil {
 		t.Fatal(err)
