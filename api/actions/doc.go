@@ -16,9 +16,10 @@
 //     Validation precedes every write: a rejected request stores nothing.
 //   - Sessions are tenant-scoped by (AgentId, UserId): another user's session does not
 //     exist for the caller (404). UserId defaults to "user" (the runtime's default
-//     user), also for ListSessions, which KsADK read as "all users". The
-//     X-AgentEngine-User header, when present, wins over the body. AgentId may be
-//     omitted when one agent is hosted, except in ListSessions.
+//     user), also for ListSessions, which KsADK read as "all users". A caller the
+//     router bound to a user (a tokens-file key, the trusted user header) is that
+//     user whatever UserId says. AgentId may be omitted when one agent is hosted,
+//     except in ListSessions.
 //   - RunAgent does not create a session for an unknown SessionId (KsADK did): the id
 //     may be another user's, so it is a 404 and nothing is stored. Sessions come from
 //     CreateSession, or from a RunAgent without SessionId.

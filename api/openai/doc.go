@@ -47,8 +47,9 @@
 //     retrieved nor chained; their session still records the turn.
 //   - previous_response_id continues that response's session. Sessions are linear:
 //     chaining from an older response of a session continues the session as it is now.
-//   - The tenant is the X-AgentEngine-User header, else safety_identifier, else user,
-//     else the runtime's default user.
+//   - The tenant is the caller the router bound to a user (a tokens-file key, the
+//     trusted user header); for the operator, safety_identifier, else user, else the
+//     runtime's default user.
 //   - Chat system and developer messages become the turn's instructions. Without
 //     session_id the last user message is the input and the other messages are passed
 //     as Responses-style items; with session_id only the new tail counts (the last user
