@@ -35,7 +35,7 @@ func (h *Handler) createChatCompletion(c *gin.Context) *apiError {
 		return aerr
 	}
 	ctx := c.Request.Context()
-	agent, err := h.rt.ResolveAgent(req.Model)
+	agent, override, err := h.rt.ResolveModel(req.Model)
 	if err != nil {
 		return fromHostError(h.log, "resolve agent", err)
 	}
@@ -51,7 +51,7 @@ func (h *Handler) createChatCompletion(c *gin.Context) *apiError {
 			req.SessionID = sid
 		}
 	}
-	turn := host.TurnRequest{App: agent.Name, User: user, SessionID: req.SessionID, CreateIfMissing: true,
+	turn := host.TurnRequest{App: agent.Name, Model: override, User: user, SessionID: req.SessionID, CreateIfMissing: true,
 		Metadata: req.Metadata, ModelMetadata: req.ModelMetadata, ModelOptions: req.ModelOptions,
 		Instructions: chatInstructions(req.Messages),
 		Meta:         session.MustJSON(chatEcho{API: "chat.completions", Model: agent.Name})}

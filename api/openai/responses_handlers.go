@@ -95,15 +95,15 @@ func (h *Handler) responsesTurn(ctx context.Context, req *responsesRequest, user
 			model = prev.Key.App
 		}
 		t.SessionID = prev.Key.ID
-		if agent, err := h.rt.ResolveAgent(model); err == nil && agent.Name != prev.Key.App {
+		if agent, _, err := h.rt.ResolveModel(model); err == nil && agent.Name != prev.Key.App {
 			return t, requestEcho{}, badRequest("previous_response_id", "", "previous response %q belongs to model %q, not %q", req.PreviousResponseID, prev.Key.App, agent.Name)
 		}
 	}
-	agent, err := h.rt.ResolveAgent(model)
+	agent, override, err := h.rt.ResolveModel(model)
 	if err != nil {
 		return t, requestEcho{}, fromHostError(h.log, "resolve agent", err)
 	}
-	t.App = agent.Name
+	t.App, t.Model = agent.Name, override
 	if req.SessionID != "" {
 		t.SessionID, t.CreateIfMissing = req.SessionID, true
 	}

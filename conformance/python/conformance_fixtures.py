@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from openai import OpenAI
 
-from conformance_server import Server, build_binary, start_server, stop_server
+from conformance_server import REPO_ROOT, TWIN_PROJECT, Server, build_binary, start_server, stop_server
 
 
 @pytest.fixture(scope="session")
@@ -26,6 +26,18 @@ def server(agentengine_bin: str) -> Iterator[Server]:
     try:
         yield srv
     finally:
+        stop_server(srv.proc)
+
+
+@pytest.fixture(scope="module")
+def two_agent_client(agentengine_bin: str) -> Iterator[OpenAI]:
+    """A client of a server hosting two agents (echo-go and echo-twin)."""
+    srv = start_server(agentengine_bin, [str(REPO_ROOT / "examples" / "echo-go"), str(TWIN_PROJECT)])
+    c = srv.client()
+    try:
+        yield c
+    finally:
+        c.close()
         stop_server(srv.proc)
 
 

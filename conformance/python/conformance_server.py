@@ -2,7 +2,7 @@
 
 AGENTENGINE_BIN names a prebuilt agentengine binary; without it the binary is built once per
 pytest session with `go build` into a temporary directory. AGENTENGINE_PROJECT overrides
-the served project (default: examples/echo-go).
+the served project (default: examples/echo-go); start_server(projects=[...]) serves several.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from openai import OpenAI
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODEL = "echo-go"
+# A second Go agent (the echo agent under another name) for tests that need two agents.
+TWIN_PROJECT = REPO_ROOT / "conformance" / "echo-twin"
+TWIN_MODEL = "echo-twin"
 START_TIMEOUT = float(os.environ.get("AGENTENGINE_START_TIMEOUT", "120"))
 STOP_GRACE = 10.0
 SERVING = re.compile(r"agentengine serving .* on (http://\S+)")
@@ -107,9 +110,10 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=STOP_GRACE)
 
 
-def start_server(binary: str) -> Server:
-    project = os.environ.get("AGENTENGINE_PROJECT") or str(REPO_ROOT / "examples" / "echo-go")
-    args = [binary, "run", project, "--port", "0", "--session-backend", "memory"]
+def start_server(binary: str, projects: list[str] | None = None) -> Server:
+    if projects is None:
+        projects = [os.environ.get("AGENTENGINE_PROJECT") or str(REPO_ROOT / "examples" / "echo-go")]
+    args = [binary, "run", *projects, "--port", "0", "--session-backend", "memory"]
     proc = subprocess.Popen(
         args,
         cwd=REPO_ROOT,

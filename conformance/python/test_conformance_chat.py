@@ -9,7 +9,7 @@ import pytest
 from openai import OpenAI
 from openai.types.chat import ChatCompletionChunk
 
-from conformance_fixtures import agentengine_bin, client, server  # noqa: F401 (fixtures)
+from conformance_fixtures import agentengine_bin, client, server, two_agent_client  # noqa: F401 (fixtures)
 from conformance_server import MODEL
 
 
@@ -135,13 +135,19 @@ def test_chat_fail(client: OpenAI) -> None:
             list(stream)
 
 
-def test_chat_unknown_model(client: OpenAI) -> None:
+def test_chat_unknown_model(two_agent_client: OpenAI) -> None:
+    # With several agents a model that names none of them is a 404.
     for stream in (False, True):
         with pytest.raises(openai.NotFoundError) as ei:
-            client.chat.completions.create(model="no-such-model", messages=msgs("hi"), stream=stream)
+            two_agent_client.chat.completions.create(model="no-such-model", messages=msgs("hi"), stream=stream)
         assert ei.value.status_code == 404
         assert ei.value.code == "model_not_found"
         assert ei.value.type == "invalid_request_error"
+
+
+def test_chat_single_agent_takes_any_model_as_override(client: OpenAI) -> None:
+    r = client.chat.completions.create(model="gpt-4o-mini", messages=msgs("hello there"))
+    assert r.choices[0].message.content == "Echo: hello there"
 
 
 def test_chat_approval_round_trip(client: OpenAI) -> None:

@@ -16,7 +16,7 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
-from conformance_fixtures import agentengine_bin, client, conv_id, server  # noqa: F401 (fixtures)
+from conformance_fixtures import agentengine_bin, client, conv_id, server, two_agent_client  # noqa: F401 (fixtures)
 from conformance_checks import as_dict, check_response_object, check_response_stream, check_usage, output_text, reasoning_text
 from conformance_server import MODEL, Server
 
@@ -312,15 +312,26 @@ def test_fail_stream(client: OpenAI, server: Server) -> None:
         assert isinstance(events[-1], ResponseFailedEvent)
 
 
-def test_unknown_model_not_found(client: OpenAI) -> None:
+def test_unknown_model_not_found(two_agent_client: OpenAI) -> None:
+    # With several agents a model that names none of them is a 404 listing them.
     for stream in (False, True):
         with pytest.raises(openai.NotFoundError) as ei:
-            client.responses.create(model="no-such-model", input="hi", stream=stream)
+            two_agent_client.responses.create(model="no-such-model", input="hi", stream=stream)
         err = ei.value
         assert err.status_code == 404
         assert err.type == "invalid_request_error", f"stream={stream}: error.type = {err.type!r}"
         assert err.code == "model_not_found", f"stream={stream}: error.code = {err.code!r}"
         assert "no-such-model" in err.message
+        assert "echo-go" in err.message and "echo-twin" in err.message, err.message
+    assert two_agent_client.responses.create(model="echo-twin", input="twin").output_text == "Echo: twin"
+
+
+def test_single_agent_takes_any_model_as_override(client: OpenAI) -> None:
+    # With one agent, a model naming no agent (a client's default, say) reaches that agent
+    # as its model override instead of failing.
+    r = client.responses.create(model="gpt-4o-mini", input="hello there")
+    assert r.status == "completed"
+    assert r.output_text == "Echo: hello there"
 
 
 def test_models_list(client: OpenAI) -> None:

@@ -1,9 +1,10 @@
 // Per-test-file fixture: one fresh server, an OpenAI client and the AI SDK provider for it.
 import { before, after } from 'node:test';
 import OpenAI from 'openai';
-import { startServer, MODEL } from './server.mjs';
+import path from 'node:path';
+import { startServer, MODEL, REPO_ROOT, TWIN_PROJECT, TWIN_MODEL } from './server.mjs';
 
-export { MODEL };
+export { MODEL, TWIN_MODEL };
 
 /**
  * Registers before/after hooks that start and stop a server for the current test file.
@@ -21,6 +22,20 @@ export function useServer() {
     if (ctx.stop) await ctx.stop();
   });
   return ctx;
+}
+
+/**
+ * Runs fn with a server hosting two agents (echo-go and echo-twin) and an OpenAI client
+ * for it, for tests of what only several agents do (a model naming neither is a 404).
+ * @param {(srv: {origin:string, baseURL:string, client:OpenAI}) => Promise<void>} fn
+ */
+export async function withTwoAgents(fn) {
+  const srv = await startServer({ projects: [path.join(REPO_ROOT, 'examples', 'echo-go'), TWIN_PROJECT] });
+  try {
+    await fn({ ...srv, client: new OpenAI({ baseURL: srv.baseURL, apiKey: 'x', maxRetries: 0, timeout: 30_000 }) });
+  } finally {
+    await srv.stop();
+  }
 }
 
 /** A short random suffix so ids chosen by the tests never collide across runs. */

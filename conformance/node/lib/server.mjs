@@ -3,7 +3,8 @@
 //
 // AGENTENGINE_BIN: a prebuilt agentengine binary; without it the binary is built from
 // the repository with `go build` (incremental, so a second build is a quick link).
-// AGENTENGINE_PROJECT: the agent project to serve (default: examples/echo-go).
+// AGENTENGINE_PROJECT: the agent project to serve (default: examples/echo-go);
+// startServer({ projects: [...] }) serves several.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,9 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const MODEL = 'echo-go';
+// A second Go agent (the echo agent under another name) for tests that need two agents.
+export const TWIN_PROJECT = path.join(REPO_ROOT, 'conformance', 'echo-twin');
+export const TWIN_MODEL = 'echo-twin';
 
 const START_DEADLINE_MS = Number(process.env.AGENTENGINE_START_TIMEOUT_MS || 120_000);
 const STOP_GRACE_MS = 10_000;
@@ -41,12 +45,13 @@ process.on('exit', () => {
 
 /**
  * Start a server and wait until GET /health answers {"status":"ok"}.
+ * @param {{projects?: string[]}} [opts] the projects to serve (default: one, see above)
  * @returns {Promise<{origin:string, baseURL:string, logs:()=>string, stop:()=>Promise<void>}>}
  */
-export async function startServer() {
+export async function startServer({ projects } = {}) {
   const bin = agentengineBinary();
-  const project = process.env.AGENTENGINE_PROJECT || path.join(REPO_ROOT, 'examples', 'echo-go');
-  const args = ['run', project, '--port', '0', '--session-backend', 'memory'];
+  const served = projects ?? [process.env.AGENTENGINE_PROJECT || path.join(REPO_ROOT, 'examples', 'echo-go')];
+  const args = ['run', ...served, '--port', '0', '--session-backend', 'memory'];
   const child = spawn(bin, args, {
     cwd: REPO_ROOT,
     detached: true, // own process group: stop() signals the whole group

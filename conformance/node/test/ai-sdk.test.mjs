@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateText, streamText, tool, jsonSchema, APICallError } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
-import { useServer, MODEL } from '../lib/fixture.mjs';
+import { useServer, withTwoAgents, MODEL } from '../lib/fixture.mjs';
 
 const srv = useServer();
 // Created on first use: the server's address is known only once the before hook has run.
@@ -131,21 +131,31 @@ test('responses: a failing run is an error part / rejected generateText', async 
   await assert.rejects(generateText({ model: openai(MODEL), prompt: 'fail', maxRetries: 0 }), /fail/);
 });
 
-test('unknown model: APICallError with status 404 (Responses and Chat)', async () => {
-  for (const model of [openai('no-such-model'), openai.chat('no-such-model')]) {
-    await assert.rejects(generateText({ model, prompt: 'hi', maxRetries: 0 }), (err) => {
-      assert.ok(APICallError.isInstance(err), `want APICallError, got ${err?.constructor?.name}: ${err}`);
-      assert.equal(err.statusCode, 404);
-      assert.equal(err.isRetryable, false);
-      assert.match(err.message, /no-such-model/);
-      return true;
-    });
+test('unknown model with several agents: APICallError with status 404 (Responses and Chat)', async () => {
+  await withTwoAgents(async (two) => {
+    const provider = createOpenAI({ baseURL: two.baseURL, apiKey: 'x' });
+    for (const model of [provider('no-such-model'), provider.chat('no-such-model')]) {
+      await assert.rejects(generateText({ model, prompt: 'hi', maxRetries: 0 }), (err) => {
+        assert.ok(APICallError.isInstance(err), `want APICallError, got ${err?.constructor?.name}: ${err}`);
+        assert.equal(err.statusCode, 404);
+        assert.equal(err.isRetryable, false);
+        assert.match(err.message, /no-such-model/);
+        return true;
+      });
+    }
+    const result = streamText({ model: provider('no-such-model'), prompt: 'hi', maxRetries: 0, onError: () => {} });
+    const ps = await parts(result);
+    const err = ps.find((p) => p.type === 'error');
+    assert.ok(err && APICallError.isInstance(err.error), `streamText error part with APICallError: ${JSON.stringify(ps.map((p) => p.type))}`);
+    assert.equal(err.error.statusCode, 404);
+  });
+});
+
+test('a model naming no agent reaches the only agent (Responses and Chat)', async () => {
+  for (const model of [openai('gpt-4o-mini'), openai.chat('gpt-4o-mini')]) {
+    const r = await generateText({ model, prompt: 'hello there', maxRetries: 0 });
+    assert.equal(r.text, 'Echo: hello there');
   }
-  const result = streamText({ model: openai('no-such-model'), prompt: 'hi', maxRetries: 0, onError: () => {} });
-  const ps = await parts(result);
-  const err = ps.find((p) => p.type === 'error');
-  assert.ok(err && APICallError.isInstance(err.error), `streamText error part with APICallError: ${JSON.stringify(ps.map((p) => p.type))}`);
-  assert.equal(err.error.statusCode, 404);
 });
 
 test('responses: a tool the server runs (no client tools) is a provider-executed call with its result', async () => {

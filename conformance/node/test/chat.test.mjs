@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { useServer, MODEL, postJSON, parseSSE } from '../lib/fixture.mjs';
+import { useServer, withTwoAgents, MODEL, postJSON, parseSSE } from '../lib/fixture.mjs';
 
 const srv = useServer();
 
@@ -157,16 +157,23 @@ test('chat failing run: APIError (non-stream HTTP error, stream error chunk)', a
   });
 });
 
-test('chat unknown model: NotFoundError 404', async () => {
-  for (const stream of [false, true]) {
-    await assert.rejects(srv.client.chat.completions.create({ model: 'no-such-model', messages: msgs('hi'), stream }), (err) => {
-      assert.ok(err instanceof OpenAI.NotFoundError, `stream=${stream}: want NotFoundError, got ${err?.constructor?.name}: ${err}`);
-      assert.equal(err.status, 404);
-      assert.equal(err.type, 'invalid_request_error');
-      assert.equal(err.code, 'model_not_found');
-      return true;
-    });
-  }
+test('chat unknown model with several agents: NotFoundError 404', async () => {
+  await withTwoAgents(async (two) => {
+    for (const stream of [false, true]) {
+      await assert.rejects(two.client.chat.completions.create({ model: 'no-such-model', messages: msgs('hi'), stream }), (err) => {
+        assert.ok(err instanceof OpenAI.NotFoundError, `stream=${stream}: want NotFoundError, got ${err?.constructor?.name}: ${err}`);
+        assert.equal(err.status, 404);
+        assert.equal(err.type, 'invalid_request_error');
+        assert.equal(err.code, 'model_not_found');
+        return true;
+      });
+    }
+  });
+});
+
+test('chat: a model naming no agent reaches the only agent as its model override', async () => {
+  const r = await srv.client.chat.completions.create({ model: 'gpt-4o-mini', messages: msgs('hello there') });
+  assert.equal(r.choices[0].message.content, 'Echo: hello there');
 });
 
 test('chat approval round trip: asked in text (never tool_calls), answered with "approve" by a stateless client', async () => {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { useServer, MODEL, uniq, outputText, reasoningText, postJSON, parseSSE } from '../lib/fixture.mjs';
+import { useServer, withTwoAgents, MODEL, uniq, outputText, reasoningText, postJSON, parseSSE } from '../lib/fixture.mjs';
 import { checkResponseStream, checkResponseObject, checkUsage } from '../lib/stream-check.mjs';
 
 const srv = useServer();
@@ -353,22 +353,31 @@ test('failing run, stream: error event then response.failed; SDK raises APIError
   });
 });
 
-test('unknown model: NotFoundError 404 with error type and code (stream and non-stream)', async () => {
-  for (const stream of [false, true]) {
-    await assert.rejects(srv.client.responses.create({ model: 'no-such-model', input: 'hi', stream }), (err) => {
-      assert.ok(err instanceof OpenAI.NotFoundError, `stream=${stream}: want NotFoundError, got ${err?.constructor?.name}: ${err}`);
-      assert.equal(err.status, 404);
-      assert.equal(err.type, 'invalid_request_error', `stream=${stream}: error.type`);
-      assert.equal(err.code, 'model_not_found', `stream=${stream}: error.code`);
-      assert.match(err.message, /no-such-model/);
-      return true;
-    });
-  }
-  const raw = await postJSON(srv.origin, '/v1/responses', { model: 'no-such-model', input: 'hi' });
-  assert.equal(raw.status, 404);
-  assert.match(raw.headers.get('content-type') || '', /^application\/json/);
-  const body = await raw.json();
-  for (const k of ['message', 'type', 'param', 'code']) assert.ok(k in body.error, `error envelope lacks ${k}: ${JSON.stringify(body)}`);
+test('unknown model with several agents: NotFoundError 404 naming them (stream and non-stream)', async () => {
+  await withTwoAgents(async (two) => {
+    for (const stream of [false, true]) {
+      await assert.rejects(two.client.responses.create({ model: 'no-such-model', input: 'hi', stream }), (err) => {
+        assert.ok(err instanceof OpenAI.NotFoundError, `stream=${stream}: want NotFoundError, got ${err?.constructor?.name}: ${err}`);
+        assert.equal(err.status, 404);
+        assert.equal(err.type, 'invalid_request_error', `stream=${stream}: error.type`);
+        assert.equal(err.code, 'model_not_found', `stream=${stream}: error.code`);
+        assert.match(err.message, /no-such-model/);
+        assert.match(err.message, /echo-go.*echo-twin/);
+        return true;
+      });
+    }
+    const raw = await postJSON(two.origin, '/v1/responses', { model: 'no-such-model', input: 'hi' });
+    assert.equal(raw.status, 404);
+    assert.match(raw.headers.get('content-type') || '', /^application\/json/);
+    const body = await raw.json();
+    for (const k of ['message', 'type', 'param', 'code']) assert.ok(k in body.error, `error envelope lacks ${k}: ${JSON.stringify(body)}`);
+  });
+});
+
+test('a model naming no agent reaches the only agent as its model override', async () => {
+  const r = await srv.client.responses.create({ model: 'gpt-4o-mini', input: 'hello there' });
+  assert.equal(r.status, 'completed');
+  assert.equal(outputText(r.output), 'Echo: hello there');
 });
 
 test('models.list includes the agent', async () => {
