@@ -389,6 +389,17 @@ func TestRestartMarksOrphanedRunsInterruptedAndKeepsSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	orphan := ev.Data["response"].(map[string]any)["id"].(string)
+	// Read the stream for a while (several snapshot intervals) before the host dies.
+	var streamed strings.Builder
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+		ev, err := readSSE(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "response.output_text.delta" {
+			streamed.WriteString(fmt.Sprint(ev.Data["delta"]))
+		}
+	}
 	s.kill()
 	resp.Body.Close()
 
@@ -396,6 +407,12 @@ func TestRestartMarksOrphanedRunsInterruptedAndKeepsSessions(t *testing.T) {
 	got := decode(t, mustGet(t, s2.url+"/v1/responses/"+orphan))
 	if got["status"] == "in_progress" || got["status"] == "completed" {
 		t.Fatalf("orphaned run after restart: %v", got["status"])
+	}
+	// The text streamed before the crash was stored as it streamed (stream snapshots):
+	// the interrupted response keeps it, but for its last moments.
+	kept := fmt.Sprint(got["output_text"])
+	if kept == "" || !strings.HasPrefix(streamed.String(), kept) {
+		t.Fatalf("the interrupted response kept %q of the %d bytes streamed before the crash (%q...)", kept, streamed.Len(), firstN(streamed.String(), 80))
 	}
 	// The SQLite session survived: history reaches the agent.
 	h := decode(t, post(t, s2.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "history", "conversation": "conv-1"}))
@@ -476,4 +493,11 @@ func TestTwoProjectsWithOneNameAreRefused(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), `two projects are named "same"`) {
 		t.Fatalf("want a refusal, got %v: %s", err, out)
 	}
+}
+
+func firstN(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
