@@ -13,8 +13,7 @@ import (
 
 // Defaults.
 const (
-	DefaultKeepAlive    = 15 * time.Second
-	DefaultMaxBodyBytes = 32 << 20
+	DefaultKeepAlive = 15 * time.Second
 )
 
 // Config configures the ADK-web surface.
@@ -23,7 +22,8 @@ type Config struct {
 	Logger  hclog.Logger
 	// KeepAlive is the interval of SSE comments on idle /run_sse streams.
 	KeepAlive time.Duration
-	// MaxBodyBytes caps request bodies; larger ones get 413.
+	// MaxBodyBytes caps request bodies of the surface served on its own (default 32 MiB;
+	// under api.NewRouter the router's limit is the only one); larger ones get 413.
 	MaxBodyBytes int64
 	// Version is what GET /version reports (default "dev").
 	Version string
@@ -50,9 +50,6 @@ func New(cfg Config) *Handler {
 	}
 	if h.keepAlive <= 0 {
 		h.keepAlive = DefaultKeepAlive
-	}
-	if h.maxBody <= 0 {
-		h.maxBody = DefaultMaxBodyBytes
 	}
 	if h.version == "" {
 		h.version = "dev"

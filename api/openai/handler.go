@@ -36,9 +36,8 @@ const (
 
 // Defaults.
 const (
-	DefaultKeepAlive    = 15 * time.Second
-	DefaultMaxBodyBytes = 32 << 20
-	DefaultCancelWait   = 10 * time.Second
+	DefaultKeepAlive  = 15 * time.Second
+	DefaultCancelWait = 10 * time.Second
 )
 
 // Config configures the OpenAI-compatible surface.
@@ -47,7 +46,8 @@ type Config struct {
 	Logger  hclog.Logger
 	// KeepAlive is the interval of ": ping" comments on idle streams.
 	KeepAlive time.Duration
-	// MaxBodyBytes caps request bodies; larger ones get 413.
+	// MaxBodyBytes caps request bodies of the surface served on its own (default 32 MiB;
+	// under api.NewRouter the router's limit is the only one); larger ones get 413.
 	MaxBodyBytes int64
 	// CancelWait bounds how long POST /v1/responses/{id}/cancel waits for the run to
 	// end before answering with its current state.
@@ -84,9 +84,6 @@ func New(cfg Config) *Handler {
 	}
 	if h.keepAlive <= 0 {
 		h.keepAlive = DefaultKeepAlive
-	}
-	if h.maxBody <= 0 {
-		h.maxBody = DefaultMaxBodyBytes
 	}
 	if h.cancelWait <= 0 {
 		h.cancelWait = DefaultCancelWait
