@@ -45,14 +45,15 @@ const maxRestoredFiles = 32
 
 // resolveFiles turns the image and file blocks of the input into attachments: inline
 // data is stored as an upload (so follow-up turns can restore it), upload references
-// are checked. Other URLs are passed on as references and never fetched.
-func (rt *Runtime) resolveFiles(ctx context.Context, blocks []session.ContentBlock) ([]turnFile, error) {
+// are checked (another user's upload does not exist for the turn's user). Other URLs
+// are passed on as references and never fetched.
+func (rt *Runtime) resolveFiles(ctx context.Context, user string, blocks []session.ContentBlock) ([]turnFile, error) {
 	var out []turnFile
 	for _, b := range blocks {
 		if b.Type != "input_image" && b.Type != "input_file" {
 			continue
 		}
-		a, err := rt.resolveBlock(ctx, b)
+		a, err := rt.resolveBlock(ctx, user, b)
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +62,7 @@ func (rt *Runtime) resolveFiles(ctx context.Context, blocks []session.ContentBlo
 	return out, nil
 }
 
-func (rt *Runtime) resolveBlock(ctx context.Context, b session.ContentBlock) (attachment, error) {
+func (rt *Runtime) resolveBlock(ctx context.Context, user string, b session.ContentBlock) (attachment, error) {
 	a := attachment{Kind: "file", Name: b.Filename, Transport: "reference", Source: b.Type}
 	src := b.FileData
 	if b.Type == "input_image" {
@@ -79,7 +80,7 @@ func (rt *Runtime) resolveBlock(ctx context.Context, b session.ContentBlock) (at
 			return a, nil
 		}
 		dec := &decodeErr{r: dataReader(src, data)}
-		m, err := rt.attach.Put(ctx, inlineName(b), mime, dec)
+		m, err := rt.attach.Put(ctx, user, inlineName(b), mime, dec)
 		if dec.err != nil {
 			return a, clientErr(ErrInvalidInput, "input", "the inline data of %s is not valid: %v", describe(b), dec.err)
 		}
@@ -94,6 +95,9 @@ func (rt *Runtime) resolveBlock(ctx context.Context, b session.ContentBlock) (at
 		return a, nil
 	}
 	m, err := rt.attach.Stat(ctx, src)
+	if err == nil && m.Owner != "" && m.Owner != user {
+		return a, clientErr(ErrNotFound, "input", "upload %.80q not found", src)
+	}
 	if err != nil {
 		return a, attachErr("resolve upload", err)
 	}

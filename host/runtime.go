@@ -464,7 +464,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		}
 	}()
 	// Files are resolved before anything is recorded: a bad reference stores nothing.
-	files, err := rt.resolveFiles(ctx, req.Input.Content)
+	files, err := rt.resolveFiles(ctx, req.User, req.Input.Content)
 	if err != nil {
 		return nil, err
 	}

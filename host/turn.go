@@ -96,8 +96,9 @@ func (in Input) Empty() bool {
 // Errors that are *ClientError carry client-safe messages (an unknown or malformed
 // upload reference, a file over the limit); others are internal.
 type Attachments interface {
-	// Put stores a turn's inline file (a data: URL's bytes) as an upload.
-	Put(ctx context.Context, name, declaredMime string, r io.Reader) (AttachmentMeta, error)
+	// Put stores a turn's inline file (a data: URL's bytes) as an upload of owner, the
+	// turn's user.
+	Put(ctx context.Context, owner, name, declaredMime string, r io.Reader) (AttachmentMeta, error)
 	// IsRef reports whether uri is one of the store's references (ksadk-upload://…),
 	// well formed or not.
 	IsRef(uri string) bool
@@ -114,6 +115,8 @@ type AttachmentMeta struct {
 	MimeType  string
 	Kind      string // image, text, document, archive or binary (from the content)
 	SizeBytes int64
+	// Owner is the user the upload belongs to ("" for none: anyone with its id).
+	Owner string
 }
 
 // AttachmentResult is an extraction result: an attachment_results item of the runner payload.

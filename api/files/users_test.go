@@ -136,7 +136,7 @@ func TestUploadsArePerUser(t *testing.T) {
 	if err != nil || m.Owner != "alice" {
 		t.Errorf("stored owner %q, %v", m.Owner, err)
 	}
-	// Files a turn carried inline have no owner and stay readable.
+	// Uploads without an owner (stored before owners were recorded) stay readable.
 	m, err = e.uploads.Put(context.Background(), "inline.txt", "text/plain", strings.NewReader("inline"), 0)
 	if err != nil {
 		t.Fatal(err)

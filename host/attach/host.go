@@ -14,8 +14,8 @@ func (s *Store) ForHost() host.Attachments { return hostAdapter{s} }
 
 type hostAdapter struct{ s *Store }
 
-func (a hostAdapter) Put(ctx context.Context, name, declaredMime string, r io.Reader) (host.AttachmentMeta, error) {
-	m, err := a.s.Put(ctx, name, declaredMime, r, 0)
+func (a hostAdapter) Put(ctx context.Context, owner, name, declaredMime string, r io.Reader) (host.AttachmentMeta, error) {
+	m, err := a.s.PutAs(ctx, owner, name, declaredMime, r, 0)
 	if err != nil {
 		return host.AttachmentMeta{}, hostErr(err, name, a.s.cfg.MaxUploadBytes)
 	}
@@ -45,7 +45,7 @@ func (a hostAdapter) Result(ctx context.Context, uri string) (host.AttachmentRes
 }
 
 func hostMeta(m Meta) host.AttachmentMeta {
-	return host.AttachmentMeta{URI: m.URI(), Name: m.Name, MimeType: m.MimeType, Kind: m.Kind, SizeBytes: m.SizeBytes}
+	return host.AttachmentMeta{URI: m.URI(), Name: m.Name, MimeType: m.MimeType, Kind: m.Kind, SizeBytes: m.SizeBytes, Owner: m.Owner}
 }
 
 // hostErr turns the store's client errors into host.ClientErrors; what is the

@@ -61,8 +61,9 @@ type Meta struct {
 	SizeBytes        int64     `json:"size_bytes"`
 	SHA256           string    `json:"sha256"`
 	CreatedAt        time.Time `json:"created_at"`
-	// Owner is the user who uploaded it through the Web UI's UploadFile ("" for files a
-	// turn carried inline); only the owner reads an owned upload back.
+	// Owner is the user the upload belongs to: its uploader, or the user of the turn that
+	// carried it inline. Only the owner reads an owned upload back or uses it in a turn;
+	// "" (uploads stored before owners were recorded) is anyone's who has the id.
 	Owner string `json:"owner,omitempty"`
 }
 
