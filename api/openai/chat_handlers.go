@@ -21,19 +21,7 @@ type chatEcho struct {
 }
 
 // createChatCompletion serves POST /v1/chat/completions.
-func (h *Handler) createChatCompletion(c *gin.Context) *apiError {
-	body, aerr := h.readJSON(c)
-	if aerr != nil {
-		return aerr
-	}
-	req, aerr := parseChatRequest(body)
-	if aerr != nil {
-		return aerr
-	}
-	user, aerr := h.user(c, req.SafetyIdentifier, req.User)
-	if aerr != nil {
-		return aerr
-	}
+func (h *Handler) createChatCompletion(c *gin.Context, req *chatRequest, user string) *apiError {
 	ctx := c.Request.Context()
 	agent, override, err := h.rt.ResolveModel(req.Model)
 	if err != nil {

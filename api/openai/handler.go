@@ -102,12 +102,12 @@ func (h *Handler) WriteError(c *gin.Context, status int, code, message string) {
 // Register mounts the routes on r.
 func (h *Handler) Register(r gin.IRouter) {
 	v1 := r.Group("/v1")
-	v1.POST("/responses", handle(h.createResponse))
+	v1.POST("/responses", handleBody(h, parseResponsesRequest, h.createResponse))
 	v1.GET("/responses/:id", handle(h.getResponse))
 	v1.DELETE("/responses/:id", handle(h.deleteResponse))
 	v1.POST("/responses/:id/cancel", handle(h.cancelResponse))
 	v1.GET("/responses/:id/input_items", handle(h.listInputItems))
-	v1.POST("/chat/completions", handle(h.createChatCompletion))
+	v1.POST("/chat/completions", handleBody(h, parseChatRequest, h.createChatCompletion))
 	v1.GET("/models", handle(h.listModels))
 	v1.GET("/models/:id", handle(h.getModel))
 }

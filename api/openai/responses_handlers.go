@@ -19,19 +19,7 @@ import (
 )
 
 // createResponse serves POST /v1/responses.
-func (h *Handler) createResponse(c *gin.Context) *apiError {
-	body, aerr := h.readJSON(c)
-	if aerr != nil {
-		return aerr
-	}
-	req, aerr := parseResponsesRequest(body)
-	if aerr != nil {
-		return aerr
-	}
-	user, aerr := h.user(c, req.SafetyIdentifier, req.User)
-	if aerr != nil {
-		return aerr
-	}
+func (h *Handler) createResponse(c *gin.Context, req *responsesRequest, user string) *apiError {
 	ctx := c.Request.Context()
 	turn, echo, aerr := h.responsesTurn(ctx, req, user)
 	if aerr != nil {
