@@ -178,11 +178,7 @@ func (h *Handler) patchSession(c *gin.Context) *httpError {
 	_, err := h.rt.AppendEvents(c.Request.Context(), key, session.NewEvent{InvocationID: "p-" + host.NewID(""),
 		Type: session.TypeStateDelta, Author: "user", Data: delta, StateDelta: delta})
 	if err != nil {
-		aerr := fromHostError(h.log, "patch session", err)
-		if aerr.Status == http.StatusNotFound {
-			aerr = sessionNotFound(key.ID)
-		}
-		return aerr
+		return h.sessionError("patch session", key, err)
 	}
 	return h.respondSession(c, key, true)
 }
@@ -194,38 +190,37 @@ func (h *Handler) deleteSession(c *gin.Context) *httpError {
 		return aerr
 	}
 	if err := h.rt.DeleteSession(c.Request.Context(), key); err != nil {
-		aerr := fromHostError(h.log, "delete session", err)
-		if aerr.Status == http.StatusNotFound {
-			aerr = sessionNotFound(key.ID)
-		}
-		return aerr
+		return h.sessionError("delete session", key, err)
 	}
 	c.Data(http.StatusOK, "application/json", []byte("null"))
 	return nil
 }
 
+// sessionError maps a host error about the session key; not found is ADK's answer for
+// a session that does not exist (sessionNotFound).
+func (h *Handler) sessionError(op string, key session.Key, err error) *httpError {
+	aerr := fromHostError(h.log, op, err)
+	if aerr.Status == http.StatusNotFound {
+		aerr = sessionNotFound(key.ID)
+	}
+	return aerr
+}
+
 // respondSession writes a session as ADK's Session JSON.
 func (h *Handler) respondSession(c *gin.Context, key session.Key, withEvents bool) *httpError {
 	ctx := c.Request.Context()
-	fail := func(op string, err error) *httpError {
-		aerr := fromHostError(h.log, op, err)
-		if aerr.Status == http.StatusNotFound {
-			aerr = sessionNotFound(key.ID)
-		}
-		return aerr
-	}
 	sess, err := h.rt.Session(ctx, key)
 	if err != nil {
-		return fail("load session", err)
+		return h.sessionError("load session", key, err)
 	}
 	st, err := h.rt.State(ctx, key)
 	if err != nil {
-		return fail("session state", err)
+		return h.sessionError("session state", key, err)
 	}
 	var evs []session.Event
 	if withEvents {
 		if evs, err = h.rt.Events(ctx, key, session.EventQuery{}); err != nil {
-			return fail("session events", err)
+			return h.sessionError("session events", key, err)
 		}
 	}
 	httpx.WriteJSON(c, http.StatusOK, sessionJSON(sess, st, evs))
