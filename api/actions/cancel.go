@@ -31,11 +31,8 @@ func (s *Surface) cancelRun(ctx context.Context, c *gin.Context, req *cancelRequ
 	if e := requireID("InvocationId", req.InvocationID); e != nil {
 		return nil, e
 	}
-	key, e := s.sessionKey(c, req.scoped, req.SessionID)
+	key, _, e := s.callerSession(ctx, c, "CancelRun", req.scoped, req.SessionID)
 	if e != nil {
-		return nil, e
-	}
-	if _, e := s.existing(ctx, "CancelRun", key); e != nil {
 		return nil, e
 	}
 	out := cancelData{InvocationID: req.InvocationID}

@@ -95,11 +95,7 @@ type lifecycle struct {
 
 // lifecycle reads a session's checkpoints, its latest finished run and what it waits for.
 func (s *Surface) lifecycle(ctx context.Context, c *gin.Context, action string, req *sessionRequest) (*lifecycle, *actionError) {
-	key, e := s.sessionKey(c, req.scoped, req.SessionID)
-	if e != nil {
-		return nil, e
-	}
-	sess, e := s.existing(ctx, action, key)
+	key, sess, e := s.callerSession(ctx, c, action, req.scoped, req.SessionID)
 	if e != nil {
 		return nil, e
 	}
@@ -206,15 +202,8 @@ func page[T any](items []T, offset, limit int) []T {
 }
 
 func (req *checkpointsRequest) check(maxLimit int) *actionError {
-	for _, e := range []*actionError{
-		checkRange("Offset", req.Offset, 0, 1<<20), checkRange("Limit", req.Limit, 1, maxLimit),
-		checkID("RunId", req.RunID), checkID("CheckpointId", req.CheckpointID),
-	} {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
+	return firstError(checkRange("Offset", req.Offset, 0, 1<<20), checkRange("Limit", req.Limit, 1, maxLimit),
+		checkID("RunId", req.RunID), checkID("CheckpointId", req.CheckpointID))
 }
 
 // listCheckpoints serves ListSessionCheckpoints.
@@ -350,10 +339,8 @@ func (s *Surface) resumeRun(ctx context.Context, c *gin.Context, req *resumeRunR
 	if e := req.check(500); e != nil {
 		return nil, e
 	}
-	for _, e := range []*actionError{requireRef(&req.checkpointsRequest), checkID("ResumeAttemptId", req.ResumeAttemptID), checkID("InvocationId", req.InvocationID)} {
-		if e != nil {
-			return nil, e
-		}
+	if e := firstError(requireRef(&req.checkpointsRequest), checkID("ResumeAttemptId", req.ResumeAttemptID), checkID("InvocationId", req.InvocationID)); e != nil {
+		return nil, e
 	}
 	l, e := s.lifecycle(ctx, c, "ResumeRun", &req.sessionRequest)
 	if e != nil {

@@ -114,6 +114,16 @@ func describe(t reflect.Type) string {
 	return "a " + t.Kind().String()
 }
 
+// firstError is the first of the checks that failed (nil if none did).
+func firstError(checks ...*actionError) *actionError {
+	for _, e := range checks {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
 // checkID validates an optional client-chosen id.
 func checkID(field, v string) *actionError {
 	if v == "" {

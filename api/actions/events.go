@@ -38,21 +38,13 @@ type listEventsData struct {
 // Total counts the window from the session row's latest seq: stores assign seqs
 // densely from 1 and never remove single events, so no count query is needed.
 func (s *Surface) listEvents(ctx context.Context, c *gin.Context, req *listEventsRequest) (any, *actionError) {
-	for _, e := range []*actionError{
-		checkRange("Offset", req.Offset, 0, maxEventOffset),
+	if e := firstError(checkRange("Offset", req.Offset, 0, maxEventOffset),
 		checkRange("Limit", req.Limit, 1, 2000),
 		checkSeq("AfterSeqId", req.AfterSeqID),
-		checkSeq("BeforeSeqId", req.BeforeSeqID),
-	} {
-		if e != nil {
-			return nil, e
-		}
-	}
-	key, e := s.sessionKey(c, req.scoped, req.SessionID)
-	if e != nil {
+		checkSeq("BeforeSeqId", req.BeforeSeqID)); e != nil {
 		return nil, e
 	}
-	sess, e := s.existing(ctx, "ListSessionEvents", key)
+	key, sess, e := s.callerSession(ctx, c, "ListSessionEvents", req.scoped, req.SessionID)
 	if e != nil {
 		return nil, e
 	}

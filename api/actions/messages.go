@@ -37,20 +37,13 @@ const windowEvents = 2000
 // NextCursor being the BeforeSeqId of the next older page. With AfterSeqId it pages
 // forwards (catching up after a reconnect). Either way a page holds whole turns.
 func (s *Surface) listMessages(ctx context.Context, c *gin.Context, req *listMessagesRequest) (any, *actionError) {
-	for _, e := range []*actionError{
-		checkRange("Limit", req.Limit, 1, 200),
+	if e := firstError(checkRange("Limit", req.Limit, 1, 200),
 		checkSeq("AfterSeqId", req.AfterSeqID),
-		checkSeq("BeforeSeqId", req.BeforeSeqID),
-	} {
-		if e != nil {
-			return nil, e
-		}
-	}
-	key, e := s.sessionKey(c, req.scoped, req.SessionID)
-	if e != nil {
+		checkSeq("BeforeSeqId", req.BeforeSeqID)); e != nil {
 		return nil, e
 	}
-	if _, e := s.existing(ctx, "ListSessionMessages", key); e != nil {
+	key, _, e := s.callerSession(ctx, c, "ListSessionMessages", req.scoped, req.SessionID)
+	if e != nil {
 		return nil, e
 	}
 	pg := pager{s: s, key: key, limit: orDefault(req.Limit, 50)}

@@ -130,13 +130,9 @@ func (s *Surface) runTurn(ctx context.Context, c *gin.Context, req *runAgentRequ
 	if req.Stream && req.Background {
 		return t, "", invalid("Stream and Background cannot both be true: a background run is followed with SubscribeRunEvents")
 	}
-	for _, e := range []*actionError{
-		checkID("SessionId", req.SessionID), checkID("InvocationId", req.InvocationID),
-		checkID("PreviousResponseId", req.PreviousResponseID),
-	} {
-		if e != nil {
-			return t, "", e
-		}
+	if e := firstError(checkID("SessionId", req.SessionID), checkID("InvocationId", req.InvocationID),
+		checkID("PreviousResponseId", req.PreviousResponseID)); e != nil {
+		return t, "", e
 	}
 	var e *actionError
 	if t.Metadata, e = metadataOf(req.Metadata); e != nil {

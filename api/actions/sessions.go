@@ -98,11 +98,7 @@ func (s *Surface) listSessions(ctx context.Context, c *gin.Context, req *listSes
 
 // getSession serves GetSession.
 func (s *Surface) getSession(ctx context.Context, c *gin.Context, req *sessionRequest) (any, *actionError) {
-	key, e := s.sessionKey(c, req.scoped, req.SessionID)
-	if e != nil {
-		return nil, e
-	}
-	sess, e := s.existing(ctx, "GetSession", key)
+	_, sess, e := s.callerSession(ctx, c, "GetSession", req.scoped, req.SessionID)
 	if e != nil {
 		return nil, e
 	}
@@ -145,4 +141,15 @@ func (s *Surface) renameSession(ctx context.Context, c *gin.Context, req *rename
 		return nil, s.fromHost("RenameSession", err)
 	}
 	return sessionData{sessionOf(sess)}, nil
+}
+
+// callerSession resolves the session a request names for its caller (sessionKey) and
+// loads it (existing): another user's is as absent as an unknown one.
+func (s *Surface) callerSession(ctx context.Context, c *gin.Context, action string, sc scoped, id string) (session.Key, session.Session, *actionError) {
+	key, e := s.sessionKey(c, sc, id)
+	if e != nil {
+		return key, session.Session{}, e
+	}
+	sess, e := s.existing(ctx, action, key)
+	return key, sess, e
 }
