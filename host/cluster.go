@@ -187,9 +187,14 @@ func (rt *Runtime) publish(key session.Key, invocationID string, evs []Event, fr
 }
 
 // ownerSilence is how long a follower waits for the owner's first relay message before
-// it reads the store instead (an owner that cannot publish; its stored events are still
-// there, its live deltas are not).
+// it reads the store and asks again (the owner may not have registered the run yet when
+// the first request came, or cannot publish: its stored events are in the store, its live
+// deltas are not). It asks every ownerSilence until the owner answers or the run ends.
 const ownerSilence = 3 * time.Second
+
+// maxFollowRequests bounds a follower's requests to a silent owner; it keeps reading the
+// store every ownerSilence after that.
+const maxFollowRequests = 4
 
 // follow returns a run another replica executes, fed by its relay: the owner publishes
 // the run's journal from its first event on request, then live. ok is false when the
@@ -212,14 +217,10 @@ func (rt *Runtime) follow(ctx context.Context, key session.Key, invocationID str
 	f := &follower{rt: rt, r: r, pend: map[int]Event{}}
 	// Following starts with the request to the owner: everything it publishes in answer
 	// is received.
-	f.stop = rt.cluster.Follow(key, invocationID, f.deliver)
-	f.silence = time.AfterFunc(ownerSilence, func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.next == 0 {
-			f.catchUp()
-		}
-	})
+	f.mu.Lock()
+	f.stops = append(f.stops, rt.cluster.Follow(key, invocationID, f.deliver))
+	f.silence = time.AfterFunc(ownerSilence, f.unanswered)
+	f.mu.Unlock()
 	// The run may have ended between the status read and the request: then nobody
 	// publishes its end, and the store has it.
 	if rec2, err := rt.store.GetRun(ctx, key, invocationID); err == nil && rec2.Status != session.StatusInProgress {
@@ -237,7 +238,7 @@ func (rt *Runtime) follow(ctx context.Context, key session.Key, invocationID str
 type follower struct {
 	rt      *Runtime
 	r       *Run
-	stop    func()
+	stops   []func() // of each follow request
 	silence *time.Timer
 	mu      sync.Mutex
 	next    int           // the owner's journal index of the next event to journal
@@ -288,6 +289,26 @@ func (f *follower) deliver(msg []byte) {
 	}
 }
 
+// unanswered runs when the owner has published nothing for ownerSilence: the follower
+// takes what the store holds (the run may have ended) and asks the owner again (a second
+// registration delivers the same messages twice; the journal index drops the copies).
+func (f *follower) unanswered() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended || f.next > 0 {
+		return
+	}
+	f.catchUp()
+	if f.ended {
+		return
+	}
+	if len(f.stops) < maxFollowRequests {
+		r := f.r
+		f.stops = append(f.stops, f.rt.cluster.Follow(r.Key, r.InvocationID, f.deliver))
+	}
+	f.silence.Reset(ownerSilence)
+}
+
 // catchUp adds what the store holds after the last journaled stored event: messages
 // were lost (the listener reconnected), or the owner is silent. Live deltas lost with
 // them are not stored, and stay lost. The caller holds mu.
@@ -333,7 +354,12 @@ func (f *follower) add(e Event) {
 	r.mu.Unlock()
 	r.j.close()
 	close(r.done)
-	go f.stop() // not from the listener's delivery, which holds the store's follow lock
+	stops := f.stops
+	go func() { // not from the listener's delivery, which holds the store's follow lock
+		for _, stop := range stops {
+			stop()
+		}
+	}()
 	rt := f.rt
 	time.AfterFunc(rt.retention, func() {
 		rt.mu.Lock()

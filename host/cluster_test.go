@@ -277,3 +277,41 @@ func journalShape(evs []host.Event) []string {
 	}
 	return out
 }
+
+// A follower whose owner never publishes (here: a run started on the store directly, with
+// no runtime behind it) reads the run's stored events, and its end, from the store.
+func TestFollowerOfASilentOwnerReadsTheStore(t *testing.T) {
+	st := pgStores(t, 2)
+	b := newFixtureWith(t, nil, st[1], host.CompactionPolicy{})
+	t.Cleanup(func() { st[0].Close(); st[1].Close() })
+	ctx := t.Context()
+	k := session.Key{App: "scripted", User: "user", ID: "silent"}
+	if _, err := st[0].CreateSession(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	status := func(s string) session.NewEvent {
+		return session.NewEvent{Type: session.TypeRunStatus, Data: session.MustJSON(session.RunStatusData{Status: s})}
+	}
+	if _, err := st[0].StartRun(ctx, session.Run{Key: k, InvocationID: "run_silent"}, status(session.StatusInProgress)); err != nil {
+		t.Fatal(err)
+	}
+	followed, err := b.rt.Open(ctx, k, "run_silent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if followed.Status() != session.StatusInProgress {
+		t.Fatalf("B sees status %q", followed.Status())
+	}
+	if _, err := st[0].FinishRun(ctx, k, "run_silent", session.StatusCompleted, status(session.StatusCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	evs, err := followed.Wait(wctx)
+	if err != nil {
+		t.Fatalf("the follower did not end: %v", err)
+	}
+	if d := terminal(t, evs); d.Status != session.StatusCompleted || len(evs) != 2 {
+		t.Fatalf("follower journal %v, terminal %+v", journalShape(evs), d)
+	}
+}
