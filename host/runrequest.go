@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -82,17 +83,17 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req Tur
 		StateTiers:    state,
 	}
 	// The history is in both documents: encoded once (mostly cached) and spliced in.
-	payload, err := json.Marshal(payloadWire{Payload: p})
+	payload, err := withHistory(payloadWire{Payload: p}, histJSON)
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
-	sctx, err := json.Marshal(sessionContextWire{SessionContext: sc})
+	sctx, err := withHistory(sessionContextWire{SessionContext: sc}, histJSON)
 	if err != nil {
 		return nil, fmt.Errorf("encode session context: %w", err)
 	}
 	rr := &runnerv1.RunRequest{
 		AppName: req.App, UserId: key.User, SessionId: key.ID, InvocationId: req.InvocationID,
-		PayloadJson: withHistory(payload, histJSON), SessionContextJson: withHistory(sctx, histJSON),
+		PayloadJson: payload, SessionContextJson: sctx,
 	}
 	// Runners that keep checkpoints with the host get the session's on every turn: the
 	// process serving this turn may be new (a restart, another process of the pool).
@@ -119,15 +120,23 @@ type sessionContextWire struct {
 	History json.RawMessage `json:"history,omitempty"`
 }
 
-// withHistory returns the JSON object doc with "history": hist as its first member.
-func withHistory(doc, hist []byte) []byte {
-	out := make([]byte, 0, len(doc)+len(hist)+12)
-	out = append(out, `{"history":`...)
-	out = append(out, hist...)
-	if len(doc) > 2 {
-		out = append(out, ',')
+// withHistory encodes doc, a JSON object, with "history": hist as its first member. It
+// encodes straight after the history into one buffer (the object's "{" becomes the
+// separator), so a large input is not copied once more to splice the two.
+func withHistory(doc any, hist []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"history":`)
+	buf.Write(hist)
+	start := buf.Len()
+	if err := json.NewEncoder(&buf).Encode(doc); err != nil { // escapes HTML, as json.Marshal
+		return nil, err
 	}
-	return append(out, doc[1:]...)
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if len(out)-start == 2 { // an empty object: nothing follows the history
+		return append(out[:start], '}'), nil
+	}
+	out[start] = ','
+	return out, nil
 }
 
 func checkpointsToProto(cps []session.Checkpoint) []*runnerv1.Checkpoint {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -78,7 +79,7 @@ func ReadJSON(c *gin.Context, max int64) ([]byte, *BodyError) {
 		}
 		body = http.MaxBytesReader(c.Writer, body, max)
 	}
-	b, err := io.ReadAll(body)
+	b, err := readAll(body, c.Request.ContentLength)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return nil, tooLarge(mbe.Limit)
@@ -88,6 +89,37 @@ func ReadJSON(c *gin.Context, max int64) ([]byte, *BodyError) {
 	}
 	return b, nil
 }
+
+// readAll reads r to its end. A body of declared length is read into one buffer of
+// that size instead of io.ReadAll's doubling ones, so a large input is held once, not
+// about twice; the declared size is reserved only once a first part has arrived, so a
+// client that declares much and sends little reserves little.
+func readAll(r io.Reader, declared int64) ([]byte, error) {
+	if declared <= 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, min(declared, firstPart)+1)
+	for {
+		if len(b) == cap(b) {
+			size := 2 * cap(b)
+			if int64(cap(b)) <= declared {
+				size = int(declared) + 1
+			}
+			b = slices.Grow(b, size-len(b))
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// firstPart is what a body's first read may reserve before its declared length is.
+const firstPart = 1 << 20
 
 func tooLarge(max int64) *BodyError {
 	return &BodyError{Status: http.StatusRequestEntityTooLarge, Code: CodeTooLarge, Message: limit.TooLarge(max)}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/gin-gonic/gin"
 	"github.com/hashicorp/go-hclog"
@@ -118,6 +119,29 @@ func TestHandleWritesTheReturnedError(t *testing.T) {
 		r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
 		if got := fmt.Sprintf("%d %s", w.Code, w.Body.String()); got != want {
 			t.Errorf("GET %s = %q, want %q", path, got, want)
+		}
+	}
+}
+
+func TestReadAllByDeclaredLength(t *testing.T) {
+	big := strings.Repeat("x", 3<<20)
+	for _, tc := range []struct {
+		name     string
+		body     string
+		declared int64
+		maxCap   int
+	}{
+		{"unknown length", "{}", -1, 1 << 10},
+		{"exact", big, int64(len(big)), len(big) + 64<<10}, // one allocation (size-class rounding), not doubling
+		{"declares more than it sends", "{}", 100 << 20, 1<<20 + 64<<10},
+		{"declares less than it sends", big, 10, 8 << 20},
+	} {
+		got, err := readAll(iotest.HalfReader(strings.NewReader(tc.body)), tc.declared)
+		if err != nil || string(got) != tc.body {
+			t.Errorf("%s: %d bytes, %v", tc.name, len(got), err)
+		}
+		if cap(got) > tc.maxCap {
+			t.Errorf("%s: reserved %d bytes, want at most %d", tc.name, cap(got), tc.maxCap)
 		}
 	}
 }
