@@ -54,12 +54,13 @@ func (w *Workspace) For(user string) (*Workspace, error) {
 	return u, nil
 }
 
-// plainUser are user ids used as their directory's name as they are.
-var plainUser = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$`)
+// plainUser are user ids used as their directory's name as they are: lower case only,
+// so that "Alice" and "alice" cannot share a directory on a case-insensitive file system.
+var plainUser = regexp.MustCompile(`^[a-z0-9][a-z0-9_.@-]{0,63}$`)
 
 // userDir names a user's directory: the id itself when it is a plain name, else "~" and
-// a hash of it (ids may hold "/", ".." or anything but control characters). "~" never
-// starts a plain name, so the two kinds cannot collide.
+// a (lower-case hex) hash of it (ids may hold "/", "..", upper case or anything but
+// control characters). "~" never starts a plain name, so the two kinds cannot collide.
 func userDir(user string) string {
 	if plainUser.MatchString(user) {
 		return user

@@ -22,7 +22,7 @@ func TestPerUserWorkspaces(t *testing.T) {
 	if w.Shared() {
 		t.Fatal("per-user workspace reports shared")
 	}
-	ids := []string{"alice", "bob", "../escape", "a/b", "..", ".", "~x", "日本", strings.Repeat("u", 256)}
+	ids := []string{"alice", "Alice", "bob", "../escape", "a/b", "..", ".", "~x", "日本", strings.Repeat("u", 256)}
 	for _, u := range ids {
 		uw, err := w.For(u)
 		if err != nil {
@@ -84,7 +84,10 @@ func TestSharedWorkspaceForEveryUser(t *testing.T) {
 }
 
 func TestUserDir(t *testing.T) {
-	for in, plain := range map[string]bool{"alice": true, "a.b-c_d@x": true, "..": false, ".hidden": false, "a/b": false, "~x": false, "": false} {
+	if userDir("Alice") == userDir("alice") || strings.EqualFold(userDir("Alice"), userDir("alice")) {
+		t.Error("Alice and alice could share a directory on a case-insensitive file system")
+	}
+	for in, plain := range map[string]bool{"alice": true, "a.b-c_d@x": true, "Alice": false, "..": false, ".hidden": false, "a/b": false, "~x": false, "": false} {
 		got := userDir(in)
 		if (got == in) != plain || got == "" || strings.ContainsAny(got, "/\\") || got == "." || got == ".." {
 			t.Errorf("userDir(%q) = %q", in, got)
