@@ -70,8 +70,8 @@ func Methods(action string) []string {
 	return nil
 }
 
-// Surface mounts the actions on a router (it satisfies api.Surface); api/actions
-// leaves other actions under its prefix to further surfaces.
+// Surface mounts the actions on a router. In a server it is an extension of api/actions
+// (actions.Config.Extensions), which owns the prefix and answers its errors.
 type Surface struct{ actions map[string]gin.HandlerFunc }
 
 // NewSurface builds the surface.
