@@ -19,10 +19,12 @@ import (
 //
 // A turn is several writes, so round trips are most of a write's latency. When this
 // store knows the session row (it wrote or created it last), the write is one round
-// trip: BEGIN, a guard that locks the row only if it is still what this store knows,
-// the statements fn queues from the known row, COMMIT. A row changed meanwhile (by
-// another replica, a rename, a delete) fails the guard, and the write is retried the
-// long way: BEGIN with the row read under its lock, then the statements with COMMIT.
+// trip: a guard that locks the row only if it is still what this store knows, then the
+// statements fn queues from the known row, sent as one pipeline, which Postgres runs as
+// one implicit transaction (up to the pipeline's single Sync; a failed statement skips
+// the rest and rolls it back). A row changed meanwhile (by another replica, a rename, a
+// delete) fails the guard, and the write is retried the long way: BEGIN with the row read
+// under its lock, then the statements with COMMIT.
 func (s *Store) write(ctx context.Context, key session.Key, fn func(r *row, b *pgx.Batch) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -84,7 +86,6 @@ func (s *Store) write(ctx context.Context, key session.Key, fn func(r *row, b *p
 // the guard found the row changed (nothing was written); otherwise err is the write's.
 func (s *Store) writeKnown(ctx context.Context, conn *pgxpool.Conn, r *row, fn func(r *row, b *pgx.Batch) error) (done bool, err error) {
 	b := &pgx.Batch{}
-	b.Queue(`BEGIN`)
 	// Every write of the row sets a later updated_at, and a rename changes title or
 	// renamed: together they tell whether the row is still r. No row divides by zero.
 	b.Queue(`SELECT 1 / count(*)::int FROM (SELECT 1 FROM sessions
@@ -95,21 +96,17 @@ func (s *Store) writeKnown(ctx context.Context, conn *pgxpool.Conn, r *row, fn f
 		return true, err // nothing sent
 	}
 	n := b.Len() - n0
-	b.Queue(`COMMIT`)
 	br := conn.SendBatch(ctx, b)
-	_, err = br.Exec()
-	if err == nil {
-		if _, gerr := br.Exec(); gerr != nil {
-			_ = br.Close()
-			rollback(conn)
-			var pe *pgconn.PgError
-			if errors.As(gerr, &pe) && pe.Code == "22012" {
-				return false, nil
-			}
-			return true, fmt.Errorf("write session %q: %w", r.sess.ID, gerr)
+	if _, gerr := br.Exec(); gerr != nil {
+		_ = br.Close()
+		rollback(conn)
+		var pe *pgconn.PgError
+		if errors.As(gerr, &pe) && pe.Code == "22012" {
+			return false, nil
 		}
+		return true, fmt.Errorf("write session %q: %w", r.sess.ID, gerr)
 	}
-	for i := 0; err == nil && i <= n; i++ { // fn's statements, then COMMIT
+	for i := 0; err == nil && i < n; i++ {
 		_, err = br.Exec()
 	}
 	if cerr := br.Close(); err == nil {
