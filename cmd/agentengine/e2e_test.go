@@ -397,7 +397,7 @@ func TestRestartMarksOrphanedRunsInterruptedAndKeepsSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 		if ev.Type == "response.output_text.delta" {
-			streamed.WriteString(fmt.Sprint(ev.Data["delta"]))
+			fmt.Fprint(&streamed, ev.Data["delta"])
 		}
 	}
 	s.kill()
