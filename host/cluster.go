@@ -186,15 +186,13 @@ func (rt *Runtime) publish(key session.Key, invocationID string, evs []Event, fr
 	}
 }
 
-// ownerSilence is how long a follower waits for the owner's first relay message before
-// it reads the store and asks again (the owner may not have registered the run yet when
-// the first request came, or cannot publish: its stored events are in the store, its live
-// deltas are not). It asks every ownerSilence until the owner answers or the run ends.
+// ownerSilence is how long a follower waits for the owner's answer to a follow request
+// (the journal from its start, or the events missing after a gap) before it asks again:
+// the owner may not have registered the run yet when the request came, or missed it
+// (its own connection was down). Unanswered twice, the follower also reads the store:
+// an owner that cannot publish still stored its events (not its live deltas). It asks
+// every ownerSilence until it has no gap or the run ends.
 const ownerSilence = 3 * time.Second
-
-// maxFollowRequests bounds a follower's requests to a silent owner; it keeps reading the
-// store every ownerSilence after that.
-const maxFollowRequests = 4
 
 // follow returns a run another replica executes, fed by its relay: the owner publishes
 // the run's journal from its first event on request, then live. ok is false when the
@@ -218,8 +216,8 @@ func (rt *Runtime) follow(ctx context.Context, key session.Key, invocationID str
 	// Following starts with the request to the owner: everything it publishes in answer
 	// is received.
 	f.mu.Lock()
-	f.stops = append(f.stops, rt.cluster.Follow(key, invocationID, f.deliver))
-	f.silence = time.AfterFunc(ownerSilence, f.unanswered)
+	f.stop = rt.cluster.Follow(key, invocationID, f.deliver)
+	f.silence = time.AfterFunc(ownerSilence, f.check)
 	f.mu.Unlock()
 	// The run may have ended between the status read and the request: then nobody
 	// publishes its end, and the store has it.
@@ -238,20 +236,24 @@ func (rt *Runtime) follow(ctx context.Context, key session.Key, invocationID str
 type follower struct {
 	rt      *Runtime
 	r       *Run
-	stops   []func() // of each follow request
-	silence *time.Timer
+	stop    func()      // of the latest follow request
+	silence *time.Timer // runs check
 	mu      sync.Mutex
 	next    int           // the owner's journal index of the next event to journal
 	pend    map[int]Event // events that arrived ahead of next, by index
 	lastSeq int64
 	ended   bool
+	waits   int // checks in a row that found the follower waiting for the owner
 }
 
 func (f *follower) deliver(msg []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if msg == nil {
-		f.catchUp()
+		// Messages may have been lost: ask for the run again (what arrives fills the
+		// gap; the rest is dropped by index), and read the store if nothing comes.
+		f.requestReplay()
+		f.silence.Reset(ownerSilence)
 		return
 	}
 	var evs []relayEvent
@@ -289,24 +291,36 @@ func (f *follower) deliver(msg []byte) {
 	}
 }
 
-// unanswered runs when the owner has published nothing for ownerSilence: the follower
-// takes what the store holds (the run may have ended) and asks the owner again (a second
-// registration delivers the same messages twice; the journal index drops the copies).
-func (f *follower) unanswered() {
+// check runs ownerSilence after a follow request: a follower still waiting for the
+// owner (nothing yet, or a gap in the owner's indexes) asks again, and from the second
+// time on first takes what the store holds (the run may have ended).
+func (f *follower) check() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.ended || f.next > 0 {
+	if f.ended || (f.next > 0 && len(f.pend) == 0) {
+		f.waits = 0
 		return
 	}
-	f.catchUp()
+	if f.waits++; f.waits >= 2 {
+		f.catchUp()
+		if f.ended {
+			return
+		}
+	}
+	f.requestReplay()
+	f.silence.Reset(ownerSilence)
+}
+
+// requestReplay follows the run again, which asks its owner to publish it from the
+// start; the previous registration ends once the new one is in place (copies in between
+// are dropped by index). The caller holds mu.
+func (f *follower) requestReplay() {
 	if f.ended {
 		return
 	}
-	if len(f.stops) < maxFollowRequests {
-		r := f.r
-		f.stops = append(f.stops, f.rt.cluster.Follow(r.Key, r.InvocationID, f.deliver))
-	}
-	f.silence.Reset(ownerSilence)
+	old := f.stop
+	f.stop = f.rt.cluster.Follow(f.r.Key, f.r.InvocationID, f.deliver)
+	go old() // not from the listener's delivery
 }
 
 // catchUp adds what the store holds after the last journaled stored event: messages
@@ -354,12 +368,7 @@ func (f *follower) add(e Event) {
 	r.mu.Unlock()
 	r.j.close()
 	close(r.done)
-	stops := f.stops
-	go func() { // not from the listener's delivery, which holds the store's follow lock
-		for _, stop := range stops {
-			stop()
-		}
-	}()
+	go f.stop() // not from the listener's delivery
 	rt := f.rt
 	time.AfterFunc(rt.retention, func() {
 		rt.mu.Lock()

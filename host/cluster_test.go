@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -24,6 +25,13 @@ import (
 // (AGENTENGINE_TEST_PG_DSN); without one the test skips, or fails when
 // AGENTENGINE_TEST_PG_REQUIRED is set.
 func pgStores(t *testing.T, n int) []*postgres.Store {
+	t.Helper()
+	st, _ := pgStoresIn(t, n)
+	return st
+}
+
+// pgStoresIn is pgStores, also returning the server's DSN and the schema's relay channel.
+func pgStoresIn(t *testing.T, n int) ([]*postgres.Store, pgSchema) {
 	t.Helper()
 	dsn := os.Getenv("AGENTENGINE_TEST_PG_DSN")
 	if dsn == "" {
@@ -65,7 +73,27 @@ func pgStores(t *testing.T, n int) []*postgres.Store {
 		}
 		out = append(out, st)
 	}
-	return out
+	return out, pgSchema{dsn: dsn, name: schema}
+}
+
+type pgSchema struct{ dsn, name string }
+
+// dropListeners ends the database sessions that LISTEN for the schema's relay, as a
+// network failure would; the replicas reconnect.
+func (p pgSchema) dropListeners(t *testing.T) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), p.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	h := sha256.Sum256([]byte(p.name))
+	var n int
+	err = conn.QueryRow(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE query = 'LISTEN "' || $1 || '"'`, "agentengine_"+hex.EncodeToString(h[:6])).Scan(&n)
+	if err != nil || n == 0 {
+		t.Fatalf("ended %d listeners: %v", n, err)
+	}
 }
 
 func TestReplicaFollowsAndCancelsARunOfAnother(t *testing.T) {
@@ -313,5 +341,61 @@ func TestFollowerOfASilentOwnerReadsTheStore(t *testing.T) {
 	}
 	if d := terminal(t, evs); d.Status != session.StatusCompleted || len(evs) != 2 {
 		t.Fatalf("follower journal %v, terminal %+v", journalShape(evs), d)
+	}
+}
+
+// Relay messages lost while a follower's replica was reconnecting to the database are
+// asked for again: the follower still ends with the owner's journal.
+func TestFollowerRecoversMessagesLostWhileReconnecting(t *testing.T) {
+	st, schema := pgStoresIn(t, 2)
+	agent := &pausing{paused: make(chan struct{}, 1), resume: make(chan struct{})}
+	runner, stop := inprocess.Serve(agent)
+	t.Cleanup(stop)
+	a := newFixtureWith(t, runner, st[0], host.CompactionPolicy{})
+	b := newFixtureWith(t, nil, st[1], host.CompactionPolicy{})
+	t.Cleanup(func() { st[0].Close(); st[1].Close() })
+
+	r, err := a.rt.Start(context.Background(), host.TurnRequest{App: "scripted", Input: text("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-agent.paused
+	onB, err := b.rt.Open(t.Context(), r.Key, r.InvocationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// B is receiving the run before the connections drop. (The owner shows "one two" only
+	// once the reasoning before them is stored, at its next event: the reasoning delta is
+	// the last thing visible now.)
+	sub := onB.Subscribe(0)
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		e, err := sub.Next(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("B before the drop: %v", err)
+		}
+		if e.Kind == host.KindReasoningDelta {
+			break
+		}
+	}
+	schema.dropListeners(t)
+	agent.resume <- struct{}{} // "three", published while B's listener is away
+	<-agent.paused
+	time.Sleep(1500 * time.Millisecond) // the listeners are back (500 ms) and B has asked again
+	agent.resume <- struct{}{}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	want, err := r.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := onB.Wait(ctx)
+	if err != nil {
+		t.Fatalf("B: %v", err)
+	}
+	if w, g := journalShape(want), journalShape(got); !slices.Equal(w, g) {
+		t.Errorf("B's journal differs from the owner's:\nA %q\nB %q", w, g)
 	}
 }
