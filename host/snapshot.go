@@ -29,15 +29,10 @@ func (ts *turnState) snapshotText(now time.Time) {
 	ts.snapshots++
 	ne := session.NewEvent{InvocationID: ts.r.InvocationID, ItemID: ts.msgID, Type: session.TypeAssistantStreamSnapshot, Author: ts.r.Agent,
 		Data: session.MustJSON(session.AssistantStreamSnapshotData{Text: ts.msgText, StreamSnapshot: true, SnapshotIndex: ts.snapshots})}
-	// Stored with the deferred events in one write, and not journaled: the run's
-	// followers have the text as deltas already.
-	evs, err := ts.rt.store.Append(context.WithoutCancel(ts.ctx), ts.r.Key, append(ts.deferred, ne)...)
-	if err != nil {
-		ts.storeErr = err
-		ts.releaseHeld(nil)
-		return
-	}
-	ts.releaseHeld(evs)
+	// Stored with the deferred events in one write, and journaled like every stored
+	// event (a follower that reconnects by seq must find every seq); the wire encoders
+	// skip it, since its followers have the text as deltas.
+	ts.write(ne)
 }
 
 // orphanEnd is what ends a run nobody executes any more: an assistant_message for each

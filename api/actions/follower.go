@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
 )
 
 // SSE event names of SubscribeRunEvents. ksadk-web reads only the data lines; the
@@ -101,9 +102,10 @@ func (f *follower) stored(ev host.Event) []frame {
 		return nil
 	}
 	f.lastSeq = max(f.lastSeq, e.Seq)
-	// The stored message supersedes its live text.
+	// The stored message supersedes its live text (a stored stream snapshot of it does
+	// not: the message goes on streaming).
 	for i, it := range f.live {
-		if it.id == e.ItemID && e.ItemID != "" {
+		if it.id == e.ItemID && e.ItemID != "" && e.Type != session.TypeAssistantStreamSnapshot {
 			f.live = append(f.live[:i], f.live[i+1:]...)
 			break
 		}
