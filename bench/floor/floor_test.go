@@ -3,8 +3,11 @@ package floor_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentengine/agentengine/bench/floor"
 	"github.com/agentengine/agentengine/bench/load"
@@ -123,3 +127,51 @@ func TestResponseBodyIsJSONOfTheRequestedSize(t *testing.T) {
 }
 
 func jsonBody(s string) *strings.Reader { return strings.NewReader(s) }
+
+// The Postgres floor stores each turn as five rows in one transaction (on the server
+// AGENTENGINE_TEST_PG_DSN names; skipped without one, as the store's tests are).
+func TestPostgresFloorWritesFiveRowsPerTurn(t *testing.T) {
+	dsn := os.Getenv("AGENTENGINE_TEST_PG_DSN")
+	if dsn == "" {
+		t.Skip("no PostgreSQL test server: set AGENTENGINE_TEST_PG_DSN (scripts/pg-test.sh run go test ...)")
+	}
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	schema := fmt.Sprintf("floor_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	pg, err := floor.OpenPostgres(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	for _, s := range []string{"s1", "s2"} {
+		if err := pg.Write5(ctx, s, `say "hi"`, "Echo: hi"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The same session again violates (session_id, seq): nothing of the turn is stored.
+	if err := pg.Write5(ctx, "s1", "again", "x"); err == nil {
+		t.Fatal("a second turn with the same session and seqs was stored")
+	}
+	var rows, sessions int
+	if err := conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT session_id) FROM "+schema+".floor_events").Scan(&rows, &sessions); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 10 || sessions != 2 {
+		t.Fatalf("%d rows in %d sessions, want 10 in 2", rows, sessions)
+	}
+}
