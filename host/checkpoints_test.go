@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/pluginsdk"
-	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 	"github.com/agentengine/agentengine/session/sqlite"
@@ -71,18 +70,7 @@ func (a *ckptAgent) last() []session.Checkpoint {
 
 func newRuntime(t *testing.T, agent *ckptAgent, store session.Store) *host.Runtime {
 	t.Helper()
-	client, stop := inprocess.Serve(agent)
-	t.Cleanup(stop)
-	rt, err := host.New(host.Config{Store: store, Agents: []host.Agent{{Name: "ckpt", Runner: client}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Close(ctx)
-	})
-	return rt
+	return startRuntime(t, host.Config{Store: store, Agents: []host.Agent{{Name: "ckpt", Runner: serve(t, agent)}}})
 }
 
 func runTurn(t *testing.T, rt *host.Runtime, req host.TurnRequest) (*host.Run, []host.Event) {
@@ -229,12 +217,7 @@ func (threadAgent) Run(_ context.Context, req *pluginsdk.Request, emit *pluginsd
 
 func TestARunnerDoneWithAThreadDeletesItsCheckpoints(t *testing.T) {
 	store := memory.New()
-	client, stop := inprocess.Serve(threadAgent{})
-	t.Cleanup(stop)
-	rt, err := host.New(host.Config{Store: store, Agents: []host.Agent{{Name: "ckpt", Runner: client}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := startRuntime(t, host.Config{Store: store, Agents: []host.Agent{{Name: "ckpt", Runner: serve(t, threadAgent{})}}})
 	r, _ := runTurn(t, rt, host.TurnRequest{App: "ckpt", Input: text("keep")})
 	if got, _ := store.Checkpoints(context.Background(), r.Key); len(got) != 1 {
 		t.Fatalf("kept checkpoints = %+v", got)

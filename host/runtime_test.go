@@ -109,20 +109,9 @@ func newFixtureWith(t *testing.T, runner runnerv1.RunnerClient, store session.St
 	t.Helper()
 	f := &fixture{store: store, agent: &scripted{started: make(chan struct{}, 1)}}
 	if runner == nil {
-		client, stop := inprocess.Serve(f.agent)
-		t.Cleanup(stop)
-		runner = client
+		runner = serve(t, f.agent)
 	}
-	rt, err := host.New(host.Config{Store: f.store, Agents: []host.Agent{{Name: "scripted", Runner: runner}}, Compaction: policy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Close(ctx)
-	})
-	f.rt = rt
+	f.rt = startRuntime(t, host.Config{Store: f.store, Agents: []host.Agent{{Name: "scripted", Runner: runner}}, Compaction: policy})
 	return f
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/pluginsdk"
-	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -49,18 +48,7 @@ func (a *slowAgent) Run(ctx context.Context, _ *pluginsdk.Request, emit *plugins
 
 func slowRuntime(t *testing.T, agent *slowAgent, store session.Store, every time.Duration) *host.Runtime {
 	t.Helper()
-	client, stop := inprocess.Serve(agent)
-	t.Cleanup(stop)
-	rt, err := host.New(host.Config{Store: store, Agents: []host.Agent{{Name: "slow", Runner: client}}, SnapshotInterval: every})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Close(ctx)
-	})
-	return rt
+	return startRuntime(t, host.Config{Store: store, Agents: []host.Agent{{Name: "slow", Runner: serve(t, agent)}}, SnapshotInterval: every})
 }
 
 func ofType(evs []session.Event, typ string) []session.Event {

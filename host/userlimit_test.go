@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/testutil"
-	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session/memory"
 )
 
@@ -17,17 +16,7 @@ import (
 // other users run; the slot comes back when a run ends.
 func TestMaxRunsPerUser(t *testing.T) {
 	agent := &scripted{started: make(chan struct{}, 1)}
-	client, stop := inprocess.Serve(agent)
-	t.Cleanup(stop)
-	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "scripted", Runner: client}}, MaxRunsPerUser: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = rt.Close(ctx)
-	})
+	rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "scripted", Runner: serve(t, agent)}}, MaxRunsPerUser: 1})
 	ctx := context.Background()
 	r, err := rt.Start(ctx, host.TurnRequest{App: "scripted", User: "u", Input: text("block")})
 	if err != nil {

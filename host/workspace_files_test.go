@@ -10,7 +10,6 @@ import (
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/pluginsdk"
-	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -43,12 +42,7 @@ func TestWorkspaceFileEventsLandInTheAgentsWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	client, stop := inprocess.Serve(fileAgent{})
-	t.Cleanup(stop)
-	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "files", Runner: client, Workspace: ws}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "files", Runner: serve(t, fileAgent{}), Workspace: ws}}})
 	_, evs := runTurn(t, rt, host.TurnRequest{App: "files", Input: text("write")})
 	if st := terminal(t, evs); st.Status != session.StatusCompleted {
 		t.Fatalf("status %q", st.Status)
@@ -86,12 +80,7 @@ func TestWorkspaceFileEventsLandInTheUsersWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	client, stop := inprocess.Serve(fileAgent{})
-	t.Cleanup(stop)
-	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "files", Runner: client, Workspace: ws}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "files", Runner: serve(t, fileAgent{}), Workspace: ws}}})
 	_, evs := runTurn(t, rt, host.TurnRequest{App: "files", User: "alice", Input: text("write")})
 	if st := terminal(t, evs); st.Status != session.StatusCompleted {
 		t.Fatalf("status %q", st.Status)

@@ -12,40 +12,7 @@ from agentengine_runner.testing import collect, make_request
 from conftest import close, errors, make_runner, run, text
 from test_checkpoint import reduce
 
-# Two nodes: "fetch" counts its runs in a file, "solve" fails while the FAIL file exists.
-FLAKY = """
-from pathlib import Path
-from typing import TypedDict
-from langgraph.graph import START, END, StateGraph
-
-DIR = Path(__file__).parent
-
-class S(TypedDict):
-    query: str
-    fetched: str
-    answer: str
-
-def ksadk_prepare_state(payload, session_context):
-    return {"query": payload["input"]}
-
-def fetch(state: S):
-    runs = DIR / "fetch-runs"
-    runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
-    return {"fetched": state["query"].upper()}
-
-def solve(state: S):
-    if (DIR / "FAIL").exists():
-        raise RuntimeError("solve failed")
-    return {"answer": "solved " + state["fetched"]}
-
-b = StateGraph(S)
-b.add_node("fetch", fetch)
-b.add_node("solve", solve)
-b.add_edge(START, "fetch")
-b.add_edge("fetch", "solve")
-b.add_edge("solve", END)
-graph = b.compile()
-"""
+FLAKY = (Path(__file__).parent / "graphs" / "flaky_graph.py").read_text()
 
 SESSION_THREAD = "2:u1/s1"
 

@@ -195,13 +195,20 @@ func (a *pyAgent) killRunner(t *testing.T) {
 	})
 }
 
-func TestPythonInterruptSurvivesRunnerKillAndHostRestart(t *testing.T) {
+// bridgePython returns the repository root, the PYTHONPATH of the runner SDK and the
+// adapters, and an interpreter that runs the LangGraph bridge with them (or skips).
+func bridgePython(t *testing.T) (repo, pythonPath, py string) {
+	t.Helper()
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pythonPath := filepath.Join(repo, "pluginsdk", "python", "src") + string(os.PathListSeparator) + filepath.Join(repo, "adapters")
-	py := langgraphPython(t, pythonPath)
+	pythonPath = filepath.Join(repo, "pluginsdk", "python", "src") + string(os.PathListSeparator) + filepath.Join(repo, "adapters")
+	return repo, pythonPath, langgraphPython(t, pythonPath)
+}
+
+func TestPythonInterruptSurvivesRunnerKillAndHostRestart(t *testing.T) {
+	_, pythonPath, py := bridgePython(t)
 	project := t.TempDir()
 	if err := os.WriteFile(filepath.Join(project, "agent.py"), []byte(interruptGraph), 0o644); err != nil {
 		t.Fatal(err)
@@ -261,54 +268,18 @@ func TestPythonInterruptSurvivesRunnerKillAndHostRestart(t *testing.T) {
 	})
 }
 
-// flakyGraph's solve node fails while the project holds a FAIL file; fetch counts its
-// runs in fetch-runs, so a test sees whether a continued run ran it again.
-const flakyGraph = `
-from pathlib import Path
-from typing import TypedDict
-from langgraph.graph import START, END, StateGraph
-
-DIR = Path(__file__).parent
-
-class S(TypedDict):
-    query: str
-    fetched: str
-    answer: str
-
-def ksadk_prepare_state(payload, session_context):
-    return {"query": payload["input"]}
-
-def fetch(state: S):
-    runs = DIR / "fetch-runs"
-    runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
-    return {"fetched": state["query"].upper()}
-
-def solve(state: S):
-    if (DIR / "FAIL").exists():
-        raise RuntimeError("solve failed")
-    return {"answer": "solved " + state["fetched"]}
-
-b = StateGraph(S)
-b.add_node("fetch", fetch)
-b.add_node("solve", solve)
-b.add_edge(START, "fetch")
-b.add_edge("fetch", "solve")
-b.add_edge("solve", END)
-graph = b.compile()
-`
-
 // A LangGraph run that failed half-way continues in place (TurnRequest.ContinueFrom)
 // in a new runner process, from the checkpoint the host kept: the node that had
 // finished does not run again.
 func TestPythonFailedRunContinuesInPlaceAfterRunnerKill(t *testing.T) {
-	repo, err := filepath.Abs("../..")
+	repo, pythonPath, py := bridgePython(t)
+	project := t.TempDir()
+	// The graph the adapters' tests continue too: its solve node fails while FAIL exists.
+	flakyGraph, err := os.ReadFile(filepath.Join(repo, "adapters", "tests", "graphs", "flaky_graph.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pythonPath := filepath.Join(repo, "pluginsdk", "python", "src") + string(os.PathListSeparator) + filepath.Join(repo, "adapters")
-	py := langgraphPython(t, pythonPath)
-	project := t.TempDir()
-	for name, body := range map[string]string{"agent.py": flakyGraph, "FAIL": ""} {
+	for name, body := range map[string]string{"agent.py": string(flakyGraph), "FAIL": ""} {
 		if err := os.WriteFile(filepath.Join(project, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
