@@ -117,12 +117,13 @@ SQL_URL="$AE_URL"; SQL_PID="$AE_PID"
 # Postgres: a throwaway server, and two replicas on it.
 PG=0
 PG_DSN=""
+PG_SKIP=""
 if [ "${BENCH_PG:-1}" = 0 ]; then
-  note "Postgres section skipped (BENCH_PG=0)"
+  PG_SKIP="BENCH_PG=0"
 elif ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
-  note "Postgres section skipped: no PostgreSQL server under /usr/lib/postgresql/*/bin (apt-get install -y postgresql)"
+  PG_SKIP="no PostgreSQL server under /usr/lib/postgresql/*/bin (apt-get install -y postgresql)"
 elif ! pg_env="$("$ROOT/scripts/pg-test.sh" start)"; then
-  note "Postgres section skipped: scripts/pg-test.sh could not start PostgreSQL"
+  PG_SKIP="scripts/pg-test.sh could not start PostgreSQL"
 else
   PG_DIR="$(printf '%s\n' "$pg_env" | sed -n 's/^export PG_TEST_DIR=//p')"
   PG_DSN="$(printf '%s\n' "$pg_env" | sed -n "s/^export AGENTENGINE_TEST_PG_DSN='\(.*\)'$/\1/p")"
@@ -133,6 +134,7 @@ else
   PGB_URL="$AE_URL"; PGB_PID="$AE_PID"
   PG=1
 fi
+if [ -n "$PG_SKIP" ]; then note "Postgres section skipped: $PG_SKIP"; fi
 
 # lg LABEL URL PID ARGS...: one loadgen run, JSON into results/LABEL.json.
 # lg_pg2 LABEL C ARGS...: the load split across both Postgres replicas: two loadgen runs
@@ -259,6 +261,7 @@ fi
     f="$RES/scale.s$SCALE.$s.json"
     [ -f "$f" ] && jq -r --arg s "$s" '"- \(.requests) streams, \($s): completed \(.ok), errors \(.errors), most open at once \(.streams.max_open // "?"), first delta p50 \(.first_delta_ms.p50) ms p99 \(.first_delta_ms.p99) ms, RSS \(.server.rss_before_mb) → peak \(.server.rss_peak_mb) MB, host CPU \(.server.cpu_s) s"' "$f"
   done
+  if [ -n "$PG_SKIP" ]; then printf -- '- Postgres section skipped: %s\n' "$PG_SKIP"; fi
   printf -- '- load average: start %s; after the settle %s; after the scale point %s\n' \
     "$(cut -d' ' -f1-3 "$RES/loadavg.start")" "$(cut -d' ' -f1-3 "$RES/loadavg.end")" "$(cut -d' ' -f1-3 "$RES/loadavg.scale" 2>/dev/null)"
 } >"$RES/extra.md"
