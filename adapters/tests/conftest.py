@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from agentengine_runner._proto.runner.v1 import runner_pb2 as pb
+from agentengine_runner.emitter import checkpoints_from_pb
+from agentengine_runner.runner import Checkpoint
 from agentengine_runner.testing import collect, make_request
 
 from agentengine_adapters.bridges import make_runner
@@ -46,6 +49,7 @@ FRAMEWORK_MODULES = {
 FILE_FRAMEWORK = {
     "test_adk.py": "adk",
     "test_adk_openai.py": "adk",
+    "test_adk_resume.py": "adk",
     "test_checkpoint.py": "langgraph",
     "test_continue.py": "langgraph",
     "test_deepagents.py": "deepagents",
@@ -197,4 +201,32 @@ def approval(a: Any, approve: bool = True, reason: str = "", **extra: Any) -> di
     return item
 
 
-__all__ = ["REPO", "approval", "close", "errors", "kinds", "make_runner", "natives", "of", "run", "text", "turn"]
+def reduce(events: list[pb.RunEvent], kept: list[Checkpoint]) -> tuple[Checkpoint, ...]:
+    """What the host hands the next run: its kept checkpoints updated with this run's —
+    of a run's checkpoint events the latest checkpoint of each thread and namespace with
+    that checkpoint's writes, as the Go host keeps them (host/run.go)."""
+    latest: dict[tuple[str, str], pb.Checkpoint] = {
+        (c.thread_id, c.namespace): pb.Checkpoint(
+            thread_id=c.thread_id, namespace=c.namespace, checkpoint_id=c.checkpoint_id,
+            parent_id=c.parent_id, data=c.data,
+        )
+        for c in kept
+    }
+    writes: dict[tuple[str, str, str, str, int], pb.CheckpointWrite] = {}
+    for ev in events:
+        kind = ev.WhichOneof("event")
+        if kind == "checkpoint":
+            latest[(ev.checkpoint.thread_id, ev.checkpoint.namespace)] = ev.checkpoint
+        elif kind == "checkpoint_write":
+            w = ev.checkpoint_write
+            writes[(w.thread_id, w.namespace, w.checkpoint_id, w.task_id, w.index)] = w
+    out = []
+    for (thread, ns), c in latest.items():
+        c = pb.Checkpoint()
+        c.CopyFrom(latest[(thread, ns)])
+        c.writes.extend(w for k, w in writes.items() if k[:3] == (thread, ns, c.checkpoint_id))
+        out.append(c)
+    return checkpoints_from_pb(out)
+
+
+__all__ = ["REPO", "approval", "close", "errors", "kinds", "make_runner", "natives", "of", "reduce", "run", "text", "turn"]

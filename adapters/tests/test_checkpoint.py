@@ -1,8 +1,7 @@
 """HostSaver: checkpoints kept by the host survive the runner process.
 
-The host is played by reduce(): of a run's checkpoint events it keeps the latest
-checkpoint of each thread and namespace with that checkpoint's writes, as the Go host does
-(host/run.go, session.CheckpointSave).
+The host is played by conftest.reduce, which keeps what the Go host keeps of a run's
+checkpoint events.
 """
 
 from __future__ import annotations
@@ -11,8 +10,9 @@ import asyncio
 from typing import Any, TypedDict
 
 from agentengine_runner._proto.runner.v1 import runner_pb2 as pb
-from agentengine_runner.emitter import Emitter, RunCheckpoints, checkpoint_scope, checkpoints_from_pb
+from agentengine_runner.emitter import Emitter, RunCheckpoints, checkpoint_scope
 from agentengine_runner.runner import Checkpoint
+from conftest import reduce
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
 
@@ -42,32 +42,6 @@ def outer_builder() -> Any:
     b.add_node("sub", inner_graph())
     b.add_edge(START, "sub")
     return b
-
-
-def reduce(events: list[pb.RunEvent], kept: list[Checkpoint]) -> tuple[Checkpoint, ...]:
-    """What the host hands the next run: its kept checkpoints updated with this run's."""
-    latest: dict[tuple[str, str], pb.Checkpoint] = {
-        (c.thread_id, c.namespace): pb.Checkpoint(
-            thread_id=c.thread_id, namespace=c.namespace, checkpoint_id=c.checkpoint_id,
-            parent_id=c.parent_id, data=c.data,
-        )
-        for c in kept
-    }
-    writes: dict[tuple[str, str, str, str, int], pb.CheckpointWrite] = {}
-    for ev in events:
-        kind = ev.WhichOneof("event")
-        if kind == "checkpoint":
-            latest[(ev.checkpoint.thread_id, ev.checkpoint.namespace)] = ev.checkpoint
-        elif kind == "checkpoint_write":
-            w = ev.checkpoint_write
-            writes[(w.thread_id, w.namespace, w.checkpoint_id, w.task_id, w.index)] = w
-    out = []
-    for (thread, ns), c in latest.items():
-        c = pb.Checkpoint()
-        c.CopyFrom(latest[(thread, ns)])
-        c.writes.extend(w for k, w in writes.items() if k[:3] == (thread, ns, c.checkpoint_id))
-        out.append(c)
-    return checkpoints_from_pb(out)
 
 
 async def turn(saver: HostSaver, graph_in: Any, restored: tuple[Checkpoint, ...], thread: str) -> tuple[Any, list[pb.RunEvent]]:

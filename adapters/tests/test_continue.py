@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentengine_runner.testing import collect, make_request
-from conftest import close, errors, make_runner, run, text
-from test_checkpoint import reduce
+from conftest import close, errors, make_runner, reduce, run, text
 
 FLAKY = (Path(__file__).parent / "graphs" / "flaky_graph.py").read_text()
 
