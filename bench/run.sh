@@ -16,7 +16,7 @@
 # and live-follow latency (a stream on A followed on B). Without it, that section is
 # skipped with a message.
 #
-# Usage: bench/run.sh                  (about 2–3 minutes on 2 cores)
+# Usage: bench/run.sh                  (about 5–8 minutes on 2 cores, 2 of them Postgres)
 # Environment:
 #   BENCH_SECONDS   measured seconds per throughput point (default 3)
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
