@@ -1,14 +1,13 @@
 package pluginsdk_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/pluginsdk"
 	"github.com/agentengine/agentengine/session"
 )
@@ -85,20 +84,6 @@ func TestPayloadFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, '\n')
-		path := filepath.Join("testdata", name)
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./pluginsdk -run TestPayloadFixtures -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from what the Go types produce; run go test ./pluginsdk -run TestPayloadFixtures -update\ngot:\n%s", path, got)
-		}
+		testutil.Golden(t, filepath.Join("testdata", name), append(got, '\n'), *update, "./pluginsdk -run TestPayloadFixtures")
 	}
 }
