@@ -608,12 +608,11 @@ func openingEvents(req TurnRequest, author string, resumes []pendingApproval, fi
 		})
 	}
 	if len(req.Input.Content) > 0 || len(req.Input.Items) > 0 {
+		d := session.NewUserMessageData(req.Input.Text(), req.Input.Content)
+		d.Items, d.Instructions, d.Metadata = req.Input.Items, req.Instructions, req.Metadata
 		evs = append(evs, session.NewEvent{
 			InvocationID: req.InvocationID, Type: session.TypeUserMessage, Author: "user",
-			Data: session.MustJSON(session.UserMessageData{
-				Text: req.Input.Text(), Content: req.Input.Content, Items: req.Input.Items,
-				Instructions: req.Instructions, Metadata: req.Metadata,
-			}),
+			Data: session.MustJSON(d),
 		})
 	}
 	evs = append(evs, attachmentRefEvents(req.InvocationID, files)...)

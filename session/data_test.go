@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -38,5 +39,31 @@ func TestDataOf(t *testing.T) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestUserMessageDataStoresTextOnlyContentOnce(t *testing.T) {
+	image := session.ContentBlock{Type: "input_image", ImageURL: "data:image/png;base64,AA=="}
+	for _, tc := range []struct {
+		name        string
+		text        string
+		content     []session.ContentBlock
+		wantContent int
+		wantBlocks  []session.ContentBlock
+	}{
+		{"text only", "hi", []session.ContentBlock{{Type: "input_text", Text: "hi"}}, 0, []session.ContentBlock{{Type: "input_text", Text: "hi"}}},
+		{"text and image", "hi", []session.ContentBlock{{Type: "input_text", Text: "hi"}, image}, 2, []session.ContentBlock{{Type: "input_text", Text: "hi"}, image}},
+		{"image only", "", []session.ContentBlock{image}, 1, []session.ContentBlock{image}},
+		{"two text blocks", "ab", []session.ContentBlock{{Type: "input_text", Text: "a"}, {Type: "input_text", Text: "b"}}, 2, []session.ContentBlock{{Type: "input_text", Text: "a"}, {Type: "input_text", Text: "b"}}},
+		{"nothing", "", nil, 0, nil},
+	} {
+		d := session.NewUserMessageData(tc.text, tc.content)
+		var back session.UserMessageData
+		if err := json.Unmarshal(session.MustJSON(d), &back); err != nil {
+			t.Fatal(err)
+		}
+		if len(back.Content) != tc.wantContent || !reflect.DeepEqual(back.Blocks(), tc.wantBlocks) || back.Text != tc.text {
+			t.Errorf("%s: stored %+v, blocks %+v", tc.name, back, back.Blocks())
+		}
 	}
 }

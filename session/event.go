@@ -106,6 +106,27 @@ type UserMessageData struct {
 	Metadata     map[string]string `json:"metadata,omitempty"`
 }
 
+// Blocks is the message's content: Content, or for a message stored as text alone
+// (NewUserMessageData's form of a text-only input, and KsADK's imported messages) one
+// input_text block holding Text.
+func (d UserMessageData) Blocks() []ContentBlock {
+	if len(d.Content) > 0 || d.Text == "" {
+		return d.Content
+	}
+	return []ContentBlock{{Type: "input_text", Text: d.Text}}
+}
+
+// NewUserMessageData is the data of a user_message of the given content. Content that is
+// only its text (one input_text block) is stored as Text alone, so that a large input is
+// stored once, not twice; Blocks gives it back.
+func NewUserMessageData(text string, content []ContentBlock) UserMessageData {
+	d := UserMessageData{Text: text, Content: content}
+	if len(content) == 1 && content[0] == (ContentBlock{Type: "input_text", Text: text}) {
+		d.Content = nil
+	}
+	return d
+}
+
 // AssistantMessageData is the data of an assistant_message event.
 type AssistantMessageData struct {
 	Text string `json:"text"`

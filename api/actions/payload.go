@@ -126,12 +126,10 @@ func contentOf(e *session.Event, md map[string]any) (any, map[string]any) {
 		if err != nil {
 			return raw, md
 		}
-		parts := make([]any, 0, len(d.Content)+1)
-		for _, b := range d.Content {
+		blocks := d.Blocks()
+		parts := make([]any, 0, len(blocks))
+		for _, b := range blocks {
 			parts = append(parts, b)
-		}
-		if len(parts) == 0 && d.Text != "" {
-			parts = append(parts, session.ContentBlock{Type: "input_text", Text: d.Text})
 		}
 		if d.Instructions != "" {
 			md["instructions"] = d.Instructions

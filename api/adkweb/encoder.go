@@ -240,7 +240,7 @@ func (e *encoder) failure(inv string, d session.RunStatusData) (code, msg string
 // results it carried as function_call_output items.
 func (e *encoder) userParts(d session.UserMessageData) []Part {
 	var parts []Part
-	for _, b := range d.Content {
+	for _, b := range d.Blocks() {
 		switch b.Type {
 		case "input_text":
 			parts = append(parts, textPart(b.Text, false))

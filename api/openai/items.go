@@ -26,7 +26,7 @@ func itemOfEvent(ev session.Event) (json.RawMessage, bool) {
 		if err != nil {
 			return nil, false
 		}
-		return userMessageJSON(ev.ItemID, d.Content), true
+		return userMessageJSON(ev.ItemID, d.Blocks()), true
 	case session.TypeToolCall:
 		d, err := session.DataOf[session.ToolCallData](ev)
 		if err != nil {
@@ -88,8 +88,8 @@ func inputItemsOf(evs []host.Event, echo requestEcho) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(echo.Input)+len(um.Items)+1)
 	if len(echo.Input) == 0 { // a run of another surface: its items, then its message
 		out = append(out, um.Items...)
-		if len(um.Content) > 0 {
-			out = append(out, userMessageJSON("msg_input", um.Content))
+		if blocks := um.Blocks(); len(blocks) > 0 {
+			out = append(out, userMessageJSON("msg_input", blocks))
 		}
 		return out
 	}
@@ -97,7 +97,7 @@ func inputItemsOf(evs []host.Event, echo requestEcho) []json.RawMessage {
 	for _, s := range echo.Input {
 		switch s.Src {
 		case "message":
-			out = append(out, userMessageJSON(s.ID, um.Content))
+			out = append(out, userMessageJSON(s.ID, um.Blocks()))
 		case "resume":
 			out = append(out, withItemID(s.Item, s.ID))
 		default:
