@@ -25,6 +25,10 @@ type journal struct {
 	// watched is set once anyone subscribes: from then on the run stores each item as
 	// it completes instead of deferring it to a later write.
 	watched bool
+	// onWatch runs (in a goroutine of its own) when the journal is first watched: the run
+	// then stores the items it deferred, so a follower that joins while the runner is
+	// quiet (a long tool call) sees them at once.
+	onWatch func()
 	// While holding, events from heldFrom on are not visible to readers: the first is
 	// a stored event whose write the run deferred (its content is filled in later).
 	holding  bool
@@ -159,7 +163,18 @@ func (j *journal) visible() int {
 
 func (j *journal) watch() {
 	j.mu.Lock()
+	first, f := !j.watched, j.onWatch
 	j.watched = true
+	j.mu.Unlock()
+	if first && f != nil {
+		go f()
+	}
+}
+
+// setOnWatch sets the function watch runs when the journal is first watched.
+func (j *journal) setOnWatch(f func()) {
+	j.mu.Lock()
+	j.onWatch = f
 	j.mu.Unlock()
 }
 

@@ -67,12 +67,16 @@ func (r *Run) Wait(ctx context.Context) ([]Event, error) {
 	}
 }
 
-// turnState aggregates a runner's stream into durable events.
+// turnState aggregates a runner's stream into durable events. mu serialises the run's
+// goroutine with flushOnWatch, which stores the deferred items when a follower joins.
 type turnState struct {
 	rt  *Runtime
 	ctx context.Context
 	r   *Run
 	ag  Agent
+
+	mu    sync.Mutex
+	ended bool // finish has run: nothing is deferred any more
 
 	msgID, msgText string
 	msgSince       time.Time // the message's first delta or last stream snapshot
@@ -180,7 +184,10 @@ type openCall struct {
 
 func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
 	ts := &turnState{rt: rt, ctx: ctx, r: r, ag: ag, calls: map[string]*openCall{}}
+	r.j.setOnWatch(ts.flushOnWatch)
 	streamErr := ts.consume(ctx, ag, rr)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	ts.flushAll()
 
 	status, runErr := session.StatusCompleted, ts.failure
@@ -235,10 +242,21 @@ func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequ
 			}
 			return err
 		}
-		if ts.storeErr != nil || ts.failure != nil {
-			continue // drain; the run's outcome is already decided
+		ts.mu.Lock()
+		if ts.storeErr == nil && ts.failure == nil { // else drain: the outcome is decided
+			ts.handle(ev)
 		}
-		ts.handle(ev)
+		ts.mu.Unlock()
+	}
+}
+
+// flushOnWatch stores the deferred items now that someone follows the run, instead of
+// with the runner's next event, which may be long in coming.
+func (ts *turnState) flushOnWatch() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if !ts.ended && len(ts.deferred) > 0 && ts.storeErr == nil {
+		ts.write()
 	}
 }
 
@@ -539,6 +557,7 @@ func (ts *turnState) flushAll() {
 // logged and the terminal event is still journaled so no subscriber waits forever.
 func (ts *turnState) finish(status string, data session.RunStatusData) {
 	r := ts.r
+	ts.ended = true
 	// The run's checkpoints are saved in the transaction that ends it: an interrupted
 	// run is resumable exactly when it is recorded as interrupted.
 	ne := session.NewEvent{InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Agent, Data: session.MustJSON(data),
