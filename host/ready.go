@@ -32,15 +32,14 @@ func (rt *Runtime) Ready(ctx context.Context) error {
 		rt.log.Warn("not ready: the session store does not take writes", "error", err)
 		return clientErr(ErrUnavailable, "", "the session store does not take writes")
 	}
-	for _, a := range rt.Agents() {
-		name := a.Name
-		s, ok := rt.agents[name].Runner.(startable)
+	for _, a := range rt.Agents() { // sorted: the same agent is named every time
+		s, ok := rt.agents[a.Name].Runner.(startable)
 		if !ok {
 			continue
 		}
 		if err := s.Startable(); err != nil {
-			rt.log.Warn("not ready: an agent's runner cannot start", "agent", name, "error", err)
-			return clientErr(ErrUnavailable, "", "the runner of agent %q cannot start at the moment (it failed and is waiting to retry)", name)
+			rt.log.Warn("not ready: an agent's runner cannot start", "agent", a.Name, "error", err)
+			return clientErr(ErrUnavailable, "", "the runner of agent %q cannot start at the moment (it failed and is waiting to retry)", a.Name)
 		}
 	}
 	return nil

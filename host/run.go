@@ -268,7 +268,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			ts.msgID = newID("msg_")
 		}
 		ts.msgText += e.TextDelta.Text
-		ts.live(Event{Kind: KindTextDelta, ItemID: ts.msgID, Text: e.TextDelta.Text})
+		ts.r.j.add(Event{Kind: KindTextDelta, ItemID: ts.msgID, Text: e.TextDelta.Text})
 		ts.snapshotText(time.Now())
 	case *runnerv1.RunEvent_MessageDone:
 		ts.flushReasoning()
@@ -285,13 +285,13 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			ts.rsID = newID("rs_")
 		}
 		ts.rsText += e.ReasoningDelta.Text
-		ts.live(Event{Kind: KindReasoningDelta, ItemID: ts.rsID, Text: e.ReasoningDelta.Text})
+		ts.r.j.add(Event{Kind: KindReasoningDelta, ItemID: ts.rsID, Text: e.ReasoningDelta.Text})
 	case *runnerv1.RunEvent_ToolCallDelta:
 		ts.flushMessage()
 		ts.flushReasoning()
 		c := ts.call(e.ToolCallDelta.CallId, e.ToolCallDelta.Name)
 		c.args = append(c.args, e.ToolCallDelta.ArgumentsDelta...)
-		ts.live(Event{Kind: KindToolArgsDelta, ItemID: c.itemID, CallID: e.ToolCallDelta.CallId, Name: c.name, Text: e.ToolCallDelta.ArgumentsDelta})
+		ts.r.j.add(Event{Kind: KindToolArgsDelta, ItemID: c.itemID, CallID: e.ToolCallDelta.CallId, Name: c.name, Text: e.ToolCallDelta.ArgumentsDelta})
 	case *runnerv1.RunEvent_ToolCall:
 		ts.flushMessage()
 		ts.flushReasoning()
@@ -347,7 +347,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		if e.Native.Kind == NativeWorkspaceFile {
 			ts.workspaceFile(e.Native.DataJson)
 		}
-		ts.live(Event{Kind: KindNative, Name: e.Native.Kind, Text: string(e.Native.DataJson)})
+		ts.r.j.add(Event{Kind: KindNative, Name: e.Native.Kind, Text: string(e.Native.DataJson)})
 	case *runnerv1.RunEvent_Checkpoint:
 		if e.Checkpoint.ThreadId == "" || e.Checkpoint.CheckpointId == "" {
 			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a checkpoint without a thread or checkpoint id"}
@@ -432,17 +432,10 @@ func (ts *turnState) call(callID, name string) *openCall {
 	return c
 }
 
-func (ts *turnState) live(e Event) {
-	if len(ts.deferred) > 0 && ts.r.j.isWatched() {
-		ts.flushDeferred()
-	}
-	ts.r.j.add(e)
-}
-
 // store appends a durable event for the run and journals it with its seq. While nobody
 // follows the run, an event that changes neither state nor checkpoints is deferred: it
 // takes its place in the journal (hidden from readers until stored) and is written with
-// the next write the run has to make.
+// the next write the run has to make, or by flushOnWatch when someone starts following.
 func (ts *turnState) store(ne session.NewEvent) {
 	if ts.storeErr != nil {
 		return
@@ -459,13 +452,6 @@ func (ts *turnState) store(ne session.NewEvent) {
 		return
 	}
 	ts.write(ne)
-}
-
-// flushDeferred stores the deferred events now: someone started following the run.
-func (ts *turnState) flushDeferred() {
-	if ts.storeErr == nil {
-		ts.write()
-	}
 }
 
 // write appends the deferred events and then extra in one store write, fills the
