@@ -319,15 +319,12 @@ func countStatus(rs []receiptPayload, status string) int {
 
 type resumeRunRequest struct {
 	checkpointsRequest
-	ResumeAttemptID          string          `json:"ResumeAttemptId"`
-	InvocationID             string          `json:"InvocationId"`
-	Stream                   bool            `json:"Stream"`
-	Model                    string          `json:"Model"`
-	ModelMetadata            json.RawMessage `json:"ModelMetadata"`
-	ModelOptions             json.RawMessage `json:"ModelOptions"`
-	Metadata                 json.RawMessage `json:"Metadata"`
-	ResumeInstructionEnabled bool            `json:"ResumeInstructionEnabled"`
-	ResumeInstruction        string          `json:"ResumeInstruction"`
+	ResumeAttemptID          string `json:"ResumeAttemptId"`
+	InvocationID             string `json:"InvocationId"`
+	Stream                   bool   `json:"Stream"`
+	ResumeInstructionEnabled bool   `json:"ResumeInstructionEnabled"`
+	ResumeInstruction        string `json:"ResumeInstruction"`
+	modelFields
 }
 
 // resumeRun serves ResumeRun: a checkpoint that continues in place starts a run that
@@ -371,14 +368,7 @@ func (s *Surface) continueCheckpoint(ctx context.Context, c *gin.Context, l *lif
 		InvocationID: cmp.Or(req.InvocationID, req.ResumeAttemptID),
 		ResponseID:   host.NewID("resp_"),
 		ContinueFrom: &wire.CheckpointRef{ThreadID: thread, CheckpointID: cp.CheckpointID}}
-	var e *actionError
-	if t.Metadata, e = metadataOf(req.Metadata); e != nil {
-		return nil, e
-	}
-	if t.ModelOptions, e = jsonObject("ModelOptions", req.ModelOptions); e != nil {
-		return nil, e
-	}
-	if t.ModelMetadata, e = modelMetadata(req.ModelMetadata, req.Model); e != nil {
+	if e := req.apply(&t); e != nil {
 		return nil, e
 	}
 	if req.ResumeInstructionEnabled {
@@ -392,17 +382,8 @@ func (s *Surface) continueCheckpoint(ctx context.Context, c *gin.Context, l *lif
 	if err != nil {
 		return nil, s.fromHost("ResumeRun", err)
 	}
-	c.Header(openai.HeaderSession, run.Key.ID)
-	c.Header("X-AgentEngine-Invocation-Id", run.InvocationID)
-	if req.Stream {
-		s.streamEnded(run, openai.StreamResponse(c, run, s.cfg.KeepAlive))
-		return nil, nil
-	}
-	resp, err := openai.WaitResponse(ctx, run)
-	if err != nil {
-		return nil, clientGone() // the run goes on
-	}
-	return resp, nil
+	runHeaders(c, run)
+	return s.answerResponse(ctx, c, run, req.Stream)
 }
 
 // listReceipts serves ListToolReceipts: one receipt per tool call of the session's

@@ -24,18 +24,36 @@ const (
 
 type runAgentRequest struct {
 	scoped
-	SessionID          string          `json:"SessionId"`
-	InvocationID       string          `json:"InvocationId"`
-	Messages           json.RawMessage `json:"Messages"`
-	ResponsesInput     json.RawMessage `json:"ResponsesInput"`
-	APIFormat          string          `json:"ApiFormat"`
-	Stream             bool            `json:"Stream"`
-	Background         bool            `json:"Background"`
-	Model              string          `json:"Model"`
-	ModelMetadata      json.RawMessage `json:"ModelMetadata"`
-	ModelOptions       json.RawMessage `json:"ModelOptions"`
-	Metadata           json.RawMessage `json:"Metadata"`
-	PreviousResponseID string          `json:"PreviousResponseId"`
+	SessionID      string          `json:"SessionId"`
+	InvocationID   string          `json:"InvocationId"`
+	Messages       json.RawMessage `json:"Messages"`
+	ResponsesInput json.RawMessage `json:"ResponsesInput"`
+	APIFormat      string          `json:"ApiFormat"`
+	Stream         bool            `json:"Stream"`
+	Background     bool            `json:"Background"`
+	modelFields
+	PreviousResponseID string `json:"PreviousResponseId"`
+}
+
+// modelFields are the run options RunAgent and ResumeRun share, passed to the runner.
+type modelFields struct {
+	Model         string          `json:"Model"`
+	ModelMetadata json.RawMessage `json:"ModelMetadata"`
+	ModelOptions  json.RawMessage `json:"ModelOptions"`
+	Metadata      json.RawMessage `json:"Metadata"`
+}
+
+// apply checks the options and sets them on t.
+func (m *modelFields) apply(t *host.TurnRequest) *actionError {
+	var e *actionError
+	if t.Metadata, e = metadataOf(m.Metadata); e != nil {
+		return e
+	}
+	if t.ModelOptions, e = jsonObject("ModelOptions", m.ModelOptions); e != nil {
+		return e
+	}
+	t.ModelMetadata, e = modelMetadata(m.ModelMetadata, m.Model)
+	return e
 }
 
 // Limits on Metadata, which RunAgent accepts with any JSON values (ksadk-web sends
@@ -70,8 +88,7 @@ func (s *Surface) runAgent(ctx context.Context, c *gin.Context, req *runAgentReq
 	if err != nil {
 		return nil, s.fromHost("RunAgent", err)
 	}
-	c.Header(openai.HeaderSession, run.Key.ID)
-	c.Header("X-AgentEngine-Invocation-Id", run.InvocationID)
+	runHeaders(c, run)
 	switch {
 	case req.Background:
 		q := url.Values{"SessionId": {run.Key.ID}, "InvocationId": {run.InvocationID}, "AgentId": {run.Key.App}}
@@ -79,9 +96,6 @@ func (s *Surface) runAgent(ctx context.Context, c *gin.Context, req *runAgentReq
 			Status: "running", Background: true, SubscribeURL: Prefix + "SubscribeRunEvents?" + q.Encode()}, nil
 	case req.Stream && format == formatChat:
 		s.streamEnded(run, openai.StreamChat(c, run, s.cfg.KeepAlive))
-		return nil, nil
-	case req.Stream:
-		s.streamEnded(run, openai.StreamResponse(c, run, s.cfg.KeepAlive))
 		return nil, nil
 	case format == formatChat:
 		cc, err := openai.WaitChatCompletion(c, run)
@@ -94,11 +108,27 @@ func (s *Surface) runAgent(ctx context.Context, c *gin.Context, req *runAgentReq
 		}
 		return cc, nil
 	}
+	return s.answerResponse(ctx, c, run, req.Stream)
+}
+
+// answerResponse answers with a started run in the Responses format: its stream, or the
+// finished object.
+func (s *Surface) answerResponse(ctx context.Context, c *gin.Context, run *host.Run, stream bool) (any, *actionError) {
+	if stream {
+		s.streamEnded(run, openai.StreamResponse(c, run, s.cfg.KeepAlive))
+		return nil, nil
+	}
 	resp, err := openai.WaitResponse(ctx, run)
 	if err != nil {
 		return nil, clientGone() // the run goes on
 	}
 	return resp, nil
+}
+
+// runHeaders name the started run's session and invocation.
+func runHeaders(c *gin.Context, run *host.Run) {
+	c.Header(openai.HeaderSession, run.Key.ID)
+	c.Header("X-AgentEngine-Invocation-Id", run.InvocationID)
 }
 
 // streamEnded logs a stream that ended before its run for another reason than the
@@ -134,14 +164,7 @@ func (s *Surface) runTurn(ctx context.Context, c *gin.Context, req *runAgentRequ
 		checkID("PreviousResponseId", req.PreviousResponseID)); e != nil {
 		return t, "", e
 	}
-	var e *actionError
-	if t.Metadata, e = metadataOf(req.Metadata); e != nil {
-		return t, "", e
-	}
-	if t.ModelOptions, e = jsonObject("ModelOptions", req.ModelOptions); e != nil {
-		return t, "", e
-	}
-	if t.ModelMetadata, e = modelMetadata(req.ModelMetadata, req.Model); e != nil {
+	if e := req.apply(&t); e != nil {
 		return t, "", e
 	}
 	field, input, e := inputOf(req, format)
