@@ -17,6 +17,7 @@ another environment.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
 import json
 import os
@@ -154,9 +155,11 @@ def run(coro_fn: Callable[[], Awaitable[T]]) -> T:
 
 async def turn(runner: Any, input: Any = "hello", *, session: str = "s1", resume: bool = False,
                state: dict[str, Any] | None = None, invocation: str = "inv",
-               host_resume: dict[str, Any] | None = None, **payload: Any) -> list[Any]:
+               host_resume: dict[str, Any] | None = None, checkpoints: tuple[Checkpoint, ...] = (),
+               **payload: Any) -> list[Any]:
     """One run. host_resume: payload.resume as the host sends it (the first answer with
-    the approval request it answers, detail included)."""
+    the approval request it answers, detail included); checkpoints: what the host hands
+    the run (see reduce)."""
     if host_resume is not None:
         payload["resume"] = host_resume
     ctx: dict[str, Any] = {
@@ -165,8 +168,9 @@ async def turn(runner: Any, input: Any = "hello", *, session: str = "s1", resume
         "is_resume": resume,
         "state": state or {},
     }
-    return await collect(runner, make_request(input, payload=payload, session_context=ctx, session_id=session,
-                                              user_id="u1", invocation_id=invocation))
+    request = make_request(input, payload=payload, session_context=ctx, session_id=session, user_id="u1",
+                           invocation_id=invocation)
+    return await collect(runner, dataclasses.replace(request, checkpoints=checkpoints))
 
 
 async def close(runner: Any) -> None:

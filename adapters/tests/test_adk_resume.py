@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 import pytest
-from agentengine_runner.testing import collect, make_request
 from conftest import errors, kinds, make_runner, of, run, text
+from test_adk import turn
 
 from agentengine_adapters.adk_bridge import AdkRunner
 
@@ -46,18 +46,6 @@ app = App(
 """
 
 
-def request(input: Any, history: list[dict[str, Any]], *, is_resume: bool = False, **payload: Any) -> Any:
-    ctx = {
-        "platform_context": {"app_name": "app", "user_id": "u1", "session_id": "s1", "invocation_id": "inv"},
-        "history": history,
-        "is_resume": is_resume,
-        "state": {},
-        "state_tiers": {"app": {}, "user": {}, "session": {}},
-    }
-    return make_request(input, payload={"history": history, **payload}, session_context=ctx, session_id="s1",
-                        user_id="u1", invocation_id="inv")
-
-
 def history_after(events: list[Any]) -> list[dict[str, Any]]:
     """What the host projects of the paused turn for the resume turn."""
     out: list[dict[str, Any]] = [{"role": "user", "type": "user_message", "content": "run the pipeline", "seq": 1}]
@@ -86,7 +74,7 @@ def paused_then_resumed(project: Any, resumable: bool) -> tuple[Any, list[Any]]:
     async def go() -> tuple[Any, list[Any]]:
         first = make_runner(settings)
         assert isinstance(first, AdkRunner), getattr(first, "error", first)
-        paused = await collect(first, request("run the pipeline", []))
+        paused = await turn(first, "run the pipeline")
         approvals = of(paused, "approval_request")
         assert len(approvals) == 1 and not errors(paused), kinds(paused)
         a = approvals[0]
@@ -95,8 +83,8 @@ def paused_then_resumed(project: Any, resumable: bool) -> tuple[Any, list[Any]]:
         answer = {"type": "mcp_approval_response", "approval_request_id": a.id, "approve": True}
         resume = {"approval_request_id": a.id, "approve": True, "call_id": a.call_id, "name": a.name,
                   "arguments": a.arguments, "detail": json.loads(a.detail_json)}
-        req = request(answer, history_after(paused), is_resume=True, resume=resume, resumes=[resume])
-        resumed = await collect(fresh, req)
+        resumed = await turn(fresh, answer, is_resume=True, history=history_after(paused), resume=resume,
+                             resumes=[resume])
         return first.entry.module, resumed
 
     return run(go)

@@ -4,27 +4,14 @@ same runner process and in a new one handed the host's checkpoints."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
-from agentengine_runner.testing import collect, make_request
-from conftest import close, errors, make_runner, reduce, run, text
+from conftest import close, errors, make_runner, reduce, run, text, turn
 
 FLAKY = (Path(__file__).parent / "graphs" / "flaky_graph.py").read_text()
 
 SESSION_THREAD = "2:u1/s1"
-
-
-def request(input: Any, invocation: str, **payload: Any) -> Any:
-    ctx = {
-        "platform_context": {"app_name": "app", "user_id": "u1", "session_id": "s1", "invocation_id": invocation},
-        "history": [],
-        "is_resume": False,
-        "state": {},
-    }
-    return make_request(input, payload=payload, session_context=ctx, session_id="s1", user_id="u1",
-                        invocation_id=invocation)
 
 
 def failed_first_run(project: Any) -> tuple[Any, Path, list[Any]]:
@@ -40,10 +27,10 @@ def test_a_failed_run_continues_in_place_without_rerunning_its_done_nodes(projec
     async def go() -> tuple[list[Any], list[Any]]:
         runner = make_runner(settings)
         try:
-            first = await collect(runner, request("paris", "inv1"))
+            first = await turn(runner, "paris", invocation="inv1")
             (root / "FAIL").unlink()
             thread = SESSION_THREAD + "/run:inv1"
-            second = await collect(runner, request("", "inv2", continue_from={"thread_id": thread}))
+            second = await turn(runner, "", invocation="inv2", continue_from={"thread_id": thread})
             return first, second
         finally:
             await close(runner)
@@ -61,7 +48,7 @@ def test_a_new_process_continues_from_the_hosts_checkpoints(project: Any) -> Non
     async def go() -> list[Any]:
         first_runner = make_runner(settings)
         try:
-            first = await collect(first_runner, request("lyon", "inv1"))
+            first = await turn(first_runner, "lyon", invocation="inv1")
         finally:
             await close(first_runner)
         assert errors(first)
@@ -70,8 +57,8 @@ def test_a_new_process_continues_from_the_hosts_checkpoints(project: Any) -> Non
         (root / "FAIL").unlink()
         second_runner = make_runner(settings)  # nothing in memory but what the host hands it
         try:
-            req = request("", "inv2", continue_from={"thread_id": SESSION_THREAD + "/run:inv1"})
-            return await collect(second_runner, dataclasses.replace(req, checkpoints=handed))
+            return await turn(second_runner, "", invocation="inv2", checkpoints=handed,
+                              continue_from={"thread_id": SESSION_THREAD + "/run:inv1"})
         finally:
             await close(second_runner)
 
@@ -87,10 +74,10 @@ def test_continue_from_refuses_another_sessions_thread_and_a_finished_one(projec
     async def go() -> tuple[list[Any], list[Any]]:
         runner = make_runner(settings)
         try:
-            foreign = await collect(runner, request("", "inv1", continue_from={"thread_id": "2:u2/s1/run:x"}))
-            done = await collect(runner, request("rome", "inv2"))
+            foreign = await turn(runner, "", invocation="inv1", continue_from={"thread_id": "2:u2/s1/run:x"})
+            done = await turn(runner, "rome", invocation="inv2")
             assert text(done) == "solved ROME"
-            finished = await collect(runner, request("", "inv3", continue_from={"thread_id": SESSION_THREAD + "/run:inv2"}))
+            finished = await turn(runner, "", invocation="inv3", continue_from={"thread_id": SESSION_THREAD + "/run:inv2"})
             return foreign, finished
         finally:
             await close(runner)
