@@ -25,8 +25,8 @@ type journal struct {
 	// watched is set once anyone subscribes: from then on the run stores each item as
 	// it completes instead of deferring it to a later write.
 	watched bool
-	// onWatch runs (in a goroutine of its own) when the journal is first watched: the run
-	// then stores the items it deferred, so a follower that joins while the runner is
+	// onWatch runs (in a goroutine of its own) when the journal is first watched while it
+	// holds deferred items: the run then stores them, so a follower that joins while the runner is
 	// quiet (a long tool call) sees them at once.
 	onWatch func()
 	// While holding, events from heldFrom on are not visible to readers: the first is
@@ -131,15 +131,22 @@ func (j *journal) add(e Event) Event {
 }
 
 // hold appends a placeholder for a deferred stored event; it and everything after it
-// stay invisible until release.
-func (j *journal) hold(e Event) {
+// stay invisible until release. A watched journal defers nothing: hold reports false
+// and appends nothing (deciding under j.mu, so that a follower who just arrived never
+// waits for an item deferred after it came).
+func (j *journal) hold(e Event) bool {
 	j.mu.Lock()
+	if j.watched {
+		j.mu.Unlock()
+		return false
+	}
 	e.Index = len(j.events)
 	if !j.holding {
 		j.holding, j.heldFrom = true, len(j.events)
 	}
 	j.events = append(j.events, e)
 	j.mu.Unlock()
+	return true
 }
 
 // release runs fill (which completes the held placeholders) under the journal's lock,
@@ -163,10 +170,11 @@ func (j *journal) visible() int {
 
 func (j *journal) watch() {
 	j.mu.Lock()
-	first, f := !j.watched, j.onWatch
+	flush := !j.watched && j.holding && j.onWatch != nil
 	j.watched = true
+	f := j.onWatch
 	j.mu.Unlock()
-	if first && f != nil {
+	if flush {
 		go f()
 	}
 }

@@ -444,12 +444,13 @@ func (ts *turnState) store(ne session.NewEvent) {
 	if ne.Author == "" {
 		ne.Author = ts.r.Agent
 	}
-	if ne.StateDelta == nil && ne.Checkpoints == nil && !ts.r.j.isWatched() {
+	if ne.StateDelta == nil && ne.Checkpoints == nil {
 		p := &session.Event{}
-		ts.r.j.hold(Event{Kind: KindStored, Stored: p})
-		ts.deferred = append(ts.deferred, ne)
-		ts.held = append(ts.held, p)
-		return
+		if ts.r.j.hold(Event{Kind: KindStored, Stored: p}) {
+			ts.deferred = append(ts.deferred, ne)
+			ts.held = append(ts.held, p)
+			return
+		}
 	}
 	ts.write(ne)
 }
