@@ -92,39 +92,11 @@ func (g *guard) rateLimit(c *gin.Context) {
 		return
 	}
 	secs := max(1, int(math.Ceil(retry.Seconds())))
-	// The surfaces' error writers set their own Retry-After for a 429; this one wins.
-	c.Writer = &retryAfterWriter{ResponseWriter: c.Writer, value: strconv.Itoa(secs)}
+	c.Header("Retry-After", strconv.Itoa(secs)) // the surfaces' error writers keep it
 	g.fail(c, http.StatusTooManyRequests, "rate_limit_exceeded",
 		fmt.Sprintf("too many requests: the limit is %d a minute per user; retry after %d s", g.cfg.RateLimit, secs))
 }
 
 func rateExempt(path string) bool {
 	return isProbe(path) || path == "/login" || path == "/" || strings.HasPrefix(path, "/static/")
-}
-
-// retryAfterWriter sets Retry-After as the header is written, after whatever the error
-// writer set.
-type retryAfterWriter struct {
-	gin.ResponseWriter
-	value string
-}
-
-func (w *retryAfterWriter) WriteHeader(code int) {
-	w.Header().Set("Retry-After", w.value)
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *retryAfterWriter) WriteHeaderNow() {
-	w.Header().Set("Retry-After", w.value)
-	w.ResponseWriter.WriteHeaderNow()
-}
-
-func (w *retryAfterWriter) Write(b []byte) (int, error) {
-	w.Header().Set("Retry-After", w.value)
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *retryAfterWriter) WriteString(s string) (int, error) {
-	w.Header().Set("Retry-After", w.value)
-	return w.ResponseWriter.WriteString(s)
 }

@@ -78,9 +78,7 @@ func writeError(c *gin.Context, e *httpError) {
 	if c.Writer.Written() {
 		return
 	}
-	if e.Status == http.StatusTooManyRequests {
-		c.Header("Retry-After", "1")
-	}
+	httpx.RetryAfter(c, e.Status)
 	var body any = struct {
 		Detail string `json:"detail"`
 	}{e.Detail}

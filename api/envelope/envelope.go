@@ -12,6 +12,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/api/internal/httpx"
 )
 
 // Error codes. KsADK's clients test only Code != 0 and show Message, so the codes follow
@@ -135,9 +137,7 @@ func Fail(c *gin.Context, action string, e *Error) {
 		c.Abort()
 		return
 	}
-	if e.Status == http.StatusTooManyRequests {
-		c.Header("Retry-After", "1")
-	}
+	httpx.RetryAfter(c, e.Status)
 	write(c, e.Status, body{Code: e.Code, Message: e.Message, RequestID: RequestID(c), Action: action, Detail: e.Message})
 	c.Abort()
 }

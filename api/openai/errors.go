@@ -114,9 +114,7 @@ func writeAPIError(c *gin.Context, e *apiError) {
 	if e.NoRetry {
 		c.Header("x-should-retry", "false")
 	}
-	if e.Status == http.StatusTooManyRequests {
-		c.Header("Retry-After", "1")
-	}
+	httpx.RetryAfter(c, e.Status)
 	body, _ := json.Marshal(struct {
 		Error errorObject `json:"error"`
 	}{e.object()})

@@ -142,6 +142,14 @@ func (r jsonRender) WriteContentType(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 }
 
+// RetryAfter sets "Retry-After: 1" on a 429 answer unless whoever refused the request
+// has named its own wait (the rate limit names when the next request is due).
+func RetryAfter(c *gin.Context, status int) {
+	if status == http.StatusTooManyRequests && c.Writer.Header().Get("Retry-After") == "" {
+		c.Header("Retry-After", "1")
+	}
+}
+
 // NewEncoder is a JSON encoder that does not escape HTML.
 func NewEncoder(w io.Writer) *json.Encoder {
 	enc := json.NewEncoder(w)
