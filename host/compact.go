@@ -80,7 +80,7 @@ func EstimateTokens(s string) int {
 // maybeCompact compacts the session when its history since the latest checkpoint is over
 // the policy's limits. It runs after a run has ended, off the turn's critical path, and
 // at most once at a time per session.
-func (rt *Runtime) maybeCompact(ctx context.Context, ag Agent, key session.Key) {
+func (rt *Runtime) maybeCompact(ctx context.Context, ag Agent, key session.Key, cached int64) {
 	if rt.compaction.Disabled {
 		return
 	}
@@ -96,7 +96,7 @@ func (rt *Runtime) maybeCompact(ctx context.Context, ag Agent, key session.Key) 
 	rt.compacting[id] = false
 	rt.mu.Unlock()
 	for {
-		if err := rt.compact(ctx, ag, key, false); err != nil && !errors.Is(err, session.ErrNotFound) && ctx.Err() == nil {
+		if err := rt.compact(ctx, ag, key, false, cached); err != nil && !errors.Is(err, session.ErrNotFound) && ctx.Err() == nil {
 			rt.log.Warn("compaction failed; history stays uncompacted", "session", key.ID, "error", err)
 		}
 		rt.mu.Lock()
@@ -108,21 +108,23 @@ func (rt *Runtime) maybeCompact(ctx context.Context, ag Agent, key session.Key) 
 		}
 		rt.compacting[id] = false
 		rt.mu.Unlock()
+		cached = 0 // another run ended meanwhile: the check reads the store
 	}
 }
 
 // compact summarises the session's history except its newest messages. Unless force is
-// set it does nothing while the history is within the policy's limits.
-func (rt *Runtime) compact(ctx context.Context, ag Agent, key session.Key, force bool) error {
+// set it does nothing while the history is within the policy's limits; cached is the
+// seq through which the history cache has seen the session (0: unknown).
+func (rt *Runtime) compact(ctx context.Context, ag Agent, key session.Key, force bool, cached int64) error {
 	p := rt.compaction
 	if !force {
 		// The check reads only what was stored since the session's previous turn.
-		n, tokens, sess, err := rt.historySize(ctx, key)
+		n, tokens, err := rt.historySize(ctx, key, cached)
 		if err != nil {
 			return err
 		}
-		if sess.ActiveRunStatus == session.StatusInProgress || (n <= p.MaxMessages && tokens <= p.MaxTokens) {
-			return nil // in progress: the next run's end will try again
+		if n <= p.MaxMessages && tokens <= p.MaxTokens {
+			return nil
 		}
 	}
 	hist, sess, err := session.LoadHistory(ctx, rt.store, key)

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
@@ -37,7 +38,7 @@ func (rt *Runtime) checkContinue(ctx context.Context, key session.Key, agent str
 		return clientErr(ErrInvalidInput, "", "agent %q cannot continue a checkpoint in place: its runner keeps no checkpoints with the host", agent)
 	}
 	cps, err := rt.store.Checkpoints(ctx, key)
-	if err != nil {
+	if err != nil && !errors.Is(err, session.ErrNotFound) { // a session the turn creates has none
 		return fmt.Errorf("load checkpoints: %w", err)
 	}
 	for _, cp := range cps {

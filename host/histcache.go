@@ -58,6 +58,17 @@ func (c *historyCache) take(key session.Key) *histEntry {
 	return e
 }
 
+// size returns the seq through which key's entry has seen the session (0 without an
+// entry), with its message count and estimated tokens.
+func (c *historyCache) size(key session.Key) (through int64, msgs, tokens int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[key]; e != nil {
+		return e.through, len(e.msgs), e.tokens
+	}
+	return 0, 0, 0
+}
+
 // put stores key's entry, evicting others while the cache is over its bounds.
 func (c *historyCache) put(key session.Key, e *histEntry) {
 	if e.size > histCacheBytes/4 {
@@ -118,8 +129,9 @@ func (e *histEntry) addRefs(evs []session.Event) {
 // messages before turnSeq (as session.Project gives them), then items (what a
 // stateless client sent along), within the byte budget. It also returns the session's
 // newest attachment references.
-func (rt *Runtime) sessionHistory(ctx context.Context, key session.Key, turnSeq int64, items []session.Message, budget int) (json.RawMessage, []session.Event, error) {
-	e, err := rt.cachedHistory(ctx, key, turnSeq, nil)
+func (rt *Runtime) sessionHistory(ctx context.Context, sess *session.Session, turnSeq int64, items []session.Message, budget int) (json.RawMessage, []session.Event, error) {
+	key := sess.Key
+	e, err := rt.cachedHistory(ctx, key, turnSeq, sess)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,29 +175,23 @@ func (rt *Runtime) sessionHistory(ctx context.Context, key session.Key, turnSeq 
 	return out, e.refs, nil
 }
 
-// cachedHistory brings key's entry up to turnSeq-1: incrementally from the events
-// stored since the entry was last used, or from the store when there is no usable
-// entry (none yet, the session was recreated, compacted, or a checkpoint arrived).
+// cachedHistory brings key's entry up to turnSeq-1: as it is when it has seen every
+// event before turnSeq, else incrementally from the events stored since it was last
+// used, or from the store when there is no usable entry (none yet, the session was
+// recreated, compacted, or a checkpoint arrived). sess is the session's row, read
+// before the turn's events were stored.
 func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq int64, sess *session.Session) (*histEntry, error) {
 	if turnSeq <= 1 {
-		// The session's first turn: nothing before it to read. The entry is checked
-		// against the session row on its next turn.
-		return &histEntry{names: map[string]string{}}, nil
+		// The session's first turn: nothing before it to read.
+		return &histEntry{created: sess.CreatedAt, cpSeq: sess.CheckpointSeq, names: map[string]string{}}, nil
 	}
 	if e := rt.hist.take(key); e != nil && e.through < turnSeq {
-		if sess == nil {
-			s, err := rt.store.GetSession(ctx, key)
-			if err != nil {
-				return nil, fmt.Errorf("project history: %w", err)
-			}
-			sess = &s
-		}
-		if e.through == 0 && e.created.IsZero() {
-			// Made at the first turn: it holds nothing yet, so any session under this
-			// key matches it (everything is read from seq 1).
-			e.created, e.cpSeq = sess.CreatedAt, sess.CheckpointSeq
-		}
 		if sess.CreatedAt.Equal(e.created) && sess.CheckpointSeq == e.cpSeq {
+			if e.through == turnSeq-1 {
+				// It has seen every event before the turn's own (the previous run's, added
+				// when that run ended): nothing to read.
+				return e, nil
+			}
 			// Without an upper bound the stores serve this from a prepared statement; the
 			// turn's own opening events (at turnSeq on) are few and dropped here.
 			evs, err := rt.store.Events(ctx, key, session.EventQuery{AfterSeq: e.through})
@@ -229,17 +235,57 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 }
 
 // historySize is the size of the session's whole history (messages, estimated tokens)
-// for compaction's check, from the cache (which it brings up to date for the next turn).
-func (rt *Runtime) historySize(ctx context.Context, key session.Key) (msgs, tokens int, sess session.Session, err error) {
-	if sess, err = rt.store.GetSession(ctx, key); err != nil {
-		return 0, 0, sess, err
+// for compaction's check after a run, from the cache, which it brings up to date for
+// the next turn. cached is the seq through which the cache has seen the session (the
+// run's end extended it); when the entry is not that, the store is read.
+func (rt *Runtime) historySize(ctx context.Context, key session.Key, cached int64) (msgs, tokens int, err error) {
+	if through, n, tokens := rt.hist.size(key); cached > 0 && through == cached {
+		return n, tokens, nil
+	}
+	sess, err := rt.store.GetSession(ctx, key)
+	if err != nil {
+		return 0, 0, err
 	}
 	e, err := rt.cachedHistory(ctx, key, sess.LastSeq+1, &sess)
 	if err != nil {
-		return 0, 0, sess, err
+		return 0, 0, err
 	}
 	rt.hist.put(key, e)
-	return len(e.msgs), e.tokens, sess, nil
+	return len(e.msgs), e.tokens, nil
+}
+
+// extend adds a run's stored events (ran) to key's entry when they follow on from what
+// it has seen, and returns the seq through which the entry has seen the session then (0
+// when there is no entry or they do not follow: the next use reads the store).
+func (c *historyCache) extend(key session.Key, ran []session.Event) int64 {
+	e := c.take(key)
+	if e == nil {
+		return 0
+	}
+	if !follows(e.through, ran) || hasCheckpoint(ran) {
+		c.put(key, e)
+		return 0
+	}
+	if err := e.add(session.Project(ran)); err != nil {
+		return 0 // dropped: rebuilt from the store at the next turn
+	}
+	e.addRefs(ran)
+	e.through = ran[len(ran)-1].Seq
+	c.put(key, e)
+	return e.through
+}
+
+// follows reports whether evs are the events right after seq through, without a gap.
+func follows(through int64, evs []session.Event) bool {
+	if len(evs) == 0 {
+		return false
+	}
+	for i, ev := range evs {
+		if ev.Seq != through+int64(i)+1 {
+			return false
+		}
+	}
+	return true
 }
 
 func hasCheckpoint(evs []session.Event) bool {

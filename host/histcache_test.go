@@ -45,18 +45,29 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 				{{Type: session.TypeContextCheckpoint, Data: session.MustJSON(session.ContextCheckpointData{Summary: "so far", UntilSeq: 3})}},
 				{user("four", "i5"), {InvocationID: "i5", Type: session.TypeReasoning, Data: session.MustJSON(session.ReasoningData{Text: "hm"})}},
 			}
-			check := func(step int) {
+			// check compares the cache with a fresh projection after a step's events
+			// (ran) were stored: first as after a run (extend, then compaction's size
+			// check), then as at the next turn's start.
+			check := func(step int, ran []session.Event) {
 				t.Helper()
+				want, _, err := session.LoadHistory(ctx, tc.store, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantTokens := 0
+				for _, m := range want {
+					wantTokens += EstimateTokens(m.Content)
+				}
+				cached := rt.hist.extend(key, ran)
+				n, tokens, err := rt.historySize(ctx, key, cached)
+				if err != nil || n != len(want) || tokens != wantTokens {
+					t.Errorf("step %d: history size %d messages %d tokens (%v), want %d, %d", step, n, tokens, err, len(want), wantTokens)
+				}
 				sess, err := tc.store.GetSession(ctx, key)
 				if err != nil {
 					t.Fatal(err)
 				}
-				turnSeq := sess.LastSeq + 1
-				got, refs, err := rt.sessionHistory(ctx, key, turnSeq, nil, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, _, err := session.LoadHistory(ctx, tc.store, key)
+				got, refs, err := rt.sessionHistory(ctx, &sess, sess.LastSeq+1, nil, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -64,25 +75,21 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 				if string(got) != string(wantJSON) {
 					t.Errorf("step %d: history\n got %s\nwant %s", step, got, wantJSON)
 				}
-				n, tokens, _, err := rt.historySize(ctx, key)
-				wantTokens := 0
-				for _, m := range want {
-					wantTokens += EstimateTokens(m.Content)
-				}
-				if err != nil || n != len(want) || tokens != wantTokens {
-					t.Errorf("step %d: history size %d messages %d tokens (%v), want %d, %d", step, n, tokens, err, len(want), wantTokens)
-				}
 				wantRefs, err := tc.store.Events(ctx, key, session.EventQuery{Types: []string{session.TypeAttachmentRef}, Tail: true, Limit: maxRestoredFiles})
 				if err != nil || len(refs) != len(wantRefs) {
 					t.Errorf("step %d: %d attachment refs, want %d (%v)", step, len(refs), len(wantRefs), err)
 				}
 			}
-			check(0)
+			check(0, nil)
 			for i, evs := range steps {
-				if _, err := tc.store.Append(ctx, key, evs...); err != nil {
+				stored, err := tc.store.Append(ctx, key, evs...)
+				if err != nil {
 					t.Fatal(err)
 				}
-				check(i + 1)
+				if i%3 == 2 {
+					stored = nil // not seen by a run here: read from the store
+				}
+				check(i+1, stored)
 			}
 			// A session deleted and created again under the same key starts empty.
 			if err := tc.store.DeleteSession(ctx, key); err != nil {
@@ -91,10 +98,11 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 			if _, err := tc.store.CreateSession(ctx, key); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := tc.store.Append(ctx, key, user("fresh", "i9")); err != nil {
+			stored, err := tc.store.Append(ctx, key, user("fresh", "i9"))
+			if err != nil {
 				t.Fatal(err)
 			}
-			check(len(steps) + 1)
+			check(len(steps)+1, stored)
 		})
 	}
 }

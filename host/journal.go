@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/agentengine/agentengine/session"
 )
 
 // journalCompactAfter is how long a finished run's journal keeps its deltas: a client
@@ -201,6 +203,19 @@ func (j *journal) close() {
 		j.wake = make(chan struct{})
 	}
 	j.mu.Unlock()
+}
+
+// stored returns the run's stored events seen so far, in order.
+func (j *journal) stored() []session.Event {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []session.Event
+	for _, e := range j.events[:j.visible()] {
+		if e.Kind == KindStored && e.Stored != nil {
+			out = append(out, *e.Stored)
+		}
+	}
+	return out
 }
 
 func (j *journal) snapshot() []Event {

@@ -33,6 +33,9 @@ type Run struct {
 	j      *journal
 	done   chan struct{}
 	cancel context.CancelCauseFunc
+	// histThrough is the seq through which the history cache has seen the session once
+	// the run has ended (0: it has not); set before done is closed.
+	histThrough int64
 
 	mu     sync.Mutex
 	status string
@@ -577,6 +580,9 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	for i := range evs {
 		r.j.add(Event{Kind: KindStored, Stored: &evs[i]})
 	}
+	// Before done: a client's next turn, sent as soon as this one ends, then finds the
+	// history up to date and reads nothing of it.
+	r.histThrough = ts.rt.hist.extend(r.Key, r.j.stored())
 	r.j.close()
 	close(r.done)
 	forget := func() {

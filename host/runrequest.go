@@ -15,9 +15,10 @@ import (
 
 // buildRunRequest assembles the seed-003 payload and session context for a turn whose
 // opening events start at turnSeq; history is the projection of what came before it.
-func (rt *Runtime) buildRunRequest(ctx context.Context, key session.Key, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile, caps *runnerv1.Capabilities) (*runnerv1.RunRequest, error) {
+func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile, caps *runnerv1.Capabilities) (*runnerv1.RunRequest, error) {
+	key := sess.Key
 	// Earlier conversation items a stateless client sent with this turn come last.
-	histJSON, refs, err := rt.sessionHistory(ctx, key, turnSeq,
+	histJSON, refs, err := rt.sessionHistory(ctx, sess, turnSeq,
 		session.ItemMessages(req.Input.Items, turnSeq), rt.compaction.MaxHistoryBytes)
 	if err != nil {
 		return nil, err

@@ -468,7 +468,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := rt.openSession(ctx, req)
+	key, sess, err := rt.openSession(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -499,9 +499,15 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	rt.awaitResults(ctx, files)
 	opening := openingEvents(req, ag.Name, resumes, files)
 	now := time.Now().UTC()
+	create := sess == nil
+	if create {
+		// Created by StartRun, in the run's transaction, at the run's time.
+		sess = &session.Session{Key: key, CreatedAt: now, UpdatedAt: now}
+	}
 	stored, err := rt.store.StartRun(ctx, session.Run{
 		InvocationID: req.InvocationID, ResponseID: req.ResponseID, Key: key,
 		Status: session.StatusInProgress, Meta: req.Meta, CreatedAt: now, UpdatedAt: now,
+		CreateSession: create,
 	}, opening...)
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
@@ -512,7 +518,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record turn: %w", err)
 	}
-	rr, err := rt.buildRunRequest(ctx, key, req, resumes, stored[0].Seq, files, caps)
+	rr, err := rt.buildRunRequest(ctx, sess, req, resumes, stored[0].Seq, files, caps)
 	if err != nil {
 		rt.abortStart(key, req.InvocationID, ag.Name, err)
 		return nil, err
@@ -535,7 +541,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		defer cancel(nil)
 		defer rt.releaseRun(req.User)
 		rt.execute(runCtx, ag, r, rr)
-		rt.maybeCompact(rt.baseCtx, ag, key)
+		rt.maybeCompact(rt.baseCtx, ag, key, r.histThrough)
 	}()
 	return r, nil
 }
@@ -553,37 +559,34 @@ func (rt *Runtime) abortStart(key session.Key, invocationID, author string, caus
 	}
 }
 
-func (rt *Runtime) openSession(ctx context.Context, req TurnRequest) (session.Key, error) {
+// openSession returns the session a turn runs in: its row, or nil when the turn's
+// StartRun is to create it (a new conversation, or a client-named one that is missing
+// and may be created).
+func (rt *Runtime) openSession(ctx context.Context, req TurnRequest) (session.Key, *session.Session, error) {
 	key := session.Key{App: req.App, User: req.User, ID: req.SessionID}
 	if key.ID == "" {
 		key.ID = newID("sess_")
-		if _, err := rt.store.CreateSession(ctx, key); err != nil {
-			return key, fmt.Errorf("create session: %w", err)
-		}
-		return key, nil
+		return key, nil, nil
 	}
 	if err := ValidateID(key.ID); err != nil {
-		return key, clientErr(ErrInvalidInput, "conversation", "invalid session id: %v", err)
+		return key, nil, clientErr(ErrInvalidInput, "conversation", "invalid session id: %v", err)
 	}
-	_, err := rt.store.GetSession(ctx, key)
+	s, err := rt.store.GetSession(ctx, key)
 	if err == nil {
-		return key, nil
+		return key, &s, nil
 	}
 	if !errors.Is(err, session.ErrNotFound) {
-		return key, fmt.Errorf("load session: %w", err)
+		return key, nil, fmt.Errorf("load session: %w", err)
 	}
 	if !req.CreateIfMissing {
-		return key, clientErr(ErrNotFound, "conversation", "session %q not found", key.ID)
+		return key, nil, clientErr(ErrNotFound, "conversation", "session %q not found", key.ID)
 	}
 	if len(req.Input.Resumes) > 0 {
 		// Nothing can be pending in a session that does not exist; create nothing.
-		return key, clientErr(ErrNoPendingApproval, "input", "session %q has no pending approval request to resume", key.ID)
+		return key, nil, clientErr(ErrNoPendingApproval, "input", "session %q has no pending approval request to resume", key.ID)
 	}
-	// A concurrent request may have created it first; that is the same session.
-	if _, err := rt.store.CreateSession(ctx, key); err != nil && !errors.Is(err, session.ErrExists) {
-		return key, fmt.Errorf("create session: %w", err)
-	}
-	return key, nil
+	// StartRun creates it; one a concurrent request created first is the same session.
+	return key, nil, nil
 }
 
 // ValidateID checks a client-chosen id: printable, bounded, no control characters.

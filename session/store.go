@@ -53,6 +53,11 @@ type Run struct {
 	Meta      json.RawMessage `json:"meta,omitempty"`
 	CreatedAt time.Time       `json:"created_at"`
 	UpdatedAt time.Time       `json:"updated_at"`
+	// CreateSession makes StartRun create the session when it does not exist, in the
+	// run's transaction (a new conversation's first turn is then one write, not two),
+	// with CreatedAt as the session's creation time when set. A request flag: never
+	// stored, false in every run a store returns.
+	CreateSession bool `json:"-"`
 }
 
 // EventQuery selects events of one session. Bounds are exclusive; zero means unbounded.
@@ -96,8 +101,9 @@ type Store interface {
 	FindItem(ctx context.Context, app, user, itemID string) (Event, error)
 
 	// StartRun records a new in-progress run and appends its opening events (the user
-	// message and run_status=in_progress) in one transaction. ErrRunActive if the
-	// session already has an in-progress run; nothing is stored then.
+	// message and run_status=in_progress) in one transaction, creating the session first
+	// when run.CreateSession is set and it does not exist. ErrRunActive if the session
+	// already has an in-progress run; nothing is stored then (not even the session).
 	StartRun(ctx context.Context, run Run, events ...NewEvent) ([]Event, error)
 	// FinishRun sets the run's terminal status and appends its closing events in one
 	// transaction. Finishing a run that is no longer in progress is ErrInvalid.

@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -37,6 +38,12 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 		return nil, err
 	}
 	rec, err := s.lookup(run.Key)
+	created := false
+	if errors.Is(err, session.ErrNotFound) && run.CreateSession {
+		// Entered in the map only once every check below has passed: a refused start
+		// creates nothing.
+		rec, created, err = s.newSessionRec(run.Key, run.CreatedAt), true, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +60,10 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 	if err != nil {
 		return nil, err
 	}
+	if created {
+		s.sessions[run.Key] = rec
+	}
+	run.CreateSession = false
 	run.CreatedAt, run.UpdatedAt = rec.row.UpdatedAt, rec.row.UpdatedAt
 	r := &runRec{run: run, order: s.next()}
 	rec.runs[run.InvocationID] = r

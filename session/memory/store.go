@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/internal/core"
@@ -122,15 +123,23 @@ func (s *Store) CreateSession(ctx context.Context, key session.Key) (session.Ses
 	if _, ok := s.sessions[key]; ok {
 		return session.Session{}, fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
 	}
-	now := s.clock.Now()
-	rec := &sessionRec{
-		row:   session.Session{Key: key, CreatedAt: now, UpdatedAt: now},
+	rec := s.newSessionRec(key, time.Time{})
+	s.sessions[key] = rec
+	return rec.row, nil
+}
+
+// newSessionRec makes an empty session created at created (now when zero); the caller
+// holds the lock and enters it in the map.
+func (s *Store) newSessionRec(key session.Key, created time.Time) *sessionRec {
+	if created.IsZero() {
+		created = s.clock.Now()
+	}
+	return &sessionRec{
+		row:   session.Session{Key: key, CreatedAt: created, UpdatedAt: created},
 		order: s.next(),
 		state: map[string]any{},
 		runs:  map[string]*runRec{},
 	}
-	s.sessions[key] = rec
-	return rec.row, nil
 }
 
 // GetSession returns the session's summary row.

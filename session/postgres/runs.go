@@ -26,7 +26,7 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 		return nil, err
 	}
 	var out []session.Event
-	err = s.write(ctx, run.Key, func(r *row, b *pgx.Batch) error {
+	start := func(r *row, b *pgx.Batch) error {
 		// The partial unique index runs_in_progress rejects a second in-progress run
 		// whichever replica starts it; the violation aborts the transaction.
 		b.Queue(`INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
@@ -36,7 +36,18 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 			run.Status, nullableJSON(run.Meta), s.replicaID(), ns(s.now(r)))
 		out, err = s.appendEvents(b, r, ps)
 		return err
-	})
+	}
+	exists := true
+	if _, known := s.rows.get(run.Key); run.CreateSession && !known {
+		created := run.CreatedAt
+		if created.IsZero() {
+			created = s.clock.Now()
+		}
+		exists, err = s.writeNew(ctx, run.Key, created, start)
+	}
+	if exists {
+		err = s.write(ctx, run.Key, start)
+	}
 	if code, constraint := pgCode(err); code == "23505" {
 		if constraint == "runs_in_progress" {
 			active := "another run"

@@ -39,6 +39,7 @@ type Store struct {
 
 	cl   *cluster // leases and the relay; nil until started (see cluster.go)
 	rows rowCache // session rows this store wrote last (see write)
+	pks  pkBlock  // session keys drawn ahead (see writeNew)
 
 	closeOnce sync.Once
 	closeErr  error

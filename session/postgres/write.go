@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -117,6 +118,83 @@ func (s *Store) writeKnown(ctx context.Context, conn *pgxpool.Conn, r *row, fn f
 		return true, err
 	}
 	return true, nil
+}
+
+// writeNew creates the session of key (created at created) and runs fn's statements
+// on it in one round trip: the row's key is drawn ahead from the sessions' sequence, so
+// the statements need nothing back from the insert, and the pipeline is one implicit
+// transaction. exists is true, with nothing written, when the key is taken.
+func (s *Store) writeNew(ctx context.Context, key session.Key, created time.Time, fn func(r *row, b *pgx.Batch) error) (exists bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	pk, err := s.pks.next(ctx, s.pool)
+	if err != nil {
+		return false, fmt.Errorf("session database: %w", err)
+	}
+	at := fromNS(ns(created)) // as the column keeps it
+	r := row{pk: pk, sess: session.Session{Key: key, CreatedAt: at, UpdatedAt: at}}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO sessions (pk, app_id, user_id, id, created_at, updated_at) OVERRIDING SYSTEM VALUE
+		VALUES ($1, $2, $3, $4, $5, $5)`, pk, esc(key.App), esc(key.User), esc(key.ID), ns(at))
+	if err := fn(&r, b); err != nil {
+		return false, err
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, fmt.Errorf("session database: %w", err)
+	}
+	defer conn.Release()
+	br := conn.SendBatch(ctx, b)
+	for i := 0; err == nil && i < b.Len(); i++ {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		rollback(conn)
+		if code, constraint := pgCode(err); code == "23505" && constraint == sessionsKeyConstraint {
+			return true, nil
+		}
+		return false, err
+	}
+	s.rows.put(key, r)
+	return false, nil
+}
+
+// sessionsKeyConstraint is the name Postgres gives the sessions' UNIQUE (app_id,
+// user_id, id).
+const sessionsKeyConstraint = "sessions_app_id_user_id_id_key"
+
+// pkBlockSize is how many session keys a store draws from the sequence at a time.
+const pkBlockSize = 32
+
+// pkBlock hands out session keys drawn ahead from the sessions' identity sequence, so
+// creating a session inside another write needs no round trip of its own. Keys drawn
+// and not used leave gaps, which nothing relies on.
+type pkBlock struct {
+	mu   sync.Mutex
+	free []int64
+}
+
+func (p *pkBlock) next(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) == 0 {
+		rows, err := pool.Query(ctx, `SELECT nextval(pg_get_serial_sequence('sessions', 'pk')) FROM generate_series(1, $1)`, pkBlockSize)
+		if err != nil {
+			return 0, err
+		}
+		keys, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return 0, err
+		}
+		p.free = keys
+	}
+	pk := p.free[0]
+	p.free = p.free[1:]
+	return pk, nil
 }
 
 // rowCacheSize bounds the rows a store remembers (a row is a few hundred bytes).

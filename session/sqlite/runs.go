@@ -27,6 +27,13 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 	var out []session.Event
 	err = s.write(ctx, size, func(t *wtx, now time.Time) error {
 		c, err := t.session(run.Key)
+		if errors.Is(err, session.ErrNotFound) && run.CreateSession {
+			created := now
+			if !run.CreatedAt.IsZero() {
+				created = run.CreatedAt
+			}
+			c, err = t.createSession(run.Key, created)
+		}
 		if err != nil {
 			return err
 		}

@@ -55,22 +55,11 @@ func (s *Store) CreateSession(ctx context.Context, key session.Key) (session.Ses
 	}
 	var out session.Session
 	err := s.write(ctx, keySize(key), func(t *wtx, now time.Time) error {
-		res, err := t.w.st.insertSession.Exec(key.App, key.User, key.ID, ns(now), ns(now))
-		if isUnique(err) {
-			return fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
+		c, err := t.createSession(key, now)
+		if err == nil {
+			out = c.sess
 		}
-		if err != nil {
-			return fmt.Errorf("create session %q: %w", key.ID, err)
-		}
-		pk, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("create session %q: %w", key.ID, err)
-		}
-		out = session.Session{Key: key, CreatedAt: now, UpdatedAt: now}
-		// Cached, so that a later request of the batch needs no lookup.
-		t.touch(key)
-		t.put(key, &crow{row: row{pk: pk, sess: out}})
-		return nil
+		return err
 	})
 	return out, err
 }

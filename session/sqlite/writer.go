@@ -377,6 +377,25 @@ func (t *wtx) session(key session.Key) (*crow, error) {
 	return t.put(key, &crow{row: r}), nil
 }
 
+// createSession inserts an empty session created at created; ErrExists if the key is
+// taken.
+func (t *wtx) createSession(key session.Key, created time.Time) (*crow, error) {
+	res, err := t.w.st.insertSession.Exec(key.App, key.User, key.ID, ns(created), ns(created))
+	if isUnique(err) {
+		return nil, fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create session %q: %w", key.ID, err)
+	}
+	pk, err := res.LastInsertId()
+	if err != nil {
+		return nil, fmt.Errorf("create session %q: %w", key.ID, err)
+	}
+	// Cached, so that a later request of the batch needs no lookup.
+	t.touch(key)
+	return t.put(key, &crow{row: row{pk: pk, sess: session.Session{Key: key, CreatedAt: created, UpdatedAt: created}}}), nil
+}
+
 // put caches a row the running op has created (or read); the caller has touched key.
 func (t *wtx) put(key session.Key, c *crow) *crow {
 	t.rows[key] = c

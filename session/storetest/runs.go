@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentengine/agentengine/session"
 )
@@ -233,5 +234,81 @@ func testActiveRuns(t *testing.T, st session.Store) {
 	slices.Sort(got)
 	if want := []string{"app/u1/inv0", "app/u2/inv2"}; !slices.Equal(got, want) {
 		t.Errorf("ActiveRuns = %v, want %v", got, want)
+	}
+}
+
+// testStartRunCreatesSession: a new conversation's first turn creates its session in
+// the run's transaction; a refused start creates nothing; an existing session is used.
+func testStartRunCreatesSession(t *testing.T, st session.Store) {
+	ctx := ctxOf(t)
+	k := key("app", "u1", "fresh")
+	_, err := st.StartRun(ctx, session.Run{Key: k, InvocationID: "inv0"}, userMsg("q"))
+	wantErr(t, "StartRun without CreateSession", err, session.ErrNotFound)
+
+	created := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
+	evs, err := st.StartRun(ctx, session.Run{Key: k, InvocationID: "inv1", ResponseID: "resp_c1", CreateSession: true, CreatedAt: created},
+		userMsg("q"), runStatus("", session.StatusInProgress))
+	if err != nil {
+		t.Fatalf("StartRun creating its session: %v", err)
+	}
+	if !slices.Equal(seqs(evs), []int64{1, 2}) {
+		t.Errorf("events %v", seqs(evs))
+	}
+	s := mustGet(t, st, k)
+	if !s.CreatedAt.Equal(created) || s.ActiveInvocationID != "inv1" || s.FirstPrompt != "q" || s.LastSeq != 2 {
+		t.Errorf("created session %+v", s)
+	}
+	if r, err := st.GetRun(ctx, k, "inv1"); err != nil || r.CreateSession {
+		t.Errorf("GetRun = %+v, %v", r, err)
+	}
+	if _, err := st.FinishRun(ctx, k, "inv1", session.StatusCompleted, runStatus("inv1", session.StatusCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	// The session exists now: the flag just starts the run in it.
+	evs, err = st.StartRun(ctx, session.Run{Key: k, InvocationID: "inv2", CreateSession: true}, userMsg("q2"))
+	if err != nil || !slices.Equal(seqs(evs), []int64{4}) {
+		t.Fatalf("StartRun in the existing session: %v %v", seqs(evs), err)
+	}
+	if again := mustGet(t, st, k); !again.CreatedAt.Equal(created) {
+		t.Errorf("creation time changed to %v", again.CreatedAt)
+	}
+
+	// Refused starts (a response id taken, invalid events) leave no session behind.
+	for name, c := range map[string]struct {
+		run session.Run
+		evs []session.NewEvent
+	}{
+		"response id taken": {session.Run{Key: key("app", "u1", "r1"), InvocationID: "i", ResponseID: "resp_c1", CreateSession: true}, []session.NewEvent{userMsg("x")}},
+		"invalid event":     {session.Run{Key: key("app", "u1", "r2"), InvocationID: "i", CreateSession: true}, []session.NewEvent{{Type: ""}}},
+	} {
+		if _, err := st.StartRun(ctx, c.run, c.evs...); err == nil {
+			t.Errorf("%s: StartRun succeeded", name)
+		}
+		_, err := st.GetSession(ctx, c.run.Key)
+		wantErr(t, name+": session after refused start", err, session.ErrNotFound)
+	}
+	// Concurrent first turns of one new key: one session, one run in progress.
+	k2 := key("app", "u1", "raced")
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = st.StartRun(ctx, session.Run{Key: k2, InvocationID: fmt.Sprintf("inv%d", i), CreateSession: true}, userMsg("q"))
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, session.ErrRunActive):
+			t.Errorf("concurrent StartRun: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d concurrent first turns started, want 1", ok)
 	}
 }

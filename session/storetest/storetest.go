@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"CanceledContext", testCanceled},
 		{"RunLifecycle", testRunLifecycle},
 		{"RunStartFailureStoresNothing", testRunStartFailure},
+		{"StartRunCreatesSession", testStartRunCreatesSession},
 		{"ConcurrentStartRun", testConcurrentStartRun},
 		{"Responses", testResponses},
 		{"ActiveRuns", testActiveRuns},
