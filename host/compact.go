@@ -80,7 +80,7 @@ func EstimateTokens(s string) int {
 // maybeCompact compacts the session when its history since the latest checkpoint is over
 // the policy's limits. It runs after a run has ended, off the turn's critical path, and
 // at most once at a time per session.
-func (rt *Runtime) maybeCompact(ctx context.Context, ag Agent, key session.Key, cached int64) {
+func (rt *Runtime) maybeCompact(ctx context.Context, ag Agent, key session.Key, size histSize) {
 	if rt.compaction.Disabled {
 		return
 	}
@@ -96,7 +96,7 @@ func (rt *Runtime) maybeCompact(ctx context.Context, ag Agent, key session.Key, 
 	rt.compacting[id] = false
 	rt.mu.Unlock()
 	for {
-		if err := rt.compact(ctx, ag, key, false, cached); err != nil && !errors.Is(err, session.ErrNotFound) && ctx.Err() == nil {
+		if err := rt.compact(ctx, ag, key, size); err != nil && !errors.Is(err, session.ErrNotFound) && ctx.Err() == nil {
 			rt.log.Warn("compaction failed; history stays uncompacted", "session", key.ID, "error", err)
 		}
 		rt.mu.Lock()
@@ -108,24 +108,25 @@ func (rt *Runtime) maybeCompact(ctx context.Context, ag Agent, key session.Key, 
 		}
 		rt.compacting[id] = false
 		rt.mu.Unlock()
-		cached = 0 // another run ended meanwhile: the check reads the store
+		size = histSize{} // another run ended meanwhile: the check reads the store
 	}
 }
 
-// compact summarises the session's history except its newest messages. Unless force is
-// set it does nothing while the history is within the policy's limits; cached is the
-// seq through which the history cache has seen the session (0: unknown).
-func (rt *Runtime) compact(ctx context.Context, ag Agent, key session.Key, force bool, cached int64) error {
+// compact summarises the session's history except its newest messages, when the
+// history is over the policy's limits. size is the history's size when the run that has
+// just ended knew it (zero: unknown, read from the cache or the store).
+func (rt *Runtime) compact(ctx context.Context, ag Agent, key session.Key, size histSize) error {
 	p := rt.compaction
-	if !force {
-		// The check reads only what was stored since the session's previous turn.
-		n, tokens, err := rt.historySize(ctx, key, cached)
-		if err != nil {
-			return err
-		}
-		if n <= p.MaxMessages && tokens <= p.MaxTokens {
-			return nil
-		}
+	n, tokens, err := rt.historySize(ctx, key, size)
+	if err != nil {
+		return err
+	}
+	if n <= p.MaxMessages && tokens <= p.MaxTokens {
+		return nil
+	}
+	if n-min(p.KeepMessages, n-1) < 2 {
+		// Too few messages to summarise any (a few huge ones): not worth reading them.
+		return nil
 	}
 	hist, sess, err := session.LoadHistory(ctx, rt.store, key)
 	if err != nil {
@@ -134,11 +135,11 @@ func (rt *Runtime) compact(ctx context.Context, ag Agent, key session.Key, force
 	if sess.ActiveRunStatus == session.StatusInProgress {
 		return nil // the next run's end will try again
 	}
-	tokens := 0
+	tokens = 0
 	for _, m := range hist {
 		tokens += EstimateTokens(m.Content)
 	}
-	if !force && len(hist) <= p.MaxMessages && tokens <= p.MaxTokens {
+	if len(hist) <= p.MaxMessages && tokens <= p.MaxTokens {
 		return nil
 	}
 	keep := min(p.KeepMessages, len(hist)-1)

@@ -15,6 +15,8 @@ import (
 const (
 	histCacheEntries = 4096
 	histCacheBytes   = 64 << 20
+	// maxEntryBytes bounds one session's entry by default: a bigger one is not kept.
+	maxEntryBytes = histCacheBytes / 4
 )
 
 // historyCache keeps the projected history of recently active sessions, encoded one
@@ -24,9 +26,10 @@ const (
 // (same creation time, same latest checkpoint), and only events the turn reads from
 // the store are added to it.
 type historyCache struct {
-	mu      sync.Mutex
-	entries map[session.Key]*histEntry
-	bytes   int
+	entryBytes int // bound of one entry; 0 is maxEntryBytes
+	mu         sync.Mutex
+	entries    map[session.Key]*histEntry
+	bytes      int
 }
 
 type histEntry struct {
@@ -58,20 +61,16 @@ func (c *historyCache) take(key session.Key) *histEntry {
 	return e
 }
 
-// size returns the seq through which key's entry has seen the session (0 without an
-// entry), with its message count and estimated tokens.
-func (c *historyCache) size(key session.Key) (through int64, msgs, tokens int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e := c.entries[key]; e != nil {
-		return e.through, len(e.msgs), e.tokens
+func (c *historyCache) maxEntry() int {
+	if c.entryBytes > 0 {
+		return c.entryBytes
 	}
-	return 0, 0, 0
+	return maxEntryBytes
 }
 
 // put stores key's entry, evicting others while the cache is over its bounds.
 func (c *historyCache) put(key session.Key, e *histEntry) {
-	if e.size > histCacheBytes/4 {
+	if e.size > c.maxEntry() {
 		return
 	}
 	c.mu.Lock()
@@ -234,13 +233,19 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 	return e, nil
 }
 
-// historySize is the size of the session's whole history (messages, estimated tokens)
-// for compaction's check after a run, from the cache, which it brings up to date for
-// the next turn. cached is the seq through which the cache has seen the session (the
-// run's end extended it); when the entry is not that, the store is read.
-func (rt *Runtime) historySize(ctx context.Context, key session.Key, cached int64) (msgs, tokens int, err error) {
-	if through, n, tokens := rt.hist.size(key); cached > 0 && through == cached {
-		return n, tokens, nil
+// histSize is the size of a session's whole history through a seq: its messages and
+// their estimated tokens, for compaction's check.
+type histSize struct {
+	through      int64 // 0: unknown
+	msgs, tokens int
+}
+
+// historySize is the size of the session's whole history for compaction's check after
+// a run: known when the run's end extended the cache, else from the cache, which it then
+// brings up to date for the next turn from the store.
+func (rt *Runtime) historySize(ctx context.Context, key session.Key, known histSize) (msgs, tokens int, err error) {
+	if known.through > 0 {
+		return known.msgs, known.tokens, nil
 	}
 	sess, err := rt.store.GetSession(ctx, key)
 	if err != nil {
@@ -255,24 +260,38 @@ func (rt *Runtime) historySize(ctx context.Context, key session.Key, cached int6
 }
 
 // extend adds a run's stored events (ran) to key's entry when they follow on from what
-// it has seen, and returns the seq through which the entry has seen the session then (0
-// when there is no entry or they do not follow: the next use reads the store).
-func (c *historyCache) extend(key session.Key, ran []session.Event) int64 {
+// it has seen, and returns the history's size then (zero when there is no entry or they
+// do not follow: the next use reads the store). An entry that would outgrow the cache
+// is dropped without encoding what it would add; the size is still returned.
+func (c *historyCache) extend(key session.Key, ran []session.Event) histSize {
 	e := c.take(key)
 	if e == nil {
-		return 0
+		return histSize{}
 	}
 	if !follows(e.through, ran) || hasCheckpoint(ran) {
 		c.put(key, e)
-		return 0
+		return histSize{}
 	}
-	if err := e.add(session.Project(ran)); err != nil {
-		return 0 // dropped: rebuilt from the store at the next turn
+	msgs := session.Project(ran)
+	through := ran[len(ran)-1].Seq
+	grown := e.size
+	for _, m := range msgs {
+		grown += 2 * messageBytes(m) // its encoding and its content, about
+	}
+	if grown > c.maxEntry() {
+		size := histSize{through: through, msgs: len(e.msgs) + len(msgs), tokens: e.tokens}
+		for _, m := range msgs {
+			size.tokens += EstimateTokens(m.Content)
+		}
+		return size
+	}
+	if err := e.add(msgs); err != nil {
+		return histSize{} // dropped: rebuilt from the store at the next turn
 	}
 	e.addRefs(ran)
-	e.through = ran[len(ran)-1].Seq
+	e.through = through
 	c.put(key, e)
-	return e.through
+	return histSize{through: through, msgs: len(e.msgs), tokens: e.tokens}
 }
 
 // follows reports whether evs are the events right after seq through, without a gap.

@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentengine/agentengine/session"
@@ -58,8 +59,7 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 				for _, m := range want {
 					wantTokens += EstimateTokens(m.Content)
 				}
-				cached := rt.hist.extend(key, ran)
-				n, tokens, err := rt.historySize(ctx, key, cached)
+				n, tokens, err := rt.historySize(ctx, key, rt.hist.extend(key, ran))
 				if err != nil || n != len(want) || tokens != wantTokens {
 					t.Errorf("step %d: history size %d messages %d tokens (%v), want %d, %d", step, n, tokens, err, len(want), wantTokens)
 				}
@@ -118,5 +118,44 @@ func TestHistoryCacheBounded(t *testing.T) {
 	}
 	if c.bytes != 10*len(c.entries) {
 		t.Fatalf("bytes %d for %d entries", c.bytes, len(c.entries))
+	}
+}
+
+// A run whose events would make the session's entry outgrow the cache drops the entry
+// without encoding them, and still reports the history's size; the next turn reads the
+// history from the store.
+func TestHistoryCacheDropsAnOversizedEntry(t *testing.T) {
+	ctx := t.Context()
+	st := memory.New()
+	rt, err := New(Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := session.Key{App: "a", User: "u", ID: "s"}
+	sess, err := st.CreateSession(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rt.sessionHistory(ctx, &sess, 1, nil, 0); err != nil { // the first turn's entry
+		t.Fatal(err)
+	}
+	rt.hist.entryBytes = 1 << 20
+	huge := strings.Repeat("x", rt.hist.entryBytes/2+1)
+	ran, err := st.Append(ctx, key, session.NewEvent{InvocationID: "i1", Type: session.TypeUserMessage, Author: "user",
+		Data: session.MustJSON(session.UserMessageData{Text: huge})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := rt.hist.extend(key, ran)
+	if size.through != 1 || size.msgs != 1 || size.tokens != EstimateTokens(huge) {
+		t.Errorf("size %+v", size)
+	}
+	if e := rt.hist.take(key); e != nil {
+		t.Errorf("an oversized entry was kept (%d bytes)", e.size)
+	}
+	sess, _ = st.GetSession(ctx, key)
+	got, _, err := rt.sessionHistory(ctx, &sess, sess.LastSeq+1, nil, 0)
+	if err != nil || !strings.Contains(string(got), huge[:100]) || len(got) < len(huge) {
+		t.Errorf("history after the drop: %d bytes, %v", len(got), err)
 	}
 }

@@ -209,8 +209,15 @@ func (j *journal) close() {
 func (j *journal) stored() []session.Event {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	var out []session.Event
-	for _, e := range j.events[:j.visible()] {
+	evs := j.events[:j.visible()]
+	n := 0
+	for _, e := range evs {
+		if e.Kind == KindStored && e.Stored != nil {
+			n++
+		}
+	}
+	out := make([]session.Event, 0, n)
+	for _, e := range evs {
 		if e.Kind == KindStored && e.Stored != nil {
 			out = append(out, *e.Stored)
 		}

@@ -33,9 +33,9 @@ type Run struct {
 	j      *journal
 	done   chan struct{}
 	cancel context.CancelCauseFunc
-	// histThrough is the seq through which the history cache has seen the session once
-	// the run has ended (0: it has not); set before done is closed.
-	histThrough int64
+	// hist is the session's history size once the run has ended, as the history cache
+	// knew it (zero when it did not); set before done is closed.
+	hist histSize
 
 	mu     sync.Mutex
 	status string
@@ -582,7 +582,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	}
 	// Before done: a client's next turn, sent as soon as this one ends, then finds the
 	// history up to date and reads nothing of it.
-	r.histThrough = ts.rt.hist.extend(r.Key, r.j.stored())
+	r.hist = ts.rt.hist.extend(r.Key, r.j.stored())
 	r.j.close()
 	close(r.done)
 	forget := func() {

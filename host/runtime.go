@@ -541,7 +541,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		defer cancel(nil)
 		defer rt.releaseRun(req.User)
 		rt.execute(runCtx, ag, r, rr)
-		rt.maybeCompact(rt.baseCtx, ag, key, r.histThrough)
+		rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
 	}()
 	return r, nil
 }

@@ -6,6 +6,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -263,4 +265,25 @@ func BenchmarkHistory(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLargeInput measures what a 20 MiB text input costs the host (the runner is
+// a subprocess, not counted): bytes allocated per input byte, the memory a large
+// request needs at its peak being a fraction of that.
+func BenchmarkLargeInput(b *testing.B) {
+	const size = 20 << 20
+	runner := subprocessRunner(b)
+	url := serve(b, memory.New(), runner)
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	body, err := json.Marshal(map[string]any{"model": agent, "input": strings.Repeat("x", size)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		post(b, client, url, string(body))
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/size, "alloc/input-byte")
 }

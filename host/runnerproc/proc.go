@@ -1,7 +1,6 @@
 package runnerproc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -272,26 +270,6 @@ func (p *proc) alive() bool {
 	// A killed runner is a zombie a little before go-plugin notices it exited; a call
 	// dispatched to it in that window would fail instead of starting a fresh process.
 	return !defunct(p.pid)
-}
-
-// defunct reports whether the OS says pid has terminated (a zombie not yet reaped, or
-// gone). Where /proc is unavailable it reports false and exit detection stays with
-// go-plugin.
-func defunct(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state letter follows the command name, which is in parentheses and may
-	// itself contain spaces or parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	return b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
 // terminate stops the process and everything in its process group. It asks nicely first
