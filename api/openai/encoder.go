@@ -132,8 +132,18 @@ func (e *responseEncoder) start() {
 		return
 	}
 	e.started = true
-	e.push(&evResponse{evHead: head("response.created"), Response: e.Response()})
-	e.push(&evResponse{evHead: head("response.in_progress"), Response: e.Response()})
+	e.pushResponse("response.created")
+	e.pushResponse("response.in_progress")
+}
+
+// pushResponse pushes a lifecycle event, which carries the whole response: built only
+// when the event is encoded (it copies every item's text).
+func (e *responseEncoder) pushResponse(name string) {
+	ev := &evResponse{evHead: head(name)}
+	if e.emit {
+		ev.Response = e.Response()
+	}
+	e.push(ev)
 }
 
 // Ended reports whether the terminal event has been encoded.
@@ -303,6 +313,17 @@ func (e *responseEncoder) close(it *outItem, status string) {
 		return
 	}
 	it.status = status
+	switch it.kind {
+	case kindCall:
+		if len(it.buf) == 0 {
+			it.buf = append(it.buf, "{}"...)
+		}
+	case kindMCPCall:
+		e.mcpArgsDone(it)
+	}
+	if !e.emit {
+		return // the done events would copy the text for no one: Response reads the items
+	}
 	text := string(it.buf)
 	switch it.kind {
 	case kindMessage:
@@ -312,12 +333,8 @@ func (e *responseEncoder) close(it *outItem, status string) {
 		e.push(&evSummaryDone{evHead: head("response.reasoning_summary_text.done"), ItemID: it.id, OutputIndex: it.index, Text: text})
 		e.push(&evSummaryPart{evHead: head("response.reasoning_summary_part.done"), ItemID: it.id, OutputIndex: it.index, Part: summaryPart{Type: "summary_text", Text: text}})
 	case kindCall:
-		if len(it.buf) == 0 {
-			it.buf = append(it.buf, "{}"...)
-		}
 		e.push(&evArgsDone{evHead: head("response.function_call_arguments.done"), ItemID: it.id, OutputIndex: it.index, Name: it.name, Arguments: string(it.buf)})
 	case kindMCPCall:
-		e.mcpArgsDone(it)
 		switch status {
 		case statusCompleted:
 			e.push(&evItemRef{evHead: head("response.mcp_call.completed"), ItemID: it.id, OutputIndex: it.index})
@@ -564,7 +581,7 @@ func (e *responseEncoder) finish(d session.RunStatusData, at int64) {
 		e.push(&evError{evHead: head("error"), Code: &code, Message: msg, Error: obj})
 	}
 	e.ended = true
-	e.push(&evResponse{evHead: head(name), Response: e.Response()})
+	e.pushResponse(name)
 }
 
 func (e *responseEncoder) awaitsApproval() bool {

@@ -222,13 +222,18 @@ func put(m map[string]any, k string, v any) map[string]any {
 func (p *Pending) parseControl(typ string, data []byte) error {
 	switch typ {
 	case session.TypeUserMessage:
-		var d session.UserMessageData
+		// Only what the row takes: decoding the content blocks too would copy them all.
+		var d struct {
+			Text string `json:"text"`
+		}
 		if err := json.Unmarshal(data, &d); err != nil {
 			return fmt.Errorf("%w: user_message data: %w", session.ErrInvalid, err)
 		}
 		p.prompt, p.hasPrompt = d.Text, strings.TrimSpace(d.Text) != ""
 	case session.TypeRunStatus:
-		var d session.RunStatusData
+		var d struct {
+			Status string `json:"status"`
+		}
 		if err := json.Unmarshal(data, &d); err != nil {
 			return fmt.Errorf("%w: run_status data: %w", session.ErrInvalid, err)
 		}
