@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/wire"
 )
 
 // attachment describes a file or image of a turn: an attachments item of the payload
@@ -74,7 +75,7 @@ func (rt *Runtime) resolveBlock(ctx context.Context, user string, b session.Cont
 	if src == "" {
 		src = b.FileID
 	}
-	if mime, data, ok := splitDataURL(src); ok {
+	if mime, data, ok := wire.SplitDataURL(src); ok {
 		a.Transport, a.MimeType, a.SizeBytes = "inline", mime, int64(len(data)*3/4)
 		if rt.attach == nil {
 			return a, nil

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
@@ -31,8 +30,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, r
 	in := req.Input
 	p := wire.Payload{
 		InputContent:     nonNilBlocks(in.Content),
-		InputMessages:    inputMessages(in),
-		InputParts:       inputParts(in.Content),
+		InputItems:       in.Items,
 		Model:            cmp.Or(req.Model, req.App),
 		ModelMetadata:    req.ModelMetadata,
 		ModelOptions:     req.ModelOptions,
@@ -83,12 +81,20 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, r
 		State:         state.Merged(),
 		StateTiers:    state,
 	}
-	// The history is in both documents: encoded once (mostly cached) and spliced in.
-	payload, err := withHistory(payloadWire{Payload: p}, histJSON)
+	// The history is encoded once (mostly cached) and spliced in. A runner that expands
+	// the payload gets the input once and the history once; others get the derived
+	// fields and the history in the session context too.
+	pw, sessionHist := payloadWire{Payload: p}, json.RawMessage(nil)
+	if !caps.GetExpandsPayload() {
+		pw.InputMessages = wire.InputMessagesOf(in.Items, in.Content)
+		pw.InputParts = wire.InputPartsOf(in.Content)
+		sessionHist = histJSON
+	}
+	payload, err := withHistory(pw, histJSON)
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
-	sctx, err := withHistory(sessionContextWire{SessionContext: sc}, histJSON)
+	sctx, err := withHistory(sessionContextWire{SessionContext: sc}, sessionHist)
 	if err != nil {
 		return nil, fmt.Errorf("encode session context: %w", err)
 	}
@@ -114,6 +120,9 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, r
 type payloadWire struct {
 	wire.Payload
 	History json.RawMessage `json:"history,omitempty"`
+	// Derived fields, left out for a runner that expands the payload (wire.Expand).
+	InputMessages []json.RawMessage `json:"input_messages,omitempty"`
+	InputParts    []json.RawMessage `json:"input_parts,omitempty"`
 }
 
 type sessionContextWire struct {
@@ -121,10 +130,14 @@ type sessionContextWire struct {
 	History json.RawMessage `json:"history,omitempty"`
 }
 
-// withHistory encodes doc, a JSON object, with "history": hist as its first member. It
+// withHistory encodes doc, a JSON object, with "history": hist as its first member (none
+// when hist is nil). It
 // encodes straight after the history into one buffer (the object's "{" becomes the
 // separator), so a large input is not copied once more to splice the two.
 func withHistory(doc any, hist []byte) ([]byte, error) {
+	if hist == nil {
+		return json.Marshal(doc) // no history member
+	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"history":`)
 	buf.Write(hist)
@@ -165,54 +178,3 @@ func nonNilBlocks(b []session.ContentBlock) []session.ContentBlock {
 	return b
 }
 
-// inputMessages is the current input as Responses-style items: any other items as sent,
-// then one user message with the content blocks.
-func inputMessages(in Input) []json.RawMessage {
-	// Earlier items of a client's transcript come before the message they lead up to.
-	out := append([]json.RawMessage{}, in.Items...)
-	if len(in.Content) > 0 {
-		out = append(out, session.MustJSON(map[string]any{"type": "message", "role": "user", "content": in.Content}))
-	}
-	return out
-}
-
-// inputParts is the legacy normalized parts list KsADK's OpenAI-compatible API gives runners.
-func inputParts(blocks []session.ContentBlock) []json.RawMessage {
-	out := []json.RawMessage{}
-	for _, b := range blocks {
-		switch b.Type {
-		case "input_text":
-			out = append(out, session.MustJSON(map[string]any{"text": b.Text}))
-		case "input_image":
-			out = append(out, session.MustJSON(partOf(b.ImageURL, b.Filename)))
-		case "input_file":
-			src := b.FileData
-			if src == "" {
-				src = b.FileURL
-			}
-			out = append(out, session.MustJSON(partOf(src, b.Filename)))
-		}
-	}
-	return out
-}
-
-func partOf(url, name string) map[string]any {
-	if mime, data, ok := splitDataURL(url); ok {
-		return map[string]any{"inline_data": map[string]any{"mime_type": mime, "data": data, "display_name": name}}
-	}
-	return map[string]any{"file_data": map[string]any{"file_uri": url, "display_name": name}}
-}
-
-// splitDataURL splits "data:<mime>;base64,<data>".
-func splitDataURL(u string) (mime, data string, ok bool) {
-	rest, found := strings.CutPrefix(u, "data:")
-	if !found {
-		return "", "", false
-	}
-	meta, data, found := strings.Cut(rest, ",")
-	if !found {
-		return "", "", false
-	}
-	mime, _, _ = strings.Cut(meta, ";")
-	return mime, data, true
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/pluginsdk"
 	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden payload fixtures in testdata")
@@ -29,14 +30,18 @@ func fullRequest() (pluginsdk.Payload, pluginsdk.SessionContext) {
 		Name: "deploy", Arguments: `{"target":"prod"}`, Detail: json.RawMessage(`{"interrupt_id":"i1","thread_id":"t1"}`)}
 	output := pluginsdk.Resume{ApprovalRequestID: "apr_2", Approve: true, Output: `{"ok":true}`, CallID: "call_3", Name: "ask_user",
 		Arguments: `{}`, Detail: json.RawMessage(`{}`)}
+	item := json.RawMessage(`{"type":"function_call_output","call_id":"call_0","output":"earlier"}`)
 	file := json.RawMessage(`{"file_uri":"ksadk-upload://u/1","name":"notes.txt","mime_type":"text/plain"}`)
 	result := json.RawMessage(`{"file_uri":"ksadk-upload://u/1","name":"notes.txt","mime_type":"text/plain","kind":"text","status":"ok","extraction_method":"text","text":"hello","text_excerpt":"hello","warnings":[]}`)
 	p := pluginsdk.Payload{
-		Input:                    json.RawMessage(`[{"type":"mcp_approval_response","approval_request_id":"apr_1","approve":false,"reason":"not now"},{"type":"function_call_output","call_id":"call_3","output":"{\"ok\":true}"}]`),
-		History:                  history,
-		InputContent:             []pluginsdk.ContentBlock{{Type: "input_text", Text: "deploy it"}},
-		InputMessages:            []json.RawMessage{json.RawMessage(`{"type":"message","role":"user","content":[{"type":"input_text","text":"deploy it"}]}`)},
-		InputParts:               []json.RawMessage{json.RawMessage(`{"text":"deploy it"}`)},
+		Input:   json.RawMessage(`[{"type":"mcp_approval_response","approval_request_id":"apr_1","approve":false,"reason":"not now"},{"type":"function_call_output","call_id":"call_3","output":"{\"ok\":true}"}]`),
+		History: history,
+		InputContent: []pluginsdk.ContentBlock{{Type: "input_text", Text: "deploy it"},
+			{Type: "input_image", ImageURL: "data:image/png;base64,AAAA", Filename: "a.png"}},
+		InputItems:    []json.RawMessage{item},
+		InputMessages: []json.RawMessage{item, json.RawMessage(`{"content":[{"type":"input_text","text":"deploy it"},{"type":"input_image","image_url":"data:image/png;base64,AAAA","filename":"a.png"}],"role":"user","type":"message"}`)},
+		InputParts: []json.RawMessage{json.RawMessage(`{"text":"deploy it"}`),
+			json.RawMessage(`{"inline_data":{"data":"AAAA","display_name":"a.png","mime_type":"image/png"}}`)},
 		Attachments:              []json.RawMessage{file},
 		AttachmentResults:        []json.RawMessage{result},
 		CurrentAttachments:       []json.RawMessage{file},
@@ -79,7 +84,18 @@ func TestPayloadFixtures(t *testing.T) {
 			}
 		}
 	}
-	for name, v := range map[string]any{"payload.json": p, "session_context.json": sc} {
+	// What the host sends a runner that expands payloads leaves the derived fields out;
+	// expanding it gives the full documents back (the Python SDK's tests check their
+	// expansion against the same fixtures).
+	cp, csc := p, sc
+	cp.InputMessages, cp.InputParts, csc.History = nil, nil, nil
+	ep, esc := cp, csc
+	wire.Expand(&ep, &esc)
+	if !reflect.DeepEqual(ep, p) || !reflect.DeepEqual(esc, sc) {
+		t.Errorf("expanded compact request differs from the full one:\n%+v\n%+v", ep, p)
+	}
+	for name, v := range map[string]any{"payload.json": p, "session_context.json": sc,
+		"payload_compact.json": cp, "session_context_compact.json": csc} {
 		got, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			t.Fatal(err)

@@ -312,9 +312,9 @@ func TestDescribeAndSummarize(t *testing.T) {
 		wantSummary string
 		wantCode    codes.Code
 	}{
-		{"plain", plain, "x", &runnerv1.Capabilities{Streaming: true}, "", codes.Unimplemented},
-		{"summarizer", summarizingRunner{plain}, "short", &runnerv1.Capabilities{Streaming: true, Summarize: true}, "mm|short", codes.OK},
-		{"summarizer error", summarizingRunner{plain}, "fail", &runnerv1.Capabilities{Streaming: true, Summarize: true}, "", codes.Unknown},
+		{"plain", plain, "x", &runnerv1.Capabilities{Streaming: true, ExpandsPayload: true}, "", codes.Unimplemented},
+		{"summarizer", summarizingRunner{plain}, "short", &runnerv1.Capabilities{Streaming: true, Summarize: true, ExpandsPayload: true}, "mm|short", codes.OK},
+		{"summarizer error", summarizingRunner{plain}, "fail", &runnerv1.Capabilities{Streaming: true, Summarize: true, ExpandsPayload: true}, "", codes.Unknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

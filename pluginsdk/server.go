@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/wire"
 )
 
 // runnerServer adapts a Runner to the generated gRPC service. A runner subprocess (Serve)
@@ -54,6 +55,8 @@ func (s *runnerServer) Describe(context.Context, *runnerv1.DescribeRequest) (*ru
 		Capabilities: &runnerv1.Capabilities{
 			Streaming: c.Streaming, Resume: c.Resume, MultimodalInput: c.MultimodalInput, Summarize: c.Summarize,
 			Checkpoints: c.Checkpoints,
+			// decodeRequest expands every request (wire.Expand).
+			ExpandsPayload: true,
 		},
 	}, nil
 }
@@ -145,6 +148,8 @@ func decodeRequest(in *runnerv1.RunRequest, log hclog.Logger) (*Request, error) 
 			return nil, &RunError{Code: CodeInvalidRequest, Message: "runner could not decode the session context (session_context_json): " + err.Error(), Err: err}
 		}
 	}
+	// The host sends derived fields once; runner code sees the documents in full.
+	wire.Expand(&req.Payload, &req.Context)
 	for _, c := range in.GetCheckpoints() {
 		cp := Checkpoint{ThreadID: c.ThreadId, Namespace: c.Namespace, ID: c.CheckpointId, ParentID: c.ParentId, Data: c.Data}
 		for _, w := range c.Writes {

@@ -13,9 +13,14 @@ type Payload struct {
 	History []Message       `json:"history"`
 	// InputContent is the current input as Responses-style content blocks.
 	InputContent []ContentBlock `json:"input_content"`
-	// InputMessages is the current input as Responses-style messages/items.
+	// InputItems are the earlier conversation items a stateless client sent with this
+	// turn, as sent; InputMessages lists them before the user message.
+	InputItems []json.RawMessage `json:"input_items,omitempty"`
+	// InputMessages is the current input as Responses-style messages/items
+	// (InputMessagesOf; see Expand).
 	InputMessages []json.RawMessage `json:"input_messages"`
-	// InputParts is the legacy normalized parts list ({text} / {inline_data} / {file_data}).
+	// InputParts is the legacy normalized parts list ({text} / {inline_data} / {file_data};
+	// InputPartsOf; see Expand).
 	InputParts               []json.RawMessage `json:"input_parts"`
 	Attachments              []json.RawMessage `json:"attachments"`
 	AttachmentResults        []json.RawMessage `json:"attachment_results"`

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from agentengine_runner.context import InvocationContext
+from agentengine_runner.expand import expand_request
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "pluginsdk" / "testdata"
@@ -101,3 +102,25 @@ def test_every_resume_answer_arrives() -> None:
     payload = load("payload.json")
     assert [r["approval_request_id"] for r in payload["resumes"]] == ["apr_1", "apr_2"]
     assert payload["resume"] == payload["resumes"][0]
+
+
+@pytest.mark.parametrize("omitted", [False, True])
+def test_a_compact_request_expands_to_the_full_one(omitted: bool) -> None:
+    # The host leaves the derived fields out (omitted) for a runner that expands payloads;
+    # the fixtures hold them as null. Either way the expansion gives the full documents.
+    payload, ctx = load("payload_compact.json"), load("session_context_compact.json")
+    if omitted:
+        for key in ("input_messages", "input_parts"):
+            payload.pop(key)
+        ctx.pop("history")
+    expand_request(payload, ctx)
+    assert payload == load("payload.json")
+    assert ctx == load("session_context.json")
+
+
+def test_a_full_request_is_left_as_it_is() -> None:
+    payload, ctx = load("payload.json"), load("session_context.json")
+    payload["input_parts"] = []  # set, even if it disagrees with input_content: kept
+    expand_request(payload, ctx)
+    assert payload["input_parts"] == [] and payload["input_messages"] == load("payload.json")["input_messages"]
+    assert ctx == load("session_context.json")

@@ -154,9 +154,15 @@ type Capabilities struct {
 	Summarize       bool                   `protobuf:"varint,4,opt,name=summarize,proto3" json:"summarize,omitempty"`
 	// The runner saves framework checkpoints through Checkpoint / CheckpointWrite events and
 	// restores them from RunRequest.checkpoints: the host keeps them in its session store.
-	Checkpoints   bool `protobuf:"varint,5,opt,name=checkpoints,proto3" json:"checkpoints,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Checkpoints bool `protobuf:"varint,5,opt,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	// The runner rebuilds what the payload derives from its other fields (input_messages
+	// from input_items and input_content, input_parts from input_content, the session
+	// context's history from the payload's) before its code sees them, so the host sends
+	// each only once: the input would otherwise travel four times, the history twice.
+	// Both SDKs do; a runner that does not gets the documents in full.
+	ExpandsPayload bool `protobuf:"varint,6,opt,name=expands_payload,json=expandsPayload,proto3" json:"expands_payload,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
@@ -224,17 +230,26 @@ func (x *Capabilities) GetCheckpoints() bool {
 	return false
 }
 
+func (x *Capabilities) GetExpandsPayload() bool {
+	if x != nil {
+		return x.ExpandsPayload
+	}
+	return false
+}
+
 type RunRequest struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	AppName      string                 `protobuf:"bytes,1,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
 	UserId       string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
 	SessionId    string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	InvocationId string                 `protobuf:"bytes,4,opt,name=invocation_id,json=invocationId,proto3" json:"invocation_id,omitempty"`
-	// JSON object: input, history, input_content, input_messages, input_parts, attachments,
-	// attachment_results, current_attachments, current_attachment_results,
+	// JSON object: input, history, input_content, input_items, input_messages, input_parts,
+	// attachments, attachment_results, current_attachments, current_attachment_results,
 	// has_current_files, model, model_metadata, model_options, instructions, ...
+	// (input_messages and input_parts left out for a runner that expands_payload).
 	PayloadJson []byte `protobuf:"bytes,5,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
-	// JSON object: history, platform_context, kb_context, memory_context, is_resume, state.
+	// JSON object: history, platform_context, kb_context, memory_context, is_resume, state
+	// (history left out for a runner that expands_payload).
 	SessionContextJson []byte `protobuf:"bytes,6,opt,name=session_context_json,json=sessionContextJson,proto3" json:"session_context_json,omitempty"`
 	// The session's saved checkpoints (the latest of each thread and namespace, with their
 	// pending writes), sent to runners whose capabilities include checkpoints. A runner
@@ -1604,13 +1619,14 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\n" +
 	"agent_name\x18\x03 \x01(\tR\tagentName\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12G\n" +
-	"\fcapabilities\x18\x05 \x01(\v2#.agentengine.runner.v1.CapabilitiesR\fcapabilities\"\xaf\x01\n" +
+	"\fcapabilities\x18\x05 \x01(\v2#.agentengine.runner.v1.CapabilitiesR\fcapabilities\"\xd8\x01\n" +
 	"\fCapabilities\x12\x1c\n" +
 	"\tstreaming\x18\x01 \x01(\bR\tstreaming\x12\x16\n" +
 	"\x06resume\x18\x02 \x01(\bR\x06resume\x12)\n" +
 	"\x10multimodal_input\x18\x03 \x01(\bR\x0fmultimodalInput\x12\x1c\n" +
 	"\tsummarize\x18\x04 \x01(\bR\tsummarize\x12 \n" +
-	"\vcheckpoints\x18\x05 \x01(\bR\vcheckpoints\"\x9e\x02\n" +
+	"\vcheckpoints\x18\x05 \x01(\bR\vcheckpoints\x12'\n" +
+	"\x0fexpands_payload\x18\x06 \x01(\bR\x0eexpandsPayload\"\x9e\x02\n" +
 	"\n" +
 	"RunRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +

@@ -22,6 +22,7 @@ from ._proto.runner.v1 import runner_pb2 as pb
 from ._proto.runner.v1 import runner_pb2_grpc as runner_grpc
 from .context import InvocationContext, invocation_scope
 from .emitter import Emitter, RunCheckpoints, checkpoint_scope, checkpoints_from_pb
+from .expand import expand_request
 from .handshake import RUNNER_PROTOCOL
 from .hclog import get_logger
 from .runner import Runner, RunnerError, RunRequest, SummarizeRequest
@@ -109,6 +110,8 @@ class RunnerService(runner_grpc.RunnerServicer):
                 multimodal_input=caps.multimodal_input,
                 summarize=summarize,
                 checkpoints=caps.checkpoints,
+                # Run expands every request (expand_request).
+                expands_payload=True,
             ),
         )
 
@@ -121,6 +124,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             session_context = decode_object(
                 request.session_context_json, "session context (session_context_json)"
             )
+            expand_request(payload, session_context)
         except ValueError as exc:
             # An Error event, not a gRPC status: the host records a clean failed run.
             log.error(
