@@ -177,4 +177,3 @@ func nonNilBlocks(b []session.ContentBlock) []session.ContentBlock {
 	}
 	return b
 }
-
