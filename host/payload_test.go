@@ -68,15 +68,19 @@ func TestRunRequestIsCompactForARunnerThatExpandsIt(t *testing.T) {
 		_, hasMsgs := payload["input_messages"]
 		_, hasParts := payload["input_parts"]
 		_, hasHist := sctx["history"]
-		if full := noExpand; hasMsgs != full || hasParts != full || hasHist != full {
-			t.Errorf("noExpand=%t: input_messages %t, input_parts %t, session history %t", noExpand, hasMsgs, hasParts, hasHist)
+		_, hasInput := payload["input"]
+		if full := noExpand; hasMsgs != full || hasParts != full || hasHist != full || hasInput != full {
+			t.Errorf("noExpand=%t: input %t, input_messages %t, input_parts %t, session history %t", noExpand, hasInput, hasMsgs, hasParts, hasHist)
 		}
 		req := f.agent.last()
 		if len(req.Payload.InputMessages) != 2 || len(req.Payload.InputParts) != 2 || len(req.Context.History) != 3 { // the first exchange, then the client's item
 			t.Errorf("noExpand=%t: the agent saw %d input messages, %d parts, %d history messages", noExpand,
 				len(req.Payload.InputMessages), len(req.Payload.InputParts), len(req.Context.History))
 		}
-		seen[noExpand] = &runnerPayloads{req.Payload.InputMessages, req.Payload.InputParts, req.Context.History}
+		if req.Payload.InputText() != "two" {
+			t.Errorf("noExpand=%t: the agent saw input %s", noExpand, req.Payload.Input)
+		}
+		seen[noExpand] = &runnerPayloads{req.Payload.Input, req.Payload.InputMessages, req.Payload.InputParts, req.Context.History}
 	}
 	if !reflect.DeepEqual(seen[false], seen[true]) {
 		t.Errorf("the agent saw different documents:\n%+v\n%+v", seen[false], seen[true])
@@ -84,6 +88,7 @@ func TestRunRequestIsCompactForARunnerThatExpandsIt(t *testing.T) {
 }
 
 type runnerPayloads struct {
+	input       json.RawMessage
 	msgs, parts []json.RawMessage
 	history     []session.Message
 }

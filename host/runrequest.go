@@ -68,8 +68,8 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, r
 		} else {
 			p.Input = session.MustJSON(raws)
 		}
-	} else {
-		p.Input = session.MustJSON(in.Text())
+	} else if !caps.GetExpandsPayload() {
+		p.Input = session.MustJSON(in.Text()) // else the runner derives it from the content
 	}
 	sc := wire.SessionContext{
 		PlatformContext: wire.PlatformContext{
@@ -84,7 +84,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, r
 	// The history is encoded once (mostly cached) and spliced in. A runner that expands
 	// the payload gets the input once and the history once; others get the derived
 	// fields and the history in the session context too.
-	pw, sessionHist := payloadWire{Payload: p}, json.RawMessage(nil)
+	pw, sessionHist := payloadWire{Payload: p, Input: p.Input}, json.RawMessage(nil)
 	if !caps.GetExpandsPayload() {
 		pw.InputMessages = wire.InputMessagesOf(in.Items, in.Content)
 		pw.InputParts = wire.InputPartsOf(in.Content)
@@ -120,6 +120,8 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, r
 type payloadWire struct {
 	wire.Payload
 	History json.RawMessage `json:"history,omitempty"`
+	// Input is left out (nil) for a runner that expands the payload, except on resumes.
+	Input json.RawMessage `json:"input,omitempty"`
 	// Derived fields, left out for a runner that expands the payload (wire.Expand).
 	InputMessages []json.RawMessage `json:"input_messages,omitempty"`
 	InputParts    []json.RawMessage `json:"input_parts,omitempty"`

@@ -74,18 +74,7 @@ type Resume struct {
 }
 
 // Text returns the concatenated text blocks.
-func (in Input) Text() string {
-	var out string
-	for _, b := range in.Content {
-		if b.Type == "input_text" {
-			if out != "" {
-				out += "\n"
-			}
-			out += b.Text
-		}
-	}
-	return out
-}
+func (in Input) Text() string { return wire.InputText(in.Content) }
 
 // Empty reports whether the input carries nothing to run.
 func (in Input) Empty() bool {

@@ -6,11 +6,14 @@ import (
 )
 
 // Expand fills in what a compact request leaves out, as a runner that expands payloads
-// (Capabilities.expands_payload) must before its code sees them: the payload's
-// InputMessages and InputParts, derived from InputItems and InputContent, and the
-// session context's History, the payload's. Fields that are set are kept, so a request
-// sent in full is unchanged.
+// (Capabilities.expands_payload) must before its code sees them: the payload's Input
+// (the input's text; a resume turn's is always sent), InputMessages and InputParts,
+// derived from InputItems and InputContent, and the session context's History, the
+// payload's. Fields that are set are kept, so a request sent in full is unchanged.
 func Expand(p *Payload, sc *SessionContext) {
+	if p.Input == nil {
+		p.Input = mustJSON(InputText(p.InputContent))
+	}
 	if p.InputMessages == nil {
 		p.InputMessages = InputMessagesOf(p.InputItems, p.InputContent)
 	}
@@ -20,6 +23,21 @@ func Expand(p *Payload, sc *SessionContext) {
 	if sc != nil && sc.History == nil {
 		sc.History = p.History
 	}
+}
+
+// InputText is the text of a turn's input: its text blocks, one per line.
+func InputText(content []ContentBlock) string {
+	var b strings.Builder
+	for _, c := range content {
+		if c.Type != "input_text" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.Text)
+	}
+	return b.String()
 }
 
 // InputMessagesOf is a turn's input as Responses-style items: the earlier items a client

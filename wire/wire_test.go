@@ -49,3 +49,25 @@ func TestPayloadInputText(t *testing.T) {
 		})
 	}
 }
+
+// The Python SDK's test_payload_contract.py checks its expansion with the same blocks.
+func TestExpandDerivesTheInputText(t *testing.T) {
+	p := wire.Payload{InputContent: []wire.ContentBlock{{Type: "input_text"}, {Type: "input_image", ImageURL: "https://x/y.png"},
+		{Type: "input_text", Text: "a"}, {Type: "input_text", Text: "b"}}}
+	wire.Expand(&p, nil)
+	if string(p.Input) != `"a\nb"` {
+		t.Errorf("input %s", p.Input)
+	}
+	want := []string{`{"text":""}`, `{"file_data":{"display_name":"","file_uri":"https://x/y.png"}}`, `{"text":"a"}`, `{"text":"b"}`}
+	if len(p.InputParts) != len(want) {
+		t.Fatalf("parts %s", p.InputParts)
+	}
+	for i := range want {
+		if string(p.InputParts[i]) != want[i] {
+			t.Errorf("part %d: %s, want %s", i, p.InputParts[i], want[i])
+		}
+	}
+	if len(p.InputMessages) != 1 {
+		t.Errorf("messages %s", p.InputMessages)
+	}
+}

@@ -124,3 +124,22 @@ def test_a_full_request_is_left_as_it_is() -> None:
     expand_request(payload, ctx)
     assert payload["input_parts"] == [] and payload["input_messages"] == load("payload.json")["input_messages"]
     assert ctx == load("session_context.json")
+
+
+def test_the_input_text_is_derived_as_the_host_joins_it() -> None:
+    # The Go side's wire.InputText, checked by wire's tests with the same blocks.
+    blocks = [
+        {"type": "input_text", "text": ""},
+        {"type": "input_image", "image_url": "https://x/y.png"},
+        {"type": "input_text", "text": "a"},
+        {"type": "input_text", "text": "b"},
+    ]
+    payload: dict[str, Any] = {"input_content": blocks, "history": []}
+    expand_request(payload, {})
+    assert payload["input"] == "a\nb"
+    assert payload["input_parts"] == [
+        {"text": ""},
+        {"file_data": {"file_uri": "https://x/y.png", "display_name": ""}},
+        {"text": "a"},
+        {"text": "b"},
+    ]

@@ -155,10 +155,11 @@ type Capabilities struct {
 	// The runner saves framework checkpoints through Checkpoint / CheckpointWrite events and
 	// restores them from RunRequest.checkpoints: the host keeps them in its session store.
 	Checkpoints bool `protobuf:"varint,5,opt,name=checkpoints,proto3" json:"checkpoints,omitempty"`
-	// The runner rebuilds what the payload derives from its other fields (input_messages
-	// from input_items and input_content, input_parts from input_content, the session
-	// context's history from the payload's) before its code sees them, so the host sends
-	// each only once: the input would otherwise travel four times, the history twice.
+	// The runner rebuilds what the payload derives from its other fields (input, except on
+	// a resume, input_messages from input_items and input_content, input_parts from
+	// input_content, the session context's history from the payload's) before its code sees
+	// them, so the host sends each only once: the input would otherwise travel four times,
+	// the history twice.
 	// Both SDKs do; a runner that does not gets the documents in full.
 	ExpandsPayload bool `protobuf:"varint,6,opt,name=expands_payload,json=expandsPayload,proto3" json:"expands_payload,omitempty"`
 	unknownFields  protoimpl.UnknownFields
@@ -246,7 +247,8 @@ type RunRequest struct {
 	// JSON object: input, history, input_content, input_items, input_messages, input_parts,
 	// attachments, attachment_results, current_attachments, current_attachment_results,
 	// has_current_files, model, model_metadata, model_options, instructions, ...
-	// (input_messages and input_parts left out for a runner that expands_payload).
+	// (input, except on a resume, input_messages and input_parts left out for a runner
+	// that expands_payload).
 	PayloadJson []byte `protobuf:"bytes,5,opt,name=payload_json,json=payloadJson,proto3" json:"payload_json,omitempty"`
 	// JSON object: history, platform_context, kb_context, memory_context, is_resume, state
 	// (history left out for a runner that expands_payload).

@@ -1,9 +1,9 @@
 """What a runner rebuilds of a compact run request before its code sees it.
 
 The host sends each part of a request once to a runner that reports the expands_payload
-capability (this SDK always does): the payload's input_messages and input_parts, derived
-from input_items and input_content, and the session context's history, the payload's, are
-left out. expand_request puts them back exactly as the host would have sent them (the Go
+capability (this SDK always does): the payload's input (the input's text; a resume turn's
+is always sent), input_messages and input_parts, derived from input_items and
+input_content, and the session context's history, the payload's, are left out. expand_request puts them back exactly as the host would have sent them (the Go
 SDK's wire.Expand does the same), so hooks and bridges see the documents in full.
 """
 
@@ -18,12 +18,27 @@ def expand_request(payload: dict[str, JSON], session_context: dict[str, JSON]) -
     """Fills in, in place, the derived fields a compact request leaves out; a request sent
     in full is left as it is."""
     content = payload.get("input_content") or []
+    if payload.get("input") is None:  # a resume turn's input is always sent
+        payload["input"] = input_text(content)
     if payload.get("input_messages") is None:
         payload["input_messages"] = input_messages(payload.get("input_items") or [], content)
     if payload.get("input_parts") is None:
         payload["input_parts"] = input_parts(content)
     if session_context.get("history") is None:
         session_context["history"] = list(payload.get("history") or [])
+
+
+def input_text(blocks: list[JSON]) -> str:
+    """The text of a turn's input: its text blocks, one per line."""
+    texts = [
+        b.get("text") or "" for b in blocks if isinstance(b, dict) and b.get("type") == "input_text"
+    ]
+    out = ""
+    for t in texts:
+        if out:
+            out += "\n"
+        out += t
+    return out
 
 
 def input_messages(items: list[JSON], content: list[JSON]) -> list[JSON]:
