@@ -3,8 +3,9 @@
 The host sends each part of a request once to a runner that reports the expands_payload
 capability (this SDK always does): the payload's input (the input's text; a resume turn's
 is always sent), input_messages and input_parts, derived from input_items and
-input_content, and the session context's history, the payload's, are left out. expand_request puts them back exactly as the host would have sent them (the Go
-SDK's wire.Expand does the same), so hooks and bridges see the documents in full.
+input_content, and the session context's history, the payload's, are left out.
+expand_request puts them back exactly as the host would have sent them (the Go SDK's
+wire.Expand does the same), so hooks and bridges see the documents in full.
 """
 
 from __future__ import annotations
