@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"reflect"
 	"sync"
 	"testing"
@@ -91,4 +92,54 @@ type runnerPayloads struct {
 	input       json.RawMessage
 	msgs, parts []json.RawMessage
 	history     []session.Message
+}
+
+// batchStream replays fixed runner messages.
+type batchStream struct {
+	grpc.ClientStream
+	msgs []*runnerv1.RunEvent
+}
+
+func (s *batchStream) Recv() (*runnerv1.RunEvent, error) {
+	if len(s.msgs) == 0 {
+		return nil, io.EOF
+	}
+	ev := s.msgs[0]
+	s.msgs = s.msgs[1:]
+	return ev, nil
+}
+
+// batchRunner answers every run with one text delta, then the rest of the turn as one
+// batch message, as the Python SDK sends what it deferred.
+type batchRunner struct{ runnerv1.RunnerClient }
+
+func (batchRunner) Run(context.Context, *runnerv1.RunRequest, ...grpc.CallOption) (grpc.ServerStreamingClient[runnerv1.RunEvent], error) {
+	text := func(s string) *runnerv1.RunEvent {
+		return &runnerv1.RunEvent{Event: &runnerv1.RunEvent_TextDelta{TextDelta: &runnerv1.TextDelta{Text: s}}}
+	}
+	batch := &runnerv1.RunEventBatch{Events: []*runnerv1.RunEvent{
+		text("world"),
+		{Event: &runnerv1.RunEvent_MessageDone{MessageDone: &runnerv1.MessageDone{}}},
+		{Event: &runnerv1.RunEvent_Usage{Usage: &runnerv1.Usage{InputTokens: 2, OutputTokens: 5}}},
+	}}
+	return &batchStream{msgs: []*runnerv1.RunEvent{text("hello "), {Event: &runnerv1.RunEvent_Batch{Batch: batch}}}}, nil
+}
+
+func TestABatchMessageIsHandledEventByEvent(t *testing.T) {
+	f := &fixture{store: memory.New(), agent: &scripted{}}
+	f.rt = startRuntime(t, host.Config{Store: f.store, Agents: []host.Agent{{Name: "scripted", Runner: batchRunner{serve(t, f.agent)}}}})
+	_, evs := f.turn(t, host.TurnRequest{Input: text("hi")})
+	var answer string
+	for _, e := range evs {
+		if e.Kind == host.KindStored && e.Stored.Type == session.TypeAssistantMessage {
+			var d session.AssistantMessageData
+			if err := json.Unmarshal(e.Stored.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			answer = d.Text
+		}
+	}
+	if st := terminal(t, evs); answer != "hello world" || st.Status != session.StatusCompleted || st.Usage == nil || st.Usage.OutputTokens != 5 {
+		t.Errorf("answer %q, terminal %+v", answer, st)
+	}
 }

@@ -245,9 +245,18 @@ func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequ
 			}
 			return err
 		}
+		events := []*runnerv1.RunEvent{ev}
+		if b := ev.GetBatch(); b != nil {
+			events = b.GetEvents() // several events in one message
+		}
 		ts.mu.Lock()
-		if ts.storeErr == nil && ts.failure == nil { // else drain: the outcome is decided
-			ts.handle(ev)
+		for _, e := range events {
+			if e.GetBatch() != nil {
+				continue // batches do not nest
+			}
+			if ts.storeErr == nil && ts.failure == nil { // else drain: the outcome is decided
+				ts.handle(e)
+			}
 		}
 		ts.mu.Unlock()
 	}

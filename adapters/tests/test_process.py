@@ -24,6 +24,7 @@ import grpc
 import pytest
 from agentengine_runner._proto.runner.v1 import runner_pb2 as pb
 from agentengine_runner._proto.runner.v1 import runner_pb2_grpc as runner_grpc
+from agentengine_runner.emitter import unbatch
 from agentengine_runner.handshake import MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE
 from conftest import REPO
 
@@ -175,7 +176,7 @@ async def call(target: str, *reqs: pb.RunRequest) -> tuple[pb.DescribeResponse, 
     async with grpc.aio.insecure_channel(target) as channel:
         stub = runner_grpc.RunnerStub(channel)
         described = await stub.Describe(pb.DescribeRequest(), timeout=10)
-        runs = [[e async for e in stub.Run(r, timeout=60)] for r in reqs]
+        runs = [[ev async for e in stub.Run(r, timeout=60) for ev in unbatch(e)] for r in reqs]
         return described, runs
 
 

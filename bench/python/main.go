@@ -228,11 +228,13 @@ func rawTurn(ctx context.Context, r runnerv1.RunnerClient, app, sessionID, input
 		if err != nil {
 			return err
 		}
-		if e := ev.GetError(); e != nil {
-			return fmt.Errorf("the runner failed the turn: %s", e.GetMessage())
-		}
-		if ev.GetTextDelta() != nil {
-			texts++
+		for _, ev := range pluginsdk.Unbatch(ev) {
+			if e := ev.GetError(); e != nil {
+				return fmt.Errorf("the runner failed the turn: %s", e.GetMessage())
+			}
+			if ev.GetTextDelta() != nil {
+				texts++
+			}
 		}
 	}
 	if texts == 0 {

@@ -14,6 +14,7 @@ from agentengine_runner._proto.plugin import grpc_controller_pb2_grpc as control
 from agentengine_runner._proto.plugin import grpc_stdio_pb2_grpc as stdio_grpc
 from agentengine_runner._proto.runner.v1 import runner_pb2 as pb
 from agentengine_runner._proto.runner.v1 import runner_pb2_grpc as runner_grpc
+from agentengine_runner.emitter import unbatch
 
 
 class Host:
@@ -38,7 +39,7 @@ class Host:
         return self.runner.Run(request(input, **kw))
 
     async def events(self, input: Any, **kw: Any) -> list[pb.RunEvent]:
-        return [e async for e in self.run(input, **kw)]
+        return [ev async for e in self.run(input, **kw) for ev in unbatch(e)]
 
     async def shutdown(self) -> None:
         await self.controller.Shutdown(controller_pb.Empty(), timeout=5)

@@ -360,6 +360,7 @@ type RunEvent struct {
 	//	*RunEvent_Checkpoint
 	//	*RunEvent_CheckpointWrite
 	//	*RunEvent_CheckpointDelete
+	//	*RunEvent_Batch
 	Event         isRunEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -528,6 +529,15 @@ func (x *RunEvent) GetCheckpointDelete() *CheckpointDelete {
 	return nil
 }
 
+func (x *RunEvent) GetBatch() *RunEventBatch {
+	if x != nil {
+		if x, ok := x.Event.(*RunEvent_Batch); ok {
+			return x.Batch
+		}
+	}
+	return nil
+}
+
 type isRunEvent_Event interface {
 	isRunEvent_Event()
 }
@@ -588,6 +598,13 @@ type RunEvent_CheckpointDelete struct {
 	CheckpointDelete *CheckpointDelete `protobuf:"bytes,14,opt,name=checkpoint_delete,json=checkpointDelete,proto3,oneof"`
 }
 
+type RunEvent_Batch struct {
+	// Several events in one message, in order: a runner may send events it has
+	// accumulated (checkpoints saved at the end of a run) together, which costs the
+	// transport one message instead of one each. Batches do not nest.
+	Batch *RunEventBatch `protobuf:"bytes,15,opt,name=batch,proto3,oneof"`
+}
+
 func (*RunEvent_TextDelta) isRunEvent_Event() {}
 
 func (*RunEvent_MessageDone) isRunEvent_Event() {}
@@ -616,6 +633,52 @@ func (*RunEvent_CheckpointWrite) isRunEvent_Event() {}
 
 func (*RunEvent_CheckpointDelete) isRunEvent_Event() {}
 
+func (*RunEvent_Batch) isRunEvent_Event() {}
+
+type RunEventBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        []*RunEvent            `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunEventBatch) Reset() {
+	*x = RunEventBatch{}
+	mi := &file_runner_v1_runner_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunEventBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunEventBatch) ProtoMessage() {}
+
+func (x *RunEventBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunEventBatch.ProtoReflect.Descriptor instead.
+func (*RunEventBatch) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *RunEventBatch) GetEvents() []*RunEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 // A piece of assistant text.
 type TextDelta struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -626,7 +689,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_runner_v1_runner_proto_msgTypes[5]
+	mi := &file_runner_v1_runner_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +701,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[5]
+	mi := &file_runner_v1_runner_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +714,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{5}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TextDelta) GetText() string {
@@ -673,7 +736,7 @@ type MessageDone struct {
 
 func (x *MessageDone) Reset() {
 	*x = MessageDone{}
-	mi := &file_runner_v1_runner_proto_msgTypes[6]
+	mi := &file_runner_v1_runner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +748,7 @@ func (x *MessageDone) String() string {
 func (*MessageDone) ProtoMessage() {}
 
 func (x *MessageDone) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[6]
+	mi := &file_runner_v1_runner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +761,7 @@ func (x *MessageDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageDone.ProtoReflect.Descriptor instead.
 func (*MessageDone) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{6}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MessageDone) GetText() string {
@@ -718,7 +781,7 @@ type ReasoningDelta struct {
 
 func (x *ReasoningDelta) Reset() {
 	*x = ReasoningDelta{}
-	mi := &file_runner_v1_runner_proto_msgTypes[7]
+	mi := &file_runner_v1_runner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -730,7 +793,7 @@ func (x *ReasoningDelta) String() string {
 func (*ReasoningDelta) ProtoMessage() {}
 
 func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[7]
+	mi := &file_runner_v1_runner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -743,7 +806,7 @@ func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReasoningDelta.ProtoReflect.Descriptor instead.
 func (*ReasoningDelta) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{7}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReasoningDelta) GetText() string {
@@ -766,7 +829,7 @@ type ToolCallDelta struct {
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_runner_v1_runner_proto_msgTypes[8]
+	mi := &file_runner_v1_runner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +841,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[8]
+	mi := &file_runner_v1_runner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +854,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{8}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolCallDelta) GetCallId() string {
@@ -827,7 +890,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_runner_v1_runner_proto_msgTypes[9]
+	mi := &file_runner_v1_runner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +902,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[9]
+	mi := &file_runner_v1_runner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +915,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{9}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolCall) GetCallId() string {
@@ -889,7 +952,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_runner_v1_runner_proto_msgTypes[10]
+	mi := &file_runner_v1_runner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -901,7 +964,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[10]
+	mi := &file_runner_v1_runner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -914,7 +977,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{10}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ToolResult) GetCallId() string {
@@ -966,7 +1029,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_runner_v1_runner_proto_msgTypes[11]
+	mi := &file_runner_v1_runner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1041,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[11]
+	mi := &file_runner_v1_runner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1054,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{11}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ApprovalRequest) GetId() string {
@@ -1047,7 +1110,7 @@ type StateDelta struct {
 
 func (x *StateDelta) Reset() {
 	*x = StateDelta{}
-	mi := &file_runner_v1_runner_proto_msgTypes[12]
+	mi := &file_runner_v1_runner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1122,7 @@ func (x *StateDelta) String() string {
 func (*StateDelta) ProtoMessage() {}
 
 func (x *StateDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[12]
+	mi := &file_runner_v1_runner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1135,7 @@ func (x *StateDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateDelta.ProtoReflect.Descriptor instead.
 func (*StateDelta) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{12}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StateDelta) GetDeltaJson() []byte {
@@ -1094,7 +1157,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_runner_v1_runner_proto_msgTypes[13]
+	mi := &file_runner_v1_runner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1169,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[13]
+	mi := &file_runner_v1_runner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1182,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{13}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Usage) GetInputTokens() int64 {
@@ -1163,7 +1226,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_runner_v1_runner_proto_msgTypes[14]
+	mi := &file_runner_v1_runner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1175,7 +1238,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[14]
+	mi := &file_runner_v1_runner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1188,7 +1251,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{14}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Error) GetMessage() string {
@@ -1224,7 +1287,7 @@ type Native struct {
 
 func (x *Native) Reset() {
 	*x = Native{}
-	mi := &file_runner_v1_runner_proto_msgTypes[15]
+	mi := &file_runner_v1_runner_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1236,7 +1299,7 @@ func (x *Native) String() string {
 func (*Native) ProtoMessage() {}
 
 func (x *Native) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[15]
+	mi := &file_runner_v1_runner_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1249,7 +1312,7 @@ func (x *Native) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Native.ProtoReflect.Descriptor instead.
 func (*Native) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{15}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Native) GetFramework() string {
@@ -1293,7 +1356,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_runner_v1_runner_proto_msgTypes[16]
+	mi := &file_runner_v1_runner_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1368,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[16]
+	mi := &file_runner_v1_runner_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1381,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{16}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Checkpoint) GetThreadId() string {
@@ -1382,7 +1445,7 @@ type CheckpointWrite struct {
 
 func (x *CheckpointWrite) Reset() {
 	*x = CheckpointWrite{}
-	mi := &file_runner_v1_runner_proto_msgTypes[17]
+	mi := &file_runner_v1_runner_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1457,7 @@ func (x *CheckpointWrite) String() string {
 func (*CheckpointWrite) ProtoMessage() {}
 
 func (x *CheckpointWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[17]
+	mi := &file_runner_v1_runner_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1470,7 @@ func (x *CheckpointWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointWrite.ProtoReflect.Descriptor instead.
 func (*CheckpointWrite) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{17}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CheckpointWrite) GetThreadId() string {
@@ -1477,7 +1540,7 @@ type CheckpointDelete struct {
 
 func (x *CheckpointDelete) Reset() {
 	*x = CheckpointDelete{}
-	mi := &file_runner_v1_runner_proto_msgTypes[18]
+	mi := &file_runner_v1_runner_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +1552,7 @@ func (x *CheckpointDelete) String() string {
 func (*CheckpointDelete) ProtoMessage() {}
 
 func (x *CheckpointDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[18]
+	mi := &file_runner_v1_runner_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +1565,7 @@ func (x *CheckpointDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointDelete.ProtoReflect.Descriptor instead.
 func (*CheckpointDelete) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{18}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CheckpointDelete) GetThreadId() string {
@@ -1523,7 +1586,7 @@ type SummarizeRequest struct {
 
 func (x *SummarizeRequest) Reset() {
 	*x = SummarizeRequest{}
-	mi := &file_runner_v1_runner_proto_msgTypes[19]
+	mi := &file_runner_v1_runner_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1535,7 +1598,7 @@ func (x *SummarizeRequest) String() string {
 func (*SummarizeRequest) ProtoMessage() {}
 
 func (x *SummarizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[19]
+	mi := &file_runner_v1_runner_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1548,7 +1611,7 @@ func (x *SummarizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummarizeRequest.ProtoReflect.Descriptor instead.
 func (*SummarizeRequest) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{19}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SummarizeRequest) GetHistoryJson() []byte {
@@ -1574,7 +1637,7 @@ type SummarizeResponse struct {
 
 func (x *SummarizeResponse) Reset() {
 	*x = SummarizeResponse{}
-	mi := &file_runner_v1_runner_proto_msgTypes[20]
+	mi := &file_runner_v1_runner_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1586,7 +1649,7 @@ func (x *SummarizeResponse) String() string {
 func (*SummarizeResponse) ProtoMessage() {}
 
 func (x *SummarizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[20]
+	mi := &file_runner_v1_runner_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1599,7 +1662,7 @@ func (x *SummarizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummarizeResponse.ProtoReflect.Descriptor instead.
 func (*SummarizeResponse) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{20}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SummarizeResponse) GetSummary() string {
@@ -1638,7 +1701,7 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\rinvocation_id\x18\x04 \x01(\tR\finvocationId\x12!\n" +
 	"\fpayload_json\x18\x05 \x01(\fR\vpayloadJson\x120\n" +
 	"\x14session_context_json\x18\x06 \x01(\fR\x12sessionContextJson\x12C\n" +
-	"\vcheckpoints\x18\a \x03(\v2!.agentengine.runner.v1.CheckpointR\vcheckpoints\"\xf9\a\n" +
+	"\vcheckpoints\x18\a \x03(\v2!.agentengine.runner.v1.CheckpointR\vcheckpoints\"\xb7\b\n" +
 	"\bRunEvent\x12A\n" +
 	"\n" +
 	"text_delta\x18\x01 \x01(\v2 .agentengine.runner.v1.TextDeltaH\x00R\ttextDelta\x12G\n" +
@@ -1659,8 +1722,11 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"checkpoint\x18\f \x01(\v2!.agentengine.runner.v1.CheckpointH\x00R\n" +
 	"checkpoint\x12S\n" +
 	"\x10checkpoint_write\x18\r \x01(\v2&.agentengine.runner.v1.CheckpointWriteH\x00R\x0fcheckpointWrite\x12V\n" +
-	"\x11checkpoint_delete\x18\x0e \x01(\v2'.agentengine.runner.v1.CheckpointDeleteH\x00R\x10checkpointDeleteB\a\n" +
-	"\x05event\"\x1f\n" +
+	"\x11checkpoint_delete\x18\x0e \x01(\v2'.agentengine.runner.v1.CheckpointDeleteH\x00R\x10checkpointDelete\x12<\n" +
+	"\x05batch\x18\x0f \x01(\v2$.agentengine.runner.v1.RunEventBatchH\x00R\x05batchB\a\n" +
+	"\x05event\"H\n" +
+	"\rRunEventBatch\x127\n" +
+	"\x06events\x18\x01 \x03(\v2\x1f.agentengine.runner.v1.RunEventR\x06events\"\x1f\n" +
 	"\tTextDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"!\n" +
 	"\vMessageDone\x12\x12\n" +
@@ -1747,59 +1813,62 @@ func file_runner_v1_runner_proto_rawDescGZIP() []byte {
 	return file_runner_v1_runner_proto_rawDescData
 }
 
-var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_runner_v1_runner_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: agentengine.runner.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: agentengine.runner.v1.DescribeResponse
 	(*Capabilities)(nil),      // 2: agentengine.runner.v1.Capabilities
 	(*RunRequest)(nil),        // 3: agentengine.runner.v1.RunRequest
 	(*RunEvent)(nil),          // 4: agentengine.runner.v1.RunEvent
-	(*TextDelta)(nil),         // 5: agentengine.runner.v1.TextDelta
-	(*MessageDone)(nil),       // 6: agentengine.runner.v1.MessageDone
-	(*ReasoningDelta)(nil),    // 7: agentengine.runner.v1.ReasoningDelta
-	(*ToolCallDelta)(nil),     // 8: agentengine.runner.v1.ToolCallDelta
-	(*ToolCall)(nil),          // 9: agentengine.runner.v1.ToolCall
-	(*ToolResult)(nil),        // 10: agentengine.runner.v1.ToolResult
-	(*ApprovalRequest)(nil),   // 11: agentengine.runner.v1.ApprovalRequest
-	(*StateDelta)(nil),        // 12: agentengine.runner.v1.StateDelta
-	(*Usage)(nil),             // 13: agentengine.runner.v1.Usage
-	(*Error)(nil),             // 14: agentengine.runner.v1.Error
-	(*Native)(nil),            // 15: agentengine.runner.v1.Native
-	(*Checkpoint)(nil),        // 16: agentengine.runner.v1.Checkpoint
-	(*CheckpointWrite)(nil),   // 17: agentengine.runner.v1.CheckpointWrite
-	(*CheckpointDelete)(nil),  // 18: agentengine.runner.v1.CheckpointDelete
-	(*SummarizeRequest)(nil),  // 19: agentengine.runner.v1.SummarizeRequest
-	(*SummarizeResponse)(nil), // 20: agentengine.runner.v1.SummarizeResponse
+	(*RunEventBatch)(nil),     // 5: agentengine.runner.v1.RunEventBatch
+	(*TextDelta)(nil),         // 6: agentengine.runner.v1.TextDelta
+	(*MessageDone)(nil),       // 7: agentengine.runner.v1.MessageDone
+	(*ReasoningDelta)(nil),    // 8: agentengine.runner.v1.ReasoningDelta
+	(*ToolCallDelta)(nil),     // 9: agentengine.runner.v1.ToolCallDelta
+	(*ToolCall)(nil),          // 10: agentengine.runner.v1.ToolCall
+	(*ToolResult)(nil),        // 11: agentengine.runner.v1.ToolResult
+	(*ApprovalRequest)(nil),   // 12: agentengine.runner.v1.ApprovalRequest
+	(*StateDelta)(nil),        // 13: agentengine.runner.v1.StateDelta
+	(*Usage)(nil),             // 14: agentengine.runner.v1.Usage
+	(*Error)(nil),             // 15: agentengine.runner.v1.Error
+	(*Native)(nil),            // 16: agentengine.runner.v1.Native
+	(*Checkpoint)(nil),        // 17: agentengine.runner.v1.Checkpoint
+	(*CheckpointWrite)(nil),   // 18: agentengine.runner.v1.CheckpointWrite
+	(*CheckpointDelete)(nil),  // 19: agentengine.runner.v1.CheckpointDelete
+	(*SummarizeRequest)(nil),  // 20: agentengine.runner.v1.SummarizeRequest
+	(*SummarizeResponse)(nil), // 21: agentengine.runner.v1.SummarizeResponse
 }
 var file_runner_v1_runner_proto_depIdxs = []int32{
 	2,  // 0: agentengine.runner.v1.DescribeResponse.capabilities:type_name -> agentengine.runner.v1.Capabilities
-	16, // 1: agentengine.runner.v1.RunRequest.checkpoints:type_name -> agentengine.runner.v1.Checkpoint
-	5,  // 2: agentengine.runner.v1.RunEvent.text_delta:type_name -> agentengine.runner.v1.TextDelta
-	6,  // 3: agentengine.runner.v1.RunEvent.message_done:type_name -> agentengine.runner.v1.MessageDone
-	7,  // 4: agentengine.runner.v1.RunEvent.reasoning_delta:type_name -> agentengine.runner.v1.ReasoningDelta
-	8,  // 5: agentengine.runner.v1.RunEvent.tool_call_delta:type_name -> agentengine.runner.v1.ToolCallDelta
-	9,  // 6: agentengine.runner.v1.RunEvent.tool_call:type_name -> agentengine.runner.v1.ToolCall
-	10, // 7: agentengine.runner.v1.RunEvent.tool_result:type_name -> agentengine.runner.v1.ToolResult
-	11, // 8: agentengine.runner.v1.RunEvent.approval_request:type_name -> agentengine.runner.v1.ApprovalRequest
-	12, // 9: agentengine.runner.v1.RunEvent.state_delta:type_name -> agentengine.runner.v1.StateDelta
-	13, // 10: agentengine.runner.v1.RunEvent.usage:type_name -> agentengine.runner.v1.Usage
-	14, // 11: agentengine.runner.v1.RunEvent.error:type_name -> agentengine.runner.v1.Error
-	15, // 12: agentengine.runner.v1.RunEvent.native:type_name -> agentengine.runner.v1.Native
-	16, // 13: agentengine.runner.v1.RunEvent.checkpoint:type_name -> agentengine.runner.v1.Checkpoint
-	17, // 14: agentengine.runner.v1.RunEvent.checkpoint_write:type_name -> agentengine.runner.v1.CheckpointWrite
-	18, // 15: agentengine.runner.v1.RunEvent.checkpoint_delete:type_name -> agentengine.runner.v1.CheckpointDelete
-	17, // 16: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
-	0,  // 17: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
-	3,  // 18: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
-	19, // 19: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
-	1,  // 20: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
-	4,  // 21: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
-	20, // 22: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
-	20, // [20:23] is the sub-list for method output_type
-	17, // [17:20] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	17, // 1: agentengine.runner.v1.RunRequest.checkpoints:type_name -> agentengine.runner.v1.Checkpoint
+	6,  // 2: agentengine.runner.v1.RunEvent.text_delta:type_name -> agentengine.runner.v1.TextDelta
+	7,  // 3: agentengine.runner.v1.RunEvent.message_done:type_name -> agentengine.runner.v1.MessageDone
+	8,  // 4: agentengine.runner.v1.RunEvent.reasoning_delta:type_name -> agentengine.runner.v1.ReasoningDelta
+	9,  // 5: agentengine.runner.v1.RunEvent.tool_call_delta:type_name -> agentengine.runner.v1.ToolCallDelta
+	10, // 6: agentengine.runner.v1.RunEvent.tool_call:type_name -> agentengine.runner.v1.ToolCall
+	11, // 7: agentengine.runner.v1.RunEvent.tool_result:type_name -> agentengine.runner.v1.ToolResult
+	12, // 8: agentengine.runner.v1.RunEvent.approval_request:type_name -> agentengine.runner.v1.ApprovalRequest
+	13, // 9: agentengine.runner.v1.RunEvent.state_delta:type_name -> agentengine.runner.v1.StateDelta
+	14, // 10: agentengine.runner.v1.RunEvent.usage:type_name -> agentengine.runner.v1.Usage
+	15, // 11: agentengine.runner.v1.RunEvent.error:type_name -> agentengine.runner.v1.Error
+	16, // 12: agentengine.runner.v1.RunEvent.native:type_name -> agentengine.runner.v1.Native
+	17, // 13: agentengine.runner.v1.RunEvent.checkpoint:type_name -> agentengine.runner.v1.Checkpoint
+	18, // 14: agentengine.runner.v1.RunEvent.checkpoint_write:type_name -> agentengine.runner.v1.CheckpointWrite
+	19, // 15: agentengine.runner.v1.RunEvent.checkpoint_delete:type_name -> agentengine.runner.v1.CheckpointDelete
+	5,  // 16: agentengine.runner.v1.RunEvent.batch:type_name -> agentengine.runner.v1.RunEventBatch
+	4,  // 17: agentengine.runner.v1.RunEventBatch.events:type_name -> agentengine.runner.v1.RunEvent
+	18, // 18: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
+	0,  // 19: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
+	3,  // 20: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
+	20, // 21: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
+	1,  // 22: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
+	4,  // 23: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
+	21, // 24: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
+	22, // [22:25] is the sub-list for method output_type
+	19, // [19:22] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_runner_v1_runner_proto_init() }
@@ -1822,6 +1891,7 @@ func file_runner_v1_runner_proto_init() {
 		(*RunEvent_Checkpoint)(nil),
 		(*RunEvent_CheckpointWrite)(nil),
 		(*RunEvent_CheckpointDelete)(nil),
+		(*RunEvent_Batch)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1829,7 +1899,7 @@ func file_runner_v1_runner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runner_v1_runner_proto_rawDesc), len(file_runner_v1_runner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

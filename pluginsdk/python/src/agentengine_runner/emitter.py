@@ -20,9 +20,22 @@ from .runner import Checkpoint, CheckpointWrite
 Sink = Callable[[pb.RunEvent], Awaitable[None]]
 
 
+def unbatch(event: pb.RunEvent) -> list[pb.RunEvent]:
+    """The events one message carries: a batch's members, else the event itself (for code
+    that reads a runner's stream directly)."""
+    if event.WhichOneof("event") == "batch":
+        return list(event.batch.events)
+    return [event]
+
+
 class Emitter:
-    def __init__(self, sink: Sink) -> None:
+    """With batches (the server's emitter), deferred events go out as one RunEventBatch
+    message, together with the event that follows them, and usage is deferred too (it
+    only adds up): a turn's closing events cost the transport one message, not one each."""
+
+    def __init__(self, sink: Sink, *, batches: bool = False) -> None:
         self._sink = sink
+        self._batches = batches
         self._closed = False
         self._deferred: list[pb.RunEvent] = []
         self.count = 0
@@ -34,6 +47,10 @@ class Emitter:
         """Sends a prebuilt event (escape hatch; prefer the typed methods)."""
         if self._closed:
             raise RuntimeError("run already finished: events after the end are not delivered")
+        if self._batches and self._deferred:
+            self._deferred.append(event)
+            await self.flush()
+            return
         await self.flush()
         await self._sink(event)
         self.count += 1
@@ -48,6 +65,11 @@ class Emitter:
 
     async def flush(self) -> None:
         """Sends the deferred events."""
+        if self._batches and len(self._deferred) > 1:
+            events, self._deferred = self._deferred, []
+            await self._sink(pb.RunEvent(batch=pb.RunEventBatch(events=events)))
+            self.count += len(events)
+            return
         while self._deferred:
             event = self._deferred.pop(0)
             await self._sink(event)
@@ -127,16 +149,18 @@ class Emitter:
         reasoning_tokens: int = 0,
         cached_tokens: int = 0,
     ) -> None:
-        await self.send(
-            pb.RunEvent(
-                usage=pb.Usage(
-                    input_tokens=input_tokens,
-                    output_tokens=output_tokens,
-                    reasoning_tokens=reasoning_tokens,
-                    cached_tokens=cached_tokens,
-                )
+        event = pb.RunEvent(
+            usage=pb.Usage(
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                reasoning_tokens=reasoning_tokens,
+                cached_tokens=cached_tokens,
             )
         )
+        if self._batches:
+            self.defer(event)  # goes out with the next event, at the latest the run's end
+            return
+        await self.send(event)
 
     async def native(self, framework: str, kind: str, data: Any = None) -> None:
         """A framework-native event, relayed live for debugging only (never stored)."""

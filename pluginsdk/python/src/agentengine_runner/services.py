@@ -152,16 +152,17 @@ class RunnerService(runner_grpc.RunnerServicer):
             invocation_id=request.invocation_id,
             runner_type=self._framework_name(),
         )
-        emit = Emitter(context.write)
+        emit = Emitter(context.write, batches=True)
         ids = {"invocation_id": request.invocation_id, "session_id": request.session_id}
         started = time.monotonic()
         checkpoints = RunCheckpoints(emit, req.checkpoints) if self._keeps_checkpoints() else None
         try:
             with invocation_scope(ictx), checkpoint_scope(checkpoints):
                 await self._runner.run(req, emit)
-            # What the run saved goes out before the stream ends.
+            # What the run saved (and any deferred usage) goes out before the stream ends.
             if checkpoints is not None:
                 await checkpoints.flush()
+            await emit.flush()
         except asyncio.CancelledError:
             log.debug("run cancelled", extra={**ids, "events": emit.count})
             raise
@@ -172,6 +173,7 @@ class RunnerService(runner_grpc.RunnerServicer):
                 # What the run saved before failing is still its state.
                 if checkpoints is not None:
                     await checkpoints.flush()
+                await emit.flush()
             except Exception:
                 pass
             emit.close()

@@ -58,7 +58,7 @@ class RunRequest(_message.Message):
     def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., invocation_id: _Optional[str] = ..., payload_json: _Optional[bytes] = ..., session_context_json: _Optional[bytes] = ..., checkpoints: _Optional[_Iterable[_Union[Checkpoint, _Mapping]]] = ...) -> None: ...
 
 class RunEvent(_message.Message):
-    __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native", "checkpoint", "checkpoint_write", "checkpoint_delete")
+    __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native", "checkpoint", "checkpoint_write", "checkpoint_delete", "batch")
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_DONE_FIELD_NUMBER: _ClassVar[int]
     REASONING_DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +73,7 @@ class RunEvent(_message.Message):
     CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_WRITE_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_DELETE_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     text_delta: TextDelta
     message_done: MessageDone
     reasoning_delta: ReasoningDelta
@@ -87,7 +88,14 @@ class RunEvent(_message.Message):
     checkpoint: Checkpoint
     checkpoint_write: CheckpointWrite
     checkpoint_delete: CheckpointDelete
-    def __init__(self, text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message_done: _Optional[_Union[MessageDone, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., state_delta: _Optional[_Union[StateDelta, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., checkpoint_write: _Optional[_Union[CheckpointWrite, _Mapping]] = ..., checkpoint_delete: _Optional[_Union[CheckpointDelete, _Mapping]] = ...) -> None: ...
+    batch: RunEventBatch
+    def __init__(self, text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message_done: _Optional[_Union[MessageDone, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., state_delta: _Optional[_Union[StateDelta, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., checkpoint_write: _Optional[_Union[CheckpointWrite, _Mapping]] = ..., checkpoint_delete: _Optional[_Union[CheckpointDelete, _Mapping]] = ..., batch: _Optional[_Union[RunEventBatch, _Mapping]] = ...) -> None: ...
+
+class RunEventBatch(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[RunEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[RunEvent, _Mapping]]] = ...) -> None: ...
 
 class TextDelta(_message.Message):
     __slots__ = ("text",)
