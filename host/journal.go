@@ -118,7 +118,8 @@ func (j *journal) pos(index int) int {
 }
 
 func newJournal() *journal {
-	return &journal{wake: make(chan struct{})}
+	// Room for a short turn's events (opening, a few deltas, items, end) without regrowing.
+	return &journal{wake: make(chan struct{}), events: make([]Event, 0, 16)}
 }
 
 // add appends e (setting its Index) and wakes every waiting subscriber.

@@ -139,11 +139,10 @@ func (e *responseEncoder) start() {
 // pushResponse pushes a lifecycle event, which carries the whole response: built only
 // when the event is encoded (it copies every item's text).
 func (e *responseEncoder) pushResponse(name string) {
-	ev := &evResponse{evHead: head(name)}
-	if e.emit {
-		ev.Response = e.Response()
+	if !e.emit {
+		return // nobody reads it; the Response is built once, from the items, at the end
 	}
-	e.push(ev)
+	e.push(&evResponse{evHead: head(name), Response: e.Response()})
 }
 
 // Ended reports whether the terminal event has been encoded.
@@ -264,6 +263,9 @@ func (e *responseEncoder) open(kind, id string, init func(*outItem)) *outItem {
 	}
 	e.items = append(e.items, it)
 	e.byID[it.id] = it
+	if !e.emit {
+		return it
+	}
 	e.push(&evItem{evHead: head("response.output_item.added"), OutputIndex: it.index, Item: it.json(true)})
 	switch kind {
 	case kindMessage:
@@ -280,6 +282,9 @@ func (e *responseEncoder) delta(it *outItem, text string) {
 		return
 	}
 	it.buf = append(it.buf, text...)
+	if !e.emit {
+		return
+	}
 	switch it.kind {
 	case kindMessage:
 		e.push(&evTextDelta{evHead: head("response.output_text.delta"), ItemID: it.id, OutputIndex: it.index, Delta: text, Logprobs: []any{}})
