@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# bench/ab.sh — interleaved A/B of two agentengine binaries on this machine.
+#
+# Usage: bench/ab.sh OLD_BINARY NEW_BINARY [ROUNDS]
+#
+# Starts each binary twice on 127.0.0.1 (memory and SQLite session backends) serving
+# examples/echo-go, then runs loadgen's non-stream scenario (3 s, c=16 then c=1) against
+# the four servers in turn, ROUNDS times (default 3), so that the machine's noise hits both
+# binaries alike. Prints one line per point: turns/s, p50 and the CPU per turn of the
+# server and its runner. Build the binaries first, e.g.
+#   git worktree add /tmp/old <commit> && (cd /tmp/old && go build -o /tmp/ae-old ./cmd/agentengine)
+#   go build -o /tmp/ae-new ./cmd/agentengine
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[[ $# -ge 2 ]] || { sed -n 2,12p "$0"; exit 2; }
+OLD=$1 NEW=$2 ROUNDS=${3:-3}
+D=$(mktemp -d)
+go build -o "$D/loadgen" ./bench/cmd/loadgen
+declare -A URL PID
+port=$((19100 + RANDOM % 500))
+cleanup() { for p in "${PID[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$D"; }
+trap cleanup EXIT
+for v in old new; do
+  for b in memory local; do
+    bin=$OLD; [[ $v == new ]] && bin=$NEW
+    port=$((port + 1))
+    "$bin" run examples/echo-go --port "$port" --session-backend "$b" --session-path "$D/$v.sqlite" >"$D/$v.$b.log" 2>&1 &
+    PID[$v.$b]=$!
+    URL[$v.$b]=http://127.0.0.1:$port
+  done
+done
+for k in "${!URL[@]}"; do
+  for _ in $(seq 100); do curl -fs "${URL[$k]}/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+echo "round c backend binary turns/s p50_ms cpu_us_per_turn"
+for r in $(seq "$ROUNDS"); do
+  for c in 16 1; do
+    for b in memory local; do
+      for v in old new; do
+        "$D/loadgen" -json -url "${URL[$v.$b]}" -pid "${PID[$v.$b]}" -scenario nonstream -c "$c" -d 3s >"$D/out.json"
+        python3 - "$r" "$c" "$b" "$v" "$D/out.json" <<'PY'
+import json, sys
+r, c, b, v, path = sys.argv[1:]
+d = json.load(open(path))
+s = d["server"]
+cpu = (s["cpu_s"] + s["child_cpu_s"]) * 1e6 / max(1, d["requests"])
+print(r, c, b, v, round(d["turns_per_sec"]), round(d["latency_ms"]["p50"], 3), round(cpu))
+PY
+      done
+    done
+  done
+done
