@@ -14,7 +14,7 @@ import (
 
 // buildRunRequest assembles the seed-003 payload and session context for a turn whose
 // opening events start at turnSeq; history is the projection of what came before it.
-func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile, caps *runnerv1.Capabilities) (*runnerv1.RunRequest, error) {
+func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, state *session.State, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile, caps *runnerv1.Capabilities) (*runnerv1.RunRequest, error) {
 	key := sess.Key
 	// Earlier conversation items a stateless client sent with this turn come last.
 	histJSON, refs, err := rt.sessionHistory(ctx, sess, turnSeq,
@@ -22,9 +22,12 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, r
 	if err != nil {
 		return nil, err
 	}
-	state, err := rt.store.State(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("load state: %w", err)
+	if state == nil { // not read with the run's start
+		st, err := rt.store.State(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("load state: %w", err)
+		}
+		state = &st
 	}
 
 	in := req.Input
@@ -79,7 +82,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, r
 		MemoryContext: json.RawMessage("null"),
 		IsResume:      isResume,
 		State:         state.Merged(),
-		StateTiers:    state,
+		StateTiers:    *state,
 	}
 	// The history is encoded once (mostly cached) and spliced in. A runner that expands
 	// the payload gets the input once and the history once; others get the derived

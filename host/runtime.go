@@ -504,11 +504,11 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		// Created by StartRun, in the run's transaction, at the run's time.
 		sess = &session.Session{Key: key, CreatedAt: now, UpdatedAt: now}
 	}
-	stored, err := rt.store.StartRun(ctx, session.Run{
+	stored, state, err := rt.startRun(ctx, session.Run{
 		InvocationID: req.InvocationID, ResponseID: req.ResponseID, Key: key,
 		Status: session.StatusInProgress, Meta: req.Meta, CreatedAt: now, UpdatedAt: now,
 		CreateSession: create,
-	}, opening...)
+	}, opening)
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
 	}
@@ -518,7 +518,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record turn: %w", err)
 	}
-	rr, err := rt.buildRunRequest(ctx, sess, req, resumes, stored[0].Seq, files, caps)
+	rr, err := rt.buildRunRequest(ctx, sess, state, req, resumes, stored[0].Seq, files, caps)
 	if err != nil {
 		rt.abortStart(key, req.InvocationID, ag.Name, err)
 		return nil, err
@@ -544,6 +544,23 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
 	}()
 	return r, nil
+}
+
+// stateStarter is a store that reads the session's state in the round trip that starts
+// a run (the Postgres store): a turn needs both.
+type stateStarter interface {
+	StartRunWithState(ctx context.Context, run session.Run, events ...session.NewEvent) ([]session.Event, session.State, error)
+}
+
+// startRun records the run's start; the state is nil when the store does not read it
+// with the start (the request's building reads it then).
+func (rt *Runtime) startRun(ctx context.Context, run session.Run, opening []session.NewEvent) ([]session.Event, *session.State, error) {
+	if ss, ok := rt.store.(stateStarter); ok {
+		evs, st, err := ss.StartRunWithState(ctx, run, opening...)
+		return evs, &st, err
+	}
+	evs, err := rt.store.StartRun(ctx, run, opening...)
+	return evs, nil, err
 }
 
 // abortStart closes a run that was recorded but could not be handed to its runner.

@@ -17,6 +17,19 @@ const runCols = `invocation_id, response_id, app_id, user_id, session_id, status
 // StartRun records an in-progress run, owned by this replica, and appends its opening
 // events in one transaction.
 func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session.NewEvent) ([]session.Event, error) {
+	return s.startRun(ctx, run, events, nil)
+}
+
+// StartRunWithState is StartRun that also returns the session's state tiers as the run's
+// start leaves them, read in the same round trip (a turn needs both).
+func (s *Store) StartRunWithState(ctx context.Context, run session.Run, events ...session.NewEvent) ([]session.Event, session.State, error) {
+	var st session.State
+	evs, err := s.startRun(ctx, run, events, &st)
+	return evs, st, err
+}
+
+// startRun starts the run; with st set it also reads the session's state into it.
+func (s *Store) startRun(ctx context.Context, run session.Run, events []session.NewEvent, st *session.State) ([]session.Event, error) {
 	run, err := core.NewRun(run)
 	if err != nil {
 		return nil, err
@@ -35,7 +48,19 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 			r.pk, esc(run.InvocationID), nullable(esc(run.ResponseID)), esc(run.Key.App), esc(run.Key.User), esc(run.Key.ID),
 			run.Status, nullableJSON(run.Meta), s.replicaID(), ns(s.now(r)))
 		out, err = s.appendEvents(b, r, ps)
-		return err
+		if err != nil || st == nil {
+			return err
+		}
+		key := r.sess.Key
+		b.Queue(stateOfRow, esc(key.App), esc(key.User), r.pk).QueryRow(func(row pgx.Row) error {
+			var sess, app, user []byte
+			if err := row.Scan(&sess, &app, &user); err != nil {
+				return fmt.Errorf("session state of %q: %w", key.ID, err)
+			}
+			*st, err = decodeState(key, sess, app, user)
+			return err
+		})
+		return nil
 	}
 	exists := true
 	if _, known := s.rows.get(run.Key); run.CreateSession && !known {

@@ -29,6 +29,16 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 	if err != nil {
 		return session.State{}, fmt.Errorf("session state of %q: %w", key.ID, err)
 	}
+	return decodeState(key, sess, app, user)
+}
+
+// stateOfRow is the statement that reads the three tiers of the session row pk ($3).
+const stateOfRow = `SELECT s.state,
+		coalesce((SELECT state FROM app_state WHERE app_id = $1), '{}'),
+		coalesce((SELECT state FROM user_state WHERE app_id = $1 AND user_id = $2), '{}')
+	FROM sessions s WHERE s.pk = $3`
+
+func decodeState(key session.Key, sess, app, user []byte) (session.State, error) {
 	var out session.State
 	for _, t := range []struct {
 		raw []byte

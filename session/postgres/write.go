@@ -92,11 +92,9 @@ func (s *Store) writeKnown(ctx context.Context, conn *pgxpool.Conn, r *row, fn f
 	b.Queue(`SELECT 1 / count(*)::int FROM (SELECT 1 FROM sessions
 		WHERE pk = $1 AND updated_at = $2 AND title = $3 AND renamed = $4 FOR UPDATE) AS known`,
 		r.pk, ns(r.sess.UpdatedAt), esc(r.sess.Title), r.renamed)
-	n0 := b.Len()
 	if err := fn(r, b); err != nil {
 		return true, err // nothing sent
 	}
-	n := b.Len() - n0
 	br := conn.SendBatch(ctx, b)
 	if _, gerr := br.Exec(); gerr != nil {
 		_ = br.Close()
@@ -107,13 +105,9 @@ func (s *Store) writeKnown(ctx context.Context, conn *pgxpool.Conn, r *row, fn f
 		}
 		return true, fmt.Errorf("write session %q: %w", r.sess.ID, gerr)
 	}
-	for i := 0; err == nil && i < n; i++ {
-		_, err = br.Exec()
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	// Close reads the statements' results in order, running the callbacks of those that
+	// return rows (pgx.QueuedQuery.QueryRow), and returns the first error.
+	if err = br.Close(); err != nil {
 		rollback(conn)
 		return true, err
 	}
@@ -145,14 +139,7 @@ func (s *Store) writeNew(ctx context.Context, key session.Key, created time.Time
 		return false, fmt.Errorf("session database: %w", err)
 	}
 	defer conn.Release()
-	br := conn.SendBatch(ctx, b)
-	for i := 0; err == nil && i < b.Len(); i++ {
-		_, err = br.Exec()
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err = conn.SendBatch(ctx, b).Close(); err != nil { // results in order, callbacks run
 		rollback(conn)
 		if code, constraint := pgCode(err); code == "23505" && constraint == sessionsKeyConstraint {
 			return true, nil
