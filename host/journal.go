@@ -203,6 +203,9 @@ func (j *journal) close() {
 		close(j.wake)
 		j.wake = make(chan struct{})
 	}
+	if !j.holding {
+		j.onWatch = nil // nothing left to release; it refers to the run's whole state
+	}
 	j.mu.Unlock()
 }
 

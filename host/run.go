@@ -591,17 +591,21 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	}
 	// Before done: a client's next turn, sent as soon as this one ends, then finds the
 	// history up to date and reads nothing of it.
-	r.hist = ts.rt.hist.extend(r.Key, r.j.stored())
+	rt := ts.rt
+	r.hist = rt.hist.extend(r.Key, r.j.stored())
 	r.j.close()
 	close(r.done)
+	// What outlives the run refers to rt and r only, not to ts: the turn's buffers (the
+	// message text, deferred items, checkpoints) go with the run's end, not with its
+	// retention.
 	forget := func() {
-		ts.rt.mu.Lock()
-		if k := (runKey{r.Key, r.InvocationID}); ts.rt.runs[k] == r {
-			delete(ts.rt.runs, k)
+		rt.mu.Lock()
+		if k := (runKey{r.Key, r.InvocationID}); rt.runs[k] == r {
+			delete(rt.runs, k)
 		}
-		ts.rt.mu.Unlock()
+		rt.mu.Unlock()
 	}
-	if journalCompactAfter < ts.rt.retention {
+	if journalCompactAfter < rt.retention {
 		time.AfterFunc(journalCompactAfter, func() {
 			dropped := r.j.compact()
 			if !r.j.isWatched() {
@@ -610,8 +614,8 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 				forget()
 				dropped += forgottenRunWeight
 			}
-			ts.rt.trim.add(dropped)
+			rt.trim.add(dropped)
 		})
 	}
-	time.AfterFunc(ts.rt.retention, forget)
+	time.AfterFunc(rt.retention, forget)
 }
