@@ -166,6 +166,13 @@ class GraphRunner(Runner):
                 self._paused[session_thread] = thread
             raise
         await writer.finish()
+        if not request.is_resume and not turn.interrupts and not saved and writer.any_text:
+            # A fresh turn whose stream showed no interrupt and already gave the answer:
+            # the final state would add nothing (an interrupt always shows in the
+            # "updates" stream), and reading it is a checkpoint load per turn.
+            if not self.own_checkpointer:
+                await self._end_run_thread(graph, session_thread, thread, False)
+            return
         final, paused = await self._report_interrupts(graph, config, writer, turn, saved)
         if not paused and not writer.any_text:
             await writer.answer(final_answer(final if final is not None else turn.values))
