@@ -56,3 +56,65 @@ def test_a_deferred_event_rides_with_the_next_one() -> None:
     asyncio.run(turn())
     assert kinds(out) == ["batch"]
     assert kinds(list(out[0].batch.events)) == ["usage", "text_delta"]
+
+
+def test_a_burst_written_while_a_write_is_in_flight_goes_out_as_one_message() -> None:
+    out: list[pb.RunEvent] = []
+
+    async def slow_sink(ev: pb.RunEvent) -> None:
+        await asyncio.sleep(0.005)  # a write in flight
+        out.append(ev)
+
+    async def turn() -> int:
+        emit = Emitter(slow_sink, batches=True)
+        for i in range(10):
+            await emit.text(str(i))
+        await emit.flush()
+        return emit.count
+
+    assert asyncio.run(turn()) == 10
+    assert len(out) < 10  # the first went alone, the rest together
+    flat = [ev.text_delta.text for e in out for ev in unbatch(e)]
+    assert flat == [str(i) for i in range(10)]
+
+
+def test_a_failed_write_is_raised_by_the_next_emit() -> None:
+    async def broken_sink(ev: pb.RunEvent) -> None:
+        await asyncio.sleep(0)
+        raise ConnectionError("host went away")
+
+    async def turn() -> None:
+        emit = Emitter(broken_sink, batches=True)
+        await emit.text("a")
+        await asyncio.sleep(0.01)
+        await emit.text("b")
+
+    try:
+        asyncio.run(turn())
+    except ConnectionError as exc:
+        assert "host went away" in str(exc)
+    else:
+        raise AssertionError("the write error was swallowed")
+
+
+def test_a_backlog_over_its_bound_waits_for_the_writer() -> None:
+    from agentengine_runner import emitter as emitter_mod
+
+    written: list[int] = []
+
+    async def sink(ev: pb.RunEvent) -> None:
+        await asyncio.sleep(0.001)
+        written.append(len(unbatch(ev)))
+
+    async def turn() -> int:
+        emit = Emitter(sink, batches=True)
+        most = 0
+        for _ in range(3 * emitter_mod.MAX_BACKLOG_EVENTS):
+            await emit.text("x")
+            most = max(most, len(emit._backlog))
+        await emit.flush()
+        return most
+
+    most = asyncio.run(turn())
+    assert most <= emitter_mod.MAX_BACKLOG_EVENTS + 1
+    assert sum(written) == 3 * emitter_mod.MAX_BACKLOG_EVENTS

@@ -1,11 +1,14 @@
 """Emitter: how a run reports what happens, one typed runnerv1.RunEvent per call.
 
 Each method awaits the transport (gRPC flow control), so a fast producer is slowed to the
-host's pace instead of buffering without bound.
+host's pace instead of buffering without bound. The server's emitter (batches=True)
+coalesces: what a run emits while a write is in flight goes out with the next write, as
+one RunEventBatch message, and the producer waits only when that backlog is large.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextvars
 import dataclasses
@@ -28,10 +31,18 @@ def unbatch(event: pb.RunEvent) -> list[pb.RunEvent]:
     return [event]
 
 
+# A run may get this far ahead of the transport (events, bytes) before send waits.
+MAX_BACKLOG_EVENTS = 256
+MAX_BACKLOG_BYTES = 1 << 20
+
+
 class Emitter:
-    """With batches (the server's emitter), deferred events go out as one RunEventBatch
-    message, together with the event that follows them, and usage is deferred too (it
-    only adds up): a turn's closing events cost the transport one message, not one each."""
+    """With batches (the server's emitter), each message carries everything the run emitted
+    while the previous message was being written (the first event of a burst goes out at
+    once, the rest of the burst as one RunEventBatch), deferred events go out with the next
+    message, and usage is deferred too (it only adds up): a turn's burst of events costs
+    the transport a message or two, not one each. Python's gRPC server spends about 0.15 ms
+    per message."""
 
     def __init__(self, sink: Sink, *, batches: bool = False) -> None:
         self._sink = sink
@@ -39,17 +50,25 @@ class Emitter:
         self._closed = False
         self._deferred: list[pb.RunEvent] = []
         self.count = 0
+        # batches only: events waiting for the writer, their size, the writer task (one
+        # write at a time, as gRPC requires) and the error a write ended with.
+        self._backlog: list[pb.RunEvent] = []
+        self._backlog_bytes = 0
+        self._writer: asyncio.Task[None] | None = None
+        self._taken = asyncio.Event()  # set each time the writer takes the backlog
+        self._error: BaseException | None = None
 
     def close(self) -> None:
         self._closed = True
+        if self._writer is not None and not self._writer.done():
+            self._writer.cancel()  # the run is over (or cancelled): nothing more goes out
 
     async def send(self, event: pb.RunEvent) -> None:
         """Sends a prebuilt event (escape hatch; prefer the typed methods)."""
         if self._closed:
             raise RuntimeError("run already finished: events after the end are not delivered")
-        if self._batches and self._deferred:
-            self._deferred.append(event)
-            await self.flush()
+        if self._batches:
+            await self._enqueue(event)
             return
         await self.flush()
         await self._sink(event)
@@ -64,16 +83,62 @@ class Emitter:
         self._deferred.append(event)
 
     async def flush(self) -> None:
-        """Sends the deferred events."""
-        if self._batches and len(self._deferred) > 1:
-            events, self._deferred = self._deferred, []
-            await self._sink(pb.RunEvent(batch=pb.RunEventBatch(events=events)))
-            self.count += len(events)
+        """Sends the deferred events (and, with batches, waits until everything emitted so
+        far is written)."""
+        if self._batches:
+            await self._enqueue(None)
+            while self._writer is not None and not self._writer.done():
+                await asyncio.shield(self._writer)
+            self._raise_write_error()
             return
         while self._deferred:
             event = self._deferred.pop(0)
             await self._sink(event)
             self.count += 1
+
+    # -- batches ---------------------------------------------------------------------
+
+    async def _enqueue(self, event: pb.RunEvent | None) -> None:
+        self._raise_write_error()
+        events = self._deferred + ([event] if event is not None else [])
+        self._deferred = []
+        if not events:
+            return
+        self._backlog.extend(events)
+        self._backlog_bytes += sum(e.ByteSize() for e in events)
+        self.count += len(events)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.ensure_future(self._write_backlog())
+            # Let the writer start the write now: the event goes out while this run goes
+            # on, whatever it does before its next await.
+            await asyncio.sleep(0)
+        while (
+            len(self._backlog) > MAX_BACKLOG_EVENTS or self._backlog_bytes > MAX_BACKLOG_BYTES
+        ) and self._writer is not None and not self._writer.done():
+            self._taken.clear()
+            await self._taken.wait()  # the writer took the backlog (or ended)
+            self._raise_write_error()
+
+    async def _write_backlog(self) -> None:
+        try:
+            while self._backlog:
+                events, self._backlog, self._backlog_bytes = self._backlog, [], 0
+                self._taken.set()
+                if len(events) == 1:
+                    await self._sink(events[0])
+                else:
+                    await self._sink(pb.RunEvent(batch=pb.RunEventBatch(events=events)))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # the stream broke: the run's next emit raises it
+            self._error = exc
+            self._backlog, self._backlog_bytes = [], 0
+        finally:
+            self._taken.set()
+
+    def _raise_write_error(self) -> None:
+        if self._error is not None:
+            raise self._error
 
     async def text(self, text: str) -> None:
         await self.send(pb.RunEvent(text_delta=pb.TextDelta(text=text)))
