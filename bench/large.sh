@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# bench/large.sh — the host's peak memory for one large request.
+#
+# Usage: bench/large.sh [AGENTENGINE_BINARY] [MIB]
+#
+# Serves examples/echo-go with the memory session backend on 127.0.0.1, sends one
+# non-stream POST /v1/responses whose input is MIB MiB of text (default 20; echo-go
+# answers with the same text), and prints the host's RSS before, its peak (VmHWM) and the
+# HTTP status. Builds ./cmd/agentengine when no binary is given.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+D=$(mktemp -d)
+BIN=${1:-}
+MIB=${2:-20}
+if [[ -z $BIN ]]; then
+  go build -o "$D/agentengine" ./cmd/agentengine
+  BIN=$D/agentengine
+fi
+port=$((19600 + RANDOM % 300))
+"$BIN" run examples/echo-go --port "$port" --session-backend memory >"$D/log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$D"' EXIT
+for _ in $(seq 100); do curl -fs "127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+python3 -c "import json,sys; print(json.dumps({'model':'echo-go','input':'x'*(int(sys.argv[1])<<20)}))" "$MIB" >"$D/body.json"
+echo "RSS before: $(awk '/VmRSS/{print $2/1024 " MB"}' "/proc/$pid/status")"
+status=$(curl -s -o /dev/null -w "%{http_code} in %{time_total} s" -H 'content-type: application/json' \
+  --data-binary @"$D/body.json" "127.0.0.1:$port/v1/responses")
+echo "HTTP $status for a $MIB MiB input"
+echo "peak RSS (VmHWM): $(awk '/VmHWM/{print $2/1024 " MB"}' "/proc/$pid/status")"
