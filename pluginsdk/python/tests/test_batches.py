@@ -118,3 +118,26 @@ def test_a_backlog_over_its_bound_waits_for_the_writer() -> None:
     most = asyncio.run(turn())
     assert most <= emitter_mod.MAX_BACKLOG_EVENTS + 1
     assert sum(written) == 3 * emitter_mod.MAX_BACKLOG_EVENTS
+
+
+def test_large_events_are_not_batched() -> None:
+    from agentengine_runner import emitter as emitter_mod
+
+    out: list[pb.RunEvent] = []
+
+    async def slow_sink(ev: pb.RunEvent) -> None:
+        await asyncio.sleep(0.002)
+        out.append(ev)
+
+    big = "x" * (emitter_mod.MAX_BACKLOG_BYTES // 2 + 1)
+
+    async def turn() -> None:
+        emit = Emitter(slow_sink, batches=True)
+        await emit.text("first")
+        for _ in range(3):
+            await emit.text(big)
+        await emit.flush()
+
+    asyncio.run(turn())
+    assert all(e.WhichOneof("event") != "batch" or e.ByteSize() <= emitter_mod.MAX_BACKLOG_BYTES for e in out)
+    assert [len(ev.text_delta.text) for e in out for ev in unbatch(e)] == [5, len(big), len(big), len(big)]

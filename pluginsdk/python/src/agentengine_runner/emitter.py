@@ -122,10 +122,14 @@ class Emitter:
     async def _write_backlog(self) -> None:
         try:
             while self._backlog:
-                events, self._backlog, self._backlog_bytes = self._backlog, [], 0
+                events, size = self._backlog, self._backlog_bytes
+                self._backlog, self._backlog_bytes = [], 0
                 self._taken.set()
-                if len(events) == 1:
-                    await self._sink(events[0])
+                if len(events) == 1 or size > MAX_BACKLOG_BYTES:
+                    # Large events go one by one: a batch must stay far below the
+                    # transport's message limit, which each event is within.
+                    for ev in events:
+                        await self._sink(ev)
                 else:
                     await self._sink(pb.RunEvent(batch=pb.RunEventBatch(events=events)))
         except asyncio.CancelledError:
