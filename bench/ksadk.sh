@@ -20,6 +20,8 @@
 #   BENCH_CACHE     cache directory for the virtualenvs (default ~/.cache/agentengine-bench)
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   KSADK_VERSION   default 0.8.5
+#   BENCH_PROCESSES runner processes of agentengine's project (its `processes:`; default 1,
+#                   agentengine's default). KsADK runs the graph in its one server process.
 # Needs: go, python3 (with venv), jq, curl, unshare and nsenter (root or user namespaces).
 set -euo pipefail
 
@@ -86,6 +88,7 @@ agent_variable: graph
 EOF
   echo "langgraph" >"$dir/requirements.txt"
 done
+echo "processes: ${BENCH_PROCESSES:-1}" >>"$AEPROJ/agentengine.yaml"
 
 note "building into $BIN"
 go build -o "$BIN/" ./cmd/agentengine ./bench/cmd/loadgen
@@ -159,7 +162,7 @@ cat /proc/loadavg >"$RES/loadavg.end"
 {
   echo "### agentengine vs KsADK $KVER, LangGraph echo graph"
   echo
-  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point."
+  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point; agentengine with ${BENCH_PROCESSES:-1} runner process(es)."
   echo
   echo "| point | server | turns/s | p50 ms | p99 ms | CPU ms/turn (server + runner) | errors | agentengine ÷ KsADK: turns/s | p50 | CPU/turn |"
   echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
