@@ -14,9 +14,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/agentengine/agentengine/api/internal/apitest"
 	"github.com/agentengine/agentengine/api/internal/caller"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/apitest"
 	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"

@@ -2,12 +2,13 @@ package main_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentengine/agentengine/internal/apitest"
 )
 
 // --user-header: the named header binds the caller (no header is trusted without the
@@ -16,20 +17,8 @@ import (
 func TestUserHeaderRateLimitAndWorkspaceFlags(t *testing.T) {
 	call := func(base, method, path, body string, headers ...string) (int, http.Header, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		for i := 0; i+1 < len(headers); i += 2 {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(b)
+		code, h, b := apitest.Do(t, base, method, path, body, headers...)
+		return code, h, string(b)
 	}
 	respID := func(b string) string {
 		var r struct {

@@ -78,28 +78,6 @@ func TestInitRejectsUnknownFrameworks(t *testing.T) {
 	}
 }
 
-// The examples carry the same offline model as the scaffolds: one behaviour to document.
-func TestExamplesShareTheScaffoldOfflineModels(t *testing.T) {
-	for example, template := range map[string]string{
-		"langgraph-chat":      "langchain_offline_model.py",
-		"langchain-qa":        "langchain_offline_model.py",
-		"deepagents-research": "langchain_offline_model.py",
-		"adk-assistant":       "adk_offline_model.py",
-	} {
-		want, err := templates.ReadFile("templates/offline/" + template)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join("..", "..", "examples", example, "offline_model.py"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("examples/%s/offline_model.py differs from templates/offline/%s: copy it over", example, template)
-		}
-	}
-}
-
 // The examples are standalone projects, so each carries its own offline_model.py; the
 // scaffold's template is the one source, and the copies may not drift from it.
 func TestExamplesCarryTheScaffoldsOfflineModel(t *testing.T) {
