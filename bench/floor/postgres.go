@@ -57,13 +57,7 @@ const pgInsert = `INSERT INTO floor_events (session_id, seq, type, data, created
 // COMMIT — three round trips.
 func (p *Postgres) Write5(ctx context.Context, session, input, text string) error {
 	now := time.Now().UnixMicro()
-	rows := [5][2]string{
-		{"user_message", string(appendJSONString([]byte(`{"text":`), input)) + "}"},
-		{"run_status", `{"status":"in_progress"}`},
-		{"reasoning", string(appendJSONString([]byte(`{"text":`), "Thinking about: "+input)) + "}"},
-		{"assistant_message", string(appendJSONString([]byte(`{"text":`), text)) + "}"},
-		{"run_status", `{"status":"completed"}`},
-	}
+	rows := turnRows(input, text)
 	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		var b pgx.Batch
 		for i, r := range rows {

@@ -62,19 +62,26 @@ func (s *SQLite) Write5(ctx context.Context, session, input, text string) error 
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	st := tx.StmtContext(ctx, s.ins)
 	now := time.Now().UnixMicro()
-	rows := [5][2]string{
-		{"user_message", string(appendJSONString([]byte(`{"text":`), input)) + "}"},
-		{"run_status", `{"status":"in_progress"}`},
-		{"reasoning", string(appendJSONString([]byte(`{"text":`), "Thinking about: "+input)) + "}"},
-		{"assistant_message", string(appendJSONString([]byte(`{"text":`), text)) + "}"},
-		{"run_status", `{"status":"completed"}`},
-	}
+	rows := turnRows(input, text)
 	for i, r := range rows {
 		if _, err := st.ExecContext(ctx, session, i+1, r[0], r[1], now); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
+}
+
+// turnRows are the (type, data) of the five events a floor turn stores, as an echo-go
+// turn does: the user message, the in-progress status, the reasoning, the assistant
+// message and the terminal status.
+func turnRows(input, text string) [5][2]string {
+	return [5][2]string{
+		{"user_message", string(appendJSONString([]byte(`{"text":`), input)) + "}"},
+		{"run_status", `{"status":"in_progress"}`},
+		{"reasoning", string(appendJSONString([]byte(`{"text":`), "Thinking about: "+input)) + "}"},
+		{"assistant_message", string(appendJSONString([]byte(`{"text":`), text)) + "}"},
+		{"run_status", `{"status":"completed"}`},
+	}
 }
 
 // Close closes the database.
