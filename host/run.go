@@ -245,12 +245,8 @@ func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequ
 			}
 			return err
 		}
-		events := []*runnerv1.RunEvent{ev}
-		if b := ev.GetBatch(); b != nil {
-			events = b.GetEvents() // several events in one message
-		}
 		ts.mu.Lock()
-		for _, e := range events {
+		for _, e := range ev.Events() {
 			if e.GetBatch() != nil {
 				continue // batches do not nest
 			}

@@ -215,13 +215,3 @@ func jsonText(what, s string) (string, error) {
 	}
 	return s, nil
 }
-
-// Unbatch returns the events one RunEvent message carries: the members of a batch (a
-// runner may send several events as one message), else the event itself. For code that
-// reads a runner's stream directly.
-func Unbatch(ev *runnerv1.RunEvent) []*runnerv1.RunEvent {
-	if b := ev.GetBatch(); b != nil {
-		return b.GetEvents()
-	}
-	return []*runnerv1.RunEvent{ev}
-}

@@ -228,7 +228,7 @@ func rawTurn(ctx context.Context, r runnerv1.RunnerClient, app, sessionID, input
 		if err != nil {
 			return err
 		}
-		for _, ev := range pluginsdk.Unbatch(ev) {
+		for _, ev := range ev.Events() {
 			if e := ev.GetError(); e != nil {
 				return fmt.Errorf("the runner failed the turn: %s", e.GetMessage())
 			}

@@ -213,7 +213,7 @@ func run(ctx context.Context, t *testing.T, rc runnerv1.RunnerClient, input stri
 		if err != nil {
 			t.Fatalf("run %s: recv: %v", input, err)
 		}
-		events = append(events, pluginsdk.Unbatch(ev)...)
+		events = append(events, ev.Events()...)
 	}
 }
 
