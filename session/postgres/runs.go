@@ -57,20 +57,23 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 			if err := row.Scan(&sess, &app, &user); err != nil {
 				return fmt.Errorf("session state of %q: %w", key.ID, err)
 			}
-			*st, err = decodeState(key, sess, app, user)
+			state, err := decodeState(key, sess, app, user)
+			*st = state
 			return err
 		})
 		return nil
 	}
-	exists := true
+	// A session to create is written with the run in one pipeline; an existing one (or
+	// one created meanwhile: writeNew finds the key taken) the usual way.
+	inExisting := true
 	if _, known := s.rows.get(run.Key); run.CreateSession && !known {
 		created := run.CreatedAt
 		if created.IsZero() {
 			created = s.clock.Now()
 		}
-		exists, err = s.writeNew(ctx, run.Key, created, start)
+		inExisting, err = s.writeNew(ctx, run.Key, created, start)
 	}
-	if exists {
+	if inExisting {
 		err = s.write(ctx, run.Key, start)
 	}
 	if code, constraint := pgCode(err); code == "23505" {
