@@ -32,7 +32,9 @@ type proc struct {
 	rpc     runnerv1.RunnerClient
 	health  healthpb.HealthClient
 	// desc is what the runner reported in Describe when it started.
-	desc    *runnerv1.DescribeResponse
+	desc *runnerv1.DescribeResponse
+	// lane carries the process's runs when it serves a run lane; nil: Run calls.
+	lane    *lane
 	sockDir string
 	stderr  *lineLogger
 	outputs []*lineLogger
@@ -175,6 +177,17 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 		return nil, s.startFailed(p, &ProtocolError{Runner: cfg.Name, Got: d.ProtocolVersion, Want: pluginsdk.ProtocolVersion})
 	}
 	p.desc = d
+	if path := d.GetRunLane(); path != "" {
+		l, err := dialLane(hctx, path, dir, p.log.Named("lane"))
+		if err != nil {
+			// The runner still serves runs over gRPC: slower, not broken.
+			p.log.Warn("runner's run lane unusable; its runs use gRPC calls", "error", err)
+		} else {
+			p.lane = l
+			// A process out of service takes its lane with it (its runs fail with the cause).
+			context.AfterFunc(p.dead, func() { l.close(context.Cause(p.dead)) })
+		}
+	}
 	p.started = time.Now()
 	p.log.Info("runner started", "command", cfg.Command[0], "start_ms", float64(p.started.Sub(t0).Microseconds())/1000)
 	return p, nil

@@ -281,7 +281,12 @@ func (s *Supervisor) Run(ctx context.Context, in *runnerv1.RunRequest, opts ...g
 		stop()
 		cancel(nil)
 	}
-	st, err := p.rpc.Run(runCtx, in, opts...)
+	var st grpc.ServerStreamingClient[runnerv1.RunEvent]
+	if p.lane != nil {
+		st, err = p.lane.run(runCtx, in)
+	} else {
+		st, err = p.rpc.Run(runCtx, in, opts...)
+	}
 	if err != nil {
 		err = s.callErr(runCtx, p, "run", err)
 		release()

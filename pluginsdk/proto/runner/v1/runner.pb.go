@@ -73,10 +73,15 @@ type DescribeResponse struct {
 	// Protocol version the runner implements; "1" for this file.
 	ProtocolVersion string `protobuf:"bytes,1,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	// Framework name: "go", "langgraph", "langchain", "deepagents", "adk".
-	Framework     string        `protobuf:"bytes,2,opt,name=framework,proto3" json:"framework,omitempty"`
-	AgentName     string        `protobuf:"bytes,3,opt,name=agent_name,json=agentName,proto3" json:"agent_name,omitempty"`
-	Description   string        `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
-	Capabilities  *Capabilities `protobuf:"bytes,5,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
+	Framework    string        `protobuf:"bytes,2,opt,name=framework,proto3" json:"framework,omitempty"`
+	AgentName    string        `protobuf:"bytes,3,opt,name=agent_name,json=agentName,proto3" json:"agent_name,omitempty"`
+	Description  string        `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	Capabilities *Capabilities `protobuf:"bytes,5,opt,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// The absolute path of a unix socket, in the directory the host gave the runner for its
+	// go-plugin socket, where the runner also serves runs as LaneFrames; empty: it does not.
+	// The host then sends runs there instead of calling Run: one long-lived connection
+	// carries every run, so a run costs no gRPC call (about 0.5 ms in Python's grpc.aio).
+	RunLane       string `protobuf:"bytes,6,opt,name=run_lane,json=runLane,proto3" json:"run_lane,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -144,6 +149,13 @@ func (x *DescribeResponse) GetCapabilities() *Capabilities {
 		return x.Capabilities
 	}
 	return nil
+}
+
+func (x *DescribeResponse) GetRunLane() string {
+	if x != nil {
+		return x.RunLane
+	}
+	return ""
 }
 
 type Capabilities struct {
@@ -1672,19 +1684,235 @@ func (x *SummarizeResponse) GetSummary() string {
 	return ""
 }
 
+// One frame of the run lane (DescribeResponse.run_lane). On the socket each frame is its
+// length as 4 bytes, big-endian, then the LaneFrame; no frame is larger than the runner
+// protocol's message size limit. Runs are multiplexed by the id the host picks for each.
+// The host sends start, then possibly cancel; the runner answers with the run's events in
+// order and one end. Frames for a run id that is unknown (finished, cancelled) are ignored.
+// A connection that closes ends every run on it: the runner cancels them, the host fails
+// them as it fails a broken Run call.
+type LaneFrame struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Run   uint64                 `protobuf:"varint,1,opt,name=run,proto3" json:"run,omitempty"`
+	// Types that are valid to be assigned to Body:
+	//
+	//	*LaneFrame_Start
+	//	*LaneFrame_Cancel
+	//	*LaneFrame_Event
+	//	*LaneFrame_End
+	Body          isLaneFrame_Body `protobuf_oneof:"body"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaneFrame) Reset() {
+	*x = LaneFrame{}
+	mi := &file_runner_v1_runner_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaneFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaneFrame) ProtoMessage() {}
+
+func (x *LaneFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaneFrame.ProtoReflect.Descriptor instead.
+func (*LaneFrame) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *LaneFrame) GetRun() uint64 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *LaneFrame) GetBody() isLaneFrame_Body {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *LaneFrame) GetStart() *RunRequest {
+	if x != nil {
+		if x, ok := x.Body.(*LaneFrame_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *LaneFrame) GetCancel() *LaneCancel {
+	if x != nil {
+		if x, ok := x.Body.(*LaneFrame_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
+func (x *LaneFrame) GetEvent() *RunEvent {
+	if x != nil {
+		if x, ok := x.Body.(*LaneFrame_Event); ok {
+			return x.Event
+		}
+	}
+	return nil
+}
+
+func (x *LaneFrame) GetEnd() *LaneEnd {
+	if x != nil {
+		if x, ok := x.Body.(*LaneFrame_End); ok {
+			return x.End
+		}
+	}
+	return nil
+}
+
+type isLaneFrame_Body interface {
+	isLaneFrame_Body()
+}
+
+type LaneFrame_Start struct {
+	// host → runner: run this request, as Run would.
+	Start *RunRequest `protobuf:"bytes,2,opt,name=start,proto3,oneof"`
+}
+
+type LaneFrame_Cancel struct {
+	// host → runner: cancel the run, as cancelling the Run call would.
+	Cancel *LaneCancel `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
+}
+
+type LaneFrame_Event struct {
+	// runner → host: the run's next event, as Run streams it.
+	Event *RunEvent `protobuf:"bytes,4,opt,name=event,proto3,oneof"`
+}
+
+type LaneFrame_End struct {
+	// runner → host: the run is over; nothing more comes for this id.
+	End *LaneEnd `protobuf:"bytes,5,opt,name=end,proto3,oneof"`
+}
+
+func (*LaneFrame_Start) isLaneFrame_Body() {}
+
+func (*LaneFrame_Cancel) isLaneFrame_Body() {}
+
+func (*LaneFrame_Event) isLaneFrame_Body() {}
+
+func (*LaneFrame_End) isLaneFrame_Body() {}
+
+type LaneCancel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaneCancel) Reset() {
+	*x = LaneCancel{}
+	mi := &file_runner_v1_runner_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaneCancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaneCancel) ProtoMessage() {}
+
+func (x *LaneCancel) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaneCancel.ProtoReflect.Descriptor instead.
+func (*LaneCancel) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{23}
+}
+
+type LaneEnd struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Set when the run ended without a terminal event for a reason outside the agent (what
+	// a Run call reports as its status): the host treats it as a failed call.
+	Error         string `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaneEnd) Reset() {
+	*x = LaneEnd{}
+	mi := &file_runner_v1_runner_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaneEnd) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaneEnd) ProtoMessage() {}
+
+func (x *LaneEnd) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaneEnd.ProtoReflect.Descriptor instead.
+func (*LaneEnd) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *LaneEnd) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 var File_runner_v1_runner_proto protoreflect.FileDescriptor
 
 const file_runner_v1_runner_proto_rawDesc = "" +
 	"\n" +
 	"\x16runner/v1/runner.proto\x12\x15agentengine.runner.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xe5\x01\n" +
+	"\x0fDescribeRequest\"\x80\x02\n" +
 	"\x10DescribeResponse\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\tR\x0fprotocolVersion\x12\x1c\n" +
 	"\tframework\x18\x02 \x01(\tR\tframework\x12\x1d\n" +
 	"\n" +
 	"agent_name\x18\x03 \x01(\tR\tagentName\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12G\n" +
-	"\fcapabilities\x18\x05 \x01(\v2#.agentengine.runner.v1.CapabilitiesR\fcapabilities\"\xd8\x01\n" +
+	"\fcapabilities\x18\x05 \x01(\v2#.agentengine.runner.v1.CapabilitiesR\fcapabilities\x12\x19\n" +
+	"\brun_lane\x18\x06 \x01(\tR\arunLane\"\xd8\x01\n" +
 	"\fCapabilities\x12\x1c\n" +
 	"\tstreaming\x18\x01 \x01(\bR\tstreaming\x12\x16\n" +
 	"\x06resume\x18\x02 \x01(\bR\x06resume\x12)\n" +
@@ -1795,7 +2023,18 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\fhistory_json\x18\x01 \x01(\fR\vhistoryJson\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\"-\n" +
 	"\x11SummarizeResponse\x12\x18\n" +
-	"\asummary\x18\x01 \x01(\tR\asummary2\x92\x02\n" +
+	"\asummary\x18\x01 \x01(\tR\asummary\"\x8a\x02\n" +
+	"\tLaneFrame\x12\x10\n" +
+	"\x03run\x18\x01 \x01(\x04R\x03run\x129\n" +
+	"\x05start\x18\x02 \x01(\v2!.agentengine.runner.v1.RunRequestH\x00R\x05start\x12;\n" +
+	"\x06cancel\x18\x03 \x01(\v2!.agentengine.runner.v1.LaneCancelH\x00R\x06cancel\x127\n" +
+	"\x05event\x18\x04 \x01(\v2\x1f.agentengine.runner.v1.RunEventH\x00R\x05event\x122\n" +
+	"\x03end\x18\x05 \x01(\v2\x1e.agentengine.runner.v1.LaneEndH\x00R\x03endB\x06\n" +
+	"\x04body\"\f\n" +
+	"\n" +
+	"LaneCancel\"\x1f\n" +
+	"\aLaneEnd\x12\x14\n" +
+	"\x05error\x18\x01 \x01(\tR\x05error2\x92\x02\n" +
 	"\x06Runner\x12[\n" +
 	"\bDescribe\x12&.agentengine.runner.v1.DescribeRequest\x1a'.agentengine.runner.v1.DescribeResponse\x12K\n" +
 	"\x03Run\x12!.agentengine.runner.v1.RunRequest\x1a\x1f.agentengine.runner.v1.RunEvent0\x01\x12^\n" +
@@ -1813,7 +2052,7 @@ func file_runner_v1_runner_proto_rawDescGZIP() []byte {
 	return file_runner_v1_runner_proto_rawDescData
 }
 
-var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_runner_v1_runner_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: agentengine.runner.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: agentengine.runner.v1.DescribeResponse
@@ -1837,6 +2076,9 @@ var file_runner_v1_runner_proto_goTypes = []any{
 	(*CheckpointDelete)(nil),  // 19: agentengine.runner.v1.CheckpointDelete
 	(*SummarizeRequest)(nil),  // 20: agentengine.runner.v1.SummarizeRequest
 	(*SummarizeResponse)(nil), // 21: agentengine.runner.v1.SummarizeResponse
+	(*LaneFrame)(nil),         // 22: agentengine.runner.v1.LaneFrame
+	(*LaneCancel)(nil),        // 23: agentengine.runner.v1.LaneCancel
+	(*LaneEnd)(nil),           // 24: agentengine.runner.v1.LaneEnd
 }
 var file_runner_v1_runner_proto_depIdxs = []int32{
 	2,  // 0: agentengine.runner.v1.DescribeResponse.capabilities:type_name -> agentengine.runner.v1.Capabilities
@@ -1858,17 +2100,21 @@ var file_runner_v1_runner_proto_depIdxs = []int32{
 	5,  // 16: agentengine.runner.v1.RunEvent.batch:type_name -> agentengine.runner.v1.RunEventBatch
 	4,  // 17: agentengine.runner.v1.RunEventBatch.events:type_name -> agentengine.runner.v1.RunEvent
 	18, // 18: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
-	0,  // 19: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
-	3,  // 20: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
-	20, // 21: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
-	1,  // 22: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
-	4,  // 23: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
-	21, // 24: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
-	22, // [22:25] is the sub-list for method output_type
-	19, // [19:22] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	3,  // 19: agentengine.runner.v1.LaneFrame.start:type_name -> agentengine.runner.v1.RunRequest
+	23, // 20: agentengine.runner.v1.LaneFrame.cancel:type_name -> agentengine.runner.v1.LaneCancel
+	4,  // 21: agentengine.runner.v1.LaneFrame.event:type_name -> agentengine.runner.v1.RunEvent
+	24, // 22: agentengine.runner.v1.LaneFrame.end:type_name -> agentengine.runner.v1.LaneEnd
+	0,  // 23: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
+	3,  // 24: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
+	20, // 25: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
+	1,  // 26: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
+	4,  // 27: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
+	21, // 28: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
+	26, // [26:29] is the sub-list for method output_type
+	23, // [23:26] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_runner_v1_runner_proto_init() }
@@ -1893,13 +2139,19 @@ func file_runner_v1_runner_proto_init() {
 		(*RunEvent_CheckpointDelete)(nil),
 		(*RunEvent_Batch)(nil),
 	}
+	file_runner_v1_runner_proto_msgTypes[22].OneofWrappers = []any{
+		(*LaneFrame_Start)(nil),
+		(*LaneFrame_Cancel)(nil),
+		(*LaneFrame_Event)(nil),
+		(*LaneFrame_End)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runner_v1_runner_proto_rawDesc), len(file_runner_v1_runner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

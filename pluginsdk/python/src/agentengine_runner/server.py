@@ -29,6 +29,7 @@ from ._proto.runner.v1 import runner_pb2_grpc as runner_grpc
 from .context import use_ksadk
 from .handshake import HandshakeEnv, HandshakeError, check_env, handshake_line
 from .hclog import get_logger, handler, install_root_handler
+from .lane import LaneServer
 from .runner import Runner
 from .services import Broker, BrokerService, ControllerService, RunnerService, StdioService
 
@@ -133,7 +134,8 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
     await health_servicer.set(HEALTH_SERVICE, health.SERVING)
     await health_servicer.set("", health.SERVING)
     health.add_to_server(health_servicer, server)
-    runner_grpc.add_RunnerServicer_to_server(RunnerService(runner), server)
+    service = RunnerService(runner)
+    runner_grpc.add_RunnerServicer_to_server(service, server)
     controller_grpc.add_GRPCControllerServicer_to_server(
         ControllerService(life.request_stop), server
     )
@@ -142,6 +144,8 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
 
     sock_dir, own_dir = _socket_dir(env)
     path = os.path.join(sock_dir, f"r{os.getpid()}.sock")
+    lane_path = os.path.join(sock_dir, f"r{os.getpid()}.lane")
+    lane = LaneServer(service.run, MAX_MESSAGE_BYTES) if _lane_enabled() else None
     try:
         if len(path.encode()) > MAX_SOCKET_PATH:
             raise HandshakeError(f"unix socket path too long ({len(path)} bytes): {path}")
@@ -149,8 +153,15 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
             os.unlink(path)  # stale socket of a dead process with our pid
         server.add_insecure_port(f"unix:{path}")
         await server.start()
+        if lane is not None:
+            if os.path.exists(lane_path):
+                os.unlink(lane_path)
+            await lane.start(lane_path)
+            service.run_lane = lane_path
         if env.socket_group:
             _share_with_group(path, env.socket_group)
+            if lane is not None:
+                _share_with_group(lane_path, env.socket_group)
 
         loop.add_signal_handler(signal.SIGTERM, life.request_stop, "SIGTERM")
         threading.Thread(
@@ -166,6 +177,8 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
         _exit_after(grace + 2.0)
         log.debug("runner stopping", extra={"reason": life.reason})
         await health_servicer.enter_graceful_shutdown()
+        if lane is not None:
+            await lane.close(grace)
         await server.stop(grace)
         # grpc's per-RPC tasks can still be winding down after stop() returns; if
         # asyncio.run() cancels them, grpc logs a bogus "Exception not handled" error with
@@ -174,7 +187,14 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
         if others:
             await asyncio.wait(others, timeout=0.2)
     finally:
+        _remove(lane_path, None)
         _remove(path, sock_dir if own_dir else None)
+
+
+def _lane_enabled() -> bool:
+    """AGENTENGINE_RUN_LANE=off makes the host call Run over gRPC for every run (to compare
+    the two, or to rule the lane out)."""
+    return os.environ.get("AGENTENGINE_RUN_LANE", "").strip().lower() not in ("off", "0", "false")
 
 
 def _socket_dir(env: HandshakeEnv) -> tuple[str, bool]:

@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 import traceback
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, cast
 
 import grpc
@@ -64,6 +64,8 @@ def decode_object(raw: bytes, what: str) -> dict[str, Any]:
 class RunnerService(runner_grpc.RunnerServicer):
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
+        # The run lane's socket path once it serves (lane.LaneServer), for Describe.
+        self.run_lane = ""
         self._framework = ""
         self._checkpoints: bool | None = None
 
@@ -113,12 +115,20 @@ class RunnerService(runner_grpc.RunnerServicer):
                 # Run expands every request (expand_request).
                 expands_payload=True,
             ),
+            run_lane=self.run_lane,
         )
 
     async def Run(self, request: pb.RunRequest, context: grpc.aio.ServicerContext) -> None:
         # A coroutine handler writing with context.write (not an async generator pulling from
         # a queue): user code then runs in this RPC's own task, so a client cancel cancels
         # it directly, and each run gets its own contextvars copy.
+        await self.run(request, context.write)
+
+    async def run(
+        self, request: pb.RunRequest, write: Callable[[pb.RunEvent], Awaitable[None]]
+    ) -> None:
+        """One run, its events written with write: what Run and the run lane both serve.
+        Call it in a task of the run's own (cancelling the task cancels the run)."""
         try:
             payload = decode_object(request.payload_json, "run payload (payload_json)")
             session_context = decode_object(
@@ -130,9 +140,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             log.error(
                 "run failed", extra={"invocation_id": request.invocation_id, "error": str(exc)}
             )
-            await context.write(
-                pb.RunEvent(error=pb.Error(message=str(exc), code=CODE_INVALID_REQUEST))
-            )
+            await write(pb.RunEvent(error=pb.Error(message=str(exc), code=CODE_INVALID_REQUEST)))
             return
         req = RunRequest(
             app_name=request.app_name,
@@ -152,7 +160,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             invocation_id=request.invocation_id,
             runner_type=self._framework_name(),
         )
-        emit = Emitter(context.write, batches=True)
+        emit = Emitter(write, batches=True)
         ids = {"invocation_id": request.invocation_id, "session_id": request.session_id}
         started = time.monotonic()
         checkpoints = RunCheckpoints(emit, req.checkpoints) if self._keeps_checkpoints() else None
@@ -178,7 +186,7 @@ class RunnerService(runner_grpc.RunnerServicer):
                 pass
             emit.close()
             try:
-                await context.write(error_event(exc, detail))
+                await write(error_event(exc, detail))
             except Exception:  # the host went away; nothing left to tell it
                 pass
             return

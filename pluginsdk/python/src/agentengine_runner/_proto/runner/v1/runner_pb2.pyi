@@ -10,18 +10,20 @@ class DescribeRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class DescribeResponse(_message.Message):
-    __slots__ = ("protocol_version", "framework", "agent_name", "description", "capabilities")
+    __slots__ = ("protocol_version", "framework", "agent_name", "description", "capabilities", "run_lane")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_FIELD_NUMBER: _ClassVar[int]
     AGENT_NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
+    RUN_LANE_FIELD_NUMBER: _ClassVar[int]
     protocol_version: str
     framework: str
     agent_name: str
     description: str
     capabilities: Capabilities
-    def __init__(self, protocol_version: _Optional[str] = ..., framework: _Optional[str] = ..., agent_name: _Optional[str] = ..., description: _Optional[str] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ...) -> None: ...
+    run_lane: str
+    def __init__(self, protocol_version: _Optional[str] = ..., framework: _Optional[str] = ..., agent_name: _Optional[str] = ..., description: _Optional[str] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., run_lane: _Optional[str] = ...) -> None: ...
 
 class Capabilities(_message.Message):
     __slots__ = ("streaming", "resume", "multimodal_input", "summarize", "checkpoints", "expands_payload")
@@ -256,3 +258,27 @@ class SummarizeResponse(_message.Message):
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     summary: str
     def __init__(self, summary: _Optional[str] = ...) -> None: ...
+
+class LaneFrame(_message.Message):
+    __slots__ = ("run", "start", "cancel", "event", "end")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    run: int
+    start: RunRequest
+    cancel: LaneCancel
+    event: RunEvent
+    end: LaneEnd
+    def __init__(self, run: _Optional[int] = ..., start: _Optional[_Union[RunRequest, _Mapping]] = ..., cancel: _Optional[_Union[LaneCancel, _Mapping]] = ..., event: _Optional[_Union[RunEvent, _Mapping]] = ..., end: _Optional[_Union[LaneEnd, _Mapping]] = ...) -> None: ...
+
+class LaneCancel(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LaneEnd(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...

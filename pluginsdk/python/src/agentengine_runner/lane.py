@@ -1,0 +1,161 @@
+"""The run lane: runs served as frames on one plain unix socket, beside gRPC.
+
+A gRPC call costs grpc.aio about 0.5 ms of Python work before the run does anything; the
+host keeps one connection to the lane open and sends every run of this process on it
+(DescribeResponse.run_lane in the runner protocol). Each frame on the socket is its length
+(4 bytes, big-endian) and a LaneFrame. The host sends `start` (a RunRequest) and maybe
+`cancel`; the runner answers with the run's events and one `end`. A closed connection
+cancels the runs on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import struct
+import traceback
+from collections.abc import Awaitable, Callable
+
+from google.protobuf.message import DecodeError
+
+from ._proto.runner.v1 import runner_pb2 as pb
+from .hclog import get_logger
+
+log = get_logger()
+
+HEADER = struct.Struct(">I")
+# A frame wraps one protocol message and a few bytes of its own.
+FRAME_OVERHEAD = 64
+
+Write = Callable[[pb.RunEvent], Awaitable[None]]
+RunFn = Callable[[pb.RunRequest, Write], Awaitable[None]]
+
+# LaneFrame's field tags: run (1, varint), event (4, bytes), end (5, bytes).
+_TAG_RUN = b"\x08"
+_TAG_EVENT = b"\x22"
+_TAG_END = b"\x2a"
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def frame(run: int, tag: bytes, body: bytes) -> bytes:
+    """A whole frame, header included, around an already serialised field: cheaper than
+    building a LaneFrame, which would copy the event into it."""
+    inner = _TAG_RUN + _varint(run) + tag + _varint(len(body)) + body
+    return HEADER.pack(len(inner)) + inner
+
+
+def event_frame(run: int, event: pb.RunEvent) -> bytes:
+    return frame(run, _TAG_EVENT, event.SerializeToString())
+
+
+def end_frame(run: int, error: str = "") -> bytes:
+    return frame(run, _TAG_END, pb.LaneEnd(error=error).SerializeToString())
+
+
+class LaneServer:
+    """Serves run on a unix socket until close()."""
+
+    def __init__(self, run: RunFn, max_message_bytes: int) -> None:
+        self._run = run
+        self._max_frame = max_message_bytes + FRAME_OVERHEAD
+        self._server: asyncio.AbstractServer | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    async def start(self, path: str) -> None:
+        self._server = await asyncio.start_unix_server(self._serve, path)
+
+    async def close(self, grace: float) -> None:
+        """Stops accepting, lets runs finish for up to grace seconds, then cancels the rest
+        (with the connections they run on)."""
+        if self._server is None:
+            return
+        self._server.close()
+        runs = set(self._tasks)
+        if runs:
+            await asyncio.wait(runs, timeout=grace)
+        for task in list(self._tasks):
+            task.cancel()
+        for writer in list(self._writers):
+            writer.close()
+
+    def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        runs: dict[int, asyncio.Task[None]] = {}
+        self._writers.add(writer)
+        try:
+            while True:
+                try:
+                    head = await reader.readexactly(HEADER.size)
+                    (size,) = HEADER.unpack(head)
+                    if size > self._max_frame:
+                        log.error("run lane frame too large; closing the lane", extra={"bytes": size})
+                        return
+                    data = await reader.readexactly(size)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return  # the host closed the lane
+                try:
+                    msg = pb.LaneFrame.FromString(data)
+                except DecodeError as exc:
+                    log.error("undecodable run lane frame; closing the lane", extra={"error": str(exc)})
+                    return
+                kind = msg.WhichOneof("body")
+                if kind == "start":
+                    if msg.run in runs:
+                        log.warning("run lane: run id already running; ignored", extra={"run": msg.run})
+                        continue
+                    # A task of its own per run (with its own contextvars copy): a cancel
+                    # frame cancels exactly that run.
+                    task = self._spawn(self._one(writer, msg.run, msg.start))
+                    runs[msg.run] = task
+                    task.add_done_callback(functools.partial(_drop, runs, msg.run))
+                elif kind == "cancel":
+                    running = runs.pop(msg.run, None)
+                    if running is not None:
+                        running.cancel()
+                else:
+                    log.warning("unexpected run lane frame from the host; ignored", extra={"kind": kind})
+        finally:
+            for task in runs.values():
+                task.cancel()
+            self._writers.discard(writer)
+            writer.close()
+
+    async def _one(self, writer: asyncio.StreamWriter, run: int, request: pb.RunRequest) -> None:
+        async def write(event: pb.RunEvent) -> None:
+            writer.write(event_frame(run, event))
+            # Waits only while the socket's buffer is over its high-water mark: a host
+            # that reads slowly slows the run down, as gRPC's flow control would.
+            await writer.drain()
+
+        error = ""
+        try:
+            await self._run(request, write)
+        except asyncio.CancelledError:
+            raise  # cancelled by the host, which has let go of the run already
+        except Exception as exc:  # run() turns the agent's errors into events; not this
+            error = f"{type(exc).__name__}: {exc}"
+            log.error("run lane: run failed", extra={"error": traceback.format_exc()})
+        try:
+            writer.write(end_frame(run, error))
+            await writer.drain()
+        except ConnectionError:
+            pass  # the host went away; nothing left to tell it
+
+
+def _drop(runs: dict[int, asyncio.Task[None]], run: int, task: asyncio.Task[None]) -> None:
+    if runs.get(run) is task:
+        del runs[run]
