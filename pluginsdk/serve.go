@@ -23,6 +23,9 @@ type GRPCPlugin struct {
 	Runner Runner
 	// Logger receives the SDK's own log lines; nil discards them.
 	Logger hclog.Logger
+	// server, when set (by Serve), is registered instead of a new one for Runner: it is
+	// the one the run lane serves too.
+	server *runnerServer
 }
 
 var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
@@ -32,7 +35,11 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.Runner == nil {
 		return errors.New("pluginsdk: GRPCPlugin.Runner is nil")
 	}
-	newRunnerServer(p.Runner, p.Logger).register(s)
+	srv := p.server
+	if srv == nil {
+		srv = newRunnerServer(p.Runner, p.Logger)
+	}
+	srv.register(s)
 	return nil
 }
 
@@ -75,9 +82,21 @@ func Serve(r Runner) {
 		go watchParent(ppid)
 	}
 
+	srv := newRunnerServer(r, logger)
+	// The run lane lives beside go-plugin's socket, in the directory the host made for it.
+	if dir := os.Getenv("PLUGIN_UNIX_SOCKET_DIR"); dir != "" && laneEnabled() {
+		lane, err := listenLane(srv, dir, maxLaneFrameBytes, logger.Named("lane"))
+		if err != nil {
+			logger.Warn("no run lane; the host will call Run over gRPC", "error", err)
+		} else {
+			defer lane.close()
+			srv.runLane = lane.path
+		}
+	}
+
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
-		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Runner: r, Logger: logger}},
+		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Runner: r, Logger: logger, server: srv}},
 		GRPCServer:      grpcServer,
 		Logger:          logger,
 	})

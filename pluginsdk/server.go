@@ -24,6 +24,8 @@ type runnerServer struct {
 	runner Runner
 	info   Info
 	log    hclog.Logger
+	// runLane is the run lane's socket path once it serves, for Describe.
+	runLane string
 }
 
 func newRunnerServer(r Runner, log hclog.Logger) *runnerServer {
@@ -58,13 +60,20 @@ func (s *runnerServer) Describe(context.Context, *runnerv1.DescribeRequest) (*ru
 			// decodeRequest expands every request (wire.Expand).
 			ExpandsPayload: true,
 		},
+		RunLane: s.runLane,
 	}, nil
 }
 
 func (s *runnerServer) Run(in *runnerv1.RunRequest, stream grpc.ServerStreamingServer[runnerv1.RunEvent]) error {
-	ctx := stream.Context()
+	return s.serveRun(stream.Context(), in, stream.Send)
+}
+
+// serveRun runs one request, sending its events with send: what Run and the run lane
+// both serve. Its error is the call's status (nil after a run that failed cleanly, with an
+// Error event).
+func (s *runnerServer) serveRun(ctx context.Context, in *runnerv1.RunRequest, send func(*runnerv1.RunEvent) error) error {
 	log := s.log.With("invocation_id", in.GetInvocationId(), "session_id", in.GetSessionId())
-	emit := newEmitter(ctx, s.info.Framework, stream.Send)
+	emit := newEmitter(ctx, s.info.Framework, send)
 
 	req, err := decodeRequest(in, log)
 	if err == nil {
@@ -86,7 +95,7 @@ func (s *runnerServer) Run(in *runnerv1.RunRequest, stream grpc.ServerStreamingS
 	log.Error("run failed", "code", ev.Code, "error", ev.Message, "detail", ev.Detail)
 	// Ending the stream normally after the Error event lets the host record a clean
 	// failed run instead of a transport error.
-	return stream.Send(&runnerv1.RunEvent{Event: &runnerv1.RunEvent_Error{Error: ev}})
+	return send(&runnerv1.RunEvent{Event: &runnerv1.RunEvent_Error{Error: ev}})
 }
 
 // call runs the agent, turning a panic into an error so that one bad turn cannot take the

@@ -1,5 +1,5 @@
 // Command python measures the Python bridge: the cost of a turn through agentengine's
-// runner (go-plugin gRPC, the bridge's event mapping, the host runtime) over calling the
+// runner (the run lane, or gRPC Run calls, the bridge's event mapping, the host runtime) over calling the
 // same graph in-process in Python, and a Python runner's cold start.
 //
 //	go run ./bench/python                        # examples/langgraph-chat, 200 turns
@@ -106,11 +106,25 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err := sup.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "turns over go-plugin (%d + %d warm-up)…\n", o.turns, o.warmup)
-	grpcTurns, err := measure(o, func(i int) error { return rawTurn(ctx, sup, p.Name, fmt.Sprintf("grpc-%d", i), o.input) })
+	fmt.Fprintf(os.Stderr, "turns over the run lane (%d + %d warm-up)…\n", o.turns, o.warmup)
+	laneTurns, err := measure(o, func(i int) error { return rawTurn(ctx, sup, p.Name, fmt.Sprintf("lane-%d", i), o.input) })
 	if err != nil {
 		return err
 	}
+	// The same runner told to offer no run lane: every run a gRPC Run call.
+	callCfg := cfg
+	callCfg.Env = append(slices.Clone(env), "AGENTENGINE_RUN_LANE=off")
+	calls := runnerproc.New(callCfg)
+	defer calls.Close(context.Background())
+	if err := calls.Start(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "turns over gRPC Run calls (%d + %d warm-up)…\n", o.turns, o.warmup)
+	callTurns, err := measure(o, func(i int) error { return rawTurn(ctx, calls, p.Name, fmt.Sprintf("grpc-%d", i), o.input) })
+	if err != nil {
+		return err
+	}
+	_ = calls.Close(ctx)
 	fmt.Fprintf(os.Stderr, "turns through the host runtime, memory store (%d + %d warm-up)…\n", o.turns, o.warmup)
 	hostTurns, err := hostRuntimeTurns(ctx, o, sup, p)
 	if err != nil {
@@ -134,13 +148,14 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	row("graph.astream in-process (LangGraph InMemorySaver, same stream modes)", graph)
 	row("bridge runner in-process (graph + event mapping, no transport)", bridge)
-	row("runner over go-plugin gRPC (what the host calls)", summarize(grpcTurns))
+	row("runner over the run lane (what the host calls)", summarize(laneTurns))
+	row("runner over gRPC Run calls (AGENTENGINE_RUN_LANE=off)", summarize(callTurns))
 	row("host runtime turn, memory store (request building, journal, store)", summarize(hostTurns))
-	g := summarize(grpcTurns)
-	fmt.Fprintf(out, "\nBridge overhead per turn (go-plugin turn − in-process graph): p50 %s, mean %s (target ≤ 1 ms).\n",
-		ms(g.p50-graph.p50), ms(g.mean-graph.mean))
-	fmt.Fprintf(out, "Of which event mapping (bridge in-process − graph): p50 %s; transport and process hop: p50 %s.\n",
-		ms(bridge.p50-graph.p50), ms(g.p50-bridge.p50))
+	g, c := summarize(laneTurns), summarize(callTurns)
+	fmt.Fprintf(out, "\nBridge overhead per turn (run-lane turn − in-process graph): p50 %s, mean %s (target ≤ 1 ms); "+
+		"with gRPC Run calls: p50 %s.\n", ms(g.p50-graph.p50), ms(g.mean-graph.mean), ms(c.p50-graph.p50))
+	fmt.Fprintf(out, "Of which event mapping (bridge in-process − graph): p50 %s; transport and process hop: p50 %s (gRPC Run calls: %s).\n",
+		ms(bridge.p50-graph.p50), ms(g.p50-bridge.p50), ms(c.p50-bridge.p50))
 	sc, ft := summarize(starts), summarize(firstTurns)
 	fmt.Fprintf(out, "\nCold start (spawn → framework import → handshake → health), %d starts: median %s (min %s, max %s); "+
 		"plus the first turn: median %s (target ≤ 2 s).\n",

@@ -219,6 +219,10 @@ func TestEchoRunner(t *testing.T) {
 	if d.AgentName != "echo-go" || d.Framework != "go" || d.ProtocolVersion != "1" || !d.Capabilities.GetStreaming() || !d.Capabilities.GetSummarize() {
 		t.Errorf("Describe = %v", d)
 	}
+	// The Go SDK serves its runs on a run lane, in the socket directory the host made.
+	if lane := d.GetRunLane(); !strings.HasSuffix(lane, ".lane") || !filepath.IsAbs(lane) {
+		t.Errorf("Describe names run lane %q, want the Go SDK's", lane)
+	}
 	if err := s.Ping(ctx); err != nil {
 		t.Errorf("Ping: %v", err)
 	}

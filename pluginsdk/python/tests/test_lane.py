@@ -181,3 +181,28 @@ def test_frames_decode_as_lane_frames() -> None:
         assert (f.run, f.event) == (run, ev)
         f = pb.LaneFrame.FromString(end_frame(run, "boom")[4:])
         assert (f.run, f.end.error) == (run, "boom")
+
+
+def test_an_event_over_the_limit_fails_its_run_not_the_lane(socket_dir: str) -> None:
+    from agentengine_runner.lane import LaneServer
+    from agentengine_runner.services import RunnerService
+    from agentengine_runner.testing.demo import DemoRunner
+
+    path = os.path.join(socket_dir, "t.lane")
+
+    async def go() -> None:
+        server = LaneServer(RunnerService(DemoRunner()).run, max_message_bytes=100_000)
+        await server.start(path)
+        lane = Lane(*await asyncio.open_unix_connection(path))
+        try:
+            await lane.start(1, "count", payload={"n": 1, "size": 200_000})
+            events = await lane.until_end(1)
+            assert kinds(events)[-1] == "error", kinds(events)
+            assert "exceeds the runner protocol's 100000" in events[-1].error.message
+            await lane.start(2, "small")
+            assert "".join(e.text_delta.text for e in await lane.until_end(2)) == "small"
+        finally:
+            lane.close()
+            await server.close(0.1)
+
+    asyncio.run(go())

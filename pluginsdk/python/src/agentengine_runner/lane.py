@@ -60,15 +60,21 @@ def end_frame(run: int, error: str = "") -> bytes:
     return frame(run, _TAG_END, pb.LaneEnd(error=error).SerializeToString())
 
 
+class MessageTooLarge(ValueError):
+    """A run event over the runner protocol's message size limit."""
+
+
 class LaneServer:
     """Serves run on a unix socket until close()."""
 
     def __init__(self, run: RunFn, max_message_bytes: int) -> None:
         self._run = run
+        self._max_message = max_message_bytes
         self._max_frame = max_message_bytes + FRAME_OVERHEAD
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
 
     async def start(self, path: str) -> None:
         self._server = await asyncio.start_unix_server(self._serve, path)
@@ -86,6 +92,11 @@ class LaneServer:
             task.cancel()
         for writer in list(self._writers):
             writer.close()
+        # Let the connections' handlers see their closed sockets and return: cancelled by
+        # the loop's end instead, asyncio's streams log a bogus "Exception in callback".
+        handlers = set(self._handlers)
+        if handlers:
+            await asyncio.wait(handlers, timeout=1.0)
 
     def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
@@ -96,6 +107,9 @@ class LaneServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         runs: dict[int, asyncio.Task[None]] = {}
         self._writers.add(writer)
+        handler = asyncio.current_task()
+        if handler is not None:
+            self._handlers.add(handler)
         try:
             while True:
                 try:
@@ -132,11 +146,21 @@ class LaneServer:
             for task in runs.values():
                 task.cancel()
             self._writers.discard(writer)
+            if handler is not None:
+                self._handlers.discard(handler)
             writer.close()
 
     async def _one(self, writer: asyncio.StreamWriter, run: int, request: pb.RunRequest) -> None:
         async def write(event: pb.RunEvent) -> None:
-            writer.write(event_frame(run, event))
+            data = event.SerializeToString()
+            if len(data) > self._max_message:
+                # The host would refuse the frame and close the lane with every run on it;
+                # this fails only this run, as gRPC fails a call whose message is too big.
+                raise MessageTooLarge(
+                    f"a run event of {len(data)} bytes exceeds the runner protocol's "
+                    f"{self._max_message}"
+                )
+            writer.write(frame(run, _TAG_EVENT, data))
             # Waits only while the socket's buffer is over its high-water mark: a host
             # that reads slowly slows the run down, as gRPC's flow control would.
             await writer.drain()

@@ -1,0 +1,189 @@
+package pluginsdk
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+)
+
+// RunLaneEnv names the environment variable that, set to "off", makes a runner offer no
+// run lane: the host then calls Run over gRPC for every run.
+const RunLaneEnv = "AGENTENGINE_RUN_LANE"
+
+const (
+	laneHeaderBytes   = 4
+	maxLaneFrameBytes = MaxMessageBytes + 64
+	laneReadBuffer    = 64 << 10
+)
+
+// laneEnabled reports whether the environment leaves the run lane on.
+func laneEnabled() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(RunLaneEnv))) {
+	case "off", "0", "false":
+		return false
+	}
+	return true
+}
+
+// laneServer serves runs on the run lane (runner.proto, LaneFrame): one unix socket on
+// which the host sends every run of this process, instead of a gRPC call per run.
+type laneServer struct {
+	srv      *runnerServer
+	ln       net.Listener
+	path     string
+	log      hclog.Logger
+	maxFrame int
+}
+
+// listenLane opens the lane's socket in dir, the directory the host gave the runner for
+// its go-plugin socket (only there does the host accept it). maxFrame bounds a frame
+// either way (maxLaneFrameBytes).
+func listenLane(srv *runnerServer, dir string, maxFrame int, log hclog.Logger) (*laneServer, error) {
+	path := filepath.Join(dir, fmt.Sprintf("r%d.lane", os.Getpid()))
+	_ = os.Remove(path) // a dead process's socket with our pid
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("run lane: %w", err)
+	}
+	l := &laneServer{srv: srv, ln: ln, path: path, log: log, maxFrame: maxFrame}
+	go l.accept()
+	return l, nil
+}
+
+func (l *laneServer) close() { _ = l.ln.Close() }
+
+func (l *laneServer) accept() {
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		go l.serve(c)
+	}
+}
+
+// laneConn is one host connection and the runs on it.
+type laneConn struct {
+	c        net.Conn
+	maxFrame int
+	wmu      sync.Mutex
+	mu       sync.Mutex
+	// runs maps a run id to its cancel; closing the connection cancels them all.
+	runs map[uint64]context.CancelFunc
+}
+
+func (l *laneServer) serve(c net.Conn) {
+	ctx, cancelAll := context.WithCancel(context.Background())
+	lc := &laneConn{c: c, maxFrame: l.maxFrame, runs: map[uint64]context.CancelFunc{}}
+	defer func() {
+		cancelAll()
+		_ = c.Close()
+	}()
+	br := bufio.NewReaderSize(c, laneReadBuffer)
+	var head [laneHeaderBytes]byte
+	for {
+		if _, err := io.ReadFull(br, head[:]); err != nil {
+			return // the host closed the lane
+		}
+		n := binary.BigEndian.Uint32(head[:])
+		if int64(n) > int64(l.maxFrame) {
+			l.log.Error("run lane frame too large; closing the lane", "bytes", n)
+			return
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return
+		}
+		var f runnerv1.LaneFrame
+		if err := proto.Unmarshal(buf, &f); err != nil {
+			l.log.Error("undecodable run lane frame; closing the lane", "error", err)
+			return
+		}
+		switch body := f.GetBody().(type) {
+		case *runnerv1.LaneFrame_Start:
+			if !l.start(ctx, lc, f.Run, body.Start) {
+				l.log.Warn("run lane: run id already running; ignored", "run", f.Run)
+			}
+		case *runnerv1.LaneFrame_Cancel:
+			lc.mu.Lock()
+			cancel := lc.runs[f.Run]
+			delete(lc.runs, f.Run)
+			lc.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		default:
+			l.log.Warn("unexpected run lane frame from the host; ignored", "run", f.Run)
+		}
+	}
+}
+
+// start registers a run (so that a cancel frame right behind it finds it) and starts it;
+// false if the id is taken.
+func (l *laneServer) start(ctx context.Context, lc *laneConn, id uint64, in *runnerv1.RunRequest) bool {
+	runCtx, cancel := context.WithCancel(ctx)
+	lc.mu.Lock()
+	if _, dup := lc.runs[id]; dup {
+		lc.mu.Unlock()
+		cancel()
+		return false
+	}
+	lc.runs[id] = cancel
+	lc.mu.Unlock()
+	go l.run(runCtx, lc, id, in)
+	return true
+}
+
+// run serves one run and ends it with an end frame, unless the host cancelled it.
+func (l *laneServer) run(ctx context.Context, lc *laneConn, id uint64, in *runnerv1.RunRequest) {
+	err := l.srv.serveRun(ctx, in, func(ev *runnerv1.RunEvent) error {
+		return lc.write(&runnerv1.LaneFrame{Run: id, Body: &runnerv1.LaneFrame_Event{Event: ev}})
+	})
+	lc.mu.Lock()
+	cancel, live := lc.runs[id]
+	delete(lc.runs, id)
+	lc.mu.Unlock()
+	if !live {
+		return // cancelled: the host has let go of it
+	}
+	cancel()
+	end := &runnerv1.LaneEnd{}
+	if err != nil {
+		end.Error = err.Error()
+	}
+	_ = lc.write(&runnerv1.LaneFrame{Run: id, Body: &runnerv1.LaneFrame_End{End: end}})
+}
+
+// write sends one frame, whole: frames of concurrent runs never interleave.
+func (lc *laneConn) write(f *runnerv1.LaneFrame) error {
+	size := proto.Size(f)
+	if size > lc.maxFrame {
+		// The host would refuse it and close the lane with every run on it; this fails
+		// only this run's send, as gRPC fails a message over its limit.
+		return fmt.Errorf("run lane: a frame of %d bytes exceeds the limit of %d", size, lc.maxFrame)
+	}
+	buf := make([]byte, laneHeaderBytes, laneHeaderBytes+size)
+	buf, err := proto.MarshalOptions{}.MarshalAppend(buf, f)
+	if err != nil {
+		return fmt.Errorf("run lane: encode frame: %w", err)
+	}
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-laneHeaderBytes)) //nolint:gosec // G115: bounded by maxLaneFrameBytes
+	lc.wmu.Lock()
+	defer lc.wmu.Unlock()
+	if _, err := lc.c.Write(buf); err != nil {
+		return fmt.Errorf("run lane: %w", err)
+	}
+	return nil
+}
