@@ -3,6 +3,8 @@ package runnerproc_test
 import (
 	"context"
 	"io"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/agentengine/agentengine/host/runnerproc"
@@ -54,4 +56,31 @@ func BenchmarkInProcess(b *testing.B) {
 	b.Cleanup(stop)
 	b.Run("turn", func(b *testing.B) { benchRun(b, c, "0") })
 	b.Run("1000deltas", func(b *testing.B) { benchRun(b, c, "1000") })
+}
+
+// BenchmarkPythonRun measures a run of the Python SDK's demo runner (a text delta and the
+// message's end) over the run lane and over gRPC Run calls: the transport's share of a
+// Python turn. Needs $AGENTENGINE_PYTHON with grpcio and protobuf.
+func BenchmarkPythonRun(b *testing.B) {
+	sdk, err := filepath.Abs("../../pluginsdk/python/src")
+	if err != nil {
+		b.Fatal(err)
+	}
+	py, err := exec.LookPath(testPythonName())
+	if err != nil {
+		b.Skip(err)
+	}
+	for _, tc := range []struct{ name, lane string }{{"lane", "on"}, {"grpc", "off"}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := runnerproc.New(runnerproc.Config{
+				Command: []string{py, "-m", "agentengine_runner", "agentengine_runner.testing.demo:DemoRunner"},
+				Env:     []string{"PYTHONPATH=" + sdk, "AGENTENGINE_RUN_LANE=" + tc.lane},
+			})
+			b.Cleanup(func() { _ = s.Close(context.Background()) })
+			if err := s.Start(context.Background()); err != nil {
+				b.Skip("the Python runner SDK does not start here: ", err)
+			}
+			benchRun(b, s, "0")
+		})
+	}
 }

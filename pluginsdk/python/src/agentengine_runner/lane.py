@@ -15,6 +15,7 @@ import functools
 import struct
 import traceback
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from google.protobuf.message import DecodeError
 
@@ -28,7 +29,16 @@ HEADER = struct.Struct(">I")
 FRAME_OVERHEAD = 64
 
 Write = Callable[[pb.RunEvent], Awaitable[None]]
-RunFn = Callable[[pb.RunRequest, Write], Awaitable[None]]
+
+
+class RunFn(Protocol):
+    """RunnerService.run: one run, its events written with write."""
+
+    def __call__(self, request: pb.RunRequest, write: Write, *, batches: bool) -> Awaitable[None]: ...
+
+
+# The socket's write buffer may hold this much before a run's next event waits for it.
+MAX_BUFFERED_BYTES = 1 << 20
 
 # LaneFrame's field tags: run (1, varint), event (4, bytes), end (5, bytes).
 _TAG_RUN = b"\x08"
@@ -106,6 +116,7 @@ class LaneServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         runs: dict[int, asyncio.Task[None]] = {}
+        out = _Output(writer)
         self._writers.add(writer)
         handler = asyncio.current_task()
         if handler is not None:
@@ -133,7 +144,7 @@ class LaneServer:
                         continue
                     # A task of its own per run (with its own contextvars copy): a cancel
                     # frame cancels exactly that run.
-                    task = self._spawn(self._one(writer, msg.run, msg.start))
+                    task = self._spawn(self._one(out, msg.run, msg.start))
                     runs[msg.run] = task
                     task.add_done_callback(functools.partial(_drop, runs, msg.run))
                 elif kind == "cancel":
@@ -150,7 +161,7 @@ class LaneServer:
                 self._handlers.discard(handler)
             writer.close()
 
-    async def _one(self, writer: asyncio.StreamWriter, run: int, request: pb.RunRequest) -> None:
+    async def _one(self, out: _Output, run: int, request: pb.RunRequest) -> None:
         async def write(event: pb.RunEvent) -> None:
             data = event.SerializeToString()
             if len(data) > self._max_message:
@@ -160,24 +171,50 @@ class LaneServer:
                     f"a run event of {len(data)} bytes exceeds the runner protocol's "
                     f"{self._max_message}"
                 )
-            writer.write(frame(run, _TAG_EVENT, data))
-            # Waits only while the socket's buffer is over its high-water mark: a host
-            # that reads slowly slows the run down, as gRPC's flow control would.
-            await writer.drain()
+            await out.send(frame(run, _TAG_EVENT, data))
 
         error = ""
         try:
-            await self._run(request, write)
+            # No RunEventBatch: the output already joins what a turn emits in one loop
+            # iteration into one write, without a writer task per burst.
+            await self._run(request, write, batches=False)
         except asyncio.CancelledError:
             raise  # cancelled by the host, which has let go of the run already
         except Exception as exc:  # run() turns the agent's errors into events; not this
             error = f"{type(exc).__name__}: {exc}"
             log.error("run lane: run failed", extra={"error": traceback.format_exc()})
         try:
-            writer.write(end_frame(run, error))
-            await writer.drain()
+            await out.send(end_frame(run, error))
         except ConnectionError:
             pass  # the host went away; nothing left to tell it
+
+
+class _Output:
+    """One connection's outgoing frames. What the runs emit during one turn of the event
+    loop goes out as one write at the end of it: a burst of events costs one send, and
+    no task."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self._pending: list[bytes] = []
+        self._loop = asyncio.get_running_loop()
+
+    async def send(self, data: bytes) -> None:
+        if not self._pending:
+            self._loop.call_soon(self._flush)
+        self._pending.append(data)
+        transport = self._writer.transport
+        if transport.get_write_buffer_size() > MAX_BUFFERED_BYTES:
+            # A host that reads slowly slows the runs down, as gRPC's flow control would.
+            self._flush()
+            await self._writer.drain()
+        elif transport.is_closing():
+            raise ConnectionResetError("run lane closed")
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if pending and not self._writer.transport.is_closing():
+            self._writer.write(b"".join(pending))
 
 
 def _drop(runs: dict[int, asyncio.Task[None]], run: int, task: asyncio.Task[None]) -> None:

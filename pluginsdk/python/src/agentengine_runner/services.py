@@ -125,10 +125,16 @@ class RunnerService(runner_grpc.RunnerServicer):
         await self.run(request, context.write)
 
     async def run(
-        self, request: pb.RunRequest, write: Callable[[pb.RunEvent], Awaitable[None]]
+        self,
+        request: pb.RunRequest,
+        write: Callable[[pb.RunEvent], Awaitable[None]],
+        *,
+        batches: bool = True,
     ) -> None:
         """One run, its events written with write: what Run and the run lane both serve.
-        Call it in a task of the run's own (cancelling the task cancels the run)."""
+        Call it in a task of the run's own (cancelling the task cancels the run). batches:
+        the emitter coalesces events into RunEventBatches (for a write that is slow, as
+        grpc.aio's is)."""
         try:
             payload = decode_object(request.payload_json, "run payload (payload_json)")
             session_context = decode_object(
@@ -160,7 +166,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             invocation_id=request.invocation_id,
             runner_type=self._framework_name(),
         )
-        emit = Emitter(write, batches=True)
+        emit = Emitter(write, batches=batches)
         ids = {"invocation_id": request.invocation_id, "session_id": request.session_id}
         started = time.monotonic()
         checkpoints = RunCheckpoints(emit, req.checkpoints) if self._keeps_checkpoints() else None
