@@ -108,8 +108,9 @@ func (rt *Runtime) followRequested(key session.Key, invocationID string) {
 	if !ok || r.cancel == nil {
 		return // not executed here (a followed run has no cancel)
 	}
-	// From now on items are stored as they complete, as for a local follower.
-	r.j.watch()
+	// From now on items are stored as they complete, as for a local follower; the
+	// follower's cursor keeps the journal for the whole retention.
+	r.j.pin()
 	rt.relays.mu.Lock()
 	defer rt.relays.mu.Unlock()
 	if st, ok := rt.relays.m[rk]; ok {

@@ -38,6 +38,12 @@ type journal struct {
 	// compacted: the journal keeps only its stored events (see compact). Events keep
 	// their Index, so positions and indexes differ from then on.
 	compacted bool
+	// following counts subscriptions that have read with Next and not yet reached the
+	// end: a client whose stream broke off may come back with its cursor. One that read
+	// to the end will not.
+	following int
+	// pinned: followed from another replica, whose cursors this journal cannot see.
+	pinned bool
 }
 
 // compact drops a finished run's live events (deltas, native events), keeping its
@@ -189,10 +195,20 @@ func (j *journal) setOnWatch(f func()) {
 	j.mu.Unlock()
 }
 
-func (j *journal) isWatched() bool {
+// pin marks the journal followed from another replica (and watched).
+func (j *journal) pin() {
+	j.mu.Lock()
+	j.pinned = true
+	j.mu.Unlock()
+	j.watch()
+}
+
+// cursorsOut reports whether a client may still come back to the journal with a cursor:
+// it was followed from another replica, or a local follower stopped before its end.
+func (j *journal) cursorsOut() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.watched
+	return j.pinned || j.following > 0
 }
 
 // close marks the journal complete: subscribers that reach its end get io.EOF.
@@ -239,6 +255,8 @@ func (j *journal) snapshot() []Event {
 type Subscription struct {
 	j    *journal
 	next int // Index of the next event wanted
+	// following: counted in j.following (from its first Next until it reaches the end).
+	following, finished bool
 }
 
 // Next returns the next event, waiting for it if needed. It returns io.EOF after the
@@ -246,6 +264,10 @@ type Subscription struct {
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
 	for {
 		s.j.mu.Lock()
+		if !s.following && !s.finished {
+			s.following = true
+			s.j.following++
+		}
 		if p := s.j.pos(s.next); p < s.j.visible() {
 			e := s.j.events[p]
 			s.j.mu.Unlock()
@@ -253,6 +275,10 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			return e, nil
 		}
 		closed, wake := s.j.closed && !s.j.holding, s.j.wake
+		if closed && s.following {
+			s.following, s.finished = false, true
+			s.j.following--
+		}
 		s.j.mu.Unlock()
 		if closed {
 			return Event{}, io.EOF

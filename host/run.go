@@ -601,12 +601,13 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 		}
 		rt.mu.Unlock()
 	}
-	if journalCompactAfter < rt.retention {
-		time.AfterFunc(journalCompactAfter, func() {
+	if rt.compactAfter < rt.retention {
+		time.AfterFunc(rt.compactAfter, func() {
 			dropped := r.j.compact()
-			if !r.j.isWatched() {
-				// Nobody ever followed it, so no client holds a cursor into its journal:
-				// Open serves it from the store from now on, as it would after retention.
+			if !r.j.cursorsOut() {
+				// Nobody follows it, or everyone who did read it to its end, so no
+				// client comes back with a cursor into its journal: Open serves it
+				// from the store from now on, as it would after retention.
 				forget()
 				dropped += forgottenRunWeight
 			}

@@ -68,9 +68,11 @@ type Runtime struct {
 	agents    map[string]Agent
 	log       hclog.Logger
 	retention time.Duration
-	defUser   string
-	attach    Attachments
-	attachTTL time.Duration
+	// compactAfter is when a finished run's journal is compacted (journalCompactAfter).
+	compactAfter time.Duration
+	defUser      string
+	attach       Attachments
+	attachTTL    time.Duration
 
 	baseCtx context.Context
 	stop    context.CancelCauseFunc
@@ -137,6 +139,7 @@ func New(cfg Config) (*Runtime, error) {
 		// sequence; short enough that finished runs' deltas don't pile up in memory.
 		rt.retention = 2 * time.Minute
 	}
+	rt.compactAfter = journalCompactAfter
 	if rt.defUser == "" {
 		rt.defUser = "user"
 	}

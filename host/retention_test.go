@@ -1,0 +1,87 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/agentengine/agentengine/internal/echoagent"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/memory"
+)
+
+// A finished run's journal stays in memory for the retention only while a client may come
+// back to it with a cursor: a follower that stopped before the end, or one on another
+// replica. One read to its end is let go at compaction, as an unfollowed one is.
+func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
+	client, stop := inprocess.Serve(echoagent.New())
+	t.Cleanup(stop)
+	rt, err := New(Config{Store: memory.New(), Agents: []Agent{{Name: "echo", Runner: client}}, Retention: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	rt.compactAfter = 20 * time.Millisecond
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	turn := func() *Run {
+		t.Helper()
+		r, err := rt.Start(ctx, TurnRequest{App: "echo", Input: Input{Content: []session.ContentBlock{{Type: "input_text", Text: "hi"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	readToEnd := func(s *Subscription) {
+		t.Helper()
+		for {
+			if _, err := s.Next(ctx); errors.Is(err, io.EOF) {
+				return
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	kept := func(r *Run) bool {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		return rt.runs[runKey{r.Key, r.InvocationID}] == r
+	}
+
+	toEnd, brokeOff, remote := turn(), turn(), turn()
+	readToEnd(toEnd.Subscribe(0))
+	s := brokeOff.Subscribe(0)
+	if _, err := s.Next(ctx); err != nil { // one event, then the client goes away
+		t.Fatal(err)
+	}
+	remote.j.pin()
+	for _, r := range []*Run{brokeOff, remote} {
+		<-r.Done()
+	}
+
+	deadline := time.Now().Add(5 * time.Second)
+	for kept(toEnd) {
+		if time.Now().After(deadline) {
+			t.Fatal("a run read to its end is still kept after its compaction")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !kept(brokeOff) {
+		t.Error("a run whose follower broke off was let go: its cursor cannot come back")
+	}
+	if !kept(remote) {
+		t.Error("a run followed from another replica was let go")
+	}
+	// What was let go is served from the store, whole.
+	r, err := rt.Open(ctx, toEnd.Key, toEnd.InvocationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r == toEnd {
+		t.Fatal("Open returned the let-go run")
+	}
+}
