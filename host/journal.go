@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentengine/agentengine/internal/cmem"
 	"github.com/agentengine/agentengine/session"
 )
 
@@ -110,6 +111,9 @@ func (m *memTrim) run() {
 	m.dropped = 0
 	m.mu.Unlock()
 	debug.FreeOSMemory()
+	// And what the store's C code freed (SQLite's page caches and statements), which
+	// glibc would otherwise keep in the process for good.
+	cmem.Release()
 	m.mu.Lock()
 	m.scheduled, m.last = false, time.Now()
 	m.mu.Unlock()

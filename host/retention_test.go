@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
@@ -83,5 +85,44 @@ func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
 	}
 	if r == toEnd {
 		t.Fatal("Open returned the let-go run")
+	}
+}
+
+// A run let go at compaction is garbage then, not two minutes later: nothing (its
+// retention timer included) keeps it.
+func TestALetGoRunIsCollected(t *testing.T) {
+	client, stop := inprocess.Serve(echoagent.New())
+	t.Cleanup(stop)
+	rt, err := New(Config{Store: memory.New(), Agents: []Agent{{Name: "echo", Runner: client}}, Retention: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	rt.compactAfter = 20 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	wp := func() weak.Pointer[Run] {
+		r, err := rt.Start(ctx, TurnRequest{App: "echo", Input: Input{Content: []session.ContentBlock{{Type: "input_text", Text: "hi"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := r.Subscribe(0)
+		for {
+			if _, err := s.Next(ctx); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return weak.Make(r)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for wp.Value() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("a run let go at compaction is still reachable")
+		}
+		time.Sleep(20 * time.Millisecond)
+		runtime.GC()
 	}
 }

@@ -601,6 +601,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 		}
 		rt.mu.Unlock()
 	}
+	retained := time.AfterFunc(rt.retention, forget)
 	if rt.compactAfter < rt.retention {
 		time.AfterFunc(rt.compactAfter, func() {
 			dropped := r.j.compact()
@@ -609,10 +610,12 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 				// client comes back with a cursor into its journal: Open serves it
 				// from the store from now on, as it would after retention.
 				forget()
+				// The pending retention timer would keep the run, journal and all,
+				// in memory until it fired.
+				retained.Stop()
 				dropped += forgottenRunWeight
 			}
 			rt.trim.add(dropped)
 		})
 	}
-	time.AfterFunc(rt.retention, forget)
 }
