@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/internal/gcfloor"
 )
 
 type runOptions struct {
@@ -120,6 +121,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 			return err
 		}
 	}
+	// A heap goal of at least 64 MiB: with a live heap of a few megabytes the collector
+	// would otherwise run many times a second under load (GOGC from the environment wins).
+	defer gcfloor.Start(gcFloorBytes, 100).Stop()
 	start := time.Now()
 	var ln net.Listener
 	if !o.interactive {
@@ -196,6 +200,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	drain(log, srv, st.runtime, o.drain)
 	return nil
 }
+
+// gcFloorBytes is the server's minimum heap goal (see package gcfloor).
+const gcFloorBytes = 64 << 20
 
 // loginTTL is how long the login URL printed at start stays valid.
 const loginTTL = 10 * time.Minute
