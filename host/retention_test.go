@@ -15,10 +15,10 @@ import (
 	"github.com/agentengine/agentengine/session/memory"
 )
 
-// A finished run's journal stays in memory for the retention only while a client may come
-// back to it with a cursor: a follower that stopped before the end, or one on another
-// replica. One read to its end is let go at compaction, as an unfollowed one is.
-func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
+// echoRuntime is a runtime with the echo agent whose finished runs are compacted after
+// 20 ms and retained for a minute, and a turn starter and reader for it.
+func echoRuntime(t *testing.T) (rt *Runtime, turn func() *Run, readToEnd func(*Subscription)) {
+	t.Helper()
 	client, stop := inprocess.Serve(echoagent.New())
 	t.Cleanup(stop)
 	rt, err := New(Config{Store: memory.New(), Agents: []Agent{{Name: "echo", Runner: client}}, Retention: time.Minute})
@@ -27,10 +27,9 @@ func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = rt.Close(context.Background()) })
 	rt.compactAfter = 20 * time.Millisecond
-
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	turn := func() *Run {
+	t.Cleanup(cancel)
+	turn = func() *Run {
 		t.Helper()
 		r, err := rt.Start(ctx, TurnRequest{App: "echo", Input: Input{Content: []session.ContentBlock{{Type: "input_text", Text: "hi"}}}})
 		if err != nil {
@@ -38,7 +37,7 @@ func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
 		}
 		return r
 	}
-	readToEnd := func(s *Subscription) {
+	readToEnd = func(s *Subscription) {
 		t.Helper()
 		for {
 			if _, err := s.Next(ctx); errors.Is(err, io.EOF) {
@@ -48,6 +47,16 @@ func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
 			}
 		}
 	}
+	return rt, turn, readToEnd
+}
+
+// A finished run's journal stays in memory for the retention only while a client may come
+// back to it with a cursor: a follower that stopped before the end, or one on another
+// replica. One read to its end is let go at compaction, as an unfollowed one is.
+func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
+	rt, turn, readToEnd := echoRuntime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	kept := func(r *Run) bool {
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
@@ -91,30 +100,10 @@ func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
 // A run let go at compaction is garbage then, not two minutes later: nothing (its
 // retention timer included) keeps it.
 func TestALetGoRunIsCollected(t *testing.T) {
-	client, stop := inprocess.Serve(echoagent.New())
-	t.Cleanup(stop)
-	rt, err := New(Config{Store: memory.New(), Agents: []Agent{{Name: "echo", Runner: client}}, Retention: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close(context.Background()) })
-	rt.compactAfter = 20 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-
+	_, turn, readToEnd := echoRuntime(t)
 	wp := func() weak.Pointer[Run] {
-		r, err := rt.Start(ctx, TurnRequest{App: "echo", Input: Input{Content: []session.ContentBlock{{Type: "input_text", Text: "hi"}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := r.Subscribe(0)
-		for {
-			if _, err := s.Next(ctx); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-		}
+		r := turn()
+		readToEnd(r.Subscribe(0))
 		return weak.Make(r)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
