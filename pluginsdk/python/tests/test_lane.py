@@ -58,6 +58,14 @@ class Lane:
         self.writer.close()
 
 
+async def wait_for(path: str, what: str) -> None:
+    """Waits up to 10 s for the demo run's marker file at path; fails with what."""
+    deadline = time.monotonic() + 10
+    while not os.path.exists(path):
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.02)
+
+
 def test_a_run_on_the_lane_streams_its_events_and_ends(plugin: Plugin) -> None:
     async def go() -> list[pb.RunEvent]:
         lane = await Lane.open(plugin)
@@ -104,10 +112,7 @@ def test_a_cancel_frame_cancels_that_run_only(plugin: Plugin) -> None:
             first = await lane.read()
             assert first.run == 1 and first.event.text_delta.text == "sleeping"
             await lane.send(pb.LaneFrame(run=1, cancel=pb.LaneCancel()))
-            deadline = time.monotonic() + 10
-            while not os.path.exists(marker):
-                assert time.monotonic() < deadline, "the cancelled run still runs"
-                await asyncio.sleep(0.02)
+            await wait_for(marker, "the cancelled run still runs")
             await lane.start(2, "still serving")
             events = await lane.until_end(2)
             assert "".join(e.text_delta.text for e in events) == "still serving"
@@ -127,10 +132,7 @@ def test_closing_the_lane_cancels_its_runs(plugin: Plugin) -> None:
         await lane.start(1, "sleep", payload={"marker": marker})
         await lane.read()
         lane.close()
-        deadline = time.monotonic() + 10
-        while not os.path.exists(marker):
-            assert time.monotonic() < deadline, "a run outlived its lane"
-            await asyncio.sleep(0.02)
+        await wait_for(marker, "a run outlived its lane")
 
     asyncio.run(go())
     with open(marker) as f:
