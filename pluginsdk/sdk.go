@@ -1,8 +1,10 @@
 // Package pluginsdk is the runner side of agentengine's runner protocol and the Go SDK for
 // writing agents. A Go agent implements Runner and calls Serve from its main package; the
 // agentengine host starts that binary as a hashicorp/go-plugin subprocess and talks to it
-// over gRPC (runner.proto, package runnerv1). The host imports Handshake, PluginName and
-// GRPCPlugin from here so both sides always agree on them.
+// over gRPC (runner.proto, package runnerv1); Serve also opens the run lane, a unix socket
+// beside go-plugin's on which the host sends every run as frames instead of a gRPC call
+// each (set AGENTENGINE_RUN_LANE=off to do without it). The host imports Handshake,
+// PluginName and GRPCPlugin from here so both sides always agree on them.
 //
 //	type agent struct{}
 //

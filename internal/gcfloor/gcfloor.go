@@ -38,7 +38,8 @@ func Start(bytes uint64, base int) *Floor {
 	}
 	f := &Floor{bytes: bytes, base: base,
 		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}}
-	f.adjust()
+	// Not adjusted now: until a collection has measured the live heap, the floor has
+	// nothing to go by.
 	f.arm()
 	return f
 }
@@ -64,9 +65,11 @@ func (f *Floor) arm() {
 	})
 }
 
-// sentinel is allocated only for its finalizer; it must not be a zero-size type, whose
-// allocations may share an address and never be collected.
-type sentinel struct{ _ byte }
+// sentinel is allocated only for its finalizer. It holds a pointer so that it gets an
+// allocation of its own: a small pointer-free object goes to the tiny allocator, where
+// it shares a block with others and its finalizer may not run while any of them lives
+// (which left GOGC at its first raised value for good).
+type sentinel struct{ _ *sentinel }
 
 // adjust sets GOGC from the live heap the last collection found.
 func (f *Floor) adjust() {
@@ -81,11 +84,11 @@ func (f *Floor) adjust() {
 }
 
 // Percent is the GOGC that makes the heap goal (live × (1 + GOGC/100)) at least floor,
-// and never less than base nor more than MaxPercent. Steps of 10 keep it from changing
-// after every collection.
+// and never less than base nor more than MaxPercent; base while the live heap is not
+// known (zero). Steps of 10 keep it from changing after every collection.
 func Percent(live, floor uint64, base int) int {
 	if live == 0 {
-		return MaxPercent
+		return base
 	}
 	if live >= floor {
 		return base

@@ -22,7 +22,7 @@ func TestPercent(t *testing.T) {
 		live, floor uint64
 		base, want  int
 	}{
-		{0, 64 * mib, 100, MaxPercent},
+		{0, 64 * mib, 100, 100},              // not measured yet
 		{1 * mib, 64 * mib, 100, MaxPercent}, // 6300% capped
 		{8 * mib, 64 * mib, 100, 700},        // goal 8 × 8 = 64 MiB
 		{16 * mib, 64 * mib, 100, 300},       // goal 64 MiB
@@ -46,30 +46,43 @@ func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
 	}
 }
 
-// With a small live heap, GOGC goes up after collections; Stop puts it back.
-func TestFloorRaisesGOGCForASmallHeap(t *testing.T) {
+// After each collection GOGC follows the live heap: up while it is small against the
+// floor, back to base once it is not; Stop puts base back.
+func TestFloorFollowsTheLiveHeap(t *testing.T) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		t.Skip("GOGC is set in this test's environment")
 	}
 	t.Cleanup(func() { debug.SetGCPercent(100) })
-	f := Start(1<<30, 100) // a 1 GiB floor: any test heap is far below it
+	const floor = 256 << 20
+	f := Start(floor, 100)
 	if f == nil {
 		t.Fatal("Start returned nil without GOGC in the environment")
 	}
-	// Start sets it at once; after something else changes it, the next collection
-	// sets it again.
-	if p := gogc(); p != MaxPercent {
-		t.Fatalf("GOGC after Start = %d, want %d", p, MaxPercent)
-	}
-	debug.SetGCPercent(100)
-	deadline := time.Now().Add(5 * time.Second)
-	for gogc() < MaxPercent {
-		if time.Now().After(deadline) {
-			t.Fatalf("GOGC is %d for a small heap, want %d", gogc(), MaxPercent)
+	// until collects until GOGC satisfies ok (the finalizer runs after a collection).
+	until := func(what string, ok func(int) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !ok(gogc()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("GOGC is %d, want %s", gogc(), what)
+			}
+			runtime.GC()
+			time.Sleep(5 * time.Millisecond)
 		}
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond) // the finalizer runs after the collection
 	}
+	until("raised for a small heap", func(p int) bool { return p > 1000 })
+	func() {
+		live := make([]byte, 200<<20) // most of the floor: what it asks for is below base
+		for i := range live {
+			live[i] = 1
+		}
+		until("base (100) with 200 MiB live", func(p int) bool { return p == 100 })
+		runtime.KeepAlive(live)
+	}()
+	until("raised again once the heap is small", func(p int) bool { return p > 1000 })
+	// Something else setting GOGC is undone by the next collection.
+	debug.SetGCPercent(100)
+	until("raised again after an outside change", func(p int) bool { return p > 1000 })
 	f.Stop()
 	if p := gogc(); p != 100 {
 		t.Fatalf("GOGC after Stop = %d, want 100", p)
