@@ -208,3 +208,33 @@ def test_an_event_over_the_limit_fails_its_run_not_the_lane(socket_dir: str) -> 
             await server.close(0.1)
 
     asyncio.run(go())
+
+
+def test_a_host_that_does_not_read_holds_a_busy_run_back(socket_dir: str) -> None:
+    from agentengine_runner.lane import LaneServer
+
+    path = os.path.join(socket_dir, "slow.lane")
+    written = 0
+    chunk = pb.RunEvent(text_delta=pb.TextDelta(text="x" * (64 << 10)))
+
+    async def run(request: pb.RunRequest, write: object, *, batches: bool) -> None:
+        nonlocal written
+        for _ in range(400):  # 25 MiB, never waiting for anything but write
+            await write(chunk)  # type: ignore[operator]
+            written += 1
+
+    async def go() -> None:
+        server = LaneServer(run, max_message_bytes=1 << 20)
+        await server.start(path)
+        lane = Lane(*await asyncio.open_unix_connection(path))
+        try:
+            await lane.start(1, "busy")
+            await asyncio.sleep(0.5)  # the host reads nothing meanwhile
+            assert written < 100, f"{written} events of 64 KiB written ahead of the host"
+            events = await lane.until_end(1)
+            assert len(events) == 400 and written == 400
+        finally:
+            lane.close()
+            await server.close(0.1)
+
+    asyncio.run(go())

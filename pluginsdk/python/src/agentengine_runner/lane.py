@@ -197,22 +197,25 @@ class _Output:
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
         self._pending: list[bytes] = []
+        self._pending_bytes = 0
         self._loop = asyncio.get_running_loop()
 
     async def send(self, data: bytes) -> None:
         if not self._pending:
             self._loop.call_soon(self._flush)
         self._pending.append(data)
+        self._pending_bytes += len(data)
         transport = self._writer.transport
-        if transport.get_write_buffer_size() > MAX_BUFFERED_BYTES:
-            # A host that reads slowly slows the runs down, as gRPC's flow control would.
+        if transport.is_closing():
+            raise ConnectionResetError("run lane closed")
+        if self._pending_bytes + transport.get_write_buffer_size() > MAX_BUFFERED_BYTES:
+            # A run that emits a lot without waiting for anything, or a host that reads
+            # slowly, waits here, as gRPC's flow control would make it.
             self._flush()
             await self._writer.drain()
-        elif transport.is_closing():
-            raise ConnectionResetError("run lane closed")
 
     def _flush(self) -> None:
-        pending, self._pending = self._pending, []
+        pending, self._pending, self._pending_bytes = self._pending, [], 0
         if pending and not self._writer.transport.is_closing():
             self._writer.write(b"".join(pending))
 
