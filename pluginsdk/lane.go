@@ -1,9 +1,8 @@
 package pluginsdk
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/protobuf/proto"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
@@ -22,11 +20,8 @@ import (
 // run lane: the host then calls Run over gRPC for every run.
 const RunLaneEnv = "AGENTENGINE_RUN_LANE"
 
-const (
-	laneHeaderBytes   = 4
-	maxLaneFrameBytes = MaxMessageBytes + 64
-	laneReadBuffer    = 64 << 10
-)
+// maxLaneFrameBytes: a frame wraps one protocol message and a few bytes of its own.
+const maxLaneFrameBytes = MaxMessageBytes + runnerv1.LaneFrameOverhead
 
 // laneEnabled reports whether the environment leaves the run lane on.
 func laneEnabled() bool {
@@ -91,25 +86,14 @@ func (l *laneServer) serve(c net.Conn) {
 		cancelAll()
 		_ = c.Close()
 	}()
-	br := bufio.NewReaderSize(c, laneReadBuffer)
-	var head [laneHeaderBytes]byte
+	lr := runnerv1.NewLaneReader(c, l.maxFrame)
 	for {
-		if _, err := io.ReadFull(br, head[:]); err != nil {
-			return // the host closed the lane
-		}
-		n := binary.BigEndian.Uint32(head[:])
-		if int64(n) > int64(l.maxFrame) {
-			l.log.Error("run lane frame too large; closing the lane", "bytes", n)
-			return
-		}
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return
-		}
-		var f runnerv1.LaneFrame
-		if err := proto.Unmarshal(buf, &f); err != nil {
-			l.log.Error("undecodable run lane frame; closing the lane", "error", err)
-			return
+		f, err := lr.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				l.log.Error("run lane broken; closing it", "error", err)
+			}
+			return // the host closed the lane, or it is out of step
 		}
 		switch body := f.GetBody().(type) {
 		case *runnerv1.LaneFrame_Start:
@@ -166,20 +150,14 @@ func (l *laneServer) run(ctx context.Context, lc *laneConn, id uint64, in *runne
 	_ = lc.write(&runnerv1.LaneFrame{Run: id, Body: &runnerv1.LaneFrame_End{End: end}})
 }
 
-// write sends one frame, whole: frames of concurrent runs never interleave.
+// write sends one frame, whole: frames of concurrent runs never interleave. A frame over
+// the limit is not sent: the host would refuse it and close the lane with every run on it;
+// this fails only this run's send, as gRPC fails a message over its limit.
 func (lc *laneConn) write(f *runnerv1.LaneFrame) error {
-	size := proto.Size(f)
-	if size > lc.maxFrame {
-		// The host would refuse it and close the lane with every run on it; this fails
-		// only this run's send, as gRPC fails a message over its limit.
-		return fmt.Errorf("run lane: a frame of %d bytes exceeds the limit of %d", size, lc.maxFrame)
-	}
-	buf := make([]byte, laneHeaderBytes, laneHeaderBytes+size)
-	buf, err := proto.MarshalOptions{}.MarshalAppend(buf, f)
+	buf, err := runnerv1.EncodeLaneFrame(f, lc.maxFrame)
 	if err != nil {
-		return fmt.Errorf("run lane: encode frame: %w", err)
+		return err
 	}
-	binary.BigEndian.PutUint32(buf, uint32(len(buf)-laneHeaderBytes)) //nolint:gosec // G115: bounded by maxLaneFrameBytes
 	lc.wmu.Lock()
 	defer lc.wmu.Unlock()
 	if _, err := lc.c.Write(buf); err != nil {

@@ -3,6 +3,7 @@ package pluginsdk
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/protobuf/proto"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
@@ -39,8 +39,9 @@ func (r laneTestRunner) Run(ctx context.Context, req *Request, emit *Emitter) er
 }
 
 type laneClient struct {
-	t *testing.T
-	c net.Conn
+	t  *testing.T
+	c  net.Conn
+	lr *runnerv1.LaneReader
 }
 
 func startTestLane(t *testing.T) (*laneServer, laneTestRunner) {
@@ -66,16 +67,16 @@ func dialTestLane(t *testing.T, l *laneServer) *laneClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return &laneClient{t: t, c: c}
+	return &laneClient{t: t, c: c, lr: runnerv1.NewLaneReader(c, maxLaneFrameBytes)}
 }
 
 func (c *laneClient) send(f *runnerv1.LaneFrame) {
 	c.t.Helper()
-	b, err := proto.Marshal(f)
+	b, err := runnerv1.EncodeLaneFrame(f, maxLaneFrameBytes)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if _, err := c.c.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)); err != nil { //nolint:gosec // small
+	if _, err := c.c.Write(b); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -90,21 +91,14 @@ func (c *laneClient) start(id uint64, input string) {
 func (c *laneClient) read() *runnerv1.LaneFrame {
 	c.t.Helper()
 	_ = c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var head [laneHeaderBytes]byte
-	if _, err := io.ReadFull(c.c, head[:]); err == io.EOF {
+	f, err := c.lr.Next()
+	if errors.Is(err, io.EOF) {
 		return nil
-	} else if err != nil {
+	}
+	if err != nil {
 		c.t.Fatal(err)
 	}
-	b := make([]byte, binary.BigEndian.Uint32(head[:]))
-	if _, err := io.ReadFull(c.c, b); err != nil {
-		c.t.Fatal(err)
-	}
-	var f runnerv1.LaneFrame
-	if err := proto.Unmarshal(b, &f); err != nil {
-		c.t.Fatal(err)
-	}
-	return &f
+	return f
 }
 
 // texts reads run id's frames to its end: its texts and the end's error.
@@ -205,7 +199,7 @@ func TestLaneOversizedEventFailsOnlyItsRun(t *testing.T) {
 			t.Fatal("the run ended without an Error event")
 		}
 		if e := f.GetEvent().GetError(); e != nil {
-			if !strings.Contains(e.GetMessage(), "exceeds the limit") {
+			if !strings.Contains(e.GetMessage(), "the limit is 1024") {
 				t.Fatalf("error event %v does not name the limit", e)
 			}
 			break

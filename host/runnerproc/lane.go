@@ -1,9 +1,7 @@
 package runnerproc
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -29,16 +27,12 @@ import (
 // Summarize stay gRPC calls.
 
 const (
-	// laneHeaderBytes: a frame's length, big-endian, before the frame.
-	laneHeaderBytes = 4
 	// maxLaneFrameBytes: a frame wraps one protocol message and a few bytes of its own.
-	maxLaneFrameBytes = pluginsdk.MaxMessageBytes + 64
+	maxLaneFrameBytes = pluginsdk.MaxMessageBytes + runnerv1.LaneFrameOverhead
 	// laneRunBuffer is how many events of one run wait for its reader before the lane's
 	// reader waits too. The host reads a run's events as they come (it never waits for a
 	// client), so this only absorbs bursts.
 	laneRunBuffer = 64
-	// laneReadBuffer sizes the socket's read buffer and the frame buffer kept for reuse.
-	laneReadBuffer = 64 << 10
 )
 
 // lane is the host's end of one runner process's run lane. Safe for concurrent use.
@@ -116,10 +110,6 @@ func (l *lane) brokenErr() error {
 // run starts in on the lane. Cancelling ctx cancels the run in the runner.
 func (l *lane) run(ctx context.Context, in *runnerv1.RunRequest) (*laneStream, error) {
 	frame := &runnerv1.LaneFrame{Body: &runnerv1.LaneFrame_Start{Start: in}}
-	size := proto.Size(frame) + 10 // the run id's varint, at most
-	if size > maxLaneFrameBytes {
-		return nil, status.Errorf(codes.ResourceExhausted, "run request of %d bytes exceeds the runner protocol's %d", size, pluginsdk.MaxMessageBytes)
-	}
 	r := &laneRun{events: make(chan *runnerv1.RunEvent, laneRunBuffer), gone: make(chan struct{})}
 	l.mu.Lock()
 	if l.err != nil {
@@ -133,7 +123,7 @@ func (l *lane) run(ctx context.Context, in *runnerv1.RunRequest) (*laneStream, e
 	l.mu.Unlock()
 
 	frame.Run = r.id
-	if err := l.write(frame, size); err != nil {
+	if err := l.write(frame); err != nil {
 		l.forget(r)
 		return nil, err
 	}
@@ -142,14 +132,15 @@ func (l *lane) run(ctx context.Context, in *runnerv1.RunRequest) (*laneStream, e
 	return s, nil
 }
 
-// write sends one frame; a failed write breaks the lane.
-func (l *lane) write(frame *runnerv1.LaneFrame, sizeHint int) error {
-	buf := make([]byte, laneHeaderBytes, laneHeaderBytes+sizeHint)
-	buf, err := proto.MarshalOptions{}.MarshalAppend(buf, frame)
-	if err != nil {
-		return status.Errorf(codes.Internal, "encode run lane frame: %v", err)
+// write sends one frame; a failed write breaks the lane, a frame over the limit does not.
+func (l *lane) write(frame *runnerv1.LaneFrame) error {
+	buf, err := runnerv1.EncodeLaneFrame(frame, maxLaneFrameBytes)
+	if errors.Is(err, runnerv1.ErrLaneFrameTooLarge) {
+		return status.Errorf(codes.ResourceExhausted, "run request too large for the runner protocol: %v", err)
 	}
-	binary.BigEndian.PutUint32(buf, uint32(len(buf)-laneHeaderBytes)) //nolint:gosec // G115: bounded by maxLaneFrameBytes
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
 	l.wmu.Lock()
 	_, err = l.conn.Write(buf)
 	l.wmu.Unlock()
@@ -179,43 +170,23 @@ func (l *lane) cancel(r *laneRun) {
 	}
 	// On its own goroutine: the caller may hold locks, and a write can wait for the runner.
 	go func() {
-		_ = l.write(&runnerv1.LaneFrame{Run: r.id, Body: &runnerv1.LaneFrame_Cancel{Cancel: &runnerv1.LaneCancel{}}}, 16)
+		_ = l.write(&runnerv1.LaneFrame{Run: r.id, Body: &runnerv1.LaneFrame_Cancel{Cancel: &runnerv1.LaneCancel{}}})
 	}()
 }
 
 // read hands each frame from the runner to its run until the connection ends.
 func (l *lane) read() {
-	br := bufio.NewReaderSize(l.conn, laneReadBuffer)
-	var head [laneHeaderBytes]byte
-	body := make([]byte, laneReadBuffer)
+	lr := runnerv1.NewLaneReader(l.conn, maxLaneFrameBytes)
 	for {
-		if _, err := io.ReadFull(br, head[:]); err != nil {
+		frame, err := lr.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				l.log.Error("run lane broken; closing it", "error", err)
+			}
 			l.fail(fmt.Errorf("read: %w", err))
 			return
 		}
-		n := binary.BigEndian.Uint32(head[:])
-		if n > maxLaneFrameBytes {
-			l.log.Error("run lane frame too large; closing the lane", "bytes", n)
-			l.fail(fmt.Errorf("frame of %d bytes exceeds %d", n, maxLaneFrameBytes))
-			return
-		}
-		buf := body
-		if int(n) > len(buf) {
-			buf = make([]byte, n) // not kept: one huge event must not pin its size
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			l.fail(fmt.Errorf("read: %w", err))
-			return
-		}
-		// Unmarshal copies what it keeps, so the buffer can be reused.
-		var frame runnerv1.LaneFrame
-		if err := proto.Unmarshal(buf, &frame); err != nil {
-			l.log.Error("undecodable run lane frame; closing the lane", "error", err)
-			l.fail(fmt.Errorf("decode frame: %w", err))
-			return
-		}
-		l.deliver(&frame)
+		l.deliver(frame)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 type lanePeer struct {
 	t    *testing.T
 	conn net.Conn
+	lr   *runnerv1.LaneReader
 }
 
 func newTestLane(t *testing.T) (*lane, *lanePeer) {
@@ -33,25 +34,17 @@ func newTestLane(t *testing.T) (*lane, *lanePeer) {
 		l.close(errors.New("test over"))
 		_ = runnerEnd.Close()
 	})
-	return l, &lanePeer{t: t, conn: runnerEnd}
+	return l, &lanePeer{t: t, conn: runnerEnd, lr: runnerv1.NewLaneReader(runnerEnd, maxLaneFrameBytes)}
 }
 
 func (p *lanePeer) readFrame() *runnerv1.LaneFrame {
 	p.t.Helper()
 	_ = p.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var head [laneHeaderBytes]byte
-	if _, err := io.ReadFull(p.conn, head[:]); err != nil {
-		p.t.Fatalf("runner end: read header: %v", err)
-	}
-	buf := make([]byte, binary.BigEndian.Uint32(head[:]))
-	if _, err := io.ReadFull(p.conn, buf); err != nil {
+	f, err := p.lr.Next()
+	if err != nil {
 		p.t.Fatalf("runner end: read frame: %v", err)
 	}
-	var f runnerv1.LaneFrame
-	if err := proto.Unmarshal(buf, &f); err != nil {
-		p.t.Fatalf("runner end: decode frame: %v", err)
-	}
-	return &f
+	return f
 }
 
 func (p *lanePeer) writeRaw(b []byte) {
@@ -64,12 +57,11 @@ func (p *lanePeer) writeRaw(b []byte) {
 
 func (p *lanePeer) write(f *runnerv1.LaneFrame) {
 	p.t.Helper()
-	body, err := proto.Marshal(f)
+	b, err := runnerv1.EncodeLaneFrame(f, maxLaneFrameBytes)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	p.writeRaw(binary.BigEndian.AppendUint32(nil, uint32(len(body)))) //nolint:gosec // test frames are small
-	p.writeRaw(body)
+	p.writeRaw(b)
 }
 
 func (p *lanePeer) text(run uint64, s string) {
