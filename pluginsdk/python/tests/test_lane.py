@@ -54,6 +54,10 @@ class Lane:
                 return events
             events.extend(unbatch(f.event))
 
+    async def text(self, run: int) -> str:
+        """The text run streams, read to its end."""
+        return "".join(e.text_delta.text for e in await self.until_end(run))
+
     def close(self) -> None:
         self.writer.close()
 
@@ -114,8 +118,7 @@ def test_a_cancel_frame_cancels_that_run_only(plugin: Plugin) -> None:
             await lane.send(pb.LaneFrame(run=1, cancel=pb.LaneCancel()))
             await wait_for(marker, "the cancelled run still runs")
             await lane.start(2, "still serving")
-            events = await lane.until_end(2)
-            assert "".join(e.text_delta.text for e in events) == "still serving"
+            assert await lane.text(2) == "still serving"
         finally:
             lane.close()
 
@@ -151,8 +154,7 @@ def test_a_bad_frame_closes_that_lane_and_the_runner_serves_on(plugin: Plugin) -
         lane = await Lane.open(plugin)
         try:
             await lane.start(1, "fine")
-            events = await lane.until_end(1)
-            assert "".join(e.text_delta.text for e in events) == "fine"
+            assert await lane.text(1) == "fine"
         finally:
             lane.close()
 
@@ -202,7 +204,7 @@ def test_an_event_over_the_limit_fails_its_run_not_the_lane(socket_dir: str) -> 
             assert kinds(events)[-1] == "error", kinds(events)
             assert "exceeds the runner protocol's 100000" in events[-1].error.message
             await lane.start(2, "small")
-            assert "".join(e.text_delta.text for e in await lane.until_end(2)) == "small"
+            assert await lane.text(2) == "small"
         finally:
             lane.close()
             await server.close(0.1)
