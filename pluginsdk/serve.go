@@ -84,7 +84,7 @@ func Serve(r Runner) {
 
 	srv := newRunnerServer(r, logger)
 	// The run lane lives beside go-plugin's socket, in the directory the host made for it.
-	if dir := os.Getenv("PLUGIN_UNIX_SOCKET_DIR"); dir != "" && laneEnabled() {
+	if dir := os.Getenv(plugin.EnvUnixSocketDir); dir != "" && laneEnabled() {
 		lane, err := listenLane(srv, dir, maxLaneFrameBytes, logger.Named("lane"))
 		if err != nil {
 			logger.Warn("no run lane; the host will call Run over gRPC", "error", err)

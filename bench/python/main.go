@@ -113,7 +113,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	// The same runner told to offer no run lane: every run a gRPC Run call.
 	callCfg := cfg
-	callCfg.Env = append(slices.Clone(env), "AGENTENGINE_RUN_LANE=off")
+	callCfg.Env = append(slices.Clone(env), pluginsdk.RunLaneEnv+"=off")
 	calls := runnerproc.New(callCfg)
 	defer calls.Close(context.Background())
 	if err := calls.Start(ctx); err != nil {

@@ -81,12 +81,8 @@ func newLane(conn net.Conn, log hclog.Logger) *lane {
 	return l
 }
 
-// close ends the lane: runs still on it fail with cause (as a broken Run call would).
-func (l *lane) close(cause error) {
-	l.fail(cause)
-}
-
-// fail marks the lane broken (once) and closes the connection.
+// fail marks the lane broken (once) and closes the connection: runs still on it fail as
+// a broken Run call would.
 func (l *lane) fail(cause error) {
 	l.mu.Lock()
 	if l.err != nil {

@@ -31,7 +31,7 @@ func newTestLane(t *testing.T) (*lane, *lanePeer) {
 	hostEnd, runnerEnd := net.Pipe()
 	l := newLane(hostEnd, hclog.NewNullLogger())
 	t.Cleanup(func() {
-		l.close(errors.New("test over"))
+		l.fail(errors.New("test over"))
 		_ = runnerEnd.Close()
 	})
 	return l, &lanePeer{t: t, conn: runnerEnd, lr: runnerv1.NewLaneReader(runnerEnd, maxLaneFrameBytes)}
@@ -282,6 +282,6 @@ func FuzzLaneRead(f *testing.F) {
 			}
 		}
 		l.forget(r)
-		l.close(errors.New("fuzz over"))
+		l.fail(errors.New("fuzz over"))
 	})
 }

@@ -82,7 +82,7 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	cmd.Dir = cfg.Dir
 	// go-plugin appends its cookie and PLUGIN_* variables; with SkipHostEnv nothing else
 	// from the host's environment (secrets included) reaches the runner.
-	cmd.Env = append(append(make([]string, 0, len(cfg.Env)+1), cfg.Env...), "PLUGIN_UNIX_SOCKET_DIR="+dir)
+	cmd.Env = append(append(make([]string, 0, len(cfg.Env)+1), cfg.Env...), plugin.EnvUnixSocketDir+"="+dir)
 	// Own process group: the runner's children can be killed with it (go-plugin #136).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
@@ -185,7 +185,7 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 		} else {
 			p.lane = l
 			// A process out of service takes its lane with it (its runs fail with the cause).
-			context.AfterFunc(p.dead, func() { l.close(context.Cause(p.dead)) })
+			context.AfterFunc(p.dead, func() { l.fail(context.Cause(p.dead)) })
 		}
 	}
 	p.started = time.Now()
