@@ -178,7 +178,7 @@ def test_lane_off_offers_none(socket_dir: str) -> None:
 def test_frames_decode_as_lane_frames() -> None:
     ev = pb.RunEvent(text_delta=pb.TextDelta(text="hé" * 100))
     for run in (1, 127, 128, 1 << 40):
-        raw = event_frame(run, ev)
+        raw = event_frame(run, ev.SerializeToString())
         (size,) = HEADER.unpack(raw[:4])
         assert size == len(raw) - 4
         f = pb.LaneFrame.FromString(raw[4:])
@@ -235,6 +235,28 @@ def test_a_host_that_does_not_read_holds_a_busy_run_back(socket_dir: str) -> Non
             assert written < 100, f"{written} events of 64 KiB written ahead of the host"
             events = await lane.until_end(1)
             assert len(events) == 400 and written == 400
+        finally:
+            lane.close()
+            await server.close(0.1)
+
+    asyncio.run(go())
+
+
+def test_a_stale_socket_file_does_not_stop_the_lane(socket_dir: str) -> None:
+    from agentengine_runner.lane import LaneServer
+    from agentengine_runner.services import RunnerService
+    from agentengine_runner.testing.demo import DemoRunner
+
+    path = os.path.join(socket_dir, "stale.lane")
+    open(path, "w").close()  # left behind by a dead process with our pid
+
+    async def go() -> None:
+        server = LaneServer(RunnerService(DemoRunner()).run, max_message_bytes=1 << 20)
+        await server.start(path)
+        lane = Lane(*await asyncio.open_unix_connection(path))
+        try:
+            await lane.start(1, "fresh")
+            assert await lane.text(1) == "fresh"
         finally:
             lane.close()
             await server.close(0.1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import struct
 import traceback
 from collections.abc import Awaitable, Callable
@@ -55,19 +56,20 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def frame(run: int, tag: bytes, body: bytes) -> bytes:
+def _frame(run: int, tag: bytes, body: bytes) -> bytes:
     """A whole frame, header included, around an already serialised field: cheaper than
     building a LaneFrame, which would copy the event into it."""
     inner = _TAG_RUN + _varint(run) + tag + _varint(len(body)) + body
     return HEADER.pack(len(inner)) + inner
 
 
-def event_frame(run: int, event: pb.RunEvent) -> bytes:
-    return frame(run, _TAG_EVENT, event.SerializeToString())
+def event_frame(run: int, event: bytes) -> bytes:
+    """The frame of a serialised RunEvent of run."""
+    return _frame(run, _TAG_EVENT, event)
 
 
 def end_frame(run: int, error: str = "") -> bytes:
-    return frame(run, _TAG_END, pb.LaneEnd(error=error).SerializeToString())
+    return _frame(run, _TAG_END, pb.LaneEnd(error=error).SerializeToString())
 
 
 class MessageTooLarge(ValueError):
@@ -83,10 +85,12 @@ class LaneServer:
         self._max_frame = max_message_bytes + FRAME_OVERHEAD
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._writers: set[asyncio.StreamWriter] = set()
-        self._handlers: set[asyncio.Task[None]] = set()
+        # Each open connection's writer and the task that serves it.
+        self._conns: dict[asyncio.StreamWriter, asyncio.Task[None] | None] = {}
 
     async def start(self, path: str) -> None:
+        if os.path.exists(path):
+            os.unlink(path)  # stale socket of a dead process with our pid
         self._server = await asyncio.start_unix_server(self._serve, path)
 
     async def close(self, grace: float) -> None:
@@ -100,11 +104,12 @@ class LaneServer:
             await asyncio.wait(runs, timeout=grace)
         for task in list(self._tasks):
             task.cancel()
-        for writer in list(self._writers):
+        conns = dict(self._conns)
+        for writer in conns:
             writer.close()
         # Let the connections' handlers see their closed sockets and return: cancelled by
         # the loop's end instead, asyncio's streams log a bogus "Exception in callback".
-        handlers = set(self._handlers)
+        handlers = {h for h in conns.values() if h is not None}
         if handlers:
             await asyncio.wait(handlers, timeout=1.0)
 
@@ -117,10 +122,7 @@ class LaneServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         runs: dict[int, asyncio.Task[None]] = {}
         out = _Output(writer)
-        self._writers.add(writer)
-        handler = asyncio.current_task()
-        if handler is not None:
-            self._handlers.add(handler)
+        self._conns[writer] = asyncio.current_task()
         try:
             while True:
                 try:
@@ -156,9 +158,7 @@ class LaneServer:
         finally:
             for task in runs.values():
                 task.cancel()
-            self._writers.discard(writer)
-            if handler is not None:
-                self._handlers.discard(handler)
+            self._conns.pop(writer, None)
             writer.close()
 
     async def _one(self, out: _Output, run: int, request: pb.RunRequest) -> None:
@@ -171,7 +171,7 @@ class LaneServer:
                     f"a run event of {len(data)} bytes exceeds the runner protocol's "
                     f"{self._max_message}"
                 )
-            await out.send(frame(run, _TAG_EVENT, data))
+            await out.send(event_frame(run, data))
 
         error = ""
         try:

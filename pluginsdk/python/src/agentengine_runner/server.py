@@ -154,8 +154,6 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
         server.add_insecure_port(f"unix:{path}")
         await server.start()
         if lane is not None:
-            if os.path.exists(lane_path):
-                os.unlink(lane_path)
             await lane.start(lane_path)
             service.run_lane = lane_path
         if env.socket_group:
