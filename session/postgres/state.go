@@ -18,10 +18,7 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 		return session.State{}, err
 	}
 	var sess, app, user []byte
-	err := s.pool.QueryRow(ctx, `SELECT s.state,
-			coalesce((SELECT state FROM app_state WHERE app_id = $1), '{}'),
-			coalesce((SELECT state FROM user_state WHERE app_id = $1 AND user_id = $2), '{}')
-		FROM sessions s WHERE s.app_id = $1 AND s.user_id = $2 AND s.id = $3`,
+	err := s.pool.QueryRow(ctx, stateSelect+`s.app_id = $1 AND s.user_id = $2 AND s.id = $3`,
 		esc(key.App), esc(key.User), esc(key.ID)).Scan(&sess, &app, &user)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.State{}, fmt.Errorf("session %q: %w", key.ID, session.ErrNotFound)
@@ -32,11 +29,15 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 	return decodeState(key, sess, app, user)
 }
 
-// stateOfRow is the statement that reads the three tiers of the session row pk ($3).
-const stateOfRow = `SELECT s.state,
+// stateSelect reads a session row's state and its app's ($1) and user's ($2) tiers, in one
+// statement (one snapshot); the caller appends the condition that picks the row.
+const stateSelect = `SELECT s.state,
 		coalesce((SELECT state FROM app_state WHERE app_id = $1), '{}'),
 		coalesce((SELECT state FROM user_state WHERE app_id = $1 AND user_id = $2), '{}')
-	FROM sessions s WHERE s.pk = $3`
+	FROM sessions s WHERE `
+
+// stateOfRow reads the three tiers of the session row pk ($3).
+const stateOfRow = stateSelect + `s.pk = $3`
 
 func decodeState(key session.Key, sess, app, user []byte) (session.State, error) {
 	var out session.State
