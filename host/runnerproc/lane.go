@@ -35,6 +35,10 @@ const (
 	laneRunBuffer = 64
 )
 
+// errRunNotSent marks a run the lane never handed to the runner (the lane had broken,
+// or the start frame's write failed): it is safe to start it on a fresh process.
+var errRunNotSent = errors.New("run not sent")
+
 // lane is the host's end of one runner process's run lane. Safe for concurrent use.
 type lane struct {
 	conn net.Conn
@@ -111,7 +115,7 @@ func (l *lane) run(ctx context.Context, in *runnerv1.RunRequest) (*laneStream, e
 	if l.err != nil {
 		err := l.err
 		l.mu.Unlock()
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errRunNotSent, err)
 	}
 	l.next++
 	r.id = l.next
@@ -121,6 +125,9 @@ func (l *lane) run(ctx context.Context, in *runnerv1.RunRequest) (*laneStream, e
 	frame.Run = r.id
 	if err := l.write(frame); err != nil {
 		l.forget(r)
+		if status.Code(err) == codes.Unavailable { // the connection broke: nothing arrived
+			err = fmt.Errorf("%w: %w", errRunNotSent, err)
+		}
 		return nil, err
 	}
 	s := &laneStream{l: l, r: r, ctx: ctx}

@@ -188,4 +188,8 @@ func TestDefunct(t *testing.T) {
 		return nil
 	})
 	_ = cmd.Wait()
+	// Reaped (go-plugin's Wait runs before it reports the exit): still not alive.
+	if !defunct(cmd.Process.Pid) {
+		t.Fatal("a reaped child is not reported defunct")
+	}
 }

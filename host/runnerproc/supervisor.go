@@ -269,9 +269,20 @@ func (s *Supervisor) Summarize(ctx context.Context, in *runnerv1.SummarizeReques
 // process dies, Recv fails promptly with an error wrapping ErrExited (and the gRPC
 // status). Read the stream until Recv returns an error, or cancel ctx, to release it.
 func (s *Supervisor) Run(ctx context.Context, in *runnerv1.RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[runnerv1.RunEvent], error) {
+	st, notSent, err := s.runOn(ctx, in, opts)
+	// A run that never reached a runner that died under it goes to a fresh one, once.
+	if notSent && ctx.Err() == nil {
+		st, _, err = s.runOn(ctx, in, opts)
+	}
+	return st, err
+}
+
+// runOn starts in on the live process; notSent reports a failure before the runner got
+// the run.
+func (s *Supervisor) runOn(ctx context.Context, in *runnerv1.RunRequest, opts []grpc.CallOption) (st grpc.ServerStreamingClient[runnerv1.RunEvent], notSent bool, err error) {
 	p, err := s.get(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Tie the run to the process: a broken connection would fail the stream anyway, but
 	// a process retired while its socket still answers (failed health checks) would not.
@@ -281,18 +292,18 @@ func (s *Supervisor) Run(ctx context.Context, in *runnerv1.RunRequest, opts ...g
 		stop()
 		cancel(nil)
 	}
-	var st grpc.ServerStreamingClient[runnerv1.RunEvent]
 	if p.lane != nil {
 		st, err = p.lane.run(runCtx, in)
 	} else {
 		st, err = p.rpc.Run(runCtx, in, opts...)
 	}
 	if err != nil {
+		notSent = errors.Is(err, errRunNotSent)
 		err = s.callErr(runCtx, p, "run", err)
 		release()
-		return nil, err
+		return nil, notSent, err
 	}
-	return &runStream{ServerStreamingClient: st, s: s, p: p, ctx: runCtx, release: release}, nil
+	return &runStream{ServerStreamingClient: st, s: s, p: p, ctx: runCtx, release: release}, false, nil
 }
 
 // runStream translates a run's stream errors and releases the run's context at its end.

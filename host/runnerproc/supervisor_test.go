@@ -356,6 +356,48 @@ func TestKillMidStreamFailsRunAndRestarts(t *testing.T) {
 	waitGone(t, "crash log record", func() bool { return sink.find(t, "error", "runner process exited unexpectedly") != nil })
 }
 
+// A run sent while the runner's lane has broken but the process is not yet known dead
+// never reached the runner: it goes to a fresh process instead of failing.
+func TestRunOnABrokenLaneGoesToAFreshProcess(t *testing.T) {
+	s, _ := newSupervisor(t, runnerproc.Config{Command: []string{bin("echo-go")}})
+	if text, _ := drain(t, s, runReq("first", `{"deltas":0,"delay_ms":0}`)); text != "Echo: first" {
+		t.Fatalf("first run: %q", text)
+	}
+	pid := s.PID()
+	if !runnerproc.BreakLane(s) {
+		t.Fatal("echo-go runs without a run lane")
+	}
+	text, _ := drain(t, s, runReq("second", `{"deltas":0,"delay_ms":0}`))
+	if text != "Echo: second" {
+		t.Fatalf("run on the broken lane: %q", text)
+	}
+	if s.PID() == pid || s.PID() == 0 {
+		t.Fatalf("PID after the broken lane %d (old %d)", s.PID(), pid)
+	}
+}
+
+// The window the Web and API surfaces hit after a runner's kill -9: go-plugin has reaped
+// the process but not yet said so. The next run must not go to the dead process.
+func TestRunRightAfterAReapedKillGoesToAFreshProcess(t *testing.T) {
+	s, _ := newSupervisor(t, runnerproc.Config{
+		Command: []string{bin("echo-go")},
+		Backoff: runnerproc.Backoff{Reset: time.Nanosecond}, // every kill is a first failure: no wait
+	})
+	for round := range 5 {
+		if text, _ := drain(t, s, runReq("warm", `{"deltas":0,"delay_ms":0}`)); text != "Echo: warm" {
+			t.Fatalf("round %d: warm-up run: %q", round, text)
+		}
+		pid := s.PID()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, "killed runner", func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) })
+		if text, _ := drain(t, s, runReq("after", `{"deltas":0,"delay_ms":0}`)); text != "Echo: after" {
+			t.Fatalf("round %d: run right after the kill: %q", round, text)
+		}
+	}
+}
+
 func TestCancelRunKeepsRunner(t *testing.T) {
 	s, _ := newSupervisor(t, runnerproc.Config{Command: []string{bin("echo-go")}})
 	ctx, cancel := context.WithCancel(ctxT(t))
