@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentengine/agentengine/host/workspace"
+	"github.com/agentengine/agentengine/internal/textbuf"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 )
@@ -81,18 +82,20 @@ type turnState struct {
 	mu    sync.Mutex
 	ended bool // finish has run: nothing is deferred any more
 
-	msgID, msgText string
-	msgSince       time.Time // the message's first delta or last stream snapshot
-	snapshots      int       // stream snapshots of the message stored so far
-	rsID, rsText   string
-	calls          map[string]*openCall
-	callOrder      []string
-	usage          session.Usage
-	haveUsage      bool
-	interrupted    bool
-	failure        *session.RunError
-	storeErr       error
-	checkpoints    checkpointBuffer
+	msgID       string
+	msgText     textbuf.Text
+	msgSince    time.Time // the message's first delta or last stream snapshot
+	snapshots   int       // stream snapshots of the message stored so far
+	rsID        string
+	rsText      textbuf.Text
+	calls       map[string]*openCall
+	callOrder   []string
+	usage       session.Usage
+	haveUsage   bool
+	interrupted bool
+	failure     *session.RunError
+	storeErr    error
+	checkpoints checkpointBuffer
 	// deferred are coarse events held for a later write (at the latest the run's final
 	// transaction) while nobody follows the run: one store write per turn instead of
 	// one per item. held are their places in the journal, filled when they are stored.
@@ -275,7 +278,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		if ts.msgID == "" {
 			ts.msgID = newID("msg_")
 		}
-		ts.msgText += e.TextDelta.Text
+		ts.msgText.Add(e.TextDelta.Text)
 		ts.r.j.add(Event{Kind: KindTextDelta, ItemID: ts.msgID, Text: e.TextDelta.Text})
 		ts.snapshotText(time.Now())
 	case *runnerv1.RunEvent_MessageDone:
@@ -284,7 +287,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			if ts.msgID == "" {
 				ts.msgID = newID("msg_")
 			}
-			ts.msgText = e.MessageDone.Text
+			ts.msgText.Set(e.MessageDone.Text)
 		}
 		ts.flushMessage()
 	case *runnerv1.RunEvent_ReasoningDelta:
@@ -292,7 +295,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		if ts.rsID == "" {
 			ts.rsID = newID("rs_")
 		}
-		ts.rsText += e.ReasoningDelta.Text
+		ts.rsText.Add(e.ReasoningDelta.Text)
 		ts.r.j.add(Event{Kind: KindReasoningDelta, ItemID: ts.rsID, Text: e.ReasoningDelta.Text})
 	case *runnerv1.RunEvent_ToolCallDelta:
 		ts.flushMessage()
@@ -509,16 +512,18 @@ func (ts *turnState) flushMessage() {
 	if ts.msgID == "" {
 		return
 	}
-	ts.store(session.NewEvent{Type: session.TypeAssistantMessage, ItemID: ts.msgID, Data: session.MustJSON(session.AssistantMessageData{Text: ts.msgText})})
-	ts.msgID, ts.msgText, ts.msgSince, ts.snapshots = "", "", time.Time{}, 0
+	ts.store(session.NewEvent{Type: session.TypeAssistantMessage, ItemID: ts.msgID, Data: session.MustJSON(session.AssistantMessageData{Text: ts.msgText.String()})})
+	ts.msgText.Reset()
+	ts.msgID, ts.msgSince, ts.snapshots = "", time.Time{}, 0
 }
 
 func (ts *turnState) flushReasoning() {
 	if ts.rsID == "" {
 		return
 	}
-	ts.store(session.NewEvent{Type: session.TypeReasoning, ItemID: ts.rsID, Data: session.MustJSON(session.ReasoningData{Text: ts.rsText})})
-	ts.rsID, ts.rsText = "", ""
+	ts.store(session.NewEvent{Type: session.TypeReasoning, ItemID: ts.rsID, Data: session.MustJSON(session.ReasoningData{Text: ts.rsText.String()})})
+	ts.rsText.Reset()
+	ts.rsID = ""
 }
 
 func (ts *turnState) flushCall(callID string) {
@@ -579,6 +584,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 		evs = append(evs, session.Event{SessionID: r.Key.ID, InvocationID: r.InvocationID, Type: ne.Type, Author: ne.Author, Data: ne.Data, Time: time.Now().UTC()})
 	}
 	evs = ts.releaseHeld(evs)
+	ts.deferred = nil // recorded (or held by the runtime): the copies here are done with
 	r.mu.Lock()
 	r.status = status
 	r.mu.Unlock()

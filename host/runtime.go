@@ -537,15 +537,18 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	rt.runs[runKey{r.Key, r.InvocationID}] = r
 	rt.mu.Unlock()
 	rt.wg.Add(1)
-	//nolint:gosec // G118: a run outlives the request that started it; runCtx is its own
 	started = true
-	go func() {
+	// Only the user is captured of the request, and the run request is an argument: both
+	// may carry megabytes of input, which are let go once sent, not held to the run's end.
+	user := req.User
+	//nolint:gosec // G118: a run outlives the request that started it; runCtx is its own
+	go func(rr *runnerv1.RunRequest) {
 		defer rt.wg.Done()
 		defer cancel(nil)
-		defer rt.releaseRun(req.User)
+		defer rt.releaseRun(user)
 		rt.execute(runCtx, ag, r, rr)
 		rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
-	}()
+	}(rr)
 	return r, nil
 }
 

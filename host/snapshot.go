@@ -28,7 +28,7 @@ func (ts *turnState) snapshotText(now time.Time) {
 	ts.msgSince = now
 	ts.snapshots++
 	ne := session.NewEvent{InvocationID: ts.r.InvocationID, ItemID: ts.msgID, Type: session.TypeAssistantStreamSnapshot, Author: ts.r.Agent,
-		Data: session.MustJSON(session.AssistantStreamSnapshotData{Text: ts.msgText, StreamSnapshot: true, SnapshotIndex: ts.snapshots})}
+		Data: session.MustJSON(session.AssistantStreamSnapshotData{Text: ts.msgText.String(), StreamSnapshot: true, SnapshotIndex: ts.snapshots})}
 	// Stored with the deferred events in one write, and journaled like every stored
 	// event (a follower that reconnects by seq must find every seq); the wire encoders
 	// skip it, since its followers have the text as deltas.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/textbuf"
 	"github.com/agentengine/agentengine/session"
 )
 
@@ -98,7 +99,7 @@ type outItem struct {
 	kind   string
 	id     string
 	index  int
-	buf    []byte // message text, reasoning summary or function arguments (appended: deltas can be many)
+	text   textbuf.Text // message text, reasoning summary or function arguments
 	callID string
 	name   string
 	status string
@@ -218,7 +219,8 @@ func (e *responseEncoder) stored(s *session.Event) {
 		if d, err := session.DataOf[session.ApprovalRequestData](*s); err == nil {
 			e.dropPending(d.CallID) // the call waits for approval: it has not run
 			it := e.open(kindApproval, s.ItemID, func(it *outItem) {
-				it.callID, it.name, it.buf, it.serverLabel = d.CallID, d.Name, []byte(d.Arguments), e.opts.ServerLabel
+				it.callID, it.name, it.serverLabel = d.CallID, d.Name, e.opts.ServerLabel
+				it.text.Set(d.Arguments)
 			})
 			e.close(it, statusCompleted)
 		}
@@ -281,7 +283,7 @@ func (e *responseEncoder) delta(it *outItem, text string) {
 	if it.status != statusInProgress {
 		return
 	}
-	it.buf = append(it.buf, text...)
+	it.text.Add(text)
 	if !e.emit {
 		return
 	}
@@ -303,11 +305,11 @@ func (e *responseEncoder) complete(it *outItem, full string) {
 		return
 	}
 	switch {
-	case full == string(it.buf):
-	case strings.HasPrefix(full, string(it.buf)):
-		e.delta(it, full[len(it.buf):])
+	case full == it.text.String():
+	case strings.HasPrefix(full, it.text.String()):
+		e.delta(it, full[it.text.Len():])
 	default:
-		it.buf = append(it.buf[:0], full...) // the runner replaced the text; the done events carry the final one
+		it.text.Set(full) // the runner replaced the text; the done events carry the final one
 	}
 	e.close(it, statusCompleted)
 }
@@ -320,8 +322,8 @@ func (e *responseEncoder) close(it *outItem, status string) {
 	it.status = status
 	switch it.kind {
 	case kindCall:
-		if len(it.buf) == 0 {
-			it.buf = append(it.buf, "{}"...)
+		if it.text.Len() == 0 {
+			it.text.Set("{}")
 		}
 	case kindMCPCall:
 		e.mcpArgsDone(it)
@@ -329,7 +331,7 @@ func (e *responseEncoder) close(it *outItem, status string) {
 	if !e.emit {
 		return // the done events would copy the text for no one: Response reads the items
 	}
-	text := string(it.buf)
+	text := it.text.String()
 	switch it.kind {
 	case kindMessage:
 		e.push(&evTextDone{evHead: head("response.output_text.done"), ItemID: it.id, OutputIndex: it.index, Text: text, Logprobs: []any{}})
@@ -338,7 +340,7 @@ func (e *responseEncoder) close(it *outItem, status string) {
 		e.push(&evSummaryDone{evHead: head("response.reasoning_summary_text.done"), ItemID: it.id, OutputIndex: it.index, Text: text})
 		e.push(&evSummaryPart{evHead: head("response.reasoning_summary_part.done"), ItemID: it.id, OutputIndex: it.index, Part: summaryPart{Type: "summary_text", Text: text}})
 	case kindCall:
-		e.push(&evArgsDone{evHead: head("response.function_call_arguments.done"), ItemID: it.id, OutputIndex: it.index, Name: it.name, Arguments: string(it.buf)})
+		e.push(&evArgsDone{evHead: head("response.function_call_arguments.done"), ItemID: it.id, OutputIndex: it.index, Name: it.name, Arguments: text})
 	case kindMCPCall:
 		switch status {
 		case statusCompleted:
@@ -373,10 +375,10 @@ func (e *responseEncoder) serverCall(itemID, name string) bool {
 func (e *responseEncoder) pendArgs(itemID, callID, name, args string, complete bool) {
 	if it, ok := e.byID[itemID]; ok && it.kind == kindMCPCall {
 		if complete {
-			if strings.HasPrefix(args, string(it.buf)) {
-				e.mcpArgsDelta(it, args[len(it.buf):])
+			if strings.HasPrefix(args, it.text.String()) {
+				e.mcpArgsDelta(it, args[it.text.Len():])
 			} else {
-				it.buf = append(it.buf[:0], args...)
+				it.text.Set(args)
 			}
 			e.mcpArgsDone(it)
 		} else {
@@ -456,7 +458,7 @@ func (e *responseEncoder) mcpArgsDelta(it *outItem, text string) {
 	if text == "" || it.argsDone || it.status != statusInProgress {
 		return
 	}
-	it.buf = append(it.buf, text...)
+	it.text.Add(text)
 	e.push(&evArgsDelta{evHead: head("response.mcp_call_arguments.delta"), ItemID: it.id, OutputIndex: it.index, Delta: text})
 }
 
@@ -465,10 +467,10 @@ func (e *responseEncoder) mcpArgsDone(it *outItem) {
 		return
 	}
 	it.argsDone = true
-	if len(it.buf) == 0 {
-		it.buf = append(it.buf, "{}"...)
+	if it.text.Len() == 0 {
+		it.text.Set("{}")
 	}
-	e.push(&evMCPArgsDone{evHead: head("response.mcp_call_arguments.done"), ItemID: it.id, OutputIndex: it.index, Arguments: string(it.buf)})
+	e.push(&evMCPArgsDone{evHead: head("response.mcp_call_arguments.done"), ItemID: it.id, OutputIndex: it.index, Arguments: it.text.String()})
 }
 
 // mcpResult completes the mcp_call of a tool result. A result whose call is not in
@@ -613,11 +615,11 @@ func responseErrorCode(code string) string {
 func (e *responseEncoder) Response() Response {
 	r := e.resp
 	r.Output = make([]any, 0, len(e.items))
-	var text strings.Builder
+	var text textbuf.Text // one message's text is used as it is, not copied
 	for _, it := range e.items {
 		r.Output = append(r.Output, it.json(false))
 		if it.kind == kindMessage {
-			text.Write(it.buf)
+			text.Add(it.text.String())
 		}
 	}
 	r.OutputText = text.String()
@@ -626,7 +628,7 @@ func (e *responseEncoder) Response() Response {
 
 // json is the item's wire shape; skeleton is the shape output_item.added carries.
 func (it *outItem) json(skeleton bool) any {
-	text := string(it.buf)
+	text := it.text.String()
 	switch it.kind {
 	case kindMessage:
 		m := messageItem{ID: it.id, Type: "message", Status: it.status, Role: "assistant", Content: []outputTextPart{}}

@@ -41,7 +41,9 @@ const (
 const serverLabel = "agentengine"
 
 // inputItem is one parsed input item. Raw is its normalised JSON, which is what a
-// runner receives for items that are not the turn's current user message.
+// runner receives for items that are not the turn's current user message; a message's
+// is built by Item only when it is passed on (the current one, which may be megabytes,
+// never is).
 type inputItem struct {
 	Kind string
 	ID   string // the client's item id, if any
@@ -49,6 +51,8 @@ type inputItem struct {
 	// Blocks is the content of a message as Responses-style blocks.
 	Blocks []session.ContentBlock
 	Raw    json.RawMessage
+	// content is a message's normalised content, for Item.
+	content any
 	// item_reference
 	RefID string
 	// function_call_output; function_call
@@ -116,12 +120,20 @@ func parseInputAt(raw json.RawMessage, name string) ([]inputItem, *apiError) {
 func textMessage(role, text, id string) inputItem {
 	it := inputItem{Kind: itemMessage, Role: role, ID: id}
 	if role == roleAssistant {
-		it.Raw = session.MustJSON(messageJSON{Type: itemMessage, ID: id, Role: role, Content: []any{newOutputText(text)}})
+		it.content = []any{newOutputText(text)}
 		return it
 	}
 	it.Blocks = []session.ContentBlock{{Type: "input_text", Text: text}}
-	it.Raw = session.MustJSON(messageJSON{Type: itemMessage, ID: id, Role: role, Content: it.Blocks})
+	it.content = it.Blocks
 	return it
+}
+
+// Item is the item's normalised JSON, as a runner receives it.
+func (it *inputItem) Item() json.RawMessage {
+	if it.Raw == nil && it.Kind == itemMessage {
+		it.Raw = session.MustJSON(messageJSON{Type: itemMessage, ID: it.ID, Role: it.Role, Content: it.content})
+	}
+	return it.Raw
 }
 
 // messageJSON is the normalised shape of a message item.
@@ -294,7 +306,7 @@ func parseMessageItem(f fields, it inputItem) (inputItem, *apiError) {
 	if out == nil {
 		out = []any{}
 	}
-	it.Raw = session.MustJSON(messageJSON{Type: itemMessage, ID: it.ID, Role: role, Content: out})
+	it.content = out
 	return it, nil
 }
 

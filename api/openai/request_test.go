@@ -93,8 +93,8 @@ func TestParseResponsesRequest(t *testing.T) {
 			}
 		}},
 		{"assistant history", `{"input":[{"role":"assistant","content":[{"type":"output_text","text":"earlier"}]},{"role":"user","content":"now"}]}`, func(t *testing.T, r *responsesRequest) {
-			if !strings.Contains(string(r.Input[0].Raw), `"output_text"`) {
-				t.Errorf("%s", r.Input[0].Raw)
+			if !strings.Contains(string(r.Input[0].Item()), `"output_text"`) {
+				t.Errorf("%s", r.Input[0].Item())
 			}
 		}},
 		{"approval response", `{"input":[{"type":"mcp_approval_response","approval_request_id":"apr_1","approve":false,"reason":"no"}]}`, func(t *testing.T, r *responsesRequest) {

@@ -188,7 +188,7 @@ func assembleInput(ctx context.Context, rt *host.Runtime, log hclog.Logger, key 
 			if it.Kind == itemFunctionCallOutput {
 				out++ // history, not a resume
 			}
-			in.Items = append(in.Items, it.Raw)
+			in.Items = append(in.Items, it.Item())
 			slots = append(slots, inputSlot{ID: idOr(it.ID, itemPrefix(it.Kind)), Src: "item"})
 		}
 	}

@@ -229,7 +229,9 @@ func (p *Pending) parseControl(typ string, data []byte) error {
 		if err := json.Unmarshal(data, &d); err != nil {
 			return fmt.Errorf("%w: user_message data: %w", session.ErrInvalid, err)
 		}
-		p.prompt, p.hasPrompt = d.Text, strings.TrimSpace(d.Text) != ""
+		// A copy of the row's share: a slice of the text would keep all of it (megabytes,
+		// maybe) alive for as long as the session row is.
+		p.prompt, p.hasPrompt = strings.Clone(Truncate(d.Text, MaxPromptRunes)), strings.TrimSpace(d.Text) != ""
 	case session.TypeRunStatus:
 		var d struct {
 			Status string `json:"status"`

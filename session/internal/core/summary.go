@@ -44,7 +44,7 @@ func Summarize(s *session.Session, renamed bool, ps []Pending, evs []session.Eve
 		e := evs[i]
 		s.LastSeq = e.Seq
 		if p.hasPrompt {
-			prompt := Truncate(p.prompt, MaxPromptRunes)
+			prompt := p.prompt // truncated by Prepare
 			if s.FirstPrompt == "" {
 				s.FirstPrompt = prompt
 				if !renamed && s.Title == "" {
