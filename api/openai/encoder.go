@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/textbuf"
 	"github.com/agentengine/agentengine/session"
@@ -268,7 +269,7 @@ func (e *responseEncoder) open(kind, id string, init func(*outItem)) *outItem {
 	if !e.emit {
 		return it
 	}
-	e.push(&evItem{evHead: head("response.output_item.added"), OutputIndex: it.index, Item: it.json(true)})
+	e.push(&evItem{evHead: head("response.output_item.added"), OutputIndex: it.index, Item: it.json(true, nil)})
 	switch kind {
 	case kindMessage:
 		e.push(&evPart{evHead: head("response.content_part.added"), ItemID: it.id, OutputIndex: it.index, Part: newOutputText("")})
@@ -349,7 +350,7 @@ func (e *responseEncoder) close(it *outItem, status string) {
 			e.push(&evItemRef{evHead: head("response.mcp_call.failed"), ItemID: it.id, OutputIndex: it.index})
 		}
 	}
-	e.push(&evItem{evHead: head("response.output_item.done"), OutputIndex: it.index, Item: it.json(false)})
+	e.push(&evItem{evHead: head("response.output_item.done"), OutputIndex: it.index, Item: it.json(false, nil)})
 }
 
 // serverCall reports whether the tool call item id (of tool name) is one the agent
@@ -612,23 +613,28 @@ func responseErrorCode(code string) string {
 }
 
 // Response returns the Response as of the events seen so far.
-func (e *responseEncoder) Response() Response {
+func (e *responseEncoder) Response() Response { return e.SpilledResponse(nil) }
+
+// SpilledResponse is Response with its long texts swapped out by spill, for an answer
+// written with httpx.WriteJSONSpilled.
+func (e *responseEncoder) SpilledResponse(spill *httpx.Spill) Response {
 	r := e.resp
 	r.Output = make([]any, 0, len(e.items))
 	var text textbuf.Text // one message's text is used as it is, not copied
 	for _, it := range e.items {
-		r.Output = append(r.Output, it.json(false))
+		r.Output = append(r.Output, it.json(false, spill))
 		if it.kind == kindMessage {
 			text.Add(it.text.String())
 		}
 	}
-	r.OutputText = text.String()
+	r.OutputText = spill.Ref(text.String())
 	return r
 }
 
-// json is the item's wire shape; skeleton is the shape output_item.added carries.
-func (it *outItem) json(skeleton bool) any {
-	text := it.text.String()
+// json is the item's wire shape; skeleton is the shape output_item.added carries. Its
+// text goes through spill (nil: as it is).
+func (it *outItem) json(skeleton bool, spill *httpx.Spill) any {
+	text := spill.Ref(it.text.String())
 	switch it.kind {
 	case kindMessage:
 		m := messageItem{ID: it.id, Type: "message", Status: it.status, Role: "assistant", Content: []outputTextPart{}}

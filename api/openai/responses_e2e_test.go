@@ -38,6 +38,26 @@ func TestResponsesNonStream(t *testing.T) {
 	}
 }
 
+// A long answer goes out with its text written in place as the answer is sent
+// (httpx.Spill), byte for byte the JSON it would be otherwise.
+func TestResponsesNonStreamLongText(t *testing.T) {
+	e := newEnv(t, Config{})
+	input := strings.Repeat("long \"text\" é😀\\n\x01<&> ", 20000) + "end" // ~600 KB once escaped
+	body, err := json.Marshal(map[string]any{"model": "echo", "input": input})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.json("POST", "/v1/responses", string(body), 200)
+	want := "Echo: " + input
+	content := r["output"].([]any)[len(r["output"].([]any))-1].(map[string]any)["content"].([]any)[0].(map[string]any)
+	if r["output_text"] != want || content["text"] != want {
+		t.Fatalf("output_text %d bytes, content %d bytes, want %d", len(str(r["output_text"])), len(str(content["text"])), len(want))
+	}
+	if got := e.json("GET", "/v1/responses/"+str(r["id"]), "", 200); !jsonEqual(got, r) {
+		t.Error("GET differs from the POST's answer")
+	}
+}
+
 func TestResponsesStream(t *testing.T) {
 	e := newEnv(t, Config{})
 	evs := e.stream("/v1/responses", `{"model":"echo","input":"hello there","stream":true}`)

@@ -46,7 +46,7 @@ func (h *Handler) createResponse(c *gin.Context, req *responsesRequest, user str
 	case req.Stream:
 		h.streamEnded(run, streamResponse(c, run, newStreamEncoder(base, opts), -1, h.keepAlive))
 	case req.Background:
-		httpx.WriteJSON(c, http.StatusOK, snapshot(run, base, opts))
+		writeSnapshot(c, run, base, opts)
 	default:
 		evs, err := run.Wait(ctx)
 		if err != nil {
@@ -57,7 +57,8 @@ func (h *Handler) createResponse(c *gin.Context, req *responsesRequest, user str
 		for _, ev := range evs {
 			enc.Add(ev)
 		}
-		httpx.WriteJSON(c, http.StatusOK, enc.Response())
+		spill := httpx.NewSpill()
+		httpx.WriteJSONSpilled(c, http.StatusOK, enc.SpilledResponse(spill), spill)
 	}
 	return nil
 }
@@ -312,14 +313,15 @@ func (h *Handler) streamEnded(run *host.Run, err error) {
 	}
 }
 
-// snapshot is the Response of a run as of now, without waiting.
-func snapshot(run *host.Run, base Response, opts encodeOptions) Response {
+// writeSnapshot answers with the Response of a run as of now, without waiting.
+func writeSnapshot(c *gin.Context, run *host.Run, base Response, opts encodeOptions) {
 	opts.ToolResults = false
 	enc := newResponseEncoder(base, opts, false)
 	for _, ev := range run.Subscribe(0).Ready() {
 		enc.Add(ev)
 	}
-	return enc.Response()
+	spill := httpx.NewSpill()
+	httpx.WriteJSONSpilled(c, http.StatusOK, enc.SpilledResponse(spill), spill)
 }
 
 // openResponse finds a stored response of the user and opens its run.
@@ -377,7 +379,7 @@ func (h *Handler) getResponse(c *gin.Context) *apiError {
 		h.streamEnded(run, streamResponse(c, run, newStreamEncoder(base, opts), after, h.keepAlive))
 		return nil
 	}
-	httpx.WriteJSON(c, http.StatusOK, snapshot(run, base, opts))
+	writeSnapshot(c, run, base, opts)
 	return nil
 }
 
@@ -465,6 +467,6 @@ func (h *Handler) cancelResponse(c *gin.Context) *apiError {
 	if aerr != nil {
 		return aerr
 	}
-	httpx.WriteJSON(c, http.StatusOK, snapshot(run, base, opts))
+	writeSnapshot(c, run, base, opts)
 	return nil
 }
