@@ -3,7 +3,8 @@
 #
 # Usage: bench/large.sh [AGENTENGINE_BINARY] [MIB]
 #
-# Serves examples/echo-go with the memory session backend on 127.0.0.1, sends one
+# Serves examples/echo-go with the memory session backend (BENCH_BACKEND=local: SQLite,
+# in a temporary file) on 127.0.0.1, sends one
 # non-stream POST /v1/responses whose input is MIB MiB of text (default 20; echo-go
 # answers with the same text), and prints the host's RSS before, its peak (VmHWM) and the
 # HTTP status. Builds ./cmd/agentengine when no binary is given.
@@ -17,7 +18,10 @@ if [[ -z $BIN ]]; then
   BIN=$D/agentengine
 fi
 port=$((19600 + RANDOM % 300))
-"$BIN" run examples/echo-go --port "$port" --session-backend memory >"$D/log" 2>&1 &
+backend=${BENCH_BACKEND:-memory}
+store=()
+[[ $backend == local ]] && store=(--session-path "$D/sessions.sqlite")
+"$BIN" run examples/echo-go --port "$port" --session-backend "$backend" "${store[@]}" >"$D/log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$D"' EXIT
 for _ in $(seq 100); do curl -fs "127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done

@@ -27,6 +27,15 @@ func Expand(p *Payload, sc *SessionContext) {
 
 // InputText is the text of a turn's input: its text blocks, one per line.
 func InputText(content []ContentBlock) string {
+	only, n := "", 0
+	for _, c := range content {
+		if c.Type == "input_text" {
+			only, n = c.Text, n+1
+		}
+	}
+	if n <= 1 {
+		return only // as it is: a text of megabytes is not copied
+	}
 	var b strings.Builder
 	for _, c := range content {
 		if c.Type != "input_text" {
