@@ -39,7 +39,10 @@ func Project(events []Event) []Message {
 		if e.Type == TypeUserMessage {
 			// A stateless client's own transcript, sent along with its message, is
 			// history as much as stored turns are.
-			if d, err := DataOf[UserMessageData](e); err == nil {
+			// Only the items: projectOne decodes the text (which may be megabytes).
+			if d, err := DataOf[struct {
+				Items []json.RawMessage `json:"items"`
+			}](e); err == nil {
 				out = append(out, ItemMessages(d.Items, e.Seq)...)
 			}
 		}
