@@ -33,6 +33,7 @@ type historyCache struct {
 }
 
 type histEntry struct {
+	used    time.Time // when it was last put back (after a turn)
 	created time.Time
 	cpSeq   int64
 	// through is the last seq the entry has seen: its messages are those of every
@@ -85,8 +86,27 @@ func (c *historyCache) put(key session.Key, e *histEntry) {
 		delete(c.entries, k)
 		c.bytes -= old.size
 	}
+	e.used = time.Now()
 	c.entries[key] = e
 	c.bytes += e.size
+}
+
+// evictIdle drops the entries last used before cutoff; what is left moves to a map of
+// its size (a Go map keeps the buckets of its largest size for good). It reports
+// whether any entry is left.
+func (c *historyCache) evictIdle(cutoff time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := make(map[session.Key]*histEntry)
+	for k, e := range c.entries {
+		if e.used.Before(cutoff) {
+			c.bytes -= e.size
+			continue
+		}
+		kept[k] = e
+	}
+	c.entries = kept
+	return len(kept) > 0
 }
 
 // add appends projected messages (encoding each) and remembers the tool call names.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
@@ -118,6 +119,27 @@ func TestHistoryCacheBounded(t *testing.T) {
 	}
 	if c.bytes != 10*len(c.entries) {
 		t.Fatalf("bytes %d for %d entries", c.bytes, len(c.entries))
+	}
+}
+
+// A memory trim lets go of the entries of sessions idle for histIdle and keeps the
+// others, with their bytes accounted.
+func TestHistoryCacheShedsIdleEntries(t *testing.T) {
+	rt, err := New(Config{Store: memory.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, active := session.Key{App: "a", User: "u", ID: "idle"}, session.Key{App: "a", User: "u", ID: "active"}
+	rt.hist.put(idle, &histEntry{size: 10})
+	rt.hist.put(active, &histEntry{size: 7})
+	rt.hist.entries[idle].used = time.Now().Add(-histIdle - time.Second)
+	rt.runs[runKey{active, "run"}] = &Run{}
+	rt.shedIdle()
+	if rt.hist.entries[idle] != nil || rt.hist.entries[active] == nil || rt.hist.bytes != 7 {
+		t.Fatalf("after the trim: %d entries, %d bytes", len(rt.hist.entries), rt.hist.bytes)
+	}
+	if len(rt.runs) != 1 || rt.runs[runKey{active, "run"}] == nil {
+		t.Fatalf("runs after the trim: %v", rt.runs)
 	}
 }
 

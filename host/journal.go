@@ -81,6 +81,10 @@ const (
 )
 
 type memTrim struct {
+	// shed lets go of what only a busy host needs, before the memory is returned, and
+	// reports whether it keeps anything it will let go of later (then the trim runs
+	// again, trimEvery later).
+	shed      func() (more bool)
 	mu        sync.Mutex
 	dropped   int
 	last      time.Time
@@ -110,13 +114,17 @@ func (m *memTrim) run() {
 	m.mu.Lock()
 	m.dropped = 0
 	m.mu.Unlock()
+	again := m.shed != nil && m.shed()
 	debug.FreeOSMemory()
 	// And what the store's C code freed (SQLite's page caches and statements), which
 	// glibc would otherwise keep in the process for good.
 	cmem.Release()
 	m.mu.Lock()
-	m.scheduled, m.last = false, time.Now()
+	m.scheduled, m.last = again, time.Now()
 	m.mu.Unlock()
+	if again {
+		time.AfterFunc(trimEvery, m.run)
+	}
 }
 
 // pos is the position of the first event whose Index is at least index; j.mu is held.

@@ -162,7 +162,29 @@ func New(cfg Config) (*Runtime, error) {
 		c.OnFollow(rt.followRequested)
 		c.OnOrphans(rt.interruptOrphans)
 	}
+	rt.trim.shed = rt.shedIdle
 	return rt, nil
+}
+
+// histIdle is how long a session's cached history outlives its last turn once the host
+// trims its memory (after a burst): a turn after that reads it from the store again.
+const histIdle = 30 * time.Second
+
+// shedIdle lets go of what only a busy host needs: history cache entries idle for
+// histIdle, and the runs map's buckets (a Go map never shrinks, and a burst of thousands
+// of runs would keep its size for good). Left in place, both pin the heap spans they
+// are spread over long after the burst. It reports whether cached entries are left,
+// to be let go of once idle.
+func (rt *Runtime) shedIdle() (more bool) {
+	more = rt.hist.evictIdle(time.Now().Add(-histIdle))
+	rt.mu.Lock()
+	runs := make(map[runKey]*Run, len(rt.runs))
+	for k, r := range rt.runs {
+		runs[k] = r
+	}
+	rt.runs = runs
+	rt.mu.Unlock()
+	return more
 }
 
 // AgentInfo describes a hosted agent.
