@@ -217,6 +217,14 @@ func (j *journal) pin() {
 
 // cursorsOut reports whether a client may still come back to the journal with a cursor:
 // it was followed from another replica, or a local follower stopped before its end.
+// unwatched reports whether nobody has subscribed to the journal, here or from another
+// replica.
+func (j *journal) unwatched() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return !j.watched && !j.pinned
+}
+
 func (j *journal) cursorsOut() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -115,3 +115,49 @@ func TestALetGoRunIsCollected(t *testing.T) {
 		runtime.GC()
 	}
 }
+
+// A run read whole by Wait that nobody subscribed to (a non-stream request's) leaves
+// memory at once, not at its compaction; one that someone follows stays until then.
+func TestARunReadWholeByWaitIsLetGoAtOnce(t *testing.T) {
+	rt, turn, readToEnd := echoRuntime(t)
+	rt.compactAfter = time.Hour // only Wait can let it go within the test
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kept := func(r *Run) bool {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		return rt.runs[runKey{r.Key, r.InvocationID}] == r
+	}
+
+	followed := turn()
+	readToEnd(followed.Subscribe(0))
+	if _, err := followed.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !kept(followed) {
+		t.Error("Wait let go of a run someone follows")
+	}
+
+	wp := func() weak.Pointer[Run] {
+		r := turn()
+		evs, err := r.Wait(ctx)
+		if err != nil || len(evs) == 0 {
+			t.Fatalf("Wait: %d events, %v", len(evs), err)
+		}
+		if kept(r) {
+			t.Error("a run read whole by Wait, and followed by nobody, is still kept")
+		}
+		if got, err := rt.Open(ctx, r.Key, r.InvocationID); err != nil || got == r {
+			t.Fatalf("Open after Wait: %v (the same run: %v)", err, got == r)
+		}
+		return weak.Make(r)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for wp.Value() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("a run let go by Wait is still reachable (its timers?)")
+		}
+		time.Sleep(20 * time.Millisecond)
+		runtime.GC()
+	}
+}

@@ -40,6 +40,11 @@ type Run struct {
 
 	mu     sync.Mutex
 	status string
+	// timers keep a finished run in memory (its retention and its journal's compaction);
+	// set before done is closed, stopped by release.
+	timers []*time.Timer
+	// rt is the runtime that runs it (nil for a run read back from the store).
+	rt *Runtime
 }
 
 // Subscribe returns a cursor over the run's events, starting at journal index from.
@@ -61,11 +66,16 @@ func (r *Run) Status() string {
 	return r.status
 }
 
-// Wait blocks until the run ends and returns all its events.
+// Wait blocks until the run ends and returns all its events. A run nobody has subscribed
+// to leaves the runtime's memory then: later requests for it read the store.
 func (r *Run) Wait(ctx context.Context) ([]Event, error) {
 	select {
 	case <-r.done:
-		return r.j.snapshot(), nil
+		evs := r.j.snapshot()
+		if r.rt != nil {
+			r.rt.release(r) // read whole: unless someone streams it, it may go
+		}
+		return evs, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -596,32 +606,64 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	rt := ts.rt
 	r.hist = rt.hist.extend(r.Key, r.j.stored())
 	r.j.close()
-	close(r.done)
 	// What outlives the run refers to rt and r only, not to ts: the turn's buffers (the
 	// message text, deferred items, checkpoints) go with the run's end, not with its
 	// retention.
-	forget := func() {
-		rt.mu.Lock()
-		if k := (runKey{r.Key, r.InvocationID}); rt.runs[k] == r {
-			delete(rt.runs, k)
-		}
-		rt.mu.Unlock()
-	}
-	retained := time.AfterFunc(rt.retention, forget)
+	retained := time.AfterFunc(rt.retention, func() { rt.forget(r) })
+	timers := []*time.Timer{retained}
 	if rt.compactAfter < rt.retention {
-		time.AfterFunc(rt.compactAfter, func() {
+		timers = append(timers, time.AfterFunc(rt.compactAfter, func() {
 			dropped := r.j.compact()
 			if !r.j.cursorsOut() {
 				// Nobody follows it, or everyone who did read it to its end, so no
 				// client comes back with a cursor into its journal: Open serves it
 				// from the store from now on, as it would after retention.
-				forget()
+				rt.forget(r)
 				// The pending retention timer would keep the run, journal and all,
 				// in memory until it fired.
 				retained.Stop()
 				dropped += forgottenRunWeight
 			}
 			rt.trim.add(dropped)
-		})
+		}))
 	}
+	r.mu.Lock()
+	r.timers = timers
+	r.mu.Unlock()
+	close(r.done)
+}
+
+// forget takes r out of the runs in memory: Open and the lookups read it from the store
+// from then on.
+func (rt *Runtime) forget(r *Run) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if k := (runKey{r.Key, r.InvocationID}); rt.runs[k] == r {
+		delete(rt.runs, k)
+	}
+}
+
+// release lets a finished run that Wait's caller has read whole leave memory now instead
+// of at its compaction, unless someone has subscribed to it, here or from another
+// replica (a non-stream request's run): no client has a cursor into its journal to come
+// back with, and the store has everything a later request reads. Held until
+// compaction, the runs of a busy host were most of its live heap, which every
+// collection marks. The caller's r stays whole.
+func (rt *Runtime) release(r *Run) {
+	select {
+	case <-r.done:
+	default:
+		return // not finished: its end sets up its retention
+	}
+	if !r.j.unwatched() {
+		return
+	}
+	r.mu.Lock()
+	for _, t := range r.timers {
+		t.Stop()
+	}
+	r.timers = nil
+	r.mu.Unlock()
+	rt.forget(r)
+	rt.trim.add(forgottenRunWeight)
 }

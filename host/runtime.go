@@ -549,7 +549,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancelCause(rt.baseCtx)
-	r := &Run{Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
+	r := &Run{rt: rt, Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
 		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,
 		j: newJournal(), done: make(chan struct{}), cancel: cancel}
 	for i := range stored {
