@@ -57,11 +57,6 @@ func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
 	rt, turn, readToEnd := echoRuntime(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kept := func(r *Run) bool {
-		rt.mu.Lock()
-		defer rt.mu.Unlock()
-		return rt.runs[runKey{r.Key, r.InvocationID}] == r
-	}
 
 	toEnd, brokeOff, remote := turn(), turn(), turn()
 	readToEnd(toEnd.Subscribe(0))
@@ -75,16 +70,16 @@ func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
 	}
 
 	deadline := time.Now().Add(5 * time.Second)
-	for kept(toEnd) {
+	for kept(rt, toEnd) {
 		if time.Now().After(deadline) {
 			t.Fatal("a run read to its end is still kept after its compaction")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !kept(brokeOff) {
+	if !kept(rt, brokeOff) {
 		t.Error("a run whose follower broke off was let go: its cursor cannot come back")
 	}
-	if !kept(remote) {
+	if !kept(rt, remote) {
 		t.Error("a run followed from another replica was let go")
 	}
 	// What was let go is served from the store, whole.
@@ -106,14 +101,7 @@ func TestALetGoRunIsCollected(t *testing.T) {
 		readToEnd(r.Subscribe(0))
 		return weak.Make(r)
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for wp.Value() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("a run let go at compaction is still reachable")
-		}
-		time.Sleep(20 * time.Millisecond)
-		runtime.GC()
-	}
+	collected(t, wp, "a run let go at compaction")
 }
 
 // A run read whole by Wait that nobody subscribed to (a non-stream request's) leaves
@@ -123,18 +111,13 @@ func TestARunReadWholeByWaitIsLetGoAtOnce(t *testing.T) {
 	rt.compactAfter = time.Hour // only Wait can let it go within the test
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kept := func(r *Run) bool {
-		rt.mu.Lock()
-		defer rt.mu.Unlock()
-		return rt.runs[runKey{r.Key, r.InvocationID}] == r
-	}
 
 	followed := turn()
 	readToEnd(followed.Subscribe(0))
 	if _, err := followed.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !kept(followed) {
+	if !kept(rt, followed) {
 		t.Error("Wait let go of a run someone follows")
 	}
 
@@ -144,7 +127,7 @@ func TestARunReadWholeByWaitIsLetGoAtOnce(t *testing.T) {
 		if err != nil || len(evs) == 0 {
 			t.Fatalf("Wait: %d events, %v", len(evs), err)
 		}
-		if kept(r) {
+		if kept(rt, r) {
 			t.Error("a run read whole by Wait, and followed by nobody, is still kept")
 		}
 		if got, err := rt.Open(ctx, r.Key, r.InvocationID); err != nil || got == r {
@@ -152,10 +135,24 @@ func TestARunReadWholeByWaitIsLetGoAtOnce(t *testing.T) {
 		}
 		return weak.Make(r)
 	}()
+	collected(t, wp, "a run let go by Wait")
+}
+
+// kept reports whether rt still holds r among its runs in memory.
+func kept(rt *Runtime, r *Run) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.runs[runKey{r.Key, r.InvocationID}] == r
+}
+
+// collected waits (5 s at most) until the run wp points to is garbage: nothing, its
+// timers included, keeps it.
+func collected(t *testing.T, wp weak.Pointer[Run], what string) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for wp.Value() != nil {
 		if time.Now().After(deadline) {
-			t.Fatal("a run let go by Wait is still reachable (its timers?)")
+			t.Fatalf("%s is still reachable", what)
 		}
 		time.Sleep(20 * time.Millisecond)
 		runtime.GC()
