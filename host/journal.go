@@ -215,8 +215,6 @@ func (j *journal) pin() {
 	j.watch()
 }
 
-// cursorsOut reports whether a client may still come back to the journal with a cursor:
-// it was followed from another replica, or a local follower stopped before its end.
 // unwatched reports whether nobody has subscribed to the journal, here or from another
 // replica.
 func (j *journal) unwatched() bool {
@@ -225,6 +223,8 @@ func (j *journal) unwatched() bool {
 	return !j.watched && !j.pinned
 }
 
+// cursorsOut reports whether a client may still come back to the journal with a cursor:
+// it was followed from another replica, or a local follower stopped before its end.
 func (j *journal) cursorsOut() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
