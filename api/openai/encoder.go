@@ -58,6 +58,8 @@ type sseEvent struct {
 	Name string
 	Seq  int
 	Data []byte
+	// Spill, when set, holds long texts Data has placeholders for (httpx.Spill.Fill).
+	Spill *httpx.Spill
 }
 
 // responseEncoder turns a run's journal into the Responses event stream and the
@@ -76,6 +78,12 @@ type responseEncoder struct {
 	started bool
 	ended   bool
 	out     []sseEvent
+	// spill takes the long texts out of emitted events: a streamed answer of megabytes
+	// is in several events whole (deltas, the done events, the final response), which
+	// would each be encoded into memory before being written. spilled is spill.Len()
+	// as of the last event encoded.
+	spill   *httpx.Spill
+	spilled int
 
 	// Server-side tool calls whose item is not open yet (default shape only): a call
 	// becomes an mcp_call when its result (or any other output) follows, or an
@@ -119,7 +127,11 @@ func newResponseEncoder(base Response, opts encodeOptions, emit bool) *responseE
 			opts.ServerLabel = serverLabel
 		}
 	}
-	return &responseEncoder{resp: base, opts: opts, emit: emit, byID: map[string]*outItem{}, approved: map[string]approvedCall{}}
+	e := &responseEncoder{resp: base, opts: opts, emit: emit, byID: map[string]*outItem{}, approved: map[string]approvedCall{}}
+	if emit {
+		e.spill = httpx.NewSpill()
+	}
+	return e
 }
 
 // Start returns response.created and response.in_progress (once).
@@ -144,7 +156,7 @@ func (e *responseEncoder) pushResponse(name string) {
 	if !e.emit {
 		return // nobody reads it; the Response is built once, from the items, at the end
 	}
-	e.push(&evResponse{evHead: head(name), Response: e.Response()})
+	e.push(&evResponse{evHead: head(name), Response: e.SpilledResponse(e.spill)})
 }
 
 // Ended reports whether the terminal event has been encoded.
@@ -290,11 +302,11 @@ func (e *responseEncoder) delta(it *outItem, text string) {
 	}
 	switch it.kind {
 	case kindMessage:
-		e.push(&evTextDelta{evHead: head("response.output_text.delta"), ItemID: it.id, OutputIndex: it.index, Delta: text, Logprobs: []any{}})
+		e.push(&evTextDelta{evHead: head("response.output_text.delta"), ItemID: it.id, OutputIndex: it.index, Delta: e.spill.Ref(text), Logprobs: []any{}})
 	case kindReasoning:
-		e.push(&evSummaryDelta{evHead: head("response.reasoning_summary_text.delta"), ItemID: it.id, OutputIndex: it.index, Delta: text})
+		e.push(&evSummaryDelta{evHead: head("response.reasoning_summary_text.delta"), ItemID: it.id, OutputIndex: it.index, Delta: e.spill.Ref(text)})
 	case kindCall:
-		e.push(&evArgsDelta{evHead: head("response.function_call_arguments.delta"), ItemID: it.id, OutputIndex: it.index, Delta: text})
+		e.push(&evArgsDelta{evHead: head("response.function_call_arguments.delta"), ItemID: it.id, OutputIndex: it.index, Delta: e.spill.Ref(text)})
 	}
 }
 
@@ -332,7 +344,7 @@ func (e *responseEncoder) close(it *outItem, status string) {
 	if !e.emit {
 		return // the done events would copy the text for no one: Response reads the items
 	}
-	text := it.text.String()
+	text := e.spill.Ref(it.text.String())
 	switch it.kind {
 	case kindMessage:
 		e.push(&evTextDone{evHead: head("response.output_text.done"), ItemID: it.id, OutputIndex: it.index, Text: text, Logprobs: []any{}})
@@ -350,7 +362,7 @@ func (e *responseEncoder) close(it *outItem, status string) {
 			e.push(&evItemRef{evHead: head("response.mcp_call.failed"), ItemID: it.id, OutputIndex: it.index})
 		}
 	}
-	e.push(&evItem{evHead: head("response.output_item.done"), OutputIndex: it.index, Item: it.json(false, nil)})
+	e.push(&evItem{evHead: head("response.output_item.done"), OutputIndex: it.index, Item: it.json(false, e.spill)})
 }
 
 // serverCall reports whether the tool call item id (of tool name) is one the agent
@@ -677,5 +689,9 @@ func (e *responseEncoder) push(ev interface{ header() *evHead }) {
 	if err != nil { // only plain structs and valid RawMessages get here
 		panic("openai: encode stream event: " + err.Error())
 	}
-	e.out = append(e.out, sseEvent{Name: h.Type, Seq: h.SequenceNumber, Data: data})
+	out := sseEvent{Name: h.Type, Seq: h.SequenceNumber, Data: data}
+	if n := e.spill.Len(); n > e.spilled { // it has placeholders
+		out.Spill, e.spilled = e.spill, n
+	}
+	e.out = append(e.out, out)
 }

@@ -87,6 +87,33 @@ func TestResponsesStream(t *testing.T) {
 	}
 }
 
+// A long streamed answer: its text is written in place (httpx.Spill) in the deltas, the
+// done events and the final response, and the stream is as valid as a short one.
+func TestResponsesStreamLongText(t *testing.T) {
+	e := newEnv(t, Config{})
+	input := strings.Repeat("long\"text\"é😀\\n\x01<&>", 30000) // one word: one long delta
+	body, err := json.Marshal(map[string]any{"model": "echo", "input": input, "stream": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := e.stream("/v1/responses", string(body))
+	final := checkResponsesStream(t, evs)
+	want := "Echo: " + input
+	var deltas strings.Builder
+	done := ""
+	for _, ev := range evs {
+		switch ev.Name {
+		case "response.output_text.delta":
+			deltas.WriteString(str(ev.Data["delta"]))
+		case "response.output_text.done":
+			done = str(ev.Data["text"])
+		}
+	}
+	if deltas.String() != want || done != want || final["output_text"] != want {
+		t.Fatalf("deltas %d bytes, done %d bytes, output_text %d bytes; want %d", deltas.Len(), len(done), len(str(final["output_text"])), len(want))
+	}
+}
+
 func TestResponsesToolCall(t *testing.T) {
 	e := newEnv(t, Config{})
 	r := e.json("POST", "/v1/responses", `{"model":"echo","input":"use the tool on paris"}`, 200)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -291,7 +292,13 @@ func streamResponse(c *gin.Context, run *host.Run, enc streamEncoder, startingAf
 			if ev.Seq <= startingAfter {
 				continue
 			}
-			if err := s.Event("", ev.Name, ev.Data); err != nil {
+			var err error
+			if ev.Spill != nil {
+				err = s.EventFrom("", ev.Name, func(w io.Writer) error { return ev.Spill.Fill(w, ev.Data) })
+			} else {
+				err = s.Event("", ev.Name, ev.Data)
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -37,6 +37,25 @@ func Start(c *gin.Context) *Writer {
 // Event writes one event: an "id:" line when id is set, an "event:" line when name is
 // set, and data as one "data:" line (callers pass single-line JSON).
 func (s *Writer) Event(id, name string, data []byte) error {
+	s.head(id, name)
+	s.buf.Write(data)
+	_, err := s.buf.WriteString("\n\n")
+	return err
+}
+
+// EventFrom is Event with the data written by data (one line, as for Event), for data
+// that is not in memory as one piece.
+func (s *Writer) EventFrom(id, name string, data func(io.Writer) error) error {
+	s.head(id, name)
+	if err := data(s.buf); err != nil {
+		return err
+	}
+	_, err := s.buf.WriteString("\n\n")
+	return err
+}
+
+// head writes an event's "id:" and "event:" lines and the start of its "data:" line.
+func (s *Writer) head(id, name string) {
 	if id != "" {
 		s.buf.WriteString("id: ")
 		s.buf.WriteString(id)
@@ -48,9 +67,6 @@ func (s *Writer) Event(id, name string, data []byte) error {
 		s.buf.WriteByte('\n')
 	}
 	s.buf.WriteString("data: ")
-	s.buf.Write(data)
-	_, err := s.buf.WriteString("\n\n")
-	return err
 }
 
 // Comment writes an SSE comment, which every client parser drops (keep-alive).

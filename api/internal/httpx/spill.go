@@ -72,7 +72,22 @@ func (s *Spill) encode(w io.Writer, v any) error {
 	if err := NewEncoder(&skel).Encode(v); err != nil {
 		return err
 	}
-	b := skel.Bytes()
+	return s.Fill(w, skel.Bytes())
+}
+
+// Len is how many strings Ref has swapped out so far (0 for a nil Spill): a JSON
+// document built after it grew holds placeholders.
+func (s *Spill) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.texts)
+}
+
+// Fill writes skeleton, JSON encoded with s's placeholders in it, to w with each
+// placeholder replaced by its string, escaped.
+func (s *Spill) Fill(w io.Writer, skeleton []byte) error {
+	b := skeleton
 	// A placeholder is a whole JSON string: "\u0000TAG:N\u0000".
 	open := []byte(`"\u0000` + s.tag + ":")
 	for {
