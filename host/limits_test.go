@@ -1,12 +1,14 @@
 package host_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
+	"github.com/agentengine/agentengine/wire"
 )
 
 func historyBytes(h []session.Message) int {
@@ -59,5 +61,39 @@ func TestHugeHistoryStillTakesATurn(t *testing.T) {
 				t.Errorf("history of %d bytes, budget %d", historyBytes(hist), tt.budget)
 			}
 		})
+	}
+}
+
+// A session with 50 MiB of history (ten 5 MiB messages) takes its next turn: the runner
+// gets the history within its byte budget, the newest message whole.
+func TestFiftyMiBHistoryStillTakesATurn(t *testing.T) {
+	st := memory.New()
+	f := newFixtureWith(t, nil, st, host.CompactionPolicy{Disabled: true})
+	r, evs := f.turn(t, host.TurnRequest{User: "u", Input: text("first")})
+	if s := terminal(t, evs); s.Status != session.StatusCompleted {
+		t.Fatalf("first turn: %+v", s)
+	}
+	big := strings.Repeat("z", 5<<20)
+	var history []session.NewEvent
+	for i := range 10 {
+		ne := session.NewEvent{Type: session.TypeUserMessage, Author: "user", Data: session.MustJSON(session.UserMessageData{Text: fmt.Sprint(i) + big})}
+		if i%2 == 1 {
+			ne = session.NewEvent{Type: session.TypeAssistantMessage, Author: "scripted", Data: session.MustJSON(session.AssistantMessageData{Text: fmt.Sprint(i) + big})}
+		}
+		history = append(history, ne)
+	}
+	if _, err := st.Append(t.Context(), r.Key, history...); err != nil {
+		t.Fatal(err)
+	}
+	_, evs = f.turn(t, host.TurnRequest{User: "u", SessionID: r.Key.ID, Input: text("last")})
+	if s := terminal(t, evs); s.Status != session.StatusCompleted {
+		t.Fatalf("turn after a 50 MiB history: %+v", s)
+	}
+	hist := f.agent.last().Payload.History
+	if n := historyBytes(hist); n > wire.HistoryBudgetBytes+len(hist)*4096 {
+		t.Fatalf("history of %d bytes sent, budget %d", n, wire.HistoryBudgetBytes)
+	}
+	if len(hist) == 0 || hist[len(hist)-1].Content != "9"+big {
+		t.Fatal("the newest message of the history is not sent whole")
 	}
 }
