@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import struct
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from client import Host, kinds, request
 from conftest import Plugin, start_plugin, stop
@@ -60,6 +63,21 @@ class Lane:
 
     def close(self) -> None:
         self.writer.close()
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def served(cls, run: Callable[..., Awaitable[Any]], path: str, max_message_bytes: int) -> AsyncIterator[Lane]:
+        """A lane to a LaneServer of run at path, in this process; both closed after."""
+        from agentengine_runner.lane import LaneServer
+
+        server = LaneServer(run, max_message_bytes=max_message_bytes)
+        await server.start(path)
+        lane = cls(*await asyncio.open_unix_connection(path))
+        try:
+            yield lane
+        finally:
+            lane.close()
+            await server.close(0.1)
 
 
 async def wait_for(path: str, what: str) -> None:
@@ -188,32 +206,24 @@ def test_frames_decode_as_lane_frames() -> None:
 
 
 def test_an_event_over_the_limit_fails_its_run_not_the_lane(socket_dir: str) -> None:
-    from agentengine_runner.lane import LaneServer
     from agentengine_runner.services import RunnerService
     from agentengine_runner.testing.demo import DemoRunner
 
     path = os.path.join(socket_dir, "t.lane")
 
     async def go() -> None:
-        server = LaneServer(RunnerService(DemoRunner()).run, max_message_bytes=100_000)
-        await server.start(path)
-        lane = Lane(*await asyncio.open_unix_connection(path))
-        try:
+        async with Lane.served(RunnerService(DemoRunner()).run, path, 100_000) as lane:
             await lane.start(1, "count", payload={"n": 1, "size": 200_000})
             events = await lane.until_end(1)
             assert kinds(events)[-1] == "error", kinds(events)
             assert "exceeds the runner protocol's 100000" in events[-1].error.message
             await lane.start(2, "small")
             assert await lane.text(2) == "small"
-        finally:
-            lane.close()
-            await server.close(0.1)
 
     asyncio.run(go())
 
 
 def test_a_host_that_does_not_read_holds_a_busy_run_back(socket_dir: str) -> None:
-    from agentengine_runner.lane import LaneServer
 
     path = os.path.join(socket_dir, "slow.lane")
     written = 0
@@ -226,24 +236,17 @@ def test_a_host_that_does_not_read_holds_a_busy_run_back(socket_dir: str) -> Non
             written += 1
 
     async def go() -> None:
-        server = LaneServer(run, max_message_bytes=1 << 20)
-        await server.start(path)
-        lane = Lane(*await asyncio.open_unix_connection(path))
-        try:
+        async with Lane.served(run, path, 1 << 20) as lane:
             await lane.start(1, "busy")
             await asyncio.sleep(0.5)  # the host reads nothing meanwhile
             assert written < 100, f"{written} events of 64 KiB written ahead of the host"
             events = await lane.until_end(1)
             assert len(events) == 400 and written == 400
-        finally:
-            lane.close()
-            await server.close(0.1)
 
     asyncio.run(go())
 
 
 def test_a_stale_socket_file_does_not_stop_the_lane(socket_dir: str) -> None:
-    from agentengine_runner.lane import LaneServer
     from agentengine_runner.services import RunnerService
     from agentengine_runner.testing.demo import DemoRunner
 
@@ -251,14 +254,8 @@ def test_a_stale_socket_file_does_not_stop_the_lane(socket_dir: str) -> None:
     open(path, "w").close()  # left behind by a dead process with our pid
 
     async def go() -> None:
-        server = LaneServer(RunnerService(DemoRunner()).run, max_message_bytes=1 << 20)
-        await server.start(path)
-        lane = Lane(*await asyncio.open_unix_connection(path))
-        try:
+        async with Lane.served(RunnerService(DemoRunner()).run, path, 1 << 20) as lane:
             await lane.start(1, "fresh")
             assert await lane.text(1) == "fresh"
-        finally:
-            lane.close()
-            await server.close(0.1)
 
     asyncio.run(go())
