@@ -30,7 +30,8 @@ func TestNewIDsSortByTime(t *testing.T) {
 		prev = id
 	}
 	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	earlier, later := hex.EncodeToString(idAt(base)), hex.EncodeToString(idAt(base.Add(time.Millisecond)))
+	a, b := idAt(base), idAt(base.Add(time.Millisecond))
+	earlier, later := hex.EncodeToString(a[:]), hex.EncodeToString(b[:])
 	if strings.Compare(earlier, later) >= 0 {
 		t.Fatalf("%s (a millisecond later) does not sort after %s", later, earlier)
 	}

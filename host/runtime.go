@@ -346,12 +346,12 @@ func (rt *Runtime) Close(ctx context.Context) error {
 // key puts each insert on a different index page, and every page an insert touches is
 // written again at commit (SQLite's WAL, Postgres's WAL and its full-page images).
 func newID(prefix string) string {
-	return prefix + hex.EncodeToString(idAt(time.Now()))
+	b := idAt(time.Now())
+	return prefix + hex.EncodeToString(b[:])
 }
 
-func idAt(t time.Time) []byte {
-	b := make([]byte, 12)
-	binary.BigEndian.PutUint64(b, uint64(t.UnixMilli())<<16) //nolint:gosec // G115: a time after 1970
+func idAt(t time.Time) (b [12]byte) {
+	binary.BigEndian.PutUint64(b[:], uint64(t.UnixMilli())<<16) //nolint:gosec // G115: a time after 1970
 	if _, err := rand.Read(b[6:]); err != nil {
 		panic("host: crypto/rand failed: " + err.Error())
 	}
