@@ -216,11 +216,11 @@ func (j *journal) pin() {
 }
 
 // unwatched reports whether nobody has subscribed to the journal, here or from another
-// replica.
+// replica (pin watches it too).
 func (j *journal) unwatched() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return !j.watched && !j.pinned
+	return !j.watched
 }
 
 // cursorsOut reports whether a client may still come back to the journal with a cursor:

@@ -650,20 +650,19 @@ func (rt *Runtime) forget(r *Run) {
 // compaction, the runs of a busy host were most of its live heap, which every
 // collection marks. The caller's r stays whole.
 func (rt *Runtime) release(r *Run) {
-	select {
-	case <-r.done:
-	default:
-		return // not finished: its end sets up its retention
-	}
 	if !r.j.unwatched() {
 		return
 	}
 	r.mu.Lock()
-	for _, t := range r.timers {
-		t.Stop()
-	}
+	timers := r.timers // set before done, which Wait has seen closed
 	r.timers = nil
 	r.mu.Unlock()
+	if timers == nil {
+		return // released by an earlier Wait
+	}
+	for _, t := range timers {
+		t.Stop()
+	}
 	rt.forget(r)
 	rt.trim.add(forgottenRunWeight)
 }
