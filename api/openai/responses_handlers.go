@@ -58,10 +58,15 @@ func (h *Handler) createResponse(c *gin.Context, req *responsesRequest, user str
 		for _, ev := range evs {
 			enc.Add(ev)
 		}
-		spill := httpx.NewSpill()
-		httpx.WriteJSONSpilled(c, http.StatusOK, enc.SpilledResponse(spill), spill)
+		writeResponse(c, enc)
 	}
 	return nil
+}
+
+// writeResponse answers with enc's Response, its long texts written in place.
+func writeResponse(c *gin.Context, enc *responseEncoder) {
+	spill := httpx.NewSpill()
+	httpx.WriteJSONSpilled(c, http.StatusOK, enc.SpilledResponse(spill), spill)
 }
 
 // responsesTurn maps a request to a turn: agent, session, input and the echo.
@@ -327,8 +332,7 @@ func writeSnapshot(c *gin.Context, run *host.Run, base Response, opts encodeOpti
 	for _, ev := range run.Subscribe(0).Ready() {
 		enc.Add(ev)
 	}
-	spill := httpx.NewSpill()
-	httpx.WriteJSONSpilled(c, http.StatusOK, enc.SpilledResponse(spill), spill)
+	writeResponse(c, enc)
 }
 
 // openResponse finds a stored response of the user and opens its run.
