@@ -104,6 +104,11 @@ type Store interface {
 	// message and run_status=in_progress) in one transaction, creating the session first
 	// when run.CreateSession is set and it does not exist. ErrRunActive if the session
 	// already has an in-progress run; nothing is stored then (not even the session).
+	//
+	// A run with a terminal status is recorded whole instead: start, every event and end
+	// in one transaction (a turn nobody could follow while it ran). It must create its
+	// session: CreateSession set (else ErrInvalid) and the key new (else ErrExists). Its
+	// CreatedAt, when set, is when it started.
 	StartRun(ctx context.Context, run Run, events ...NewEvent) ([]Event, error)
 	// FinishRun sets the run's terminal status and appends its closing events in one
 	// transaction. Finishing a run that is no longer in progress is ErrInvalid.
@@ -119,6 +124,9 @@ type Store interface {
 
 	// State returns the session's three state tiers.
 	State(ctx context.Context, key Key) (State, error)
+	// NewSessionState returns the state a new session of app and user starts with: the
+	// app's and the user's tiers and an empty session tier.
+	NewSessionState(ctx context.Context, app, user string) (State, error)
 
 	// Checkpoints returns the session's saved checkpoints, the latest of each thread and
 	// namespace, with their pending writes, ordered by thread and namespace. They are

@@ -38,6 +38,10 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 		return nil, err
 	}
 	rec, err := s.lookup(run.Key)
+	whole := core.Whole(run)
+	if err == nil && whole {
+		return nil, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
+	}
 	created := false
 	if errors.Is(err, session.ErrNotFound) && run.CreateSession {
 		// Entered in the map only once every check below has passed: a refused start
@@ -64,10 +68,16 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 		s.sessions[run.Key] = rec
 	}
 	run.CreateSession = false
-	run.CreatedAt, run.UpdatedAt = rec.row.UpdatedAt, rec.row.UpdatedAt
+	started := rec.row.UpdatedAt
+	if whole && !run.CreatedAt.IsZero() {
+		started = core.Norm(run.CreatedAt) // it started before this write
+	}
+	run.CreatedAt, run.UpdatedAt = started, rec.row.UpdatedAt
 	r := &runRec{run: run, order: s.next()}
 	rec.runs[run.InvocationID] = r
-	rec.active = run.InvocationID
+	if !whole {
+		rec.active = run.InvocationID
+	}
 	if run.ResponseID != "" {
 		s.responses[run.ResponseID] = r
 	}

@@ -39,14 +39,20 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 		return nil, err
 	}
 	var out []session.Event
+	whole := core.Whole(run)
 	start := func(r *row, b *pgx.Batch) error {
+		now := s.now(r)
+		started := now
+		if whole && !run.CreatedAt.IsZero() {
+			started = run.CreatedAt // it started before this write
+		}
 		// The partial unique index runs_in_progress rejects a second in-progress run
 		// whichever replica starts it; the violation aborts the transaction.
 		b.Queue(`INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
 			session_id, status, meta, owner, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 			r.pk, esc(run.InvocationID), nullable(esc(run.ResponseID)), esc(run.Key.App), esc(run.Key.User), esc(run.Key.ID),
-			run.Status, nullableJSON(run.Meta), s.replicaID(), ns(s.now(r)))
+			run.Status, nullableJSON(run.Meta), s.replicaID(), ns(started), ns(now))
 		out, err = s.appendEvents(b, r, ps)
 		if err != nil || st == nil {
 			return err
@@ -73,7 +79,10 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 		}
 		inExisting, err = s.writeNew(ctx, run.Key, created, start)
 	}
-	if inExisting {
+	switch {
+	case inExisting && whole:
+		return nil, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
+	case inExisting:
 		err = s.write(ctx, run.Key, start)
 	}
 	if code, constraint := pgCode(err); code == "23505" {

@@ -29,6 +29,22 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 	return decodeState(key, sess, app, user)
 }
 
+// NewSessionState returns the app's and the user's state tiers, with the empty session
+// tier of a session not created yet, from one snapshot.
+func (s *Store) NewSessionState(ctx context.Context, app, user string) (session.State, error) {
+	if err := core.ValidOwner(app, user); err != nil {
+		return session.State{}, err
+	}
+	var a, u []byte
+	err := s.pool.QueryRow(ctx, `SELECT coalesce((SELECT state FROM app_state WHERE app_id = $1), '{}'),
+		coalesce((SELECT state FROM user_state WHERE app_id = $1 AND user_id = $2), '{}')`,
+		esc(app), esc(user)).Scan(&a, &u)
+	if err != nil {
+		return session.State{}, fmt.Errorf("state of %q/%q: %w", app, user, err)
+	}
+	return decodeState(session.Key{App: app, User: user}, []byte("{}"), a, u)
+}
+
 // stateSelect reads a session row's state and its app's ($1) and user's ($2) tiers, in one
 // statement (one snapshot); the caller appends the condition that picks the row.
 const stateSelect = `SELECT s.state,

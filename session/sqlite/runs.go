@@ -25,8 +25,12 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 	}
 	size := keySize(run.Key) + len(run.InvocationID) + len(run.ResponseID) + len(run.Meta) + core.Size(ps)
 	var out []session.Event
+	whole := core.Whole(run)
 	err = s.write(ctx, size, func(t *wtx, now time.Time) error {
 		c, err := t.session(run.Key)
+		if err == nil && whole {
+			return fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
+		}
 		if errors.Is(err, session.ErrNotFound) && run.CreateSession {
 			created := now
 			if !run.CreatedAt.IsZero() {
@@ -39,8 +43,12 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 		}
 		// The partial unique index runs_in_progress rejects a second in-progress run, so
 		// the common case is one statement; a conflict is told apart afterwards.
+		started := now
+		if whole && !run.CreatedAt.IsZero() {
+			started = run.CreatedAt // it started before this write
+		}
 		_, err = t.w.st.insertRun.Exec(c.pk, run.InvocationID, nullable(run.ResponseID), run.Key.App, run.Key.User,
-			run.Key.ID, run.Status, nullableJSON(run.Meta), ns(now), ns(now))
+			run.Key.ID, run.Status, nullableJSON(run.Meta), ns(started), ns(now))
 		if isUnique(err) {
 			var active string
 			err := t.w.st.activeRun.QueryRow(c.pk).Scan(&active)

@@ -131,6 +131,27 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 	return out, nil
 }
 
+// NewSessionState returns the app's and the user's state tiers, with the empty session
+// tier of a session not created yet, from one snapshot.
+func (s *Store) NewSessionState(ctx context.Context, app, user string) (session.State, error) {
+	if err := core.ValidOwner(app, user); err != nil {
+		return session.State{}, err
+	}
+	var a, u sql.NullString
+	if err := s.st.rTiers.QueryRowContext(ctx, app, user).Scan(&a, &u); err != nil {
+		return session.State{}, fmt.Errorf("state of %q/%q: %w", app, user, err)
+	}
+	out := session.State{Session: map[string]any{}}
+	var err error
+	if out.App, err = nullTier(a); err != nil {
+		return out, fmt.Errorf("app state: %w", err)
+	}
+	if out.User, err = nullTier(u); err != nil {
+		return out, fmt.Errorf("user state: %w", err)
+	}
+	return out, nil
+}
+
 // nullTier decodes a tier that may not exist (NULL): then it is empty.
 func nullTier(raw sql.NullString) (map[string]any, error) {
 	if !raw.Valid {

@@ -26,6 +26,7 @@ type statements struct {
 	rSession     *sql.Stmt
 	rEventsAfter *sql.Stmt
 	rState       *sql.Stmt
+	rTiers       *sql.Stmt
 
 	all []*sql.Stmt
 }
@@ -41,6 +42,8 @@ func (st *statements) prepare(ctx context.Context, r *sql.DB) error {
 		(SELECT state FROM app_state WHERE app_id = ?1),
 		(SELECT state FROM user_state WHERE app_id = ?1 AND user_id = ?2)
 		FROM sessions s WHERE s.app_id = ?1 AND s.user_id = ?2 AND s.id = ?3`)
+	st.rTiers = p.stmt(`SELECT (SELECT state FROM app_state WHERE app_id = ?1),
+		(SELECT state FROM user_state WHERE app_id = ?1 AND user_id = ?2)`)
 	st.all = p.all
 	return errors.Join(p.errs...)
 }

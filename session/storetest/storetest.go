@@ -37,6 +37,8 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"RunStartFailureStoresNothing", testRunStartFailure},
 		{"StartRunCreatesSession", testStartRunCreatesSession},
 		{"ConcurrentStartRun", testConcurrentStartRun},
+		{"WholeRun", testWholeRun},
+		{"NewSessionState", testNewSessionState},
 		{"Responses", testResponses},
 		{"ActiveRuns", testActiveRuns},
 		{"StateTiers", testStateTiers},

@@ -32,6 +32,14 @@ func ValidResponseLookup(user, responseID string) error {
 	return nil
 }
 
+// ValidOwner rejects an empty app or user.
+func ValidOwner(app, user string) error {
+	if app == "" || user == "" {
+		return fmt.Errorf("%w: state of a new session needs app and user", session.ErrInvalid)
+	}
+	return nil
+}
+
 // ValidKey rejects keys with an empty component.
 func ValidKey(k session.Key) error {
 	if k.App == "" || k.User == "" || k.ID == "" {

@@ -8,7 +8,8 @@ import (
 )
 
 // NewRun validates a run to start and returns the record to store; the backend sets
-// its times.
+// its times. A run with a terminal status is recorded whole (StartRun's second use): it
+// must create its session.
 func NewRun(run session.Run) (session.Run, error) {
 	if err := ValidKey(run.Key); err != nil {
 		return run, err
@@ -16,13 +17,19 @@ func NewRun(run session.Run) (session.Run, error) {
 	if run.InvocationID == "" {
 		return run, fmt.Errorf("%w: run needs an invocation id", session.ErrInvalid)
 	}
-	if run.Status != "" && run.Status != session.StatusInProgress {
-		return run, fmt.Errorf("%w: a run starts in_progress, not %q", session.ErrInvalid, run.Status)
+	switch {
+	case run.Status == "":
+		run.Status = session.StatusInProgress
+	case session.IsTerminalStatus(run.Status):
+		if !run.CreateSession {
+			return run, fmt.Errorf("%w: a run recorded whole (status %q) must create its session", session.ErrInvalid, run.Status)
+		}
+	case run.Status != session.StatusInProgress:
+		return run, fmt.Errorf("%w: a run starts in_progress or is recorded whole with a terminal status, not %q", session.ErrInvalid, run.Status)
 	}
 	if len(run.Meta) > 0 && !json.Valid(run.Meta) {
 		return run, fmt.Errorf("%w: run meta is not valid JSON", session.ErrInvalid)
 	}
-	run.Status = session.StatusInProgress
 	run.Deleted = false
 	run.Meta = CopyBytes(run.Meta)
 	return run, nil
@@ -47,3 +54,6 @@ func CopyRun(r session.Run) session.Run {
 	r.Meta = CopyBytes(r.Meta)
 	return r
 }
+
+// Whole reports whether a validated run is recorded whole, start and end in one write.
+func Whole(run session.Run) bool { return run.Status != session.StatusInProgress }
