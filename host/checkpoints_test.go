@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,8 +99,10 @@ func TestCheckpointsOutliveTheRunnerAndTheHost(t *testing.T) {
 	want := []session.Checkpoint{{ThreadID: "t", ID: "c2", ParentID: "p", Data: []byte("state c2"),
 		Writes: []session.CheckpointWrite{{ThreadID: "t", CheckpointID: "c2", TaskID: "task", Index: -3, Channel: "__interrupt__", Data: []byte("ask")}}}}
 	caps := pluginsdk.Capabilities{Resume: true, Checkpoints: true}
-	for _, backend := range []string{"memory", "sqlite"} {
-		t.Run(backend, func(t *testing.T) {
+	for _, name := range []string{"memory", "sqlite", "memory/unannounced", "sqlite/unannounced"} {
+		// An unannounced first turn records its start with its end: checkpoints and all.
+		backend, unannounced := strings.CutSuffix(name, "/unannounced")
+		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "sessions.sqlite")
 			open := func() session.Store {
 				if backend == "memory" {
@@ -114,7 +117,7 @@ func TestCheckpointsOutliveTheRunnerAndTheHost(t *testing.T) {
 			store := open()
 			first := &ckptAgent{caps: caps}
 			rt := newRuntime(t, first, store)
-			r, evs := runTurn(t, rt, host.TurnRequest{App: "ckpt", Input: text("go")})
+			r, evs := runTurn(t, rt, host.TurnRequest{App: "ckpt", Input: text("go"), Unannounced: unannounced})
 			if st := terminal(t, evs); st.Status != session.StatusInterrupted {
 				t.Fatalf("status %q", st.Status)
 			}

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,5 +164,68 @@ func TestCancelEndsAStuckRun(t *testing.T) {
 	_, evs := f.turn(t, host.TurnRequest{User: "u", SessionID: key.ID, Input: text("again")})
 	if d := terminal(t, evs); d.Status != session.StatusCompleted {
 		t.Errorf("turn after cancel: %+v", d)
+	}
+}
+
+// An unannounced turn whose one write fails while the store is down is held whole: the
+// client gets its answer, and the session with the run appears once the store recovers.
+func TestUnannouncedRunIsHeldWholeWhileTheStoreFails(t *testing.T) {
+	st := &faultyStore{Store: memory.New()}
+	f := newFixtureWith(t, nil, st, host.CompactionPolicy{Disabled: true})
+	st.failing.Store(true)
+	r, evs := f.turn(t, host.TurnRequest{Input: text("hello"), Unannounced: true})
+	if d := terminal(t, evs); d.Status != session.StatusCompleted {
+		t.Fatalf("terminal %+v", d)
+	}
+	if _, err := st.GetSession(context.Background(), r.Key); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("session while the store fails: %v; the test needs nothing recorded", err)
+	}
+	st.failing.Store(false)
+	testutil.Eventually(t, 10*time.Second, func() error {
+		s, err := st.GetSession(context.Background(), r.Key)
+		if err != nil {
+			return err
+		}
+		if s.LastSeq != 5 || s.ActiveRunStatus != session.StatusCompleted {
+			return fmt.Errorf("session %+v", s)
+		}
+		return nil
+	})
+	if got := storedStatus(t, st.Store, r.Key, r.InvocationID); got != session.StatusCompleted {
+		t.Errorf("held run recorded as %s", got)
+	}
+}
+
+// Cancelling an unannounced run records it whole, cancelled; one that asks for approval
+// is recorded interrupted, and the session's next turn resumes it.
+func TestUnannouncedRunCancelledOrInterrupted(t *testing.T) {
+	f := newFixtureWith(t, nil, memory.New(), host.CompactionPolicy{Disabled: true})
+	r, err := f.rt.Start(context.Background(), host.TurnRequest{App: "scripted", Input: text("block"), Unannounced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-f.agent.started
+	if _, err := f.store.GetSession(context.Background(), r.Key); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("session of a running unannounced turn: %v, want none recorded yet", err)
+	}
+	if err := f.rt.Cancel(context.Background(), r.Key, r.InvocationID); err != nil {
+		t.Fatal(err)
+	}
+	<-r.Done()
+	if got := storedStatus(t, f.store, r.Key, r.InvocationID); got != session.StatusCancelled {
+		t.Errorf("cancelled run recorded as %s", got)
+	}
+
+	r, evs := f.turn(t, host.TurnRequest{Input: text("approve"), Unannounced: true})
+	if d := terminal(t, evs); d.Status != session.StatusInterrupted {
+		t.Fatalf("terminal %+v", d)
+	}
+	_, evs = f.turn(t, host.TurnRequest{SessionID: r.Key.ID, Unannounced: true,
+		Input: host.Input{Resumes: []host.Resume{{ApprovalRequestID: "apr_1", Approve: true}}}})
+	if d := terminal(t, evs); d.Status != session.StatusCompleted {
+		t.Fatalf("resumed turn %+v", d)
+	}
+	if f.agent.last().Payload.Resume == nil || !f.agent.last().Payload.Resume.Approve {
+		t.Errorf("the runner was not resumed: %+v", f.agent.last().Payload)
 	}
 }

@@ -45,6 +45,12 @@ type Run struct {
 	timers []*time.Timer
 	// rt is the runtime that runs it (nil for a run read back from the store).
 	rt *Runtime
+	// pending is the run's start while it is not recorded yet (see pendingStart); only
+	// the run's goroutine uses it, under its turnState's lock.
+	pending *pendingStart
+	// private is set when nobody but the client that started the run can know of it
+	// before it ends: its start was pending (so far or still).
+	private bool
 }
 
 // Subscribe returns a cursor over the run's events, starting at journal index from.
@@ -481,6 +487,11 @@ func (ts *turnState) store(ne session.NewEvent) {
 func (ts *turnState) write(extra ...session.NewEvent) {
 	// The store must record what happened even when the run is being cancelled.
 	ctx := context.WithoutCancel(ts.ctx)
+	if err := ts.recordStart(ctx); err != nil {
+		ts.storeErr = err
+		ts.releaseHeld(nil)
+		return
+	}
 	evs, err := ts.rt.store.Append(ctx, ts.r.Key, append(ts.deferred, extra...)...)
 	if err != nil {
 		ts.storeErr = err
@@ -574,24 +585,38 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 		Checkpoints: ts.checkpoints.save()}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
 	defer cancel()
-	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, append(ts.deferred, ne)...)
+	start, closing := r.pending.whole(append(ts.deferred, ne))
+	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, start, closing...)
+	if start != nil && err == nil {
+		evs = evs[len(r.pending.opening):] // journaled when the run started
+		r.pending = nil
+	}
 	if err != nil {
 		ts.rt.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
 		evs = nil
-		held := []session.NewEvent{ne}
-		if len(ts.deferred) > 0 {
-			// What the run produced is still recorded when only its end cannot be.
-			if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
-				ts.rt.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
-				held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
+		if start != nil {
+			// Nothing of the run is stored: all of it is held, unless no retry can help.
+			if !errors.Is(err, session.ErrInvalid) && !errors.Is(err, session.ErrExists) {
+				ts.rt.holdEnd(r.Key, r.InvocationID, status, start, closing)
+			}
+		} else {
+			held := []session.NewEvent{ne}
+			if len(ts.deferred) > 0 {
+				// What the run produced is still recorded when only its end cannot be.
+				if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
+					ts.rt.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
+					held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
+				}
+			}
+			if !errors.Is(err, session.ErrNotFound) {
+				// Never a session stuck in progress: the end counts from now and is
+				// written when the store recovers.
+				ts.rt.holdEnd(r.Key, r.InvocationID, status, nil, held)
 			}
 		}
-		if !errors.Is(err, session.ErrNotFound) {
-			// Never a session stuck in progress: the end counts from now and is written
-			// when the store recovers.
-			ts.rt.holdEnd(r.Key, r.InvocationID, status, held)
-		}
-		evs = append(evs, session.Event{SessionID: r.Key.ID, InvocationID: r.InvocationID, Type: ne.Type, Author: ne.Author, Data: ne.Data, Time: time.Now().UTC()})
+		// The deferred items' places are filled first (with what the run produced, when
+		// not stored): the unrecorded end comes after them.
+		evs = append(ts.releaseHeld(evs), session.Event{SessionID: r.Key.ID, InvocationID: r.InvocationID, Type: ne.Type, Author: ne.Author, Data: ne.Data, Time: time.Now().UTC()})
 	}
 	evs = ts.releaseHeld(evs)
 	ts.deferred = nil // recorded (or held by the runtime): the copies here are done with
@@ -649,8 +674,13 @@ func (rt *Runtime) forget(r *Run) {
 // back with, and the store has everything a later request reads. Held until
 // compaction, the runs of a busy host were most of its live heap, which every
 // collection marks. The caller's r stays whole.
+//
+// With replicas, a follower elsewhere may have found the run in progress in the store
+// and asked for its journal, and the request may still be on its way: such a run stays
+// until its compaction, as any other, unless nobody could know of it (an unannounced
+// run in a session the runtime named for it).
 func (rt *Runtime) release(r *Run) {
-	if !r.j.unwatched() {
+	if !r.j.unwatched() || (rt.cluster != nil && !r.private) {
 		return
 	}
 	r.mu.Lock()

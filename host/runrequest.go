@@ -107,7 +107,8 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, s
 	}
 	// Runners that keep checkpoints with the host get the session's on every turn: the
 	// process serving this turn may be new (a restart, another process of the pool).
-	if caps.GetCheckpoints() {
+	// Checkpoints come with events, so a session's first turn has none to read.
+	if caps.GetCheckpoints() && turnSeq > 1 {
 		cps, err := rt.store.Checkpoints(ctx, key)
 		if err != nil {
 			return nil, fmt.Errorf("load checkpoints: %w", err)

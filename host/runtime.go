@@ -540,11 +540,26 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		// Created by StartRun, in the run's transaction, at the run's time.
 		sess = &session.Session{Key: key, CreatedAt: now, UpdatedAt: now}
 	}
-	stored, state, err := rt.startRun(ctx, session.Run{
+	run := session.Run{
 		InvocationID: req.InvocationID, ResponseID: req.ResponseID, Key: key,
 		Status: session.StatusInProgress, Meta: req.Meta, CreatedAt: now, UpdatedAt: now,
 		CreateSession: create,
-	}, opening)
+	}
+	var (
+		stored  []session.Event
+		state   *session.State
+		pending *pendingStart
+	)
+	if startsLater(req, resumes) {
+		pending, stored = newPendingStart(run, opening)
+		st, err := rt.store.NewSessionState(ctx, key.App, key.User)
+		if err != nil {
+			return nil, fmt.Errorf("load state: %w", err)
+		}
+		state = &st
+	} else {
+		stored, state, err = rt.startRun(ctx, run, opening)
+	}
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
 	}
@@ -556,13 +571,15 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	}
 	rr, err := rt.buildRunRequest(ctx, sess, state, req, resumes, stored[0].Seq, files, caps)
 	if err != nil {
-		rt.abortStart(key, req.InvocationID, ag.Name, err)
+		if pending == nil { // else nothing was recorded
+			rt.abortStart(key, req.InvocationID, ag.Name, err)
+		}
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancelCause(rt.baseCtx)
 	r := &Run{rt: rt, Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
 		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,
-		j: newJournal(), done: make(chan struct{}), cancel: cancel}
+		j: newJournal(), done: make(chan struct{}), cancel: cancel, pending: pending, private: pending != nil}
 	for i := range stored {
 		r.j.add(Event{Kind: KindStored, Stored: &stored[i]})
 	}

@@ -55,8 +55,17 @@ func (s *callLog) Events(ctx context.Context, k session.Key, q session.EventQuer
 }
 
 func (s *callLog) StartRun(ctx context.Context, r session.Run, evs ...session.NewEvent) ([]session.Event, error) {
-	s.add("StartRun(create=%t)", r.CreateSession)
+	if session.IsTerminalStatus(r.Status) {
+		s.add("StartRun(create=%t, whole %s)", r.CreateSession, r.Status)
+	} else {
+		s.add("StartRun(create=%t)", r.CreateSession)
+	}
 	return s.Store.StartRun(ctx, r, evs...)
+}
+
+func (s *callLog) NewSessionState(ctx context.Context, app, user string) (session.State, error) {
+	s.add("NewSessionState")
+	return s.Store.NewSessionState(ctx, app, user)
 }
 
 func (s *callLog) FinishRun(ctx context.Context, k session.Key, inv, status string, evs ...session.NewEvent) ([]session.Event, error) {
@@ -106,5 +115,83 @@ func TestTurnStoreCalls(t *testing.T) {
 	// The history the second turn was given came from the cache: the first exchange.
 	if h := second.Payload.History; len(h) != 2 || h[0].Content != "hello" || h[1].Content != "you said hello" {
 		t.Errorf("second turn's history %+v", h)
+	}
+}
+
+// A turn nobody can know of before it ends (Unannounced) in a session the runtime names
+// is one write: its start, events and end together. A turn that must write earlier (a
+// state change) records its start first; a turn in an existing or client-named session
+// starts as any other, so that a second run there is refused.
+func TestUnannouncedTurnStoreCalls(t *testing.T) {
+	log := &callLog{Store: memory.New()}
+	f := newFixtureWith(t, nil, log, host.CompactionPolicy{Disabled: true})
+	for _, c := range []struct {
+		name string
+		req  host.TurnRequest
+		want []string
+	}{
+		{"new conversation", host.TurnRequest{Input: text("hello")},
+			[]string{"NewSessionState", "StartRun(create=true, whole completed)"}},
+		{"a failing run", host.TurnRequest{Input: text("fail")},
+			[]string{"NewSessionState", "StartRun(create=true, whole failed)"}},
+		{"a state change mid-run", host.TurnRequest{Input: text("state k=v")},
+			[]string{"NewSessionState", "StartRun(create=true)", "Append", "FinishRun"}},
+		{"a client-named session", host.TurnRequest{SessionID: "named", CreateIfMissing: true, Input: text("hi")},
+			[]string{"GetSession", "StartRun(create=true)", "State", "FinishRun"}},
+		{"a state delta with the turn", host.TurnRequest{Input: text("hi"), StateDelta: []byte(`{"a":1}`)},
+			[]string{"StartRun(create=true)", "State", "FinishRun"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.req.Unannounced = true
+			r, evs := f.turn(t, c.req)
+			if got := log.take(); !slices.Equal(got, c.want) {
+				t.Errorf("store calls\n got %v\nwant %v", got, c.want)
+			}
+			assertJournalIsStored(t, f.store, r, evs)
+			log.take() // the assertion's reads
+		})
+	}
+	// The next turn of a session started that way reads its row and state as usual.
+	r, _ := f.turn(t, host.TurnRequest{Input: text("hello"), Unannounced: true})
+	log.take()
+	_, evs := f.turn(t, host.TurnRequest{SessionID: r.Key.ID, Input: text("again"), Unannounced: true})
+	if got, want := log.take(), []string{"GetSession", "StartRun(create=false)", "State", "FinishRun"}; !slices.Equal(got, want) {
+		t.Errorf("next turn's store calls\n got %v\nwant %v", got, want)
+	}
+	if h := f.agent.last().Payload.History; len(h) != 2 || h[0].Content != "hello" {
+		t.Errorf("next turn's history %+v", h)
+	}
+	if d := terminal(t, evs); d.Status != session.StatusCompleted {
+		t.Errorf("next turn ended %+v", d)
+	}
+}
+
+// assertJournalIsStored checks that a finished run's journal holds what the store
+// recorded of it, seqs, times and all, and that the store's run record matches the run.
+func assertJournalIsStored(t *testing.T, st session.Store, r *host.Run, evs []host.Event) {
+	t.Helper()
+	ctx := context.Background()
+	stored, err := st.Events(ctx, r.Key, session.EventQuery{InvocationID: r.InvocationID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var journaled []session.Event
+	for _, e := range evs {
+		if e.Kind == host.KindStored {
+			journaled = append(journaled, *e.Stored)
+		}
+	}
+	if len(journaled) != len(stored) {
+		t.Fatalf("journal has %d stored events, the store %d", len(journaled), len(stored))
+	}
+	for i := range stored {
+		j, s := journaled[i], stored[i]
+		if j.Seq != s.Seq || j.Type != s.Type || j.ItemID != s.ItemID || !j.Time.Equal(s.Time) || string(j.Data) != string(s.Data) {
+			t.Errorf("event %d: journal %+v, store %+v", i, j, s)
+		}
+	}
+	rec, err := st.GetRun(ctx, r.Key, r.InvocationID)
+	if err != nil || rec.Status != r.Status() || !rec.CreatedAt.Equal(r.CreatedAt) {
+		t.Errorf("run record %+v, %v; the run is %s, created %v", rec, err, r.Status(), r.CreatedAt)
 	}
 }

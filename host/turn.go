@@ -42,6 +42,10 @@ type TurnRequest struct {
 	// StateDelta is a JSON object of state changes the client sends with the turn
 	// (ADK's stateDelta); it is applied atomically with the turn's opening events.
 	StateDelta json.RawMessage
+	// Unannounced says the client learns the run's ids only when it ends (a non-stream,
+	// foreground request): nobody can follow or cancel it before. In a session the
+	// runtime names, its start may then be recorded with its end, in one write.
+	Unannounced bool
 	// ContinueFrom continues a checkpoint thread of the session in place: the run has no
 	// input, and the runner runs the thread on from where its last run stopped (a failed
 	// or cancelled run resumed). See Runtime.Continuable.

@@ -107,8 +107,10 @@ type Store interface {
 	//
 	// A run with a terminal status is recorded whole instead: start, every event and end
 	// in one transaction (a turn nobody could follow while it ran). It must create its
-	// session: CreateSession set (else ErrInvalid) and the key new (else ErrExists). Its
-	// CreatedAt, when set, is when it started.
+	// session: CreateSession set (else ErrInvalid) and the key new (else ErrExists).
+	//
+	// The run's CreatedAt, when set, is when it started (maybe before this write); the
+	// store's clock says when otherwise.
 	StartRun(ctx context.Context, run Run, events ...NewEvent) ([]Event, error)
 	// FinishRun sets the run's terminal status and appends its closing events in one
 	// transaction. Finishing a run that is no longer in progress is ErrInvalid.

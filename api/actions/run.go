@@ -81,6 +81,8 @@ func (s *Surface) runAgent(ctx context.Context, c *gin.Context, req *runAgentReq
 	if e != nil {
 		return nil, e
 	}
+	// The client learns the run's ids from the finished answer only.
+	turn.Unannounced = !req.Background && !req.Stream
 	run, err := s.rt.Start(ctx, turn)
 	if errors.Is(err, session.ErrExists) { // a concurrent run took the InvocationId
 		return nil, conflict("InvocationId %q is already used; every run needs a new one", turn.InvocationID)

@@ -46,6 +46,7 @@ func (h *Handler) createChatCompletion(c *gin.Context, req *chatRequest, user st
 	if turn.Input, turn.SessionID, aerr = h.chatInput(ctx, turn, req, ksadk); aerr != nil {
 		return aerr
 	}
+	turn.Unannounced = !req.Stream // the client learns the run's ids from the answer only
 	run, err := h.rt.Start(ctx, turn)
 	if err != nil {
 		return fromHostError(h.log, "start chat completion", err)

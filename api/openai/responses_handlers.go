@@ -36,6 +36,8 @@ func (h *Handler) createResponse(c *gin.Context, req *responsesRequest, user str
 		// neither retrieved nor chained, as with OpenAI; its session still records it.
 		turn.ResponseID = respID
 	}
+	// The client learns the run's ids from the finished answer only.
+	turn.Unannounced = !req.Stream && !req.Background
 	run, err := h.rt.Start(ctx, turn)
 	if err != nil {
 		return fromHostError(h.log, "start response", err)

@@ -69,8 +69,8 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 	}
 	run.CreateSession = false
 	started := rec.row.UpdatedAt
-	if whole && !run.CreatedAt.IsZero() {
-		started = core.Norm(run.CreatedAt) // it started before this write
+	if !run.CreatedAt.IsZero() {
+		started = core.Norm(run.CreatedAt) // it may have started before this write
 	}
 	run.CreatedAt, run.UpdatedAt = started, rec.row.UpdatedAt
 	r := &runRec{run: run, order: s.next()}

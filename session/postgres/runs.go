@@ -43,8 +43,8 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 	start := func(r *row, b *pgx.Batch) error {
 		now := s.now(r)
 		started := now
-		if whole && !run.CreatedAt.IsZero() {
-			started = run.CreatedAt // it started before this write
+		if !run.CreatedAt.IsZero() {
+			started = run.CreatedAt // it may have started before this write
 		}
 		// The partial unique index runs_in_progress rejects a second in-progress run
 		// whichever replica starts it; the violation aborts the transaction.

@@ -44,8 +44,8 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 		// The partial unique index runs_in_progress rejects a second in-progress run, so
 		// the common case is one statement; a conflict is told apart afterwards.
 		started := now
-		if whole && !run.CreatedAt.IsZero() {
-			started = run.CreatedAt // it started before this write
+		if !run.CreatedAt.IsZero() {
+			started = run.CreatedAt // it may have started before this write
 		}
 		_, err = t.w.st.insertRun.Exec(c.pk, run.InvocationID, nullable(run.ResponseID), run.Key.App, run.Key.User,
 			run.Key.ID, run.Status, nullableJSON(run.Meta), ns(started), ns(now))
@@ -185,7 +185,7 @@ func (s *Store) DeleteRunResponse(ctx context.Context, user, responseID string) 
 // ActiveRuns lists every in-progress run, oldest first.
 func (s *Store) ActiveRuns(ctx context.Context) ([]session.Run, error) {
 	// No ORDER BY: it would make SQLite scan all runs instead of the partial index of
-	// in-progress ones. Creation times come from the writer's strictly increasing clock.
+	// in-progress ones; they are sorted by creation time here.
 	rows, err := s.r.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'in_progress'`)
 	if err != nil {
 		return nil, fmt.Errorf("active runs: %w", err)

@@ -258,7 +258,7 @@ func testStartRunCreatesSession(t *testing.T, st session.Store) {
 	if !s.CreatedAt.Equal(created) || s.ActiveInvocationID != "inv1" || s.FirstPrompt != "q" || s.LastSeq != 2 {
 		t.Errorf("created session %+v", s)
 	}
-	if r, err := st.GetRun(ctx, k, "inv1"); err != nil || r.CreateSession {
+	if r, err := st.GetRun(ctx, k, "inv1"); err != nil || r.CreateSession || !r.CreatedAt.Equal(created) {
 		t.Errorf("GetRun = %+v, %v", r, err)
 	}
 	if _, err := st.FinishRun(ctx, k, "inv1", session.StatusCompleted, runStatus("inv1", session.StatusCompleted)); err != nil {
