@@ -152,7 +152,7 @@ func (rt *Runtime) relay(r *Run, st *relayState) {
 			rt.publish(r.Key, r.InvocationID, evs, compacted)
 			continue
 		}
-		closed, wake := j.closed && !j.holding, j.wake
+		closed, wake := j.closed && !j.holding, j.changed()
 		j.mu.Unlock()
 		if closed {
 			rt.relays.mu.Lock()

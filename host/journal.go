@@ -24,7 +24,9 @@ type journal struct {
 	mu     sync.Mutex
 	events []Event
 	closed bool
-	wake   chan struct{}
+	// wake is closed by the next change; made by the first reader that waits for one
+	// (most runs have none: a channel per event would be most of a short run's garbage).
+	wake chan struct{}
 	// watched is set once anyone subscribes: from then on the run stores each item as
 	// it completes instead of deferring it to a later write.
 	watched bool
@@ -137,7 +139,7 @@ func (j *journal) pos(index int) int {
 
 func newJournal() *journal {
 	// Room for a short turn's events (opening, a few deltas, items, end) without regrowing.
-	return &journal{wake: make(chan struct{}), events: make([]Event, 0, 16)}
+	return &journal{events: make([]Event, 0, 16)}
 }
 
 // add appends e (setting its Index) and wakes every waiting subscriber.
@@ -145,8 +147,7 @@ func (j *journal) add(e Event) Event {
 	j.mu.Lock()
 	e.Index = len(j.events)
 	j.events = append(j.events, e)
-	close(j.wake)
-	j.wake = make(chan struct{})
+	j.wakeAll()
 	j.mu.Unlock()
 	return e
 }
@@ -176,9 +177,24 @@ func (j *journal) release(fill func()) {
 	j.mu.Lock()
 	fill()
 	j.holding = false
-	close(j.wake)
-	j.wake = make(chan struct{})
+	j.wakeAll()
 	j.mu.Unlock()
+}
+
+// wakeAll wakes the readers waiting for a change; j.mu is held.
+func (j *journal) wakeAll() {
+	if j.wake != nil {
+		close(j.wake)
+		j.wake = nil
+	}
+}
+
+// changed returns a channel closed at the next change; j.mu is held.
+func (j *journal) changed() <-chan struct{} {
+	if j.wake == nil {
+		j.wake = make(chan struct{})
+	}
+	return j.wake
 }
 
 // visible is how many events readers may see; j.mu is held.
@@ -236,8 +252,7 @@ func (j *journal) close() {
 	j.mu.Lock()
 	if !j.closed {
 		j.closed = true
-		close(j.wake)
-		j.wake = make(chan struct{})
+		j.wakeAll()
 	}
 	if !j.holding {
 		j.onWatch = nil // nothing left to release; it refers to the run's whole state
@@ -294,7 +309,7 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			s.next = e.Index + 1
 			return e, nil
 		}
-		closed, wake := s.j.closed && !s.j.holding, s.j.wake
+		closed, wake := s.j.closed && !s.j.holding, s.j.changed()
 		if closed && s.following {
 			s.following, s.finished = false, true
 			s.j.following--

@@ -78,7 +78,9 @@ func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.E
 			s.items[k] = append(s.items[k], itemRef{id: key.ID, seq: evs[i].Seq})
 		}
 	}
-	rec.events = append(rec.events, evs...)
+	for i := range evs {
+		rec.events.add(&evs[i])
+	}
 	core.Summarize(&rec.row, rec.renamed, ps, evs, now)
 }
 
@@ -106,37 +108,42 @@ func (s *Store) Events(ctx context.Context, key session.Key, q session.EventQuer
 	if err := core.CheckEventQuery(q); err != nil {
 		return nil, err
 	}
-	// Seqs are dense from 1, so the exclusive bounds are slice indexes.
-	n := int64(len(rec.events))
+	// Seqs are dense from 1, so the exclusive bounds are log indexes.
+	n := rec.events.len()
 	start, end := min(q.AfterSeq, n), n
 	if q.BeforeSeq > 0 {
 		end = max(start, min(q.BeforeSeq-1, n))
 	}
-	evs := rec.events[start:end]
-	if q.Limit == 0 && q.InvocationID == "" && len(q.Types) == 0 {
-		// The history read: a contiguous window, copied in one go.
-		return core.CopyEvents(make([]session.Event, 0, len(evs)), evs), nil
-	}
-	// Matches are collected by reference first, then copied with one allocation.
+	// Matches are unpacked first (their data still the log's), then their data copied
+	// with one allocation.
 	var match []session.Event
-	if q.Tail && q.Limit > 0 {
-		for i := len(evs) - 1; i >= 0 && len(match) < q.Limit; i-- {
-			if core.MatchEvent(&evs[i], &q) {
-				match = append(match, evs[i])
+	if q.Limit == 0 && q.InvocationID == "" && len(q.Types) == 0 {
+		// The history read: a contiguous window.
+		match = make([]session.Event, 0, end-start)
+		for i := start; i < end; i++ {
+			match = append(match, rec.events.get(i, key.ID))
+		}
+	} else if q.Tail && q.Limit > 0 {
+		for i := end - 1; i >= start && len(match) < q.Limit; i-- {
+			if e := rec.events.get(i, key.ID); core.MatchEvent(&e, &q) {
+				match = append(match, e)
 			}
 		}
 		slices.Reverse(match)
 	} else {
-		for i := range evs {
+		for i := start; i < end; i++ {
 			if q.Limit > 0 && len(match) == q.Limit {
 				break
 			}
-			if core.MatchEvent(&evs[i], &q) {
-				match = append(match, evs[i])
+			if e := rec.events.get(i, key.ID); core.MatchEvent(&e, &q) {
+				match = append(match, e)
 			}
 		}
 	}
-	return core.CopyEvents(make([]session.Event, 0, len(match)), match), nil
+	if match == nil {
+		return []session.Event{}, nil
+	}
+	return core.CopyEvents(match[:0], match), nil // in place: each is copied before it is overwritten
 }
 
 // FindItem returns the most recently stored event with this item id among the user's
@@ -156,5 +163,5 @@ func (s *Store) FindItem(ctx context.Context, app, user, itemID string) (session
 	}
 	ref := refs[len(refs)-1]
 	rec := s.sessions[session.Key{App: app, User: user, ID: ref.id}]
-	return core.CopyEvent(rec.events[ref.seq-1]), nil
+	return core.CopyEvent(rec.events.get(ref.seq-1, ref.id)), nil
 }

@@ -46,7 +46,7 @@ type sessionRec struct {
 	renamed bool
 	order   int64
 	state   map[string]any
-	events  []session.Event // events[i].Seq == i+1
+	events  eventLog
 	runs    map[string]*runRec
 	active  string // invocation id of the in-progress run, if any
 	// checkpoints are the runner checkpoints kept for the session.
@@ -227,8 +227,8 @@ func (s *Store) DeleteSession(ctx context.Context, key session.Key) error {
 			delete(s.responses, r.run.ResponseID)
 		}
 	}
-	for _, e := range rec.events {
-		if e.ItemID != "" {
+	for i := range rec.events.len() {
+		if e := rec.events.get(i, key.ID); e.ItemID != "" {
 			s.unindexItem(key, e.ItemID)
 		}
 	}

@@ -1,0 +1,91 @@
+package memory
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/agentengine/agentengine/session"
+)
+
+// eventLog is a session's events packed into bytes, in seq order (event i has seq i+1).
+// The memory store keeps every session it is given, and a []session.Event holds eight
+// pointers per event, each of which every collection follows; packed, a session's
+// events are two arrays without pointers, which the collector does not scan.
+type eventLog struct {
+	buf  []byte
+	ends []int // ends[i] is where event i ends in buf
+}
+
+func (l *eventLog) len() int64 { return int64(len(l.ends)) }
+
+// add packs e (its seq and session id are implied).
+func (l *eventLog) add(e *session.Event) {
+	b := binary.AppendVarint(l.buf, e.Time.UnixNano())
+	for _, f := range [...]string{e.InvocationID, e.ItemID, e.Type, e.Author} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(e.Data)))
+	b = append(b, e.Data...)
+	if e.StateDelta == nil {
+		b = binary.AppendUvarint(b, 0)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(e.StateDelta))+1)
+		b = append(b, e.StateDelta...)
+	}
+	l.buf = b
+	l.ends = append(l.ends, len(b))
+}
+
+// get unpacks event i of session sessionID. Its data and delta share the log's bytes,
+// which are never written again once packed (a grown log leaves the old array as it
+// was): callers copy them before handing them out. Its strings are copies, or the
+// constants they equal, so that what a caller keeps does not pin the log's arrays.
+func (l *eventLog) get(i int64, sessionID string) session.Event {
+	start := 0
+	if i > 0 {
+		start = l.ends[i-1]
+	}
+	b := l.buf[start:l.ends[i]:l.ends[i]]
+	ns, n := binary.Varint(b)
+	b = b[n:]
+	var f [4]string
+	for k := range f {
+		size, n := binary.Uvarint(b)
+		f[k] = intern(b[n : n+int(size)])
+		b = b[n+int(size):]
+	}
+	size, n := binary.Uvarint(b)
+	data := b[n : n+int(size) : n+int(size)]
+	b = b[n+int(size):]
+	var delta []byte
+	if size, n := binary.Uvarint(b); size > 0 {
+		delta = b[n : n+int(size)-1 : n+int(size)-1]
+	}
+	return session.Event{Seq: i + 1, SessionID: sessionID, InvocationID: f[0], ItemID: f[1], Type: f[2], Author: f[3],
+		Data: data, StateDelta: delta, Time: time.Unix(0, ns).UTC()}
+}
+
+// intern returns b as a string: the constant it equals when it is one of the event
+// types and authors most events have, else a copy.
+func intern(b []byte) string {
+	switch string(b) { // compared without a conversion
+	case session.TypeUserMessage:
+		return session.TypeUserMessage
+	case session.TypeRunStatus:
+		return session.TypeRunStatus
+	case session.TypeAssistantMessage:
+		return session.TypeAssistantMessage
+	case session.TypeReasoning:
+		return session.TypeReasoning
+	case session.TypeToolCall:
+		return session.TypeToolCall
+	case session.TypeToolResult:
+		return session.TypeToolResult
+	case "user":
+		return "user"
+	case "system":
+		return "system"
+	}
+	return string(b)
+}
