@@ -75,7 +75,12 @@ func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.E
 		rec.checkpoints.Apply(p.Checkpoints)
 		if id := evs[i].ItemID; id != "" {
 			k := itemKey{key.App, key.User, id}
-			s.items[k] = append(s.items[k], itemRef{id: key.ID, seq: evs[i].Seq})
+			ref := itemRef{id: key.ID, seq: evs[i].Seq}
+			if refs, ok := s.items[k]; ok {
+				s.items[k] = refs.add(ref)
+			} else {
+				s.items[k] = itemRefs{first: ref}
+			}
 		}
 	}
 	for i := range evs {
@@ -86,12 +91,15 @@ func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.E
 
 func (s *Store) unindexItem(key session.Key, item string) {
 	k := itemKey{key.App, key.User, item}
-	refs := slices.DeleteFunc(s.items[k], func(r itemRef) bool { return r.id == key.ID })
-	if len(refs) == 0 {
-		delete(s.items, k)
-		return
+	refs, ok := s.items[k]
+	if !ok {
+		return // the session stored the item more than once: already gone
 	}
-	s.items[k] = refs
+	if refs, ok := refs.without(key.ID); ok {
+		s.items[k] = refs
+	} else {
+		delete(s.items, k)
+	}
 }
 
 // Events returns the session's events matching q in ascending seq order.
@@ -157,11 +165,11 @@ func (s *Store) FindItem(ctx context.Context, app, user, itemID string) (session
 	if app == "" || user == "" || itemID == "" {
 		return session.Event{}, fmt.Errorf("%w: finding an item needs app, user and item id", session.ErrInvalid)
 	}
-	refs := s.items[itemKey{app, user, itemID}]
-	if len(refs) == 0 {
+	refs, ok := s.items[itemKey{app, user, itemID}]
+	if !ok {
 		return session.Event{}, fmt.Errorf("item %q: %w", itemID, session.ErrNotFound)
 	}
-	ref := refs[len(refs)-1]
+	ref := refs.last()
 	rec := s.sessions[session.Key{App: app, User: user, ID: ref.id}]
 	return core.CopyEvent(rec.events.get(ref.seq-1, ref.id)), nil
 }

@@ -54,7 +54,7 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 	if rec.active != "" {
 		return nil, fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, rec.active)
 	}
-	if _, ok := rec.runs[run.InvocationID]; ok {
+	if _, ok := rec.runs.get(run.InvocationID); ok {
 		return nil, fmt.Errorf("run %q: %w", run.InvocationID, session.ErrExists)
 	}
 	if _, ok := s.responses[run.ResponseID]; ok && run.ResponseID != "" {
@@ -74,7 +74,7 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 	}
 	run.CreatedAt, run.UpdatedAt = started, rec.row.UpdatedAt
 	r := &runRec{run: run, order: s.next()}
-	rec.runs[run.InvocationID] = r
+	rec.runs.add(r)
 	if !whole {
 		rec.active = run.InvocationID
 	}
@@ -113,7 +113,7 @@ func (s *Store) finishRun(ctx context.Context, key session.Key, invocationID, st
 	if err != nil {
 		return nil, err
 	}
-	r, ok := rec.runs[invocationID]
+	r, ok := rec.runs.get(invocationID)
 	if !ok {
 		return nil, fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
 	}
@@ -141,7 +141,7 @@ func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string
 	if err != nil {
 		return session.Run{}, err
 	}
-	r, ok := rec.runs[invocationID]
+	r, ok := rec.runs.get(invocationID)
 	if !ok {
 		return session.Run{}, fmt.Errorf("run %q: %w", invocationID, session.ErrNotFound)
 	}
@@ -200,7 +200,8 @@ func (s *Store) ActiveRuns(ctx context.Context) ([]session.Run, error) {
 	var recs []*runRec
 	for _, rec := range s.sessions {
 		if rec.active != "" {
-			recs = append(recs, rec.runs[rec.active])
+			r, _ := rec.runs.get(rec.active)
+			recs = append(recs, r)
 		}
 	}
 	slices.SortFunc(recs, func(a, b *runRec) int { return cmp.Compare(a.order, b.order) })

@@ -29,7 +29,7 @@ type Store struct {
 	apps      map[string]map[string]any
 	users     map[appUser]map[string]any
 	responses map[string]*runRec // by response id, across users
-	items     map[itemKey][]itemRef
+	items     map[itemKey]itemRefs
 }
 
 type appUser struct{ app, user string }
@@ -45,9 +45,9 @@ type sessionRec struct {
 	row     session.Session
 	renamed bool
 	order   int64
-	state   map[string]any
+	state   map[string]any // nil until a delta sets a key
 	events  eventLog
-	runs    map[string]*runRec
+	runs    runIndex
 	active  string // invocation id of the in-progress run, if any
 	// checkpoints are the runner checkpoints kept for the session.
 	checkpoints core.Checkpoints
@@ -67,7 +67,7 @@ func New() *Store {
 		apps:      map[string]map[string]any{},
 		users:     map[appUser]map[string]any{},
 		responses: map[string]*runRec{},
-		items:     map[itemKey][]itemRef{},
+		items:     map[itemKey]itemRefs{},
 	}
 }
 
@@ -137,8 +137,6 @@ func (s *Store) newSessionRec(key session.Key, created time.Time) *sessionRec {
 	return &sessionRec{
 		row:   session.Session{Key: key, CreatedAt: created, UpdatedAt: created},
 		order: s.next(),
-		state: map[string]any{},
-		runs:  map[string]*runRec{},
 	}
 }
 
@@ -222,7 +220,7 @@ func (s *Store) DeleteSession(ctx context.Context, key session.Key) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range rec.runs {
+	for _, r := range rec.runs.list {
 		if r.run.ResponseID != "" {
 			delete(s.responses, r.run.ResponseID)
 		}
