@@ -148,7 +148,7 @@ func decodeRequest(in *runnerv1.RunRequest, log hclog.Logger) (*Request, error) 
 		Logger:       log,
 	}
 	if b := in.GetPayloadJson(); len(b) > 0 {
-		if err := json.Unmarshal(b, &req.Payload); err != nil {
+		if err := wire.UnmarshalPayload(b, &req.Payload); err != nil {
 			return nil, &RunError{Code: CodeInvalidRequest, Message: "runner could not decode the run payload (payload_json): " + err.Error(), Err: err}
 		}
 	}

@@ -1,0 +1,266 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// UnmarshalPayload decodes a run payload exactly as json.Unmarshal would, decoding its
+// history, which the host sends first in the object, without encoding/json: a runner
+// decodes its session's whole history on every turn, and encoding/json's scanning of a
+// long one was most of a long session's turn. Anything its fast path does not handle
+// (escaped or unknown keys, keys in another case, blocks, numbers that are not plain
+// integers, invalid UTF-8, another layout) is decoded by encoding/json.
+func UnmarshalPayload(b []byte, p *Payload) error {
+	const head = `{"history":`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return json.Unmarshal(b, p)
+	}
+	hist, end, ok := decodeHistory(b, len(head))
+	rest := skipSpace(b, end)
+	if !ok || rest >= len(b) || (b[rest] != ',' && b[rest] != '}') || len(b)-rest > maxPayloadTail {
+		return json.Unmarshal(b, p)
+	}
+	// The members after the history are decoded as an object of their own.
+	p.History = hist
+	if b[rest] == '}' {
+		if skipSpace(b, rest+1) != len(b) {
+			return json.Unmarshal(b, p)
+		}
+		return nil
+	}
+	if k := skipSpace(b, rest+1); k >= len(b) || b[k] != '"' {
+		return json.Unmarshal(b, p) // no member after the comma: invalid, as its error says
+	}
+	tail := append(append(make([]byte, 0, len(b)-rest), '{'), b[rest+1:]...)
+	if err := json.Unmarshal(tail, p); err != nil {
+		return json.Unmarshal(b, p) // its error, as the whole payload's
+	}
+	return nil
+}
+
+// maxPayloadTail bounds the copy of the members after the history that the fast path
+// makes: a larger payload (a long input) is decoded by encoding/json alone, the history's
+// share of its cost being small then.
+const maxPayloadTail = 64 << 10
+
+// decodeHistory decodes the array of messages at b[i:]; it returns the index after it.
+func decodeHistory(b []byte, i int) ([]Message, int, bool) {
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != '[' {
+		return nil, i, false
+	}
+	i = skipSpace(b, i+1)
+	out := []Message{}
+	if i < len(b) && b[i] == ']' {
+		return out, i + 1, true
+	}
+	for {
+		end, ok := valueEnd(b, i)
+		if !ok || b[i] != '{' {
+			return nil, i, false
+		}
+		var m Message
+		if !decodeMessage(b[i:end], &m) {
+			m = Message{}
+			if err := json.Unmarshal(b[i:end], &m); err != nil {
+				return nil, i, false
+			}
+		}
+		out = append(out, m)
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return nil, i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case ']':
+			return out, i + 1, true
+		default:
+			return nil, i, false
+		}
+	}
+}
+
+// decodeMessage decodes the object b into m, reporting false (m partly set) when b is
+// anything its fast path does not handle.
+func decodeMessage(b []byte, m *Message) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		key, next, ok := plainString(b, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(b, next)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		if i, ok = decodeField(b, i, key, m); !ok {
+			return false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return skipSpace(b, i+1) == len(b)
+		default:
+			return false
+		}
+	}
+}
+
+// decodeField decodes the value at b[i:] into m's field named key; it returns the index
+// after the value.
+func decodeField(b []byte, i int, key []byte, m *Message) (int, bool) {
+	var dst *string
+	switch string(key) {
+	case "role":
+		dst = &m.Role
+	case "content":
+		dst = &m.Content
+	case "type":
+		dst = &m.Type
+	case "call_id":
+		dst = &m.CallID
+	case "name":
+		dst = &m.Name
+	case "arguments":
+		dst = &m.Arguments
+	case "seq":
+		end := i
+		for end < len(b) && (b[end] == '-' || b[end] >= '0' && b[end] <= '9') {
+			end++
+		}
+		n, err := strconv.ParseInt(string(b[i:end]), 10, 64)
+		if err != nil || end < len(b) && (b[end] == '.' || b[end] == 'e' || b[end] == 'E') || !validInt(b[i:end]) {
+			return i, false
+		}
+		m.Seq = n
+		return end, true
+	case "output":
+		end, ok := valueEnd(b, i)
+		if !ok || bytes.HasPrefix(b[i:], []byte("null")) || !json.Valid(b[i:end]) {
+			return i, false
+		}
+		m.Output = append(m.Output[:0:0], b[i:end]...)
+		return end, true
+	default:
+		return i, false
+	}
+	if bytes.HasPrefix(b[i:], []byte("null")) {
+		return i + len("null"), true // null leaves a string as it was
+	}
+	s, end, ok := jsonString(b, i)
+	if !ok {
+		return i, false
+	}
+	*dst = s
+	return end, true
+}
+
+// validInt reports whether b is a JSON integer: no leading zeros, no plus sign.
+func validInt(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	return len(b) == 1 || len(b) > 1 && b[0] != '0'
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainString returns the string at b[i:] when it has no escapes and is valid UTF-8
+// without control characters, as the bytes between its quotes.
+func plainString(b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, i, false
+	}
+	ascii := true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			s := b[i+1 : j]
+			return s, j + 1, ascii || utf8.Valid(s)
+		case c == '\\' || c < 0x20:
+			return nil, i, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, i, false
+}
+
+// jsonString decodes the string at b[i:]; one with escapes is decoded by encoding/json.
+func jsonString(b []byte, i int) (string, int, bool) {
+	if s, end, ok := plainString(b, i); ok {
+		return string(s), end, true
+	}
+	end, ok := valueEnd(b, i)
+	if !ok || i >= len(b) || b[i] != '"' {
+		return "", i, false
+	}
+	var s string
+	if err := json.Unmarshal(b[i:end], &s); err != nil {
+		return "", i, false
+	}
+	return s, end, true
+}
+
+// valueEnd returns the index after the JSON value at b[i:], found by its brackets and
+// quotes (the caller validates what it keeps).
+func valueEnd(b []byte, i int) (int, bool) {
+	depth, inString := 0, false
+	for j := i; j < len(b); j++ {
+		c := b[j]
+		if inString {
+			switch c {
+			case '\\':
+				j++
+			case '"':
+				inString = false
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return j, j > i // the end of the enclosing object
+			}
+			depth--
+			if depth == 0 {
+				return j + 1, true
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return j, j > i
+			}
+		}
+	}
+	return len(b), depth == 0 && !inString && len(b) > i
+}
