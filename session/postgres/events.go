@@ -98,6 +98,18 @@ func (s *Store) appendEvents(b *pgx.Batch, r *row, ps []core.Pending) ([]session
 		queueCheckpoints(b, r.pk, ps[i].Checkpoints)
 	}
 	core.Summarize(&r.sess, r.renamed, ps, evs, now)
+	if r.fresh {
+		// The row's insert, queued first, is given what the update would have set.
+		r.fresh = false
+		if sess.used {
+			set, _, err := sess.args()
+			if err != nil {
+				return nil, fmt.Errorf("session state: %w", err)
+			}
+			r.state = set
+		}
+		return evs, nil
+	}
 	m := &r.sess
 	sql := `UPDATE sessions SET title = $1, first_prompt = $2, last_prompt = $3, last_seq = $4, checkpoint_seq = $5,
 		active_invocation_id = $6, active_run_status = $7, updated_at = $8`

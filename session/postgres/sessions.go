@@ -19,6 +19,11 @@ type row struct {
 	pk      int64
 	sess    session.Session
 	renamed bool
+	// fresh: the row is inserted by the write being built (writeNew), as its statements
+	// leave it, so appendEvents queues no update of it; state is then its session state
+	// (JSON, "" for none).
+	fresh bool
+	state string
 }
 
 func scanSession(sc pgx.Row) (row, error) {

@@ -127,13 +127,25 @@ func (s *Store) writeNew(ctx context.Context, key session.Key, created time.Time
 		return false, fmt.Errorf("session database: %w", err)
 	}
 	at := fromNS(ns(created)) // as the column keeps it
-	r := row{pk: pk, sess: session.Session{Key: key, CreatedAt: at, UpdatedAt: at}}
+	r := row{pk: pk, sess: session.Session{Key: key, CreatedAt: at, UpdatedAt: at}, fresh: true}
 	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO sessions (pk, app_id, user_id, id, created_at, updated_at) OVERRIDING SYSTEM VALUE
-		VALUES ($1, $2, $3, $4, $5, $5)`, pk, esc(key.App), esc(key.User), esc(key.ID), ns(at))
+	b.Queue("") // the row's insert, first (the run and events refer to it), made below
 	if err := fn(&r, b); err != nil {
 		return false, err
 	}
+	// Inserted as fn's statements left it: one statement instead of an insert and an
+	// update of the row just inserted.
+	m := &r.sess
+	state := r.state
+	if state == "" {
+		state = "{}"
+	}
+	b.QueuedQueries[0].SQL = `INSERT INTO sessions (pk, app_id, user_id, id, title, first_prompt, last_prompt, last_seq,
+		checkpoint_seq, active_invocation_id, active_run_status, state, created_at, updated_at) OVERRIDING SYSTEM VALUE
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14)`
+	b.QueuedQueries[0].Arguments = []any{pk, esc(key.App), esc(key.User), esc(key.ID), esc(m.Title), esc(m.FirstPrompt),
+		esc(m.LastPrompt), m.LastSeq, m.CheckpointSeq, esc(m.ActiveInvocationID), m.ActiveRunStatus, state, ns(at), ns(m.UpdatedAt)}
+	r.fresh, r.state = false, ""
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, fmt.Errorf("session database: %w", err)

@@ -90,6 +90,22 @@ func testWholeRun(t *testing.T, st session.Store) {
 		t.Errorf("a refused whole run changed the session: %+v", after)
 	}
 
+	// State deltas of a run that creates its session land in its tiers, started or whole.
+	for i, status := range []string{session.StatusInProgress, session.StatusCompleted} {
+		ks := key("app", "u9", fmt.Sprint("with-state-", i))
+		evs := []session.NewEvent{withDelta(userMsg("q"), `{"s":1,"user:u":2,"temp:t":3}`), runStatus("", status)}
+		if _, err := st.StartRun(ctx, session.Run{Key: ks, InvocationID: "inv", Status: status, CreateSession: true}, evs...); err != nil {
+			t.Fatalf("StartRun %s with state: %v", status, err)
+		}
+		got := mustState(t, st, ks)
+		if !reflect.DeepEqual(got.Session, map[string]any{"s": 1.0}) || !reflect.DeepEqual(got.User, map[string]any{"u": 2.0}) {
+			t.Errorf("state after a %s start: %+v", status, got)
+		}
+		if s := mustGet(t, st, ks); s.LastSeq != 2 || s.FirstPrompt != "q" || s.ActiveRunStatus != status {
+			t.Errorf("session after a %s start: %+v", status, s)
+		}
+	}
+
 	// Whole runs racing for one new key: one is recorded.
 	k2 := key("app", "u1", "whole-raced")
 	var wg sync.WaitGroup
