@@ -74,31 +74,30 @@ func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.E
 		}
 		rec.checkpoints.Apply(p.Checkpoints)
 		if id := evs[i].ItemID; id != "" {
-			k := itemKey{key.App, key.User, id}
-			ref := itemRef{id: key.ID, seq: evs[i].Seq}
-			if refs, ok := s.items[k]; ok {
-				s.items[k] = refs.add(ref)
+			ref := itemRef{rec: rec, seq: evs[i].Seq}
+			if refs, ok := s.items[id]; ok {
+				s.items[id] = refs.add(ref)
 			} else {
-				s.items[k] = itemRefs{first: ref}
+				s.items[id] = itemRefs{first: ref}
 			}
 		}
 	}
+	rec.events.reserve(evs)
 	for i := range evs {
 		rec.events.add(&evs[i])
 	}
 	core.Summarize(&rec.row, rec.renamed, ps, evs, now)
 }
 
-func (s *Store) unindexItem(key session.Key, item string) {
-	k := itemKey{key.App, key.User, item}
-	refs, ok := s.items[k]
+func (s *Store) unindexItem(rec *sessionRec, item string) {
+	refs, ok := s.items[item]
 	if !ok {
 		return // the session stored the item more than once: already gone
 	}
-	if refs, ok := refs.without(key.ID); ok {
-		s.items[k] = refs
+	if refs, ok := refs.without(rec); ok {
+		s.items[item] = refs
 	} else {
-		delete(s.items, k)
+		delete(s.items, item)
 	}
 }
 
@@ -165,11 +164,11 @@ func (s *Store) FindItem(ctx context.Context, app, user, itemID string) (session
 	if app == "" || user == "" || itemID == "" {
 		return session.Event{}, fmt.Errorf("%w: finding an item needs app, user and item id", session.ErrInvalid)
 	}
-	refs, ok := s.items[itemKey{app, user, itemID}]
+	ref, ok := s.items[itemID].newest(func(ref itemRef) bool {
+		return ref.rec != nil && ref.rec.row.App == app && ref.rec.row.User == user
+	})
 	if !ok {
 		return session.Event{}, fmt.Errorf("item %q: %w", itemID, session.ErrNotFound)
 	}
-	ref := refs.last()
-	rec := s.sessions[session.Key{App: app, User: user, ID: ref.id}]
-	return core.CopyEvent(rec.events.get(ref.seq-1, ref.id)), nil
+	return core.CopyEvent(ref.rec.events.get(ref.seq-1, ref.rec.row.ID)), nil
 }

@@ -6,8 +6,8 @@ import "slices"
 // pointer it holds: its per-session indexes avoid an allocation (a map, a slice) per
 // entry where one value does.
 
-// itemRefs are where an item id was stored, oldest first: nearly always once (ids the
-// runtime makes are unique), which needs no slice.
+// itemRefs are where an item id was stored, oldest first, in any session: nearly always
+// once (ids the runtime makes are unique), which needs no slice.
 type itemRefs struct {
 	first itemRef
 	more  []itemRef
@@ -18,16 +18,19 @@ func (r itemRefs) add(ref itemRef) itemRefs {
 	return r
 }
 
-func (r itemRefs) last() itemRef {
-	if len(r.more) > 0 {
-		return r.more[len(r.more)-1]
+// newest returns the most recent ref that match accepts.
+func (r itemRefs) newest(match func(itemRef) bool) (itemRef, bool) {
+	for i := len(r.more) - 1; i >= 0; i-- {
+		if match(r.more[i]) {
+			return r.more[i], true
+		}
 	}
-	return r.first
+	return r.first, match(r.first)
 }
 
-// without drops the refs into session id; ok is false when none is left.
-func (r itemRefs) without(id string) (itemRefs, bool) {
-	all := slices.DeleteFunc(append([]itemRef{r.first}, r.more...), func(ref itemRef) bool { return ref.id == id })
+// without drops the refs into rec; ok is false when none is left.
+func (r itemRefs) without(rec *sessionRec) (itemRefs, bool) {
+	all := slices.DeleteFunc(append([]itemRef{r.first}, r.more...), func(ref itemRef) bool { return ref.rec == rec })
 	if len(all) == 0 {
 		return itemRefs{}, false
 	}

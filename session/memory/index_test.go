@@ -27,19 +27,27 @@ func TestRunIndex(t *testing.T) {
 }
 
 func TestItemRefs(t *testing.T) {
-	r := itemRefs{first: itemRef{"a", 1}}
-	if r.last() != (itemRef{"a", 1}) {
-		t.Errorf("last %v", r.last())
+	a, b := &sessionRec{}, &sessionRec{}
+	all := func(itemRef) bool { return true }
+	r := itemRefs{first: itemRef{a, 1}}
+	if got, ok := r.newest(all); !ok || got != (itemRef{a, 1}) {
+		t.Errorf("newest %v", got)
 	}
-	r = r.add(itemRef{"b", 2}).add(itemRef{"a", 3})
-	if r.last() != (itemRef{"a", 3}) {
-		t.Errorf("last %v", r.last())
+	r = r.add(itemRef{b, 2}).add(itemRef{a, 3})
+	if got, _ := r.newest(all); got != (itemRef{a, 3}) {
+		t.Errorf("newest %v", got)
 	}
-	left, ok := r.without("a")
-	if !ok || left.last() != (itemRef{"b", 2}) || len(left.more) != 0 {
+	if got, ok := r.newest(func(ref itemRef) bool { return ref.rec == b }); !ok || got != (itemRef{b, 2}) {
+		t.Errorf("newest of b %v, %v", got, ok)
+	}
+	left, ok := r.without(a)
+	if got, _ := left.newest(all); !ok || got != (itemRef{b, 2}) || len(left.more) != 0 {
 		t.Errorf("without a: %+v, %v", left, ok)
 	}
-	if _, ok := left.without("b"); ok {
+	if _, ok := left.without(b); ok {
 		t.Error("refs left after removing the last session")
+	}
+	if _, ok := (itemRefs{}).newest(func(ref itemRef) bool { return ref.rec != nil }); ok {
+		t.Error("an absent item found")
 	}
 }

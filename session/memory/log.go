@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/agentengine/agentengine/session"
@@ -17,6 +18,18 @@ type eventLog struct {
 }
 
 func (l *eventLog) len() int64 { return int64(len(l.ends)) }
+
+// reserve makes room for evs, so that packing a write's events grows the log once.
+func (l *eventLog) reserve(evs []session.Event) {
+	n := 0
+	for i := range evs {
+		e := &evs[i]
+		n += 6*binary.MaxVarintLen32 + binary.MaxVarintLen64 + len(e.InvocationID) + len(e.ItemID) + len(e.Type) +
+			len(e.Author) + len(e.Data) + len(e.StateDelta)
+	}
+	l.buf = slices.Grow(l.buf, n)
+	l.ends = slices.Grow(l.ends, len(evs))
+}
 
 // add packs e (its seq and session id are implied).
 func (l *eventLog) add(e *session.Event) {

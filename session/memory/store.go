@@ -28,16 +28,17 @@ type Store struct {
 	sessions  map[session.Key]*sessionRec
 	apps      map[string]map[string]any
 	users     map[appUser]map[string]any
-	responses map[string]*runRec // by response id, across users
-	items     map[itemKey]itemRefs
+	responses map[string]*runRec  // by response id, across users
+	items     map[string]itemRefs // by item id
 }
 
 type appUser struct{ app, user string }
 
-type itemKey struct{ app, user, item string }
-
+// itemRef is where an item was stored: its session, its seq. The key of items is the
+// item id alone (one string per entry for collections to follow); the session says whose
+// it is.
 type itemRef struct {
-	id  string // session id
+	rec *sessionRec
 	seq int64
 }
 
@@ -67,7 +68,7 @@ func New() *Store {
 		apps:      map[string]map[string]any{},
 		users:     map[appUser]map[string]any{},
 		responses: map[string]*runRec{},
-		items:     map[itemKey]itemRefs{},
+		items:     map[string]itemRefs{},
 	}
 }
 
@@ -227,7 +228,7 @@ func (s *Store) DeleteSession(ctx context.Context, key session.Key) error {
 	}
 	for i := range rec.events.len() {
 		if e := rec.events.get(i, key.ID); e.ItemID != "" {
-			s.unindexItem(key, e.ItemID)
+			s.unindexItem(rec, e.ItemID)
 		}
 	}
 	delete(s.sessions, key)
