@@ -50,11 +50,17 @@ func (t *wtx) appendEvents(c *crow, ps []core.Pending, now time.Time) ([]session
 	if err != nil {
 		return nil, err
 	}
-	ins := t.w.st.insertEvent
-	for _, e := range evs {
-		if _, err := ins.Exec(c.pk, e.Seq, e.InvocationID, nullable(e.ItemID), e.Type, e.Author,
-			string(e.Data), nullableJSON(e.StateDelta), ns(e.Time)); err != nil {
-			return nil, fmt.Errorf("insert event %d of session %q: %w", e.Seq, c.sess.ID, err)
+	args := make([]any, 0, 9*min(len(evs), maxEventsPerInsert))
+	for rest := evs; len(rest) > 0; {
+		chunk := rest[:min(len(rest), maxEventsPerInsert)]
+		rest = rest[len(chunk):]
+		args = args[:0]
+		for _, e := range chunk {
+			args = append(args, c.pk, e.Seq, e.InvocationID, nullable(e.ItemID), e.Type, e.Author,
+				string(e.Data), nullableJSON(e.StateDelta), ns(e.Time))
+		}
+		if _, err := t.w.st.insertEvents[len(chunk)-1].Exec(args...); err != nil {
+			return nil, fmt.Errorf("insert events %d..%d of session %q: %w", chunk[0].Seq, chunk[len(chunk)-1].Seq, c.sess.ID, err)
 		}
 	}
 	if err := t.applyDeltas(c, ps); err != nil {

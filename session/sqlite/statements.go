@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 const sessionCols = `pk, app_id, user_id, id, title, renamed, first_prompt, last_prompt, last_seq,
@@ -55,16 +56,21 @@ func (st *statements) close() {
 	st.all = nil
 }
 
+// maxEventsPerInsert is the most events one insert statement takes.
+const maxEventsPerInsert = 8
+
 // wstatements are every statement the writer runs, prepared once on its connection:
 // a write request runs no SQL text that has to be compiled again.
 type wstatements struct {
-	begin, commit, rollback         *sql.Stmt
-	dataVersion                     *sql.Stmt
-	savepoint, release, rollbackTo  *sql.Stmt
-	session, sessionState           *sql.Stmt
-	insertSession, deleteSession    *sql.Stmt
-	updateSession                   *sql.Stmt
-	insertEvent                     *sql.Stmt
+	begin, commit, rollback        *sql.Stmt
+	dataVersion                    *sql.Stmt
+	savepoint, release, rollbackTo *sql.Stmt
+	session, sessionState          *sql.Stmt
+	insertSession, deleteSession   *sql.Stmt
+	updateSession                  *sql.Stmt
+	// insertEvents[k] inserts k+1 events: a turn's events are one statement, not one
+	// per event (each a round of binding, stepping and resetting through cgo).
+	insertEvents                    [maxEventsPerInsert]*sql.Stmt
 	insertRun, activeRun, finishRun *sql.Stmt
 	runStatus, deleteResponse       *sql.Stmt
 	appState, upsertApp             *sql.Stmt
@@ -93,9 +99,11 @@ func (st *wstatements) prepare(ctx context.Context, conn *sql.Conn) error {
 	st.updateSession = p.stmt(`UPDATE sessions SET title = ?, renamed = ?, first_prompt = ?, last_prompt = ?,
 		last_seq = ?, checkpoint_seq = ?, active_invocation_id = ?, active_run_status = ?,
 		updated_at = ?, state = coalesce(?, state) WHERE pk = ?`)
-	st.insertEvent = p.stmt(`INSERT INTO events
+	for k := range st.insertEvents {
+		st.insertEvents[k] = p.stmt(`INSERT INTO events
 		(session_pk, seq, invocation_id, item_id, type, author, data, state_delta, time)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?, ?, ?)`, k))
+	}
 	st.insertRun = p.stmt(`INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
 		session_id, status, meta, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	st.activeRun = p.stmt(`SELECT invocation_id FROM runs WHERE session_pk = ? AND status = 'in_progress'`)

@@ -17,26 +17,30 @@ func testSeq(t *testing.T, st session.Store) {
 	k := key("app", "u1", "s")
 	mustCreate(t, st, k)
 	var got []session.Event
-	for _, n := range []int{1, 3, 1, 5} {
+	// Batches of every size up to past what a backend writes with one statement.
+	for _, n := range []int{1, 3, 1, 5, 8, 9, 17} {
 		batch := make([]session.NewEvent, n)
 		for i := range batch {
-			batch[i] = assistantMsg(fmt.Sprint(i))
+			batch[i] = assistantMsg(fmt.Sprint(len(got) + i))
 		}
 		got = append(got, mustAppend(t, st, k, batch...)...)
 	}
-	if !slices.Equal(seqs(got), span(1, 10)) {
+	if !slices.Equal(seqs(got), span(1, 44)) {
 		t.Errorf("Append seqs = %v", seqs(got))
 	}
 	stored := mustEvents(t, st, k, session.EventQuery{})
-	if !slices.Equal(seqs(stored), span(1, 10)) {
+	if !slices.Equal(seqs(stored), span(1, 44)) {
 		t.Errorf("stored seqs = %v", seqs(stored))
 	}
-	for _, e := range stored {
+	for i, e := range stored {
 		if e.SessionID != k.ID {
 			t.Errorf("event %d SessionID = %q", e.Seq, e.SessionID)
 		}
+		if d, err := session.DataOf[session.AssistantMessageData](e); err != nil || d.Text != fmt.Sprint(i) {
+			t.Errorf("event %d text %q, %v", e.Seq, d.Text, err)
+		}
 	}
-	if s := mustGet(t, st, k); s.LastSeq != 10 {
+	if s := mustGet(t, st, k); s.LastSeq != 44 {
 		t.Errorf("LastSeq = %d", s.LastSeq)
 	}
 }
