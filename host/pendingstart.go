@@ -64,3 +64,29 @@ func (ts *turnState) recordStart(ctx context.Context) error {
 	ts.r.pending = nil
 	return nil
 }
+
+// skipFirstTurnHistory leaves the history of a private run's session (its first turn, in
+// a session nobody else knows) out of the history cache, and reports whether it did. Most
+// such sessions are a stateless client's and get no second turn: projecting and encoding
+// their history at every run's end was a few percent of a busy host's CPU for nothing. A
+// second turn reads the history from the store. Compaction's check after the run gets an
+// upper bound of the history's size instead (a message per event; a token per byte of
+// data), used only when it is under the policy's limits, so the check still concludes
+// without reading anything.
+func (rt *Runtime) skipFirstTurnHistory(r *Run, stored []session.Event) bool {
+	p := rt.compaction
+	if !r.private || r.transcript || len(stored) == 0 || len(stored) > p.MaxMessages {
+		return false
+	}
+	last := stored[len(stored)-1].Seq
+	bytes := 0
+	for i := range stored {
+		bytes += len(stored[i].Data)
+	}
+	if last != int64(len(stored)) || bytes > p.MaxTokens {
+		return false // not the session's only run as recorded, or maybe too long
+	}
+	rt.hist.take(r.Key) // the entry the run's start made, empty
+	r.hist = histSize{through: last, msgs: len(stored), tokens: bytes}
+	return true
+}

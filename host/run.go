@@ -51,6 +51,9 @@ type Run struct {
 	// private is set when nobody but the client that started the run can know of it
 	// before it ends: its start was pending (so far or still).
 	private bool
+	// transcript: the turn's input carried earlier conversation items (a stateless
+	// client's transcript), each a history message of its own.
+	transcript bool
 }
 
 // Subscribe returns a cursor over the run's events, starting at journal index from.
@@ -629,7 +632,9 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	// Before done: a client's next turn, sent as soon as this one ends, then finds the
 	// history up to date and reads nothing of it.
 	rt := ts.rt
-	r.hist = rt.hist.extend(r.Key, r.j.stored())
+	if stored := r.j.stored(); !rt.skipFirstTurnHistory(r, stored) {
+		r.hist = rt.hist.extend(r.Key, stored)
+	}
 	r.j.close()
 	// What outlives the run refers to rt and r only, not to ts: the turn's buffers (the
 	// message text, deferred items, checkpoints) go with the run's end, not with its

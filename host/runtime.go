@@ -579,7 +579,8 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	runCtx, cancel := context.WithCancelCause(rt.baseCtx)
 	r := &Run{rt: rt, Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
 		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,
-		j: newJournal(), done: make(chan struct{}), cancel: cancel, pending: pending, private: pending != nil}
+		j: newJournal(), done: make(chan struct{}), cancel: cancel, pending: pending, private: pending != nil,
+		transcript: len(req.Input.Items) > 0}
 	for i := range stored {
 		r.j.add(Event{Kind: KindStored, Stored: &stored[i]})
 	}

@@ -611,9 +611,12 @@ func TestLongHistoryIsCompactedIntoACheckpoint(t *testing.T) {
 		name        string
 		summarize   bool
 		wantSummary string
+		// unannounced turns: the first is recorded whole and leaves no cache entry
+		unannounced bool
 	}{
-		{"extractive", false, "Summary of the earlier conversation (extractive):\nuser: turn 0\nassistant: you said turn 0"},
-		{"runner summary", true, "SUMMARY of 6 messages"},
+		{"extractive", false, "Summary of the earlier conversation (extractive):\nuser: turn 0\nassistant: you said turn 0", false},
+		{"runner summary", true, "SUMMARY of 6 messages", false},
+		{"unannounced turns", false, "Summary of the earlier conversation (extractive):\nuser: turn 0\nassistant: you said turn 0", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store := memory.New()
@@ -625,9 +628,9 @@ func TestLongHistoryIsCompactedIntoACheckpoint(t *testing.T) {
 				runner = client
 			}
 			f := newFixtureWith(t, runner, store, policy)
-			r, _ := f.turn(t, host.TurnRequest{Input: text("turn 0")})
+			r, _ := f.turn(t, host.TurnRequest{Input: text("turn 0"), Unannounced: c.unannounced})
 			for i := 1; i < 4; i++ {
-				f.turn(t, host.TurnRequest{SessionID: r.Key.ID, Input: text(fmt.Sprintf("turn %d", i))})
+				f.turn(t, host.TurnRequest{SessionID: r.Key.ID, Input: text(fmt.Sprintf("turn %d", i)), Unannounced: c.unannounced})
 			}
 			// Compaction runs after the run ends.
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

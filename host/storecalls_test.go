@@ -151,11 +151,13 @@ func TestUnannouncedTurnStoreCalls(t *testing.T) {
 			log.take() // the assertion's reads
 		})
 	}
-	// The next turn of a session started that way reads its row and state as usual.
+	// The next turn of a session started that way reads its row and state as usual, and
+	// its history from the store: the first turn of a session nobody else knows did not
+	// keep it in the history cache (most such sessions get no second turn).
 	r, _ := f.turn(t, host.TurnRequest{Input: text("hello"), Unannounced: true})
 	log.take()
 	_, evs := f.turn(t, host.TurnRequest{SessionID: r.Key.ID, Input: text("again"), Unannounced: true})
-	if got, want := log.take(), []string{"GetSession", "StartRun(create=false)", "State", "FinishRun"}; !slices.Equal(got, want) {
+	if got, want := log.take(), []string{"GetSession", "StartRun(create=false)", "GetSession", "Events", "Events", "State", "FinishRun"}; !slices.Equal(got, want) {
 		t.Errorf("next turn's store calls\n got %v\nwant %v", got, want)
 	}
 	if h := f.agent.last().Payload.History; len(h) != 2 || h[0].Content != "hello" {
