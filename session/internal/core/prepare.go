@@ -157,6 +157,9 @@ func prepareOne(ne session.NewEvent, invocationID string, buf *[]byte) (Pending,
 	return p, nil
 }
 
+// inProgressData is the run_status data of a run's start, as the runtime writes it.
+const inProgressData = `{"status":"in_progress"}`
+
 // isControl reports whether parseControl decodes the type's data.
 func isControl(typ string) bool {
 	switch typ {
@@ -241,6 +244,10 @@ func (p *Pending) parseControl(typ string, data []byte) error {
 		// maybe) alive for as long as the session row is.
 		p.prompt, p.hasPrompt = strings.Clone(Truncate(d.Text, MaxPromptRunes)), strings.TrimSpace(d.Text) != ""
 	case session.TypeRunStatus:
+		if string(data) == inProgressData {
+			p.runStatus = session.StatusInProgress // every run's start: no decoding
+			return nil
+		}
 		var d struct {
 			Status string `json:"status"`
 		}
