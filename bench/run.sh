@@ -16,7 +16,7 @@
 # and live-follow latency (a stream on A followed on B). Without it, that section is
 # skipped with a message.
 #
-# Usage: bench/run.sh                  (about 5–8 minutes on 2 cores, 2 of them Postgres)
+# Usage: bench/run.sh                  (about 12–15 minutes on 2 cores: Postgres 2, KsADK and Python 5)
 # Environment:
 #   BENCH_SECONDS   measured seconds per throughput point (default 3)
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
@@ -27,6 +27,9 @@
 #   AGENTENGINE_BIN use this agentengine binary instead of building ./cmd/agentengine
 #   BENCH_PG        0 skips the Postgres section (default: run it when PostgreSQL is installed)
 #   BENCH_FOLLOW    turns of the live-follow point (default 20; 50 deltas, 10 ms apart)
+#   BENCH_KSADK     0 skips the last section: KsADK side by side (bench/ksadk.sh, about 4
+#                   minutes; its first run installs KsADK from the package index) and the
+#                   Python bridge (go run ./bench/python, about 1 minute)
 # Everything listens on 127.0.0.1 only; every process started here is stopped on exit.
 set -euo pipefail
 
@@ -265,6 +268,33 @@ fi
   printf -- '- load average: start %s; after the settle %s; after the scale point %s\n' \
     "$(cut -d' ' -f1-3 "$RES/loadavg.start")" "$(cut -d' ' -f1-3 "$RES/loadavg.end")" "$(cut -d' ' -f1-3 "$RES/loadavg.scale" 2>/dev/null)"
 } >"$RES/extra.md"
+
+# KsADK side by side and the Python bridge, after everything above has stopped, so that
+# one run records every target.
+if [ "${BENCH_KSADK:-1}" != 0 ]; then
+  cleanup
+  PIDS=() PG_DIR=""
+  note "KsADK side by side (bench/ksadk.sh; the first run installs KsADK)"
+  if ! BENCH_OUT="$OUT/ksadk" "$ROOT/bench/ksadk.sh" >"$RES/ksadk.md" 2>"$OUT/ksadk.log"; then
+    printf -- '- KsADK side by side failed: see %s\n' "$OUT/ksadk.log" >"$RES/ksadk.md"
+  fi
+  note "Python bridge (go run ./bench/python)"
+  if ! go run ./bench/python -project examples/langgraph-chat -turns 300 >"$RES/python.md" 2>"$OUT/python.log"; then
+    printf -- '- Python bridge failed: see %s\n' "$OUT/python.log" >"$RES/python.md"
+  fi
+  {
+    echo
+    cat "$RES/ksadk.md"
+    # The KsADK targets, from its table's c=16 rows: turns/s and CPU per turn ratios.
+    awk -F'|' '$2 ~ /c16/ && $3 ~ /agentengine/ {
+        gsub(/ /, "", $2)
+        gsub(/[ ×a-z]/, "", $9); gsub(/[ ×a-z]/, "", $11)
+        printf "- %s: agentengine %s× KsADK'"'"'s turns/s (target ≥ 20×: %s), %s× less CPU per turn (target ≥ 5×: %s)\n",
+          $2, $9, ($9 + 0 >= 20 ? "pass" : "miss"), $11, ($11 + 0 >= 5 ? "pass" : "miss") }' "$RES/ksadk.md"
+    echo
+    cat "$RES/python.md"
+  } >>"$RES/extra.md"
+fi
 
 note "results in $RES"
 "$BIN/benchreport" -dir "$RES" -command "bench/run.sh (BENCH_SECONDS=$SECS BENCH_STREAMS=$STREAMS BENCH_HISTORY=$HISTORY BENCH_SCALE=$SCALE)"
