@@ -22,6 +22,8 @@
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_STREAMS   concurrent streams of the streams scenario (default 1000)
 #   BENCH_HISTORY   events of history of the long-history point (default 10000)
+#   BENCH_HISTORY_TURNS measured turns of each history point (default 200; the p50 of 50
+#                   moved by 15% between runs on this machine)
 #   BENCH_SCALE     concurrent streams of the scale point, run last (default 5000; 0 skips)
 #   BENCH_SETTLE    seconds after the load before the second idle RSS reading (default 60)
 #   AGENTENGINE_BIN use this agentengine binary instead of building ./cmd/agentengine
@@ -38,6 +40,7 @@ cd "$ROOT"
 SECS="${BENCH_SECONDS:-3}"
 STREAMS="${BENCH_STREAMS:-1000}"
 HISTORY="${BENCH_HISTORY:-10000}"
+HIST_TURNS="${BENCH_HISTORY_TURNS:-200}"
 SCALE="${BENCH_SCALE:-5000}"
 SETTLE="${BENCH_SETTLE:-60}"
 FOLLOW="${BENCH_FOLLOW:-20}"
@@ -226,8 +229,8 @@ done
 note "history: 10 and $HISTORY events"
 for t in "${HIST_TARGETS[@]}"; do
   set -- $t
-  lg "hist.h10.$1" "$2" "$3" -scenario history -history 10 -n 50 -c 1
-  lg "hist.h$HISTORY.$1" "$2" "$3" -scenario history -history "$HISTORY" -n 50 -c 1 -timeout 4m
+  lg "hist.h10.$1" "$2" "$3" -scenario history -history 10 -n "$HIST_TURNS" -c 1
+  lg "hist.h$HISTORY.$1" "$2" "$3" -scenario history -history "$HISTORY" -n "$HIST_TURNS" -c 1 -timeout 4m
 done
 
 if [ "$PG" = 1 ]; then
