@@ -19,6 +19,8 @@
 # Usage: bench/run.sh                  (about 12–15 minutes on 2 cores: Postgres 2, KsADK and Python 5)
 # Environment:
 #   BENCH_SECONDS   measured seconds per throughput point (default 3)
+#   BENCH_ROUNDS    interleaved rounds of the non-stream points (default 3); each server's
+#                   median round stands for it in the report (every round is listed too)
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_STREAMS   concurrent streams of the streams scenario (default 1000)
 #   BENCH_HISTORY   events of history of the long-history point (default 10000)
@@ -41,6 +43,7 @@ SECS="${BENCH_SECONDS:-3}"
 STREAMS="${BENCH_STREAMS:-1000}"
 HISTORY="${BENCH_HISTORY:-10000}"
 HIST_TURNS="${BENCH_HISTORY_TURNS:-200}"
+NS_ROUNDS="${BENCH_ROUNDS:-3}"
 SCALE="${BENCH_SCALE:-5000}"
 SETTLE="${BENCH_SETTLE:-60}"
 FOLLOW="${BENCH_FOLLOW:-20}"
@@ -203,14 +206,47 @@ if [ "$PG" = 1 ]; then
   HIST_TARGETS+=("pg $PGA_URL $PGA_PID")
 fi
 
+# median_round LABEL [SUFFIX...]: the round of LABEL (files LABEL.r<k>[SUFFIX].json) whose
+# turns/s, summed over the suffixes (a replica's share), is the median stands for LABEL:
+# copied to LABEL[SUFFIX].json with that label. Each round is a real measurement; the
+# median of interleaved rounds keeps a moment of the shared machine's noise from deciding
+# a ratio.
+median_round() {
+  local label="$1"; shift
+  local sfx=("$@") best="" k
+  [ ${#sfx[@]} -gt 0 ] || sfx=("")
+  best="$(for f in "$RES/$label".r*"${sfx[0]}".json; do
+    [ -f "$f" ] || continue
+    k="${f#"$RES/$label".r}"; k="${k%"${sfx[0]}".json}"
+    total=0
+    for x in "${sfx[@]}"; do
+      total="$(jq -r --argjson t "$total" '$t + .turns_per_sec' "$RES/$label.r$k$x.json" 2>/dev/null || echo "$total")"
+    done
+    echo "$total $k"
+  done | sort -n | awk '{ k[NR] = $2 } END { if (NR) print k[int((NR + 1) / 2)] }')"
+  [ -n "$best" ] || return 0
+  for x in "${sfx[@]}"; do
+    jq --arg l "$label$x" '.label = $l' "$RES/$label.r$best$x.json" >"$RES/$label$x.json"
+  done
+}
+
 for c in 1 16; do
-  note "non-stream turns, c=$c, ${SECS}s each"
+  for r in $(seq 1 "$NS_ROUNDS"); do
+    note "non-stream turns, c=$c, ${SECS}s each, round $r of $NS_ROUNDS"
+    for t in "${NS_TARGETS[@]}"; do
+      set -- $t
+      lg "ns.c$c.$1.r$r" "$2" "$3" -scenario nonstream -c "$c" -d "${SECS}s"
+    done
+    if [ "$PG" = 1 ] && [ "$c" -ge 2 ]; then
+      lg_pg2 "ns.c$c.pg2.r$r" "$c" -scenario nonstream -d "${SECS}s"
+    fi
+  done
   for t in "${NS_TARGETS[@]}"; do
     set -- $t
-    lg "ns.c$c.$1" "$2" "$3" -scenario nonstream -c "$c" -d "${SECS}s"
+    median_round "ns.c$c.$1"
   done
   if [ "$PG" = 1 ] && [ "$c" -ge 2 ]; then
-    lg_pg2 "ns.c$c.pg2" "$c" -scenario nonstream -d "${SECS}s"
+    median_round "ns.c$c.pg2" .a .b
   fi
 done
 
