@@ -2,11 +2,9 @@ package storetest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -136,28 +134,11 @@ func testConcurrentStartRun(t *testing.T, st session.Store) {
 	ctx := ctxOf(t)
 	k := key("app", "u1", "s")
 	mustCreate(t, st, k)
-	const n = 8
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			_, errs[i] = st.StartRun(ctx, session.Run{Key: k, InvocationID: fmt.Sprint("inv", i)},
-				userMsg("q"), runStatus("", session.StatusInProgress))
-		})
-	}
-	wg.Wait()
-	won := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, session.ErrRunActive):
-			t.Errorf("losing StartRun: %v", err)
-		}
-	}
-	if won != 1 {
-		t.Errorf("%d StartRuns won, want 1", won)
-	}
+	oneWins(t, "StartRun", session.ErrRunActive, func(i int) error {
+		_, err := st.StartRun(ctx, session.Run{Key: k, InvocationID: fmt.Sprint("inv", i)},
+			userMsg("q"), runStatus("", session.StatusInProgress))
+		return err
+	})
 	if s := mustGet(t, st, k); s.LastSeq != 2 {
 		t.Errorf("LastSeq = %d, want 2 (one run's events)", s.LastSeq)
 	}
@@ -289,26 +270,8 @@ func testStartRunCreatesSession(t *testing.T, st session.Store) {
 	}
 	// Concurrent first turns of one new key: one session, one run in progress.
 	k2 := key("app", "u1", "raced")
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = st.StartRun(ctx, session.Run{Key: k2, InvocationID: fmt.Sprintf("inv%d", i), CreateSession: true}, userMsg("q"))
-		}()
-	}
-	wg.Wait()
-	ok := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			ok++
-		case !errors.Is(err, session.ErrRunActive):
-			t.Errorf("concurrent StartRun: %v", err)
-		}
-	}
-	if ok != 1 {
-		t.Errorf("%d concurrent first turns started, want 1", ok)
-	}
+	oneWins(t, "concurrent first turn", session.ErrRunActive, func(i int) error {
+		_, err := st.StartRun(ctx, session.Run{Key: k2, InvocationID: fmt.Sprintf("inv%d", i), CreateSession: true}, userMsg("q"))
+		return err
+	})
 }

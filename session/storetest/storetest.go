@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/agentengine/agentengine/session"
@@ -111,6 +112,30 @@ func mustState(t *testing.T, st session.Store, k session.Key) session.State {
 		t.Fatalf("State(%+v): %v", k, err)
 	}
 	return s
+}
+
+// oneWins runs attempt 8 times at once (attempt(i) for i in 0..7): exactly one must
+// succeed, and every other fail with lose.
+func oneWins(t *testing.T, what string, lose error, attempt func(i int) error) {
+	t.Helper()
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { errs[i] = attempt(i) })
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, lose):
+			t.Errorf("losing %s: %v, want %v", what, err, lose)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of 8 racing %ss won, want 1", won, what)
+	}
 }
 
 func wantErr(t *testing.T, what string, err, target error) {

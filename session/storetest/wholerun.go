@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -108,27 +107,13 @@ func testWholeRun(t *testing.T, st session.Store) {
 
 	// Whole runs racing for one new key: one is recorded.
 	k2 := key("app", "u1", "whole-raced")
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = st.StartRun(ctx, session.Run{Key: k2, InvocationID: fmt.Sprintf("inv%d", i), Status: session.StatusCompleted, CreateSession: true},
-				userMsg("q"), runStatus("", session.StatusCompleted))
-		}()
-	}
-	wg.Wait()
-	ok := 0
-	for _, err := range errs {
-		if err == nil {
-			ok++
-		} else {
-			wantErr(t, "racing whole run", err, session.ErrExists)
-		}
-	}
-	if ok != 1 || mustGet(t, st, k2).LastSeq != 2 {
-		t.Errorf("%d racing whole runs recorded, want 1 (session %+v)", ok, mustGet(t, st, k2))
+	oneWins(t, "racing whole run", session.ErrExists, func(i int) error {
+		_, err := st.StartRun(ctx, session.Run{Key: k2, InvocationID: fmt.Sprintf("inv%d", i), Status: session.StatusCompleted, CreateSession: true},
+			userMsg("q"), runStatus("", session.StatusCompleted))
+		return err
+	})
+	if s := mustGet(t, st, k2); s.LastSeq != 2 {
+		t.Errorf("session after racing whole runs %+v, want one run's 2 events", s)
 	}
 }
 
