@@ -47,6 +47,9 @@ type journal struct {
 	following int
 	// pinned: followed from another replica, whose cursors this journal cannot see.
 	pinned bool
+	// onSettled runs once the last local follower reaches the end of a journal that was
+	// compacted while followers were still reading it (see settleLater).
+	onSettled func()
 }
 
 // compact drops a finished run's live events (deltas, native events), keeping its
@@ -247,6 +250,21 @@ func (j *journal) cursorsOut() bool {
 	return j.pinned || j.following > 0
 }
 
+// settleLater runs settled when no cursor is out any more: at once if none is, else when
+// the last local follower reaches the end (never, if one broke off or the journal is
+// followed from another replica). A follower still reading when the run was compacted
+// would otherwise keep it in memory for its whole retention.
+func (j *journal) settleLater(settled func()) {
+	j.mu.Lock()
+	if j.pinned || j.following > 0 {
+		j.onSettled = settled
+		j.mu.Unlock()
+		return
+	}
+	j.mu.Unlock()
+	settled()
+}
+
 // close marks the journal complete: subscribers that reach its end get io.EOF.
 func (j *journal) close() {
 	j.mu.Lock()
@@ -310,11 +328,18 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			return e, nil
 		}
 		closed, wake := s.j.closed && !s.j.holding, s.j.changed()
+		var settled func()
 		if closed && s.following {
 			s.following, s.finished = false, true
 			s.j.following--
+			if s.j.following == 0 && !s.j.pinned {
+				settled, s.j.onSettled = s.j.onSettled, nil
+			}
 		}
 		s.j.mu.Unlock()
+		if settled != nil {
+			settled()
+		}
 		if closed {
 			return Event{}, io.EOF
 		}

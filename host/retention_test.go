@@ -104,6 +104,40 @@ func TestALetGoRunIsCollected(t *testing.T) {
 	collected(t, wp, "a run let go at compaction")
 }
 
+// A follower still reading when the run is compacted keeps it only until it reads to the
+// end, not for the run's whole retention.
+func TestARunIsLetGoWhenItsLastFollowerReachesTheEnd(t *testing.T) {
+	rt, turn, readToEnd := echoRuntime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := turn()
+	s := r.Subscribe(0)
+	if _, err := s.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-r.Done()
+	deadline := time.Now().Add(5 * time.Second)
+	for !compacted(r) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run's journal was not compacted")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !kept(rt, r) {
+		t.Fatal("a run was let go while a follower was still reading it")
+	}
+	readToEnd(s)
+	if kept(rt, r) {
+		t.Fatal("a run is still kept after its last follower read it to the end")
+	}
+}
+
+func compacted(r *Run) bool {
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
+	return r.j.compacted
+}
+
 // A run read whole by Wait that nobody subscribed to (a non-stream request's) leaves
 // memory at once, not at its compaction; one that someone follows stays until then.
 func TestARunReadWholeByWaitIsLetGoAtOnce(t *testing.T) {
@@ -149,6 +183,7 @@ func kept(rt *Runtime, r *Run) bool {
 // timers included, keeps it.
 func collected(t *testing.T, wp weak.Pointer[Run], what string) {
 	t.Helper()
+
 	deadline := time.Now().Add(5 * time.Second)
 	for wp.Value() != nil {
 		if time.Now().After(deadline) {

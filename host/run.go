@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"weak"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -638,23 +639,33 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	r.j.close()
 	// What outlives the run refers to rt and r only, not to ts: the turn's buffers (the
 	// message text, deferred items, checkpoints) go with the run's end, not with its
-	// retention.
-	retained := time.AfterFunc(rt.retention, func() { rt.forget(r) })
+	// retention. The timers refer to r weakly: a stopped timer can stay in the runtime's
+	// timer heap until its time would have come, and with it what its function refers
+	// to, a whole run let go minutes earlier. While the run is retained, rt.runs holds it.
+	wr := weak.Make(r)
+	retained := time.AfterFunc(rt.retention, func() {
+		if r := wr.Value(); r != nil {
+			rt.forget(r)
+		}
+	})
 	timers := []*time.Timer{retained}
 	if rt.compactAfter < rt.retention {
 		timers = append(timers, time.AfterFunc(rt.compactAfter, func() {
-			dropped := r.j.compact()
-			if !r.j.cursorsOut() {
-				// Nobody follows it, or everyone who did read it to its end, so no
-				// client comes back with a cursor into its journal: Open serves it
-				// from the store from now on, as it would after retention.
-				rt.forget(r)
-				// The pending retention timer would keep the run, journal and all,
-				// in memory until it fired.
-				retained.Stop()
-				dropped += forgottenRunWeight
+			r := wr.Value()
+			if r == nil {
+				return // let go already
 			}
-			rt.trim.add(dropped)
+			rt.trim.add(r.j.compact())
+			// Once nobody follows it, or everyone who did has read it to its end, no
+			// client comes back with a cursor into its journal: Open serves it from
+			// the store from then on, as it would after retention.
+			r.j.settleLater(func() {
+				rt.forget(r)
+				// The pending retention timer would keep the run, journal and all, in
+				// memory until it fired.
+				retained.Stop()
+				rt.trim.add(forgottenRunWeight)
+			})
 		}))
 	}
 	r.mu.Lock()
