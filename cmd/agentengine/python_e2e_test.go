@@ -484,9 +484,23 @@ func TestPythonLangGraphJSONProjectWithVenv(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A real virtualenv that sees the test interpreter's packages.
-	if out, err := exec.Command(py, "-m", "venv", "--system-site-packages", "--without-pip", filepath.Join(dir, ".venv")).CombinedOutput(); err != nil {
+	// A real virtualenv that sees the test interpreter's packages. The test interpreter
+	// is itself a virtualenv's, mostly: --system-site-packages would show the new one
+	// only the base interpreter's packages, so a .pth file adds the test one's.
+	venv := filepath.Join(dir, ".venv")
+	if out, err := exec.Command(py, "-m", "venv", "--system-site-packages", "--without-pip", venv).CombinedOutput(); err != nil {
 		t.Fatalf("venv: %v\n%s", err, out)
+	}
+	sitePackages := func(python string) string {
+		out, err := exec.Command(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])").Output()
+		if err != nil {
+			t.Fatalf("%s: site-packages: %v", python, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	pth := filepath.Join(sitePackages(filepath.Join(venv, "bin", "python3")), "test-interpreter.pth")
+	if err := os.WriteFile(pth, []byte(sitePackages(py)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	s := startPython(t, dir)
 	model := filepath.Base(dir)
