@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentengine/agentengine/host/workspace"
+	"github.com/agentengine/agentengine/internal/gopool"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 )
@@ -78,6 +79,7 @@ type Runtime struct {
 	baseCtx context.Context
 	stop    context.CancelCauseFunc
 	wg      sync.WaitGroup
+	workers *gopool.Pool // runs' goroutines, kept with their grown stacks
 
 	compaction CompactionPolicy
 
@@ -104,6 +106,9 @@ type runKey struct {
 	invocationID string
 }
 
+// runWorkerIdle is how long a run's goroutine waits for the next run before it exits.
+const runWorkerIdle = 10 * time.Second
+
 // errShutdown is the cancel cause of runs stopped by Close: they end interrupted.
 var errShutdown = errors.New("host shutting down")
 
@@ -116,6 +121,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("host: a session store is required")
 	}
 	rt := &Runtime{
+		workers:   gopool.New(runWorkerIdle),
 		store:     cfg.Store,
 		agents:    map[string]Agent{},
 		log:       cfg.Logger,
@@ -592,14 +598,17 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	// Only the user is captured of the request, and the run request is an argument: both
 	// may carry megabytes of input, which are let go once sent, not held to the run's end.
 	user := req.User
-	//nolint:gosec // G118: a run outlives the request that started it; runCtx is its own
-	go func(rr *runnerv1.RunRequest) {
+	// A run outlives the request that started it; runCtx is its own.
+	rt.workers.Go(func() {
 		defer rt.wg.Done()
 		defer cancel(nil)
 		defer rt.releaseRun(user)
-		rt.execute(runCtx, ag, r, rr)
+		// The closure lets go of the run request: execute holds it until it is sent.
+		sent := rr
+		rr = nil
+		rt.execute(runCtx, ag, r, sent)
 		rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
-	}(rr)
+	})
 	return r, nil
 }
 

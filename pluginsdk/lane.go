@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentengine/agentengine/internal/gopool"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -40,7 +42,11 @@ type laneServer struct {
 	path     string
 	log      hclog.Logger
 	maxFrame int
+	workers  *gopool.Pool // runs' goroutines, kept with their grown stacks
 }
+
+// runWorkerIdle is how long a run's goroutine waits for the next run before it exits.
+const runWorkerIdle = 10 * time.Second
 
 // listenLane opens the lane's socket in dir, the directory the host gave the runner for
 // its go-plugin socket (only there does the host accept it). maxFrame bounds a frame
@@ -52,7 +58,7 @@ func listenLane(srv *runnerServer, dir string, maxFrame int, log hclog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("run lane: %w", err)
 	}
-	l := &laneServer{srv: srv, ln: ln, path: path, log: log, maxFrame: maxFrame}
+	l := &laneServer{srv: srv, ln: ln, path: path, log: log, maxFrame: maxFrame, workers: gopool.New(runWorkerIdle)}
 	go l.accept()
 	return l, nil
 }
@@ -73,7 +79,7 @@ func (l *laneServer) accept() {
 type laneConn struct {
 	c        net.Conn
 	maxFrame int
-	wmu      sync.Mutex
+	w        *laneWriter
 	mu       sync.Mutex
 	// runs maps a run id to its cancel; closing the connection cancels them all.
 	runs map[uint64]context.CancelFunc
@@ -81,9 +87,10 @@ type laneConn struct {
 
 func (l *laneServer) serve(c net.Conn) {
 	ctx, cancelAll := context.WithCancel(context.Background())
-	lc := &laneConn{c: c, maxFrame: l.maxFrame, runs: map[uint64]context.CancelFunc{}}
+	lc := &laneConn{c: c, maxFrame: l.maxFrame, w: newLaneWriter(c), runs: map[uint64]context.CancelFunc{}}
 	defer func() {
 		cancelAll()
+		lc.w.close()
 		_ = c.Close()
 	}()
 	lr := runnerv1.NewLaneReader(c, l.maxFrame)
@@ -126,7 +133,11 @@ func (l *laneServer) start(ctx context.Context, lc *laneConn, id uint64, in *run
 	}
 	lc.runs[id] = cancel
 	lc.mu.Unlock()
-	go l.run(runCtx, lc, id, in)
+	l.workers.Go(func() {
+		req := in
+		in = nil // the closure lets go of the request: run holds it while it needs it
+		l.run(runCtx, lc, id, req)
+	})
 	return true
 }
 
@@ -150,18 +161,14 @@ func (l *laneServer) run(ctx context.Context, lc *laneConn, id uint64, in *runne
 	_ = lc.write(&runnerv1.LaneFrame{Run: id, Body: &runnerv1.LaneFrame_End{End: end}})
 }
 
-// write sends one frame, whole: frames of concurrent runs never interleave. A frame over
-// the limit is not sent: the host would refuse it and close the lane with every run on it;
-// this fails only this run's send, as gRPC fails a message over its limit.
+// write queues one frame for the lane's writer, which sends it whole: frames of
+// concurrent runs never interleave. A frame over the limit is not sent: the host would
+// refuse it and close the lane with every run on it; this fails only this run's send, as
+// gRPC fails a message over its limit.
 func (lc *laneConn) write(f *runnerv1.LaneFrame) error {
 	buf, err := runnerv1.EncodeLaneFrame(f, lc.maxFrame)
 	if err != nil {
 		return err
 	}
-	lc.wmu.Lock()
-	defer lc.wmu.Unlock()
-	if _, err := lc.c.Write(buf); err != nil {
-		return fmt.Errorf("run lane: %w", err)
-	}
-	return nil
+	return lc.w.send(buf)
 }
