@@ -242,14 +242,6 @@ func (j *journal) unwatched() bool {
 	return !j.watched
 }
 
-// cursorsOut reports whether a client may still come back to the journal with a cursor:
-// it was followed from another replica, or a local follower stopped before its end.
-func (j *journal) cursorsOut() bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.pinned || j.following > 0
-}
-
 // settleLater runs settled when no cursor is out any more: at once if none is, else when
 // the last local follower reaches the end (never, if one broke off or the journal is
 // followed from another replica). A follower still reading when the run was compacted

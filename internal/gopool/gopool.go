@@ -64,7 +64,6 @@ func (p *Pool) work(f func()) {
 	defer idle.Stop()
 	for {
 		f()
-		f = nil
 		p.mu.Lock()
 		p.idle = append(p.idle, w)
 		p.mu.Unlock()
