@@ -14,6 +14,19 @@ func DataOf[T any](e Event) (T, error) {
 	if len(e.Data) == 0 {
 		return d, fmt.Errorf("session: %s event (seq %d) has no data", e.Type, e.Seq)
 	}
+	// A message's and a reasoning's text, read back on every turn, without reflection.
+	switch p := any(&d).(type) {
+	case *AssistantMessageData:
+		if text, ok := StringField(e.Data, "text"); ok {
+			p.Text = text
+			return d, nil
+		}
+	case *ReasoningData:
+		if text, ok := StringField(e.Data, "text"); ok {
+			p.Text = text
+			return d, nil
+		}
+	}
 	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return d, fmt.Errorf("session: decoding the data of %s event (seq %d): %w", e.Type, e.Seq, err)
 	}

@@ -535,8 +535,15 @@ func (e *responseEncoder) mcpResult(d session.ToolResultData) {
 
 // terminal reports whether a stored event is the run's terminal run_status.
 func (e *responseEncoder) terminal(s *session.Event) bool {
-	var d session.RunStatusData
-	return json.Unmarshal(s.Data, &d) == nil && session.IsTerminalStatus(d.Status)
+	status, ok := session.StringField(s.Data, "status")
+	if !ok {
+		var d session.RunStatusData
+		if json.Unmarshal(s.Data, &d) != nil {
+			return false
+		}
+		status = d.Status
+	}
+	return session.IsTerminalStatus(status)
 }
 
 func (e *responseEncoder) toolResult(d session.ToolResultData) {

@@ -228,6 +228,19 @@ func put(m map[string]any, k string, v any) map[string]any {
 	return m
 }
 
+// fastString sets *dst to the string member key of data and reports true when data is
+// valid JSON and session.StringField can read it; else data is to be decoded in full.
+func fastString(data []byte, key string, dst *string) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	s, ok := session.StringField(data, key)
+	if ok {
+		*dst = s
+	}
+	return ok
+}
+
 // parseControl decodes the payloads the store itself interprets (summary, checkpoint,
 // run status); a malformed one would corrupt the session row, so it is rejected.
 func (p *Pending) parseControl(typ string, data []byte) error {
@@ -237,8 +250,10 @@ func (p *Pending) parseControl(typ string, data []byte) error {
 		var d struct {
 			Text string `json:"text"`
 		}
-		if err := json.Unmarshal(data, &d); err != nil {
-			return fmt.Errorf("%w: user_message data: %w", session.ErrInvalid, err)
+		if !fastString(data, "text", &d.Text) {
+			if err := json.Unmarshal(data, &d); err != nil {
+				return fmt.Errorf("%w: user_message data: %w", session.ErrInvalid, err)
+			}
 		}
 		// A copy of the row's share: a slice of the text would keep all of it (megabytes,
 		// maybe) alive for as long as the session row is.
@@ -251,8 +266,10 @@ func (p *Pending) parseControl(typ string, data []byte) error {
 		var d struct {
 			Status string `json:"status"`
 		}
-		if err := json.Unmarshal(data, &d); err != nil {
-			return fmt.Errorf("%w: run_status data: %w", session.ErrInvalid, err)
+		if !fastString(data, "status", &d.Status) {
+			if err := json.Unmarshal(data, &d); err != nil {
+				return fmt.Errorf("%w: run_status data: %w", session.ErrInvalid, err)
+			}
 		}
 		if d.Status == "" {
 			return fmt.Errorf("%w: run_status data has no status", session.ErrInvalid)
