@@ -9,6 +9,9 @@ func RunStatusOf(e *session.Event) string {
 	if e == nil || e.Type != session.TypeRunStatus {
 		return ""
 	}
+	if status, ok := session.StringField(e.Data, "status"); ok {
+		return status
+	}
 	d, err := session.DataOf[session.RunStatusData](*e)
 	if err != nil {
 		return ""

@@ -353,7 +353,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 // written again at commit (SQLite's WAL, Postgres's WAL and its full-page images).
 func newID(prefix string) string {
 	b := idAt(time.Now())
-	return prefix + hex.EncodeToString(b[:])
+	var buf [64]byte // one allocation, the string's, for any prefix of ours
+	out := append(buf[:0], prefix...)
+	return string(hex.AppendEncode(out, b[:]))
 }
 
 func idAt(t time.Time) (b [12]byte) {

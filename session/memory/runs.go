@@ -3,7 +3,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -37,19 +36,24 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 	if err := s.usable(ctx); err != nil {
 		return nil, err
 	}
-	rec, err := s.lookup(run.Key)
+	if err := core.ValidKey(run.Key); err != nil {
+		return nil, err
+	}
+	// Not lookup: a missing session is the usual case here (a new conversation), not an
+	// error to format.
+	rec, found := s.sessions[run.Key]
 	whole := core.Whole(run)
-	if err == nil && whole {
+	if found && whole {
 		return nil, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
 	}
 	created := false
-	if errors.Is(err, session.ErrNotFound) && run.CreateSession {
+	if !found {
+		if !run.CreateSession {
+			return nil, fmt.Errorf("session %q: %w", run.Key.ID, session.ErrNotFound)
+		}
 		// Entered in the map only once every check below has passed: a refused start
 		// creates nothing.
-		rec, created, err = s.newSessionRec(run.Key, run.CreatedAt), true, nil
-	}
-	if err != nil {
-		return nil, err
+		rec, created = s.newSessionRec(run.Key, run.CreatedAt), true
 	}
 	if rec.active != "" {
 		return nil, fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, rec.active)
