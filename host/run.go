@@ -661,9 +661,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 			// the store from then on, as it would after retention.
 			r.j.settleLater(func() {
 				rt.forget(r)
-				// The pending retention timer would keep the run, journal and all, in
-				// memory until it fired.
-				retained.Stop()
+				retained.Stop() // nothing left for it to do
 				rt.trim.add(forgottenRunWeight)
 			})
 		}))
