@@ -33,7 +33,11 @@
 #   BENCH_FOLLOW    turns of the live-follow point (default 20; 50 deltas, 10 ms apart)
 #   BENCH_KSADK     0 skips the last section: KsADK side by side (bench/ksadk.sh, about 4
 #                   minutes; its first run installs KsADK from the package index) and the
-#                   Python bridge (go run ./bench/python, about 1 minute)
+#                   Python bridge (go run ./bench/python, about 1 minute, on a copy of
+#                   examples/langgraph-chat whose environment `agentengine setup` makes
+#                   from its requirements on the first run)
+#   BENCH_CACHE     where those environments are kept between runs (default
+#                   ~/.cache/agentengine-bench)
 # Everything listens on 127.0.0.1 only; every process started here is stopped on exit.
 set -euo pipefail
 
@@ -318,7 +322,14 @@ if [ "${BENCH_KSADK:-1}" != 0 ]; then
     printf -- '- KsADK side by side failed: see %s\n' "$OUT/ksadk.log" >"$RES/ksadk.md"
   fi
   note "Python bridge (go run ./bench/python)"
-  if ! go run ./bench/python -project examples/langgraph-chat -turns 300 >"$RES/python.md" 2>"$OUT/python.log"; then
+  # The example runs in its own environment, made from its requirements by `agentengine
+  # setup` and kept between runs (a fresh machine's python3 has none of them).
+  PYPROJ="${BENCH_CACHE:-$HOME/.cache/agentengine-bench}/langgraph-chat"
+  mkdir -p "$PYPROJ"
+  cp examples/langgraph-chat/*.py examples/langgraph-chat/agentengine.yaml examples/langgraph-chat/requirements.txt "$PYPROJ/"
+  if ! "$BIN/agentengine" setup "$PYPROJ" >"$OUT/python-setup.log" 2>&1; then
+    printf -- '- Python bridge: agentengine setup failed: see %s\n' "$OUT/python-setup.log" >"$RES/python.md"
+  elif ! go run ./bench/python -project "$PYPROJ" -turns 300 >"$RES/python.md" 2>"$OUT/python.log"; then
     printf -- '- Python bridge failed: see %s\n' "$OUT/python.log" >"$RES/python.md"
   fi
   {
