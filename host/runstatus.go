@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/wire"
 )
 
 // RunStatusOf returns the status of a run_status event ("" for other events).
@@ -9,7 +10,7 @@ func RunStatusOf(e *session.Event) string {
 	if e == nil || e.Type != session.TypeRunStatus {
 		return ""
 	}
-	if status, ok := session.StringField(e.Data, "status"); ok {
+	if status, ok := wire.StringField(e.Data, "status"); ok {
 		return status
 	}
 	d, err := session.DataOf[session.RunStatusData](*e)

@@ -3,6 +3,8 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/agentengine/agentengine/wire"
 )
 
 // DataOf decodes an event's Data into the payload type of its event type (for example
@@ -17,12 +19,12 @@ func DataOf[T any](e Event) (T, error) {
 	// A message's and a reasoning's text, read back on every turn, without reflection.
 	switch p := any(&d).(type) {
 	case *AssistantMessageData:
-		if text, ok := StringField(e.Data, "text"); ok {
+		if text, ok := wire.StringField(e.Data, "text"); ok {
 			p.Text = text
 			return d, nil
 		}
 	case *ReasoningData:
-		if text, ok := StringField(e.Data, "text"); ok {
+		if text, ok := wire.StringField(e.Data, "text"); ok {
 			p.Text = text
 			return d, nil
 		}

@@ -535,15 +535,7 @@ func (e *responseEncoder) mcpResult(d session.ToolResultData) {
 
 // terminal reports whether a stored event is the run's terminal run_status.
 func (e *responseEncoder) terminal(s *session.Event) bool {
-	status, ok := session.StringField(s.Data, "status")
-	if !ok {
-		var d session.RunStatusData
-		if json.Unmarshal(s.Data, &d) != nil {
-			return false
-		}
-		status = d.Status
-	}
-	return session.IsTerminalStatus(status)
+	return session.IsTerminalStatus(host.RunStatusOf(s))
 }
 
 func (e *responseEncoder) toolResult(d session.ToolResultData) {

@@ -1,4 +1,4 @@
-package session
+package wire
 
 import (
 	"encoding/json"
