@@ -106,9 +106,6 @@ type runKey struct {
 	invocationID string
 }
 
-// runWorkerIdle is how long a run's goroutine waits for the next run before it exits.
-const runWorkerIdle = 10 * time.Second
-
 // errShutdown is the cancel cause of runs stopped by Close: they end interrupted.
 var errShutdown = errors.New("host shutting down")
 
@@ -121,7 +118,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("host: a session store is required")
 	}
 	rt := &Runtime{
-		workers:   gopool.New(runWorkerIdle),
+		workers:   gopool.New(gopool.RunIdle),
 		store:     cfg.Store,
 		agents:    map[string]Agent{},
 		log:       cfg.Logger,

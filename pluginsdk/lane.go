@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -45,9 +44,6 @@ type laneServer struct {
 	workers  *gopool.Pool // runs' goroutines, kept with their grown stacks
 }
 
-// runWorkerIdle is how long a run's goroutine waits for the next run before it exits.
-const runWorkerIdle = 10 * time.Second
-
 // listenLane opens the lane's socket in dir, the directory the host gave the runner for
 // its go-plugin socket (only there does the host accept it). maxFrame bounds a frame
 // either way (maxLaneFrameBytes).
@@ -58,7 +54,7 @@ func listenLane(srv *runnerServer, dir string, maxFrame int, log hclog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("run lane: %w", err)
 	}
-	l := &laneServer{srv: srv, ln: ln, path: path, log: log, maxFrame: maxFrame, workers: gopool.New(runWorkerIdle)}
+	l := &laneServer{srv: srv, ln: ln, path: path, log: log, maxFrame: maxFrame, workers: gopool.New(gopool.RunIdle)}
 	go l.accept()
 	return l, nil
 }

@@ -35,6 +35,10 @@ type worker struct {
 	next func()
 }
 
+// RunIdle is how long a run's worker waits for the next run before it exits: the host's
+// and the Go SDK's pools of run goroutines use it.
+const RunIdle = 10 * time.Second
+
 // New returns a pool whose workers exit after idle time without work.
 func New(idle time.Duration) *Pool {
 	return &Pool{idleTime: idle}
