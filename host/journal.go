@@ -48,7 +48,7 @@ type journal struct {
 	// pinned: followed from another replica, whose cursors this journal cannot see.
 	pinned bool
 	// onSettled runs once the last local follower reaches the end of a journal that was
-	// compacted while followers were still reading it (see settleLater).
+	// compacted while followers were still reading it (see compactThenSettle).
 	onSettled func()
 }
 
@@ -58,6 +58,30 @@ type journal struct {
 func (j *journal) compact() (dropped int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	return j.compactLocked()
+}
+
+// compactThenSettle compacts the journal and runs settled when no cursor is out any more:
+// at once if none is, else when the last local follower reaches the end (never, if one
+// broke off or the journal is followed from another replica). Both under one lock: a
+// follower that reaches the end just after the compaction still finds settled waiting.
+// A follower still reading when the run was compacted would otherwise keep it in memory
+// for its whole retention.
+func (j *journal) compactThenSettle(settled func()) (dropped int) {
+	j.mu.Lock()
+	dropped = j.compactLocked()
+	if j.pinned || j.following > 0 {
+		j.onSettled, settled = settled, nil
+	}
+	j.mu.Unlock()
+	if settled != nil {
+		settled()
+	}
+	return dropped
+}
+
+// compactLocked is compact with j.mu held.
+func (j *journal) compactLocked() (dropped int) {
 	if !j.closed || j.holding || j.compacted {
 		return 0
 	}
@@ -240,21 +264,6 @@ func (j *journal) unwatched() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return !j.watched
-}
-
-// settleLater runs settled when no cursor is out any more: at once if none is, else when
-// the last local follower reaches the end (never, if one broke off or the journal is
-// followed from another replica). A follower still reading when the run was compacted
-// would otherwise keep it in memory for its whole retention.
-func (j *journal) settleLater(settled func()) {
-	j.mu.Lock()
-	if j.pinned || j.following > 0 {
-		j.onSettled = settled
-		j.mu.Unlock()
-		return
-	}
-	j.mu.Unlock()
-	settled()
 }
 
 // close marks the journal complete: subscribers that reach its end get io.EOF.

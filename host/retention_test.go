@@ -183,7 +183,6 @@ func kept(rt *Runtime, r *Run) bool {
 // timers included, keeps it.
 func collected(t *testing.T, wp weak.Pointer[Run], what string) {
 	t.Helper()
-
 	deadline := time.Now().Add(5 * time.Second)
 	for wp.Value() != nil {
 		if time.Now().After(deadline) {

@@ -655,15 +655,14 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 			if r == nil {
 				return // let go already
 			}
-			rt.trim.add(r.j.compact())
 			// Once nobody follows it, or everyone who did has read it to its end, no
 			// client comes back with a cursor into its journal: Open serves it from
 			// the store from then on, as it would after retention.
-			r.j.settleLater(func() {
+			rt.trim.add(r.j.compactThenSettle(func() {
 				rt.forget(r)
 				retained.Stop() // nothing left for it to do
 				rt.trim.add(forgottenRunWeight)
-			})
+			}))
 		}))
 	}
 	r.mu.Lock()
