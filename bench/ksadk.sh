@@ -20,8 +20,9 @@
 #   BENCH_CACHE     cache directory for the virtualenvs (default ~/.cache/agentengine-bench)
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   KSADK_VERSION   default 0.8.5
-#   BENCH_PROCESSES runner processes of agentengine's project (its `processes:`; default 1,
-#                   agentengine's default). KsADK runs the graph in its one server process.
+#   BENCH_PROCESSES agentengine's project's `processes:` (default: unset, agentengine's
+#                   default `auto`: one runner process, more while all are CPU-bound).
+#                   KsADK runs the graph in its one server process.
 # Needs: go, python3 (with venv), jq, curl, unshare and nsenter (root or user namespaces).
 set -euo pipefail
 
@@ -88,7 +89,7 @@ agent_variable: graph
 EOF
   echo "langgraph" >"$dir/requirements.txt"
 done
-echo "processes: ${BENCH_PROCESSES:-1}" >>"$AEPROJ/agentengine.yaml"
+if [ -n "${BENCH_PROCESSES:-}" ]; then echo "processes: $BENCH_PROCESSES" >>"$AEPROJ/agentengine.yaml"; fi
 
 note "building into $BIN"
 go build -o "$BIN/" ./cmd/agentengine ./bench/cmd/loadgen
@@ -162,7 +163,7 @@ cat /proc/loadavg >"$RES/loadavg.end"
 {
   echo "### agentengine vs KsADK $KVER, LangGraph echo graph"
   echo
-  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point; agentengine with ${BENCH_PROCESSES:-1} runner process(es)."
+  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point; agentengine's runner processes: ${BENCH_PROCESSES:-auto (its default: one, more while all are CPU-bound)}; the CPU column counts every runner process, from its start if it started during a point."
   echo
   echo "| point | server | turns/s | p50 ms | p99 ms | CPU ms/turn (server + runner) | errors | agentengine ÷ KsADK: turns/s | p50 | CPU/turn |"
   echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -180,5 +181,11 @@ cat /proc/loadavg >"$RES/loadavg.end"
         "| \($name) | KsADK \("'"$KVER"'") | \($k.tps|r2) | \($k.p50|r2) | \($k.p99|r2) | \($k.cpt|r2) | \($k.errors) | | | |"
     ' "$RES"/"$name".r*.json
   done
+  echo
+  printf 'agentengine runner processes at the end of each point (round by round): %s\n' "$(
+    for p in "${POINTS[@]}"; do
+      name="${p%%:*}"
+      printf '%s %s; ' "$name" "$(for r in $(seq 1 "$ROUNDS"); do jq -r '.server.children // "?"' "$RES/$name.r$r.ae.json" 2>/dev/null || echo "?"; done | paste -sd/)"
+    done | sed 's/; $//')"
 } | tee "$RES/report.md"
 note "results in $RES"

@@ -208,10 +208,9 @@ func (s *sampler) server(turns, deltas int) *ServerStats {
 	var kids time.Duration
 	n := 0
 	for pid, after := range s.kidsAfter {
-		if before, ok := s.kidsBefore[pid]; ok {
-			kids += after - before
-			n++
-		}
+		// A runner started during the load (a pool growing) counts from its start.
+		kids += after - s.kidsBefore[pid]
+		n++
 	}
 	st := &ServerStats{
 		PID:             s.pid,

@@ -89,13 +89,12 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 	if err != nil {
 		return nil, err
 	}
-	members := make([]runnerpool.Member, p.Processes)
-	for i := range members {
+	member := func(i int) runnerpool.Member {
 		name := p.Name
-		if p.Processes > 1 {
+		if i > 0 || p.Processes > 1 {
 			name = fmt.Sprintf("%s#%d", p.Name, i+1)
 		}
-		members[i] = runnerproc.New(runnerproc.Config{
+		return runnerproc.New(runnerproc.Config{
 			Name:         name,
 			Command:      l.Command,
 			Dir:          l.Dir,
@@ -104,8 +103,17 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 			Logger:       o.log.Named(p.Name),
 		})
 	}
-	if len(members) == 1 {
-		return members[0].(*runnerproc.Supervisor), nil
+	if p.MaxProcesses > p.Processes {
+		return runnerpool.NewScaling(runnerpool.ScalingConfig{
+			Max: p.MaxProcesses, NewMember: member, Logger: o.log.Named(p.Name).Named("pool"),
+		}), nil
+	}
+	if p.Processes == 1 {
+		return member(0).(*runnerproc.Supervisor), nil
+	}
+	members := make([]runnerpool.Member, p.Processes)
+	for i := range members {
+		members[i] = member(i)
 	}
 	return runnerpool.New(members...), nil
 }

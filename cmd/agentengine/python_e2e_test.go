@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -400,6 +401,48 @@ func TestPythonPoolSpreadsConcurrentRuns(t *testing.T) {
 	}
 	if len(pids) != 2 {
 		t.Fatalf("two concurrent runs went to one process: %v", pids)
+	}
+}
+
+// TestPythonPoolGrowsWhileCPUBound: a Python project without `processes` starts one
+// runner process and adds another while CPU-bound runs queue on it.
+func TestPythonPoolGrowsWhileCPUBound(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("a pool grows to one process per CPU, and this machine has one")
+	}
+	dir := copyPyProject(t, "testdata/pyfixture", "")
+	s := startPython(t, dir)
+	if pids := s.runnerPIDs(); len(pids) != 1 {
+		t.Fatalf("runner processes at start %v, want 1", pids)
+	}
+	// Four CPU-bound runs at a time keep the one process busy with runs waiting, until
+	// the second process takes a share of them.
+	pids := map[string]bool{}
+	deadline := time.Now().Add(90 * time.Second)
+	for n := 0; len(pids) < 2; n++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("runs still all on one process after %d rounds (runner processes %v)\n%s", n, s.runnerPIDs(), s.logs)
+		}
+		results := make(chan turn, 4)
+		for i := range 4 {
+			go func() {
+				results <- streamTurnNoFatal(s.url, map[string]any{"model": "pyfixture", "input": "spin 0.2", "conversation": fmt.Sprintf("spin-%d-%d", n, i)})
+			}()
+		}
+		for range 4 {
+			tr := <-results
+			_, pid, ok := strings.Cut(tr.text, "pid=")
+			if tr.last != "response.completed" || !ok {
+				t.Fatalf("last %s, text %q, response %v\n%s", tr.last, tr.text, tr.response, s.logs)
+			}
+			pids[pid] = true
+		}
+	}
+	if got := s.runnerPIDs(); len(got) != 2 {
+		t.Fatalf("runner processes %v, want 2", got)
+	}
+	if !strings.Contains(s.logs.String(), "starting another") {
+		t.Errorf("the log does not say why a process was added:\n%s", s.logs)
 	}
 }
 

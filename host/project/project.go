@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -58,8 +60,16 @@ type Config struct {
 	Binary string `yaml:"binary"`
 	// Python is the interpreter or virtualenv for Python runners.
 	Python string `yaml:"python"`
-	// Processes is the number of runner processes (Python pools); default 1.
-	Processes int `yaml:"processes"`
+	// ProcessesSetting is the `processes` field as written: a number of runner
+	// processes, or "auto". Read Processes and MaxProcesses instead.
+	ProcessesSetting any `yaml:"processes"`
+	// Processes is how many runner processes start; MaxProcesses how many the agent's
+	// pool may grow to while every one of them is CPU-bound. "auto" (the default of the
+	// Python frameworks, whose interpreter lock holds a process to one core) starts one
+	// and allows up to AutoMaxProcesses; a number fixes both; Go runners use every core
+	// in one process and default to one.
+	Processes    int `yaml:"-"`
+	MaxProcesses int `yaml:"-"`
 	// Env is extra environment for the runner; the runner sees only this, PATH/HOME
 	// and what the host needs to launch it.
 	Env map[string]string `yaml:"env"`
@@ -149,8 +159,8 @@ func (p *Project) normalise() error {
 	default:
 		return p.fieldErr("framework", "unknown framework %q: use one of go, langgraph, langchain, deepagents, adk", p.Framework)
 	}
-	if p.Processes < 0 {
-		return p.fieldErr("processes", "must be 1 or more")
+	if err := p.normaliseProcesses(); err != nil {
+		return err
 	}
 	p.OpenAICompat = strings.ToLower(strings.TrimSpace(p.OpenAICompat))
 	if p.OpenAICompat != "" && p.OpenAICompat != "openai" && p.OpenAICompat != "ksadk" {
@@ -162,9 +172,6 @@ func (p *Project) normalise() error {
 	case WorkspacePerUser, WorkspaceShared:
 	default:
 		return p.fieldErr("workspace", "unknown value %q: use per-user or shared", p.Workspace)
-	}
-	if p.Processes == 0 {
-		p.Processes = 1
 	}
 	if p.IsPython() {
 		return p.normalisePython()
@@ -246,4 +253,64 @@ func (p *Project) StateDir() string { return filepath.Join(p.Dir, ".agentengine"
 // DefaultSessionPath is the default SQLite session file (KsADK's path).
 func (p *Project) DefaultSessionPath() string {
 	return filepath.Join(p.StateDir(), "ui", "sessions.sqlite")
+}
+
+// AutoMaxProcesses is the most runner processes `processes: auto` grows to: one per CPU,
+// at most four (each Python process holds its own copy of the agent's libraries).
+func AutoMaxProcesses() int {
+	return min(runtime.NumCPU(), 4)
+}
+
+func (p *Project) normaliseProcesses() error {
+	auto := p.IsPython()
+	switch v := p.ProcessesSetting.(type) {
+	case nil:
+	case string:
+		if strings.ToLower(strings.TrimSpace(v)) != "auto" {
+			return p.fieldErr("processes", "%q is not a number of processes: use a number (1 or more) or auto", v)
+		}
+		auto = true
+	default:
+		n, ok := wholeNumber(v)
+		if ok && n == 0 {
+			break // 0 is the default, as it always was
+		}
+		if !ok || n < 1 {
+			return p.fieldErr("processes", "%v is not a number of processes: use a number (1 or more) or auto", v)
+		}
+		if n > maxProcesses {
+			return p.fieldErr("processes", "%d is too many: at most %d", n, maxProcesses)
+		}
+		p.Processes, p.MaxProcesses = int(n), int(n)
+		return nil
+	}
+	p.Processes, p.MaxProcesses = 1, 1
+	if auto && p.IsPython() {
+		p.MaxProcesses = max(1, AutoMaxProcesses())
+	}
+	return nil
+}
+
+// maxProcesses bounds a fixed `processes`: more would only hold memory.
+const maxProcesses = 64
+
+// wholeNumber reads a YAML number that is a whole number.
+func wholeNumber(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	case uint64:
+		if n > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(n), true
+	case float64:
+		if n != math.Trunc(n) || math.Abs(n) > 1<<53 {
+			return 0, false
+		}
+		return int64(n), true
+	}
+	return 0, false
 }

@@ -393,3 +393,60 @@ func TestLangGraphEnv(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestProcesses(t *testing.T) {
+	auto := AutoMaxProcesses()
+	tests := []struct {
+		name      string
+		framework string
+		setting   string // the `processes` line; empty for none
+		start     int
+		max       int
+		wantErr   string
+	}{
+		{"python default: one, growing while CPU-bound", "langgraph", "", 1, auto, ""},
+		{"python auto", "adk", "processes: auto", 1, auto, ""},
+		{"python auto, any case", "langchain", "processes: ' Auto '", 1, auto, ""},
+		{"python fixed", "deepagents", "processes: 3", 3, 3, ""},
+		{"python fixed one", "langgraph", "processes: 1", 1, 1, ""},
+		{"zero is the default", "langgraph", "processes: 0", 1, auto, ""},
+		{"go default: one process uses every core", "go", "", 1, 1, ""},
+		{"go auto is one", "go", "processes: auto", 1, 1, ""},
+		{"go fixed", "go", "processes: 2", 2, 2, ""},
+		{"negative", "langgraph", "processes: -1", 0, 0, "not a number of processes"},
+		{"fraction", "langgraph", "processes: 1.5", 0, 0, "not a number of processes"},
+		{"word", "langgraph", "processes: many", 0, 0, `"many" is not a number of processes`},
+		{"bool", "langgraph", "processes: true", 0, 0, "not a number of processes"},
+		{"too many", "langgraph", "processes: 1000", 0, 0, "too many"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{}
+			cfg := "name: a\nframework: " + tt.framework + "\n"
+			if tt.framework == "go" {
+				cfg += "binary: runner\n"
+				files["runner"] = "#!/bin/sh\n"
+			} else {
+				cfg += "entry_point: agent.py:graph\n"
+				files["agent.py"] = graphPy
+			}
+			if tt.setting != "" {
+				cfg += tt.setting + "\n"
+			}
+			files["agentengine.yaml"] = cfg
+			p, err := Load(writeTree(t, files))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), `"processes"`) {
+					t.Fatalf("error %v, want one about \"processes\" containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Processes != tt.start || p.MaxProcesses != tt.max {
+				t.Fatalf("processes %d up to %d, want %d up to %d", p.Processes, p.MaxProcesses, tt.start, tt.max)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 // Package runnerpool spreads one agent's runs over several runner processes. A Pool is a
 // runnerv1.RunnerClient like the runnerproc.Supervisor each member is, so the host does
-// not know whether an agent has one process or many.
+// not know whether an agent has one process or many. A pool is fixed (New) or grows and
+// shrinks with its members' CPU use (NewScaling, see scale.go).
 //
 // Routing is per run, not per session: each Run goes to the member with the fewest runs in
 // flight. A session may therefore move between processes from turn to turn, which is fine
@@ -31,10 +32,18 @@ type Member interface {
 
 // Pool routes calls to the least busy of its members. Safe for concurrent use.
 type Pool struct {
-	members []*member
+	// live is the members calls go to; a scaling pool replaces it as it grows or
+	// shrinks, so a call reads it once without a lock.
+	live atomic.Pointer[[]*member]
 	// next breaks ties between equally busy members round-robin, so an idle pool
 	// still spreads sequential runs (and their cold caches) over every process.
 	next atomic.Uint64
+
+	scale *scaler // nil for a fixed pool
+
+	mu     sync.Mutex
+	all    []*member // every member not yet closed: live, starting or retiring
+	closed bool
 }
 
 var _ runnerv1.RunnerClient = (*Pool)(nil)
@@ -48,7 +57,7 @@ type member struct {
 // (members without a Startable method count as able), else the first member's error.
 func (p *Pool) Startable() error {
 	var first error
-	for _, m := range p.members {
+	for _, m := range p.members() {
 		s, ok := m.Member.(interface{ Startable() error })
 		if !ok {
 			return nil
@@ -69,17 +78,23 @@ func New(members ...Member) *Pool {
 	if len(members) == 0 {
 		panic("runnerpool: no members")
 	}
-	p := &Pool{members: make([]*member, len(members))}
+	live := make([]*member, len(members))
 	for i, m := range members {
-		p.members[i] = &member{Member: m}
+		live[i] = &member{Member: m}
 	}
+	p := &Pool{all: append([]*member(nil), live...)}
+	p.live.Store(&live)
 	return p
 }
 
+// members returns the members calls go to now.
+func (p *Pool) members() []*member { return *p.live.Load() }
+
 // PIDs returns the live members' process ids (0 for a member without a process).
 func (p *Pool) PIDs() []int {
-	out := make([]int, len(p.members))
-	for i, m := range p.members {
+	ms := p.members()
+	out := make([]int, len(ms))
+	for i, m := range ms {
 		out[i] = m.PID()
 	}
 	return out
@@ -88,7 +103,7 @@ func (p *Pool) PIDs() []int {
 // PID returns the first live member's pid, or 0; with PIDs it makes a Pool usable where
 // a single supervisor was.
 func (p *Pool) PID() int {
-	for _, m := range p.members {
+	for _, m := range p.members() {
 		if pid := m.PID(); pid != 0 {
 			return pid
 		}
@@ -98,20 +113,27 @@ func (p *Pool) PID() int {
 
 // Busy returns each member's number of runs in flight.
 func (p *Pool) Busy() []int64 {
-	out := make([]int64, len(p.members))
-	for i, m := range p.members {
+	ms := p.members()
+	out := make([]int64, len(ms))
+	for i, m := range ms {
 		out[i] = m.busy.Load()
 	}
 	return out
 }
 
-// order returns the members from least to most busy, ties rotated.
+// order returns the members from least to most busy, ties rotated in a fixed pool. A
+// scaling pool breaks ties by age instead: the load it does not need gathers on its
+// first members, and the newest one cools down and can be retired.
 func (p *Pool) order() []*member {
-	n := len(p.members)
-	start := int(p.next.Add(1)-1) % n
+	ms := p.members()
+	n := len(ms)
+	start := 0
+	if p.scale == nil {
+		start = int(p.next.Add(1)-1) % n
+	}
 	out := make([]*member, 0, n)
 	for i := range n {
-		out = append(out, p.members[(start+i)%n])
+		out = append(out, ms[(start+i)%n])
 	}
 	// Insertion sort: pools are small, and it keeps the rotation among equals.
 	for i := 1; i < n; i++ {
@@ -205,25 +227,40 @@ func (s *stream) Recv() (*runnerv1.RunEvent, error) {
 	return ev, err
 }
 
-// Start starts every member concurrently and reports all failures.
+// Start starts every live member concurrently and reports all failures; a scaling pool
+// then begins watching its members' CPU use.
 func (p *Pool) Start(ctx context.Context) error {
-	return p.each(func(i int, m *member) error {
+	ms := p.members()
+	err := each(ms, func(i int, m *member) error {
 		if err := m.Start(ctx); err != nil {
-			return fmt.Errorf("process %d of %d: %w", i+1, len(p.members), err)
+			return fmt.Errorf("process %d of %d: %w", i+1, len(ms), err)
 		}
 		return nil
 	})
+	if err == nil && p.scale != nil {
+		p.scale.begin(p)
+	}
+	return err
 }
 
-// Close closes every member concurrently.
+// Close closes every member concurrently, those a scaling pool is starting or retiring
+// included.
 func (p *Pool) Close(ctx context.Context) error {
-	return p.each(func(_ int, m *member) error { return m.Close(ctx) })
+	p.mu.Lock()
+	p.closed = true
+	all := p.all
+	p.all = nil
+	p.mu.Unlock()
+	if p.scale != nil {
+		p.scale.stop()
+	}
+	return each(all, func(_ int, m *member) error { return m.Close(ctx) })
 }
 
-func (p *Pool) each(f func(int, *member) error) error {
-	errs := make([]error, len(p.members))
+func each(ms []*member, f func(int, *member) error) error {
+	errs := make([]error, len(ms))
 	var wg sync.WaitGroup
-	for i, m := range p.members {
+	for i, m := range ms {
 		wg.Go(func() { errs[i] = f(i, m) })
 	}
 	wg.Wait()

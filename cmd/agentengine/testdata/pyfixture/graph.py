@@ -3,12 +3,15 @@
 - "sleep S": waits S seconds, then answers with the session id of its invocation context
   read before and after the wait (two concurrent sessions must each see their own) and
   the runner's pid (pool tests).
+- "spin S": keeps the CPU busy for S seconds (blocking, as CPU-bound Python code does),
+  then answers like "sleep" (pool growth tests).
 - "marker NAME": calls the slow_marker tool, which waits and then writes
   <state dir>/NAME; a cancelled run must never write it.
 """
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 from agentengine_runner import get_current_invocation_context
@@ -39,6 +42,10 @@ async def respond(state: MessagesState) -> dict:
     before = get_current_invocation_context().session_id
     if len(words) == 2 and words[0] == "sleep":
         await asyncio.sleep(float(words[1]))
+    if len(words) == 2 and words[0] == "spin":
+        end = time.monotonic() + float(words[1])
+        while time.monotonic() < end:
+            pass
     after = get_current_invocation_context().session_id
     return {"messages": [AIMessage(content=f"session={before} after={after} pid={os.getpid()}")]}
 
