@@ -11,7 +11,8 @@
 # When Debian's postgresql package is installed (/usr/lib/postgresql/*/bin), it also
 # starts a throwaway PostgreSQL server (scripts/pg-test.sh: temp dir, free port, an
 # ordinary user, stopped on exit), two agentengine replicas on it (A and B, one
-# schema) and a fourth floor (hop + 5-row Postgres transaction), and adds: non-stream
+# schema) and a fourth floor (hop + 5-row Postgres transaction, twice: two replicas are
+# compared with two floor processes loaded the same way), and adds: non-stream
 # turns on one replica and on both (the load split across them), history on Postgres,
 # and live-follow latency (a stream on A followed on B). Without it, that section is
 # skipped with a message.
@@ -167,11 +168,17 @@ lg() {
 
 lg_pg2() {
   local label="$1" c="$2"; shift 2
-  lg "$label.a" "$PGA_URL" "$PGA_PID" -c "$((c / 2))" "$@" &
-  local pa=$!
-  lg "$label.b" "$PGB_URL" "$PGB_PID" -c "$((c / 2))" "$@" &
-  local pb=$!
-  wait "$pa" "$pb"
+  lg_pair "$label" "$c" "$PGA_URL" "$PGA_PID" "$PGB_URL" "$PGB_PID" "$@"
+}
+
+# lg_pair LABEL C URL_A PID_A URL_B PID_B ARGS...: the load split across two servers.
+lg_pair() {
+  local label="$1" c="$2" ua="$3" pa="$4" ub="$5" pb="$6"; shift 6
+  lg "$label.a" "$ua" "$pa" -c "$((c / 2))" "$@" &
+  local wa=$!
+  lg "$label.b" "$ub" "$pb" -c "$((c / 2))" "$@" &
+  local wb=$!
+  wait "$wa" "$wb"
 }
 
 note "idle RSS right after start"
@@ -194,6 +201,17 @@ HOP_URL="$(awk '$1=="hop"{print $2}' "$OUT/floor.out")"
 HOPSQL_URL="$(awk '$1=="hopsqlite"{print $2}' "$OUT/floor.out")"
 HOPPG_URL="$(awk '$1=="hoppg"{print $2}' "$OUT/floor.out")"
 note "floors pid $FLOOR_PID: gin $GIN_URL, hop $HOP_URL, hop+sqlite $HOPSQL_URL${HOPPG_URL:+, hop+postgres $HOPPG_URL}"
+# Two replicas are measured against two floor processes on the same database, loaded
+# the same way (the load split across them).
+if [ "$PG" = 1 ]; then
+  "$BIN/floor" -plugin "$BIN/hopplugin" -body-bytes "$BODY_BYTES" -db "$OUT/data/floor2.sqlite" -lifetime 30m -pg-dsn "$PG_DSN" \
+    >"$OUT/floor2.out" 2>"$OUT/floor2.log" &
+  FLOOR2_PID=$!
+  PIDS+=("$FLOOR2_PID")
+  wait_line "$OUT/floor2.out" "^ready" "$FLOOR2_PID"
+  HOPPG2_URL="$(awk '$1=="hoppg"{print $2}' "$OUT/floor2.out")"
+  note "second floor pid $FLOOR2_PID: hop+postgres $HOPPG2_URL"
+fi
 
 # First, while the servers are fresh, so that their RSS shows what the streams cost.
 note "$STREAMS concurrent open streams (30 deltas × 200 ms)"
@@ -242,6 +260,7 @@ for c in 1 16; do
       lg "ns.c$c.$1.r$r" "$2" "$3" -scenario nonstream -c "$c" -d "${SECS}s"
     done
     if [ "$PG" = 1 ] && [ "$c" -ge 2 ]; then
+      lg_pair "ns.c$c.hoppg2.r$r" "$c" "$HOPPG_URL" "$FLOOR_PID" "$HOPPG2_URL" "$FLOOR2_PID" -scenario nonstream -d "${SECS}s"
       lg_pg2 "ns.c$c.pg2.r$r" "$c" -scenario nonstream -d "${SECS}s"
     fi
   done
@@ -250,6 +269,7 @@ for c in 1 16; do
     median_round "ns.c$c.$1"
   done
   if [ "$PG" = 1 ] && [ "$c" -ge 2 ]; then
+    median_round "ns.c$c.hoppg2" .a .b
     median_round "ns.c$c.pg2" .a .b
   fi
 done

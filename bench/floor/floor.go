@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -68,6 +69,14 @@ type handler struct {
 
 func (h *handler) id() string { return strconv.FormatUint(h.ids.Add(1), 16) }
 
+// newHandler starts the ids at a random point, so that two floors on one database (two
+// "replicas") do not write the same sessions.
+func newHandler(cfg Config) *handler {
+	h := &handler{cfg: cfg}
+	h.ids.Store(rand.Uint64() >> 8)
+	return h
+}
+
 // engine returns a gin engine without middleware: POST /v1/responses and GET /health.
 func engine(post gin.HandlerFunc) *gin.Engine {
 	r := gin.New()
@@ -92,7 +101,7 @@ func decode(c *gin.Context) (*request, []byte, bool) {
 
 // NewGin returns the bare gin floor.
 func NewGin(cfg Config) http.Handler {
-	h := &handler{cfg: cfg}
+	h := newHandler(cfg)
 	return engine(h.bare)
 }
 
@@ -125,7 +134,7 @@ func NewHop(cfg Config) (http.Handler, error) {
 	if cfg.Runner == nil {
 		return nil, errors.New("floor: the hop floor needs a runner")
 	}
-	h := &handler{cfg: cfg}
+	h := newHandler(cfg)
 	return engine(h.hop), nil
 }
 
