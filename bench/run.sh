@@ -25,8 +25,9 @@
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_STREAMS   concurrent streams of the streams scenario (default 1000)
 #   BENCH_HISTORY   events of history of the long-history point (default 10000)
-#   BENCH_HISTORY_TURNS measured turns of each history point (default 200; the p50 of 50
-#                   moved by 15% between runs on this machine)
+#   BENCH_HISTORY_TURNS measured turns of each history point (default 1000, two
+#                   conversations at 10,000 events; 200 turns are 0.2 s of SQLite turns, and
+#                   their p50 ratio moved between 0.94× and 1.32× on one server)
 #   BENCH_SCALE     concurrent streams of the scale point, run last (default 5000; 0 skips)
 #   BENCH_SETTLE    seconds after the load before the second idle RSS reading (default 60)
 #   AGENTENGINE_BIN use this agentengine binary instead of building ./cmd/agentengine
@@ -47,7 +48,7 @@ cd "$ROOT"
 SECS="${BENCH_SECONDS:-3}"
 STREAMS="${BENCH_STREAMS:-1000}"
 HISTORY="${BENCH_HISTORY:-10000}"
-HIST_TURNS="${BENCH_HISTORY_TURNS:-200}"
+HIST_TURNS="${BENCH_HISTORY_TURNS:-1000}"
 NS_ROUNDS="${BENCH_ROUNDS:-3}"
 SCALE="${BENCH_SCALE:-5000}"
 SETTLE="${BENCH_SETTLE:-60}"
