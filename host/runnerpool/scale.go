@@ -54,6 +54,9 @@ const (
 	// coolCPU: the pool shrinks once its members together use less than this share of
 	// a core per member that would remain; far under hotCPU, so that it does not flap.
 	coolCPU = 0.3
+	// idleCPU: ...or once its newest member, which light load leaves alone (ties go to
+	// the oldest), uses less than this.
+	idleCPU = 0.05
 )
 
 // NewScaling returns a pool that starts with one member and grows to cfg.Max.
@@ -140,9 +143,9 @@ func (s *scaler) loop(p *Pool) {
 func (s *scaler) tick(p *Pool, now time.Time) {
 	ms := p.members()
 	hot := true
-	total := 0.0
+	total, newest := 0.0, 1.0
 	seen := make(map[*member]cpuSample, len(ms))
-	for _, m := range ms {
+	for i, m := range ms {
 		pid := m.PID()
 		cpu, err := s.cfg.CPUTime(pid)
 		if pid == 0 || err != nil {
@@ -158,6 +161,9 @@ func (s *scaler) tick(p *Pool, now time.Time) {
 		}
 		share := float64(cpu-prev.cpu) / float64(now.Sub(prev.at))
 		total += share
+		if i == len(ms)-1 {
+			newest = share
+		}
 		if share < hotCPU || m.busy.Load() < hotBusy {
 			hot = false
 		}
@@ -176,7 +182,7 @@ func (s *scaler) tick(p *Pool, now time.Time) {
 		s.wg.Go(func() { s.grow(p, len(ms)) })
 	}
 
-	if len(ms) > 1 && total < coolCPU*float64(len(ms)-1) {
+	if len(ms) > 1 && (total < coolCPU*float64(len(ms)-1) || newest < idleCPU) {
 		if s.coolSince.IsZero() {
 			s.coolSince = now
 		} else if now.Sub(s.coolSince) >= s.cfg.IdleAfter {

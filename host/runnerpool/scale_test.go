@@ -22,6 +22,7 @@ type scaling struct {
 	mu    sync.Mutex
 	fakes []*fake
 	share atomic.Uint64 // percent of a core every process uses
+	only  sync.Map      // pid -> uint64 percent, overriding share for that process
 	cpu   sync.Map      // pid -> *atomic.Int64 nanoseconds used so far
 }
 
@@ -46,8 +47,12 @@ func newScaling(t *testing.T, max int, startErr error, tweak func(*ScalingConfig
 		RetryAfter: time.Hour,
 		CPUTime: func(pid int) (time.Duration, error) {
 			v, _ := s.cpu.LoadOrStore(pid, new(atomic.Int64))
+			share := s.share.Load()
+			if o, ok := s.only.Load(pid); ok {
+				share = o.(uint64)
+			}
 			// Every sample advances the process's CPU time by share of the interval.
-			n := v.(*atomic.Int64).Add(int64(5*time.Millisecond) * int64(s.share.Load()) / 100)
+			n := v.(*atomic.Int64).Add(int64(5*time.Millisecond) * int64(share) / 100)
 			return time.Duration(n), nil
 		},
 	}
@@ -217,6 +222,33 @@ func TestAScalingPoolRetiresAProcessOnceItsRunsEnd(t *testing.T) {
 	})
 	if _, closed := s.fake(0).state(); closed {
 		t.Fatal("the first process was closed")
+	}
+}
+
+func TestAScalingPoolRetiresAnIdleNewestProcess(t *testing.T) {
+	s := newScaling(t, 2, nil, func(c *ScalingConfig) { c.IdleAfter = 30 * time.Millisecond })
+	for range 4 {
+		s.run()
+	}
+	s.share.Store(100)
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if got := len(s.pool.PIDs()); got != 2 {
+			return fmt.Errorf("%d live processes, want 2", got)
+		}
+		return nil
+	})
+	// The first process stays busy (its four runs, most of a core: together more than
+	// the pool's cool threshold), the new one takes nothing.
+	s.only.Store(101, uint64(0))
+	s.share.Store(70)
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if _, closed := s.fake(1).state(); !closed {
+			return errors.New("the idle newest process is still open")
+		}
+		return nil
+	})
+	if got := len(s.pool.PIDs()); got != 1 {
+		t.Fatalf("%d live processes, want 1", got)
 	}
 }
 
