@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // UnmarshalPayload decodes a run payload exactly as json.Unmarshal would, decoding its
@@ -13,6 +14,10 @@ import (
 // long one was most of a long session's turn. Anything its fast path does not handle
 // (escaped or unknown keys, keys in another case, blocks, numbers that are not plain
 // integers, invalid UTF-8, another layout) is decoded by encoding/json.
+//
+// The history's strings share b's bytes where they have no escapes (a known role or type
+// is a constant), so that a long history is not a few hundred small allocations, each
+// for the collector to follow: b must not change afterwards.
 func UnmarshalPayload(b []byte, p *Payload) error {
 	const head = `{"history":`
 	if !bytes.HasPrefix(b, []byte(head)) {
@@ -53,37 +58,46 @@ func decodeHistory(b []byte, i int) ([]Message, int, bool) {
 		return nil, i, false
 	}
 	i = skipSpace(b, i+1)
-	out := []Message{}
 	if i < len(b) && b[i] == ']' {
-		return out, i + 1, true
+		return []Message{}, i + 1, true
 	}
+	// The messages' bounds first, so that the messages are allocated once, at their size.
+	var spans []span
+	var stack [128]span
+	spans = stack[:0]
 	for {
 		end, ok := valueEnd(b, i)
 		if !ok || b[i] != '{' {
 			return nil, i, false
 		}
-		var m Message
-		if !decodeMessage(b[i:end], &m) {
-			m = Message{}
-			if err := json.Unmarshal(b[i:end], &m); err != nil {
-				return nil, i, false
-			}
-		}
-		out = append(out, m)
+		spans = append(spans, span{i, end})
 		i = skipSpace(b, end)
 		if i >= len(b) {
 			return nil, i, false
 		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case ']':
-			return out, i + 1, true
-		default:
+		if b[i] == ']' {
+			i++
+			break
+		}
+		if b[i] != ',' {
 			return nil, i, false
 		}
+		i = skipSpace(b, i+1)
 	}
+	out := make([]Message, len(spans))
+	for k, sp := range spans {
+		m := &out[k]
+		if !decodeMessage(b[sp.start:sp.end], m) {
+			*m = Message{}
+			if err := json.Unmarshal(b[sp.start:sp.end], m); err != nil {
+				return nil, sp.start, false
+			}
+		}
+	}
+	return out, i, true
 }
+
+type span struct{ start, end int }
 
 // decodeMessage decodes the object b into m, reporting false (m partly set) when b is
 // anything its fast path does not handle.
@@ -165,12 +179,46 @@ func decodeField(b []byte, i int, key []byte, m *Message) (int, bool) {
 	if bytes.HasPrefix(b[i:], []byte("null")) {
 		return i + len("null"), true // null leaves a string as it was
 	}
+	if s, end, ok := plainString(b, i); ok {
+		*dst = sharedString(s)
+		return end, true
+	}
 	s, end, ok := jsonString(b, i)
 	if !ok {
 		return i, false
 	}
 	*dst = s
 	return end, true
+}
+
+// sharedString is s as a string: a constant for the roles and types every history
+// repeats, else a string sharing s's bytes (see UnmarshalPayload).
+func sharedString(s []byte) string {
+	switch string(s) { // compared without a copy
+	case "":
+		return ""
+	case "user":
+		return "user"
+	case "assistant":
+		return "assistant"
+	case "user_message":
+		return "user_message"
+	case "assistant_message":
+		return "assistant_message"
+	case "tool_call":
+		return "tool_call"
+	case "tool_result":
+		return "tool_result"
+	case "approval_request":
+		return "approval_request"
+	case "approval_response":
+		return "approval_response"
+	case "attachment_ref":
+		return "attachment_ref"
+	case "context_checkpoint":
+		return "context_checkpoint"
+	}
+	return unsafe.String(&s[0], len(s))
 }
 
 // validInt reports whether b is a JSON integer: no leading zeros, no plus sign.
