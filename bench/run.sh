@@ -25,9 +25,10 @@
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_STREAMS   concurrent streams of the streams scenario (default 1000)
 #   BENCH_HISTORY   events of history of the long-history point (default 10000)
-#   BENCH_HISTORY_TURNS measured turns of each history point (default 1000, two
-#                   conversations at 10,000 events; 200 turns are 0.2 s of SQLite turns, and
-#                   their p50 ratio moved between 0.94× and 1.32× on one server)
+#   BENCH_HISTORY_TURNS measured turns of each history point (default 1000, in three
+#                   interleaved rounds whose median p50 counts; 200 turns in one go are 0.2 s
+#                   of SQLite turns, and their p50 ratio moved between 0.94× and 1.32× on
+#                   one server)
 #   BENCH_SCALE     concurrent streams of the scale point, run last (default 5000; 0 skips)
 #   BENCH_SETTLE    seconds after the load before the second idle RSS reading (default 60)
 #   AGENTENGINE_BIN use this agentengine binary instead of building ./cmd/agentengine
@@ -230,10 +231,10 @@ if [ "$PG" = 1 ]; then
 fi
 
 # median_round LABEL [SUFFIX...]: the round of LABEL (files LABEL.r<k>[SUFFIX].json) whose
-# turns/s, summed over the suffixes (a replica's share), is the median stands for LABEL:
-# copied to LABEL[SUFFIX].json with that label. Each round is a real measurement; the
-# median of interleaved rounds keeps a moment of the shared machine's noise from deciding
-# a ratio.
+# turns/s (MEDIAN_KEY, a jq path), summed over the suffixes (a replica's share), is the
+# median stands for LABEL: copied to LABEL[SUFFIX].json with that label. Each round is a
+# real measurement; the median of interleaved rounds keeps a moment of the shared
+# machine's noise from deciding a ratio.
 median_round() {
   local label="$1"; shift
   local sfx=("$@") best="" k
@@ -243,7 +244,7 @@ median_round() {
     k="${f#"$RES/$label".r}"; k="${k%"${sfx[0]}".json}"
     total=0
     for x in "${sfx[@]}"; do
-      total="$(jq -r --argjson t "$total" '$t + .turns_per_sec' "$RES/$label.r$k$x.json" 2>/dev/null || echo "$total")"
+      total="$(jq -r --argjson t "$total" '$t + '"${MEDIAN_KEY:-.turns_per_sec}" "$RES/$label.r$k$x.json" 2>/dev/null || echo "$total")"
     done
     echo "$total $k"
   done | sort -n | awk '{ k[NR] = $2 } END { if (NR) print k[int((NR + 1) / 2)] }')"
@@ -287,11 +288,17 @@ for t in "${TARGETS[@]}"; do
   lg "st.c1.$1" "$2" "$3" -scenario stream -c 1 -d "${SECS}s"
 done
 
-note "history: 10 and $HISTORY events"
+# History: three interleaved rounds of each size per server, the round with the median
+# p50 standing for it (the target is a ratio of p50s).
+note "history: 10 and $HISTORY events, $HIST_TURNS turns each in 3 interleaved rounds"
 for t in "${HIST_TARGETS[@]}"; do
   set -- $t
-  lg "hist.h10.$1" "$2" "$3" -scenario history -history 10 -n "$HIST_TURNS" -c 1
-  lg "hist.h$HISTORY.$1" "$2" "$3" -scenario history -history "$HISTORY" -n "$HIST_TURNS" -c 1 -timeout 4m
+  for r in 1 2 3; do
+    lg "hist.h10.$1.r$r" "$2" "$3" -scenario history -history 10 -n "$(( (HIST_TURNS + 2) / 3 ))" -c 1
+    lg "hist.h$HISTORY.$1.r$r" "$2" "$3" -scenario history -history "$HISTORY" -n "$(( (HIST_TURNS + 2) / 3 ))" -c 1 -timeout 4m
+  done
+  MEDIAN_KEY=.latency_ms.p50 median_round "hist.h10.$1"
+  MEDIAN_KEY=.latency_ms.p50 median_round "hist.h$HISTORY.$1"
 done
 
 if [ "$PG" = 1 ]; then

@@ -464,7 +464,7 @@ func (r *report) history() {
 		return
 	}
 	r.p("### Turn latency against session history\n\n")
-	r.p("Non-stream turns at one connection on conversations seeded with the given number of events by sending turns first (%d events per echo-go turn). A conversation serves measured turns only while its history stays within 20%% of the target, so the smallest history uses a fresh conversation per measured turn.\n\n", load.DefaultEventsPerTurn)
+	r.p("Non-stream turns at one connection on conversations seeded with the given number of events by sending turns first (%d events per echo-go turn). A conversation serves measured turns only while its history stays within 20%% of the target, so the smallest history uses a fresh conversation per measured turn. bench/run.sh measures each size in three interleaved rounds; a row is the round with the median p50 (every round is under \"Other results\").\n\n", load.DefaultEventsPerTurn)
 	r.p("| server | history events | conversations | seed turns (s) | turns/s | p50 ms | p90 ms | p99 ms | host CPU µs/turn | runner CPU µs/turn | × smallest-history p50 | errors |\n")
 	r.p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, who := range []string{"mem", "sqlite", "pg"} {
