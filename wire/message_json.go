@@ -218,7 +218,7 @@ func sharedString(s []byte) string {
 	case "context_checkpoint":
 		return "context_checkpoint"
 	}
-	return unsafe.String(&s[0], len(s))
+	return unsafe.String(&s[0], len(s)) //nolint:gosec // G103: s is part of the payload, which UnmarshalPayload's callers never change (see there)
 }
 
 // validInt reports whether b is a JSON integer: no leading zeros, no plus sign.

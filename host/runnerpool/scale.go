@@ -99,7 +99,6 @@ type scaler struct {
 	samples   map[*member]cpuSample
 	hot       int
 	coolSince time.Time
-	notBefore time.Time
 
 	growing atomic.Bool
 	failed  atomic.Int64 // unix nanos of the last failed start
