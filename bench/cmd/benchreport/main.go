@@ -254,7 +254,7 @@ func floorFor(who string) string {
 
 func (r *report) nonStream() {
 	r.p("### Non-stream turns\n\n")
-	r.p("`POST /v1/responses` with `{\"model\":\"echo-go\",\"input\":\"hello there\"}`; ratios are to the hop floor (memory rows and floors), to the hop + SQLite floor (SQLite rows) or to the hop + Postgres floor (Postgres rows) measured in the same run. With two replicas the load is split across them (c/2 in flight on each, at once); the A + B row sums their turns/s. Their floor is measured the same way: two floor processes on the same database, the load split across them.\n\n")
+	r.p("`POST /v1/responses` with `{\"model\":\"echo-go\",\"input\":\"hello there\"}`; ratios are to the hop floor (memory rows and floors), to the hop + SQLite floor (SQLite rows) or to the hop + Postgres floor (Postgres rows) measured in the same run. With two replicas the load is split across them (c/2 in flight on each, at once); the A + B row sums their turns/s. Their floor is measured the same way: two floor processes on the same database, the load split across them. Each row is the server's median round; the throughput targets below take the median of each round's own ratio (a server and its floor a few seconds apart).\n\n")
 	r.p("| server | c | turns/s | × floor | p50 ms | × floor p50 | p99 ms | host CPU µs/turn | runner CPU µs/turn | errors |\n")
 	r.p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range []string{"c1", "c16"} {
@@ -290,12 +290,25 @@ func (r *report) nonStream() {
 		res, fl := r.nonStreamResult("c16", s.who), r.nonStreamResult("c16", s.floor)
 		if res != nil && fl != nil && fl.TurnsPerSec > 0 {
 			x := res.TurnsPerSec / fl.TurnsPerSec
+			measured := fmt.Sprintf("%.0f vs %.0f turns/s = %.2f×", res.TurnsPerSec, fl.TurnsPerSec, x)
+			// With interleaved rounds, a round's server and floor ran minutes apart at
+			// most, under the same load on the machine: the median of the rounds' own
+			// ratios is the ratio, not that of two medians taken apart.
+			if rs := r.roundRatios("c16", s.who, s.floor); len(rs) > 1 {
+				x = median(rs)
+				parts := make([]string, len(rs))
+				for i, v := range rs {
+					parts[i] = fmt.Sprintf("%.2f×", v)
+				}
+				measured = fmt.Sprintf("median of the rounds' ratios %.2f× (rounds: %s; median rounds %.0f vs %.0f turns/s)",
+					x, strings.Join(parts, ", "), res.TurnsPerSec, fl.TurnsPerSec)
+			}
 			ok := pass(x >= 0.6 && res.Errors == 0)
 			if !s.target {
 				ok = nil
 			}
 			r.addCheck(fmt.Sprintf("non-stream throughput, %s store, c=16: ≥ 0.6× the %s floor", s.name, s.floorName),
-				fmt.Sprintf("%.0f vs %.0f turns/s = %.2f×", res.TurnsPerSec, fl.TurnsPerSec, x), "≥ 0.60×", ok)
+				measured, "≥ 0.60×", ok)
 		}
 	}
 	if res, fl := r.rs["ns.c1.mem"], r.rs["ns.c1.hop"]; res != nil && fl != nil && p50(fl.Latency) > 0 {
@@ -399,6 +412,43 @@ func (r *report) sizes(prefix string) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// roundRatios returns, for each interleaved round k of the non-stream point at c
+// (ns.<c>.<who>.r<k>, split loads summed), who's turns/s over floor's in that round.
+func (r *report) roundRatios(c, who, floor string) []float64 {
+	round := func(w string, k int) float64 {
+		base := fmt.Sprintf("ns.%s.%s.r%d", c, w, k)
+		if w == "pg2" || w == "hoppg2" {
+			a, b := r.rs[base+".a"], r.rs[base+".b"]
+			if a == nil || b == nil {
+				return 0
+			}
+			return a.TurnsPerSec + b.TurnsPerSec
+		}
+		if res := r.rs[base]; res != nil && res.Errors == 0 {
+			return res.TurnsPerSec
+		}
+		return 0
+	}
+	var out []float64
+	for k := 1; ; k++ {
+		x, f := round(who, k), round(floor, k)
+		if x == 0 || f == 0 {
+			return out
+		}
+		out = append(out, x/f)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
 }
 
 // nonStreamResult is ns.<c>.<who>, the sum of a split load's two halves for pg2 and
