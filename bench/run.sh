@@ -17,10 +17,10 @@
 # and live-follow latency (a stream on A followed on B). Without it, that section is
 # skipped with a message.
 #
-# Usage: bench/run.sh                  (about 12–15 minutes on 2 cores: Postgres 2, KsADK and Python 5)
+# Usage: bench/run.sh                  (about 18 minutes on 2 cores: Postgres 3, KsADK and Python 5)
 # Environment:
 #   BENCH_SECONDS   measured seconds per throughput point (default 3)
-#   BENCH_ROUNDS    interleaved rounds of the non-stream points (default 3); each server's
+#   BENCH_ROUNDS    interleaved rounds of the non-stream points (default 5); each server's
 #                   median round stands for it in the report (every round is listed too)
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_STREAMS   concurrent streams of the streams scenario (default 1000)
@@ -50,7 +50,7 @@ SECS="${BENCH_SECONDS:-3}"
 STREAMS="${BENCH_STREAMS:-1000}"
 HISTORY="${BENCH_HISTORY:-10000}"
 HIST_TURNS="${BENCH_HISTORY_TURNS:-1000}"
-NS_ROUNDS="${BENCH_ROUNDS:-3}"
+NS_ROUNDS="${BENCH_ROUNDS:-5}"
 SCALE="${BENCH_SCALE:-5000}"
 SETTLE="${BENCH_SETTLE:-60}"
 FOLLOW="${BENCH_FOLLOW:-20}"
