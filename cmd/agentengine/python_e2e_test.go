@@ -392,12 +392,7 @@ func TestPythonPoolSpreadsConcurrentRuns(t *testing.T) {
 	}
 	pids := map[string]bool{}
 	for range 2 {
-		tr := <-results
-		_, pid, ok := strings.Cut(tr.text, "pid=")
-		if tr.last != "response.completed" || !ok {
-			t.Fatalf("last %s, text %q, response %v\n%s", tr.last, tr.text, tr.response, s.logs)
-		}
-		pids[pid] = true
+		pids[fixturePID(t, s, <-results)] = true
 	}
 	if len(pids) != 2 {
 		t.Fatalf("two concurrent runs went to one process: %v", pids)
@@ -430,12 +425,7 @@ func TestPythonPoolGrowsWhileCPUBound(t *testing.T) {
 			}()
 		}
 		for range 4 {
-			tr := <-results
-			_, pid, ok := strings.Cut(tr.text, "pid=")
-			if tr.last != "response.completed" || !ok {
-				t.Fatalf("last %s, text %q, response %v\n%s", tr.last, tr.text, tr.response, s.logs)
-			}
-			pids[pid] = true
+			pids[fixturePID(t, s, <-results)] = true
 		}
 	}
 	if got := s.runnerPIDs(); len(got) != 2 {
@@ -444,6 +434,16 @@ func TestPythonPoolGrowsWhileCPUBound(t *testing.T) {
 	if !strings.Contains(s.logs.String(), "starting another") {
 		t.Errorf("the log does not say why a process was added:\n%s", s.logs)
 	}
+}
+
+// fixturePID is the runner pid a completed pyfixture turn reports ("... pid=N").
+func fixturePID(t *testing.T, s *server, tr turn) string {
+	t.Helper()
+	_, pid, ok := strings.Cut(tr.text, "pid=")
+	if tr.last != "response.completed" || !ok {
+		t.Fatalf("last %s, text %q, response %v\n%s", tr.last, tr.text, tr.response, s.logs)
+	}
+	return pid
 }
 
 func TestPythonCancelStopsTheTask(t *testing.T) {

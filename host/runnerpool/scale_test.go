@@ -100,6 +100,24 @@ func (f *fake) state() (started, closed bool) {
 	return f.started, f.closed
 }
 
+// busyUntilTwo opens four runs on the first process, makes every process CPU-bound and
+// waits for the pool to grow to two; it returns the runs' ends.
+func (s *scaling) busyUntilTwo() []func() {
+	s.t.Helper()
+	var ends []func()
+	for range 4 {
+		ends = append(ends, s.run())
+	}
+	s.share.Store(100)
+	testutil.Eventually(s.t, 5*time.Second, func() error {
+		if got := len(s.pool.PIDs()); got != 2 {
+			return fmt.Errorf("%d live processes, want 2", got)
+		}
+		return nil
+	})
+	return ends
+}
+
 // settle lets the scaler take many samples.
 func settle() { time.Sleep(100 * time.Millisecond) }
 
@@ -108,16 +126,7 @@ func TestAScalingPoolGrowsWhileEveryProcessIsCPUBound(t *testing.T) {
 	if got := len(s.pool.PIDs()); got != 1 {
 		t.Fatalf("a scaling pool starts %d processes, want 1", got)
 	}
-	for range 4 {
-		s.run()
-	}
-	s.share.Store(95)
-	testutil.Eventually(t, 5*time.Second, func() error {
-		if got := len(s.pool.PIDs()); got != 2 {
-			return fmt.Errorf("%d live processes, want 2", got)
-		}
-		return nil
-	})
+	s.busyUntilTwo()
 	if started, _ := s.fake(1).state(); !started {
 		t.Fatal("the added process is live but was not started")
 	}
@@ -135,17 +144,7 @@ func TestAScalingPoolGrowsWhileEveryProcessIsCPUBound(t *testing.T) {
 
 func TestAScalingPoolGathersLightLoadOnItsFirstProcess(t *testing.T) {
 	s := newScaling(t, 2, nil, nil)
-	var ends []func()
-	for range 4 {
-		ends = append(ends, s.run())
-	}
-	s.share.Store(100)
-	testutil.Eventually(t, 5*time.Second, func() error {
-		if got := len(s.pool.PIDs()); got != 2 {
-			return fmt.Errorf("%d live processes, want 2", got)
-		}
-		return nil
-	})
+	ends := s.busyUntilTwo()
 	s.share.Store(0)
 	for _, end := range ends {
 		end()
@@ -184,17 +183,7 @@ func TestAScalingPoolStaysAtOneWhenAnotherWouldNotHelp(t *testing.T) {
 
 func TestAScalingPoolRetiresAProcessOnceItsRunsEnd(t *testing.T) {
 	s := newScaling(t, 2, nil, func(c *ScalingConfig) { c.IdleAfter = 30 * time.Millisecond })
-	var ends []func()
-	for range 4 {
-		ends = append(ends, s.run())
-	}
-	s.share.Store(100)
-	testutil.Eventually(t, 5*time.Second, func() error {
-		if got := len(s.pool.PIDs()); got != 2 {
-			return fmt.Errorf("%d live processes, want 2", got)
-		}
-		return nil
-	})
+	ends := s.busyUntilTwo()
 	onNew := s.run() // goes to the new, least busy process
 	if b := s.pool.Busy(); b[1] != 1 {
 		t.Fatalf("busy %v: the run did not go to the new process", b)
@@ -227,16 +216,7 @@ func TestAScalingPoolRetiresAProcessOnceItsRunsEnd(t *testing.T) {
 
 func TestAScalingPoolRetiresAnIdleNewestProcess(t *testing.T) {
 	s := newScaling(t, 2, nil, func(c *ScalingConfig) { c.IdleAfter = 30 * time.Millisecond })
-	for range 4 {
-		s.run()
-	}
-	s.share.Store(100)
-	testutil.Eventually(t, 5*time.Second, func() error {
-		if got := len(s.pool.PIDs()); got != 2 {
-			return fmt.Errorf("%d live processes, want 2", got)
-		}
-		return nil
-	})
+	s.busyUntilTwo()
 	// The first process stays busy (its four runs, most of a core: together more than
 	// the pool's cool threshold), the new one takes nothing.
 	s.only.Store(101, uint64(0))
@@ -276,16 +256,7 @@ func TestAScalingPoolDoesNotRetryAFailedStartAtOnce(t *testing.T) {
 
 func TestClosingAScalingPoolClosesTheProcessesItAdded(t *testing.T) {
 	s := newScaling(t, 2, nil, nil)
-	for range 4 {
-		s.run()
-	}
-	s.share.Store(100)
-	testutil.Eventually(t, 5*time.Second, func() error {
-		if got := len(s.pool.PIDs()); got != 2 {
-			return fmt.Errorf("%d live processes, want 2", got)
-		}
-		return nil
-	})
+	s.busyUntilTwo()
 	if err := s.pool.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
