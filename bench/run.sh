@@ -153,8 +153,6 @@ fi
 if [ -n "$PG_SKIP" ]; then note "Postgres section skipped: $PG_SKIP"; fi
 
 # lg LABEL URL PID ARGS...: one loadgen run, JSON into results/LABEL.json.
-# lg_pg2 LABEL C ARGS...: the load split across both Postgres replicas: two loadgen runs
-# at once, C/2 requests in flight each, into LABEL.a.json (replica A) and LABEL.b.json.
 lg() {
   local label="$1" url="$2" pid="$3"; shift 3
   local rc=0
@@ -168,12 +166,9 @@ lg() {
   printf '    %-22s %s\n' "$label" "$(jq -r '[(.turns_per_sec|floor|tostring)+" turns/s", "p50 "+((.latency_ms.p50 // 0)|tostring)+" ms", "errors "+(.errors|tostring)]|join(", ")' "$RES/$label.json" 2>/dev/null || true)" >&2
 }
 
-lg_pg2() {
-  local label="$1" c="$2"; shift 2
-  lg_pair "$label" "$c" "$PGA_URL" "$PGA_PID" "$PGB_URL" "$PGB_PID" "$@"
-}
-
-# lg_pair LABEL C URL_A PID_A URL_B PID_B ARGS...: the load split across two servers.
+# lg_pair LABEL C URL_A PID_A URL_B PID_B ARGS...: the load split across two servers (two
+# replicas, two floors): two loadgen runs at once, C/2 requests in flight each, into
+# LABEL.a.json and LABEL.b.json.
 lg_pair() {
   local label="$1" c="$2" ua="$3" pa="$4" ub="$5" pb="$6"; shift 6
   lg "$label.a" "$ua" "$pa" -c "$((c / 2))" "$@" &
@@ -263,7 +258,7 @@ for c in 1 16; do
     done
     if [ "$PG" = 1 ] && [ "$c" -ge 2 ]; then
       lg_pair "ns.c$c.hoppg2.r$r" "$c" "$HOPPG_URL" "$FLOOR_PID" "$HOPPG2_URL" "$FLOOR2_PID" -scenario nonstream -d "${SECS}s"
-      lg_pg2 "ns.c$c.pg2.r$r" "$c" -scenario nonstream -d "${SECS}s"
+      lg_pair "ns.c$c.pg2.r$r" "$c" "$PGA_URL" "$PGA_PID" "$PGB_URL" "$PGB_PID" -scenario nonstream -d "${SECS}s"
     fi
   done
   for t in "${NS_TARGETS[@]}"; do

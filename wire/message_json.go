@@ -62,9 +62,8 @@ func decodeHistory(b []byte, i int) ([]Message, int, bool) {
 		return []Message{}, i + 1, true
 	}
 	// The messages' bounds first, so that the messages are allocated once, at their size.
-	var spans []span
 	var stack [128]span
-	spans = stack[:0]
+	spans := stack[:0]
 	for {
 		end, ok := valueEnd(b, i)
 		if !ok || b[i] != '{' {

@@ -286,7 +286,7 @@ func (p *Project) normaliseProcesses() error {
 	}
 	p.Processes, p.MaxProcesses = 1, 1
 	if auto && p.IsPython() {
-		p.MaxProcesses = max(1, AutoMaxProcesses())
+		p.MaxProcesses = AutoMaxProcesses()
 	}
 	return nil
 }

@@ -146,13 +146,16 @@ func (s *scaler) tick(p *Pool, now time.Time) {
 	seen := make(map[*member]cpuSample, len(ms))
 	for i, m := range ms {
 		pid := m.PID()
+		if pid == 0 {
+			hot = false // no process right now
+			continue
+		}
 		cpu, err := s.cfg.CPUTime(pid)
-		if pid == 0 || err != nil {
+		if err != nil {
 			hot = false
 			continue
 		}
-		cur := cpuSample{at: now, pid: pid, cpu: cpu}
-		seen[m] = cur
+		seen[m] = cpuSample{at: now, pid: pid, cpu: cpu}
 		prev, ok := s.samples[m]
 		if !ok || prev.pid != pid || !now.After(prev.at) {
 			hot = false // a new or restarted process: no share yet

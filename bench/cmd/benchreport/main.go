@@ -416,20 +416,23 @@ func (r *report) sizes(prefix string) []int {
 
 // roundRatios returns, for each interleaved round k of the non-stream point at c
 // (ns.<c>.<who>.r<k>, split loads summed), who's turns/s over floor's in that round.
+// A round with errors counts as missing, whichever half had them.
 func (r *report) roundRatios(c, who, floor string) []float64 {
 	round := func(w string, k int) float64 {
 		base := fmt.Sprintf("ns.%s.%s.r%d", c, w, k)
-		if w == "pg2" || w == "hoppg2" {
-			a, b := r.rs[base+".a"], r.rs[base+".b"]
-			if a == nil || b == nil {
+		parts := []string{base}
+		if isPair(w) {
+			parts = []string{base + ".a", base + ".b"}
+		}
+		tps := 0.0
+		for _, l := range parts {
+			res := r.rs[l] // not r.get: the rounds stay listed under "Other results"
+			if res == nil || res.Errors != 0 {
 				return 0
 			}
-			return a.TurnsPerSec + b.TurnsPerSec
+			tps += res.TurnsPerSec
 		}
-		if res := r.rs[base]; res != nil && res.Errors == 0 {
-			return res.TurnsPerSec
-		}
-		return 0
+		return tps
 	}
 	var out []float64
 	for k := 1; ; k++ {
@@ -444,17 +447,20 @@ func (r *report) roundRatios(c, who, floor string) []float64 {
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
+	n := len(s)
+	if n%2 == 1 {
 		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
 	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// isPair reports whether who is a load split across two servers (ns.<c>.<who>.{a,b}).
+func isPair(who string) bool { return who == "pg2" || who == "hoppg2" }
 
 // nonStreamResult is ns.<c>.<who>, the sum of a split load's two halves for pg2 and
 // hoppg2.
 func (r *report) nonStreamResult(c, who string) *load.Result {
-	if who == "pg2" || who == "hoppg2" {
+	if isPair(who) {
 		return r.pair(c, who)
 	}
 	return r.get("ns." + c + "." + who)
