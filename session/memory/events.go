@@ -75,10 +75,12 @@ func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.E
 		rec.checkpoints.Apply(p.Checkpoints)
 		if id := evs[i].ItemID; id != "" {
 			ref := itemRef{rec: rec, seq: evs[i].Seq}
+			// Assigned with a kept key every time: a map keeps the key it was last
+			// assigned with.
 			if refs, ok := s.items[id]; ok {
-				s.items[id] = refs.add(ref)
+				s.items[s.kept.str(id)] = refs.add(ref)
 			} else {
-				s.items[id] = itemRefs{first: ref}
+				s.items[s.kept.str(id)] = itemRefs{first: ref}
 			}
 		}
 	}
@@ -86,7 +88,28 @@ func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.E
 	for i := range evs {
 		rec.events.add(&evs[i])
 	}
-	core.Summarize(&rec.row, rec.renamed, ps, evs, now)
+	row := &rec.row
+	firstPrompt, title := row.FirstPrompt, row.Title
+	core.Summarize(row, rec.renamed, ps, evs, now)
+	// The summary's strings shared with what the session keeps already, or kept as
+	// arena strings: they change rarely or never.
+	if firstPrompt == "" && row.FirstPrompt != "" {
+		row.FirstPrompt = s.kept.str(row.FirstPrompt)
+	}
+	if title == "" && row.Title != "" {
+		row.Title = s.kept.str(row.Title)
+	}
+	if row.LastPrompt == row.FirstPrompt {
+		row.LastPrompt = row.FirstPrompt
+	}
+	keepActive(rec)
+}
+
+// keepActive has the row's active invocation id share its run's id.
+func keepActive(rec *sessionRec) {
+	if r, ok := rec.runs.get(rec.row.ActiveInvocationID); ok {
+		rec.row.ActiveInvocationID = r.run.InvocationID
+	}
 }
 
 func (s *Store) unindexItem(rec *sessionRec, item string) {
@@ -95,7 +118,7 @@ func (s *Store) unindexItem(rec *sessionRec, item string) {
 		return // the session stored the item more than once: already gone
 	}
 	if refs, ok := refs.without(rec); ok {
-		s.items[item] = refs
+		s.items[s.kept.str(item)] = refs
 	} else {
 		delete(s.items, item)
 	}

@@ -37,38 +37,63 @@ func (r itemRefs) without(rec *sessionRec) (itemRefs, bool) {
 	return itemRefs{first: all[0], more: all[1:]}, true
 }
 
-// runIndex is a session's runs by invocation id: a few in a slice, searched newest
-// first (a run's own lookups are of the newest); a map as well once there are many.
+// runIndex is a session's runs by invocation id: the first in the index itself (most
+// sessions have one run), the later ones in a slice, searched newest first (a run's own
+// lookups are of the newest); a map as well once there are many.
 type runIndex struct {
-	list []*runRec
-	byID map[string]*runRec
+	first runRec // set when n > 0
+	more  []*runRec
+	byID  map[string]*runRec
 }
 
 // runIndexMapAt is how many runs a session has before its index adds a map.
 const runIndexMapAt = 16
+
+func (x *runIndex) len() int {
+	if x.first.run.InvocationID == "" {
+		return 0
+	}
+	return 1 + len(x.more)
+}
+
+// at returns run i, oldest first.
+func (x *runIndex) at(i int) *runRec {
+	if i == 0 {
+		return &x.first
+	}
+	return x.more[i-1]
+}
 
 func (x *runIndex) get(id string) (*runRec, bool) {
 	if x.byID != nil {
 		r, ok := x.byID[id]
 		return r, ok
 	}
-	for i := len(x.list) - 1; i >= 0; i-- {
-		if x.list[i].run.InvocationID == id {
-			return x.list[i], true
+	for i := x.len() - 1; i >= 0; i-- {
+		if r := x.at(i); r.run.InvocationID == id {
+			return r, true
 		}
 	}
 	return nil, false
 }
 
-func (x *runIndex) add(r *runRec) {
-	x.list = append(x.list, r)
+// add records r (its invocation id is not empty) and returns where it is kept.
+func (x *runIndex) add(r runRec) *runRec {
+	kept := &x.first
+	if x.len() == 0 {
+		x.first = r
+	} else {
+		kept = &r
+		x.more = append(x.more, kept)
+	}
 	switch {
 	case x.byID != nil:
-		x.byID[r.run.InvocationID] = r
-	case len(x.list) > runIndexMapAt:
-		x.byID = make(map[string]*runRec, 2*len(x.list))
-		for _, r := range x.list {
-			x.byID[r.run.InvocationID] = r
+		x.byID[r.run.InvocationID] = kept
+	case x.len() > runIndexMapAt:
+		x.byID = make(map[string]*runRec, 2*x.len())
+		for i := range x.len() {
+			x.byID[x.at(i).run.InvocationID] = x.at(i)
 		}
 	}
+	return kept
 }

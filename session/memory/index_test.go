@@ -10,7 +10,10 @@ import (
 func TestRunIndex(t *testing.T) {
 	var x runIndex
 	for i := range 3 * runIndexMapAt {
-		x.add(&runRec{run: session.Run{InvocationID: fmt.Sprint("inv", i)}, order: int64(i)})
+		kept := x.add(runRec{run: session.Run{InvocationID: fmt.Sprint("inv", i)}, order: int64(i)})
+		if x.len() != i+1 || x.at(i) != kept {
+			t.Fatalf("after %d runs: len %d, run %d kept apart from where add said", i+1, x.len(), i)
+		}
 		// Every run added so far is found, before and after the index adds its map.
 		for j := 0; j <= i; j++ {
 			if r, ok := x.get(fmt.Sprint("inv", j)); !ok || r.order != int64(j) {
@@ -21,8 +24,8 @@ func TestRunIndex(t *testing.T) {
 			t.Fatal("found a run never added")
 		}
 	}
-	if x.byID == nil || len(x.list) != 3*runIndexMapAt {
-		t.Errorf("list %d, map %v", len(x.list), x.byID != nil)
+	if x.byID == nil || x.len() != 3*runIndexMapAt {
+		t.Errorf("len %d, map %v", x.len(), x.byID != nil)
 	}
 }
 

@@ -40,21 +40,42 @@ func TestEventLogRoundTrip(t *testing.T) {
 	if string(first.Data) != string(evs[0].Data) {
 		t.Errorf("an earlier event's data changed: %s", first.Data)
 	}
+	// Past smallLog events the log indexes where each ends; every event reads back the
+	// same as when the log was walked, and each decode ends where the next event begins.
+	if l.ends == nil || len(l.ends) != l.n {
+		t.Fatalf("%d events, %d ends", l.n, len(l.ends))
+	}
+	for i := range l.len() {
+		want := evs[min(i, 3)]
+		want.Seq, want.SessionID = i+1, "s"
+		got, next := l.decode(l.start(i), i+1, "s")
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("event %d after indexing:\n got %+v\nwant %+v", i, got, want)
+		}
+		if next != l.ends[i] {
+			t.Fatalf("event %d decoded to %d, ends at %d", i, next, l.ends[i])
+		}
+	}
 }
 
 func FuzzEventLog(f *testing.F) {
-	f.Add("run_1", "msg_1", "user_message", "user", []byte(`{"text":"hi"}`), []byte(nil), int64(1))
-	f.Add("", "", "", "", []byte(""), []byte(""), int64(-1))
-	f.Fuzz(func(t *testing.T, inv, item, typ, author string, data, delta []byte, ns int64) {
+	f.Add("run_1", "msg_1", "user_message", "user", []byte(`{"text":"hi"}`), []byte(nil), int64(1), uint8(2))
+	f.Add("", "", "", "", []byte(""), []byte(""), int64(-1), uint8(smallLog+3))
+	f.Fuzz(func(t *testing.T, inv, item, typ, author string, data, delta []byte, ns int64, copies uint8) {
 		e := session.Event{InvocationID: inv, ItemID: item, Type: typ, Author: author, Data: data, StateDelta: delta, Time: time.Unix(0, ns).UTC()}
+		// Enough copies, some times, that the log indexes where its events end.
+		n := 1 + int(copies)%(2*smallLog)
 		var l eventLog
-		l.add(&e)
-		l.add(&e)
-		got := l.get(1, "s")
-		if got.Seq != 2 || got.SessionID != "s" || got.InvocationID != inv || got.ItemID != item || got.Type != typ ||
-			got.Author != author || !bytes.Equal(got.Data, data) || !got.Time.Equal(e.Time) ||
-			(delta == nil) != (got.StateDelta == nil) || !bytes.Equal(got.StateDelta, delta) {
-			t.Fatalf("got %+v, want %+v", got, e)
+		for range n {
+			l.add(&e)
+		}
+		for i := range l.len() {
+			got := l.get(i, "s")
+			if got.Seq != i+1 || got.SessionID != "s" || got.InvocationID != inv || got.ItemID != item || got.Type != typ ||
+				got.Author != author || !bytes.Equal(got.Data, data) || !got.Time.Equal(e.Time) ||
+				(delta == nil) != (got.StateDelta == nil) || !bytes.Equal(got.StateDelta, delta) {
+				t.Fatalf("event %d of %d: got %+v, want %+v", i, n, got, e)
+			}
 		}
 	})
 }

@@ -46,14 +46,23 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 	if found && whole {
 		return nil, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
 	}
-	created := false
 	if !found {
 		if !run.CreateSession {
 			return nil, fmt.Errorf("session %q: %w", run.Key.ID, session.ErrNotFound)
 		}
-		// Entered in the map only once every check below has passed: a refused start
-		// creates nothing.
-		rec, created = s.newSessionRec(run.Key, run.CreatedAt), true
+		if _, ok := s.responses[run.ResponseID]; ok && run.ResponseID != "" {
+			return nil, fmt.Errorf("response %q: %w", run.ResponseID, session.ErrExists)
+		}
+		// Entered in the map only once the write is in: a refused start creates nothing.
+		rec = s.newSessionRec(run.Key, run.CreatedAt)
+		evs, err := s.appendLocked(rec, ps)
+		if err != nil {
+			s.recs.put(rec)
+			return nil, err
+		}
+		s.sessions[rec.row.Key] = rec
+		s.addRun(rec, run, whole)
+		return evs, nil
 	}
 	if rec.active != "" {
 		return nil, fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, rec.active)
@@ -68,24 +77,29 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 	if err != nil {
 		return nil, err
 	}
-	if created {
-		s.sessions[run.Key] = rec
-	}
+	s.addRun(rec, run, whole)
+	return evs, nil
+}
+
+// addRun records a started run of rec, whose opening events are in; the caller holds mu.
+func (s *Store) addRun(rec *sessionRec, run session.Run, whole bool) {
 	run.CreateSession = false
 	started := rec.row.UpdatedAt
 	if !run.CreatedAt.IsZero() {
 		started = core.Norm(run.CreatedAt) // it may have started before this write
 	}
 	run.CreatedAt, run.UpdatedAt = started, rec.row.UpdatedAt
-	r := &runRec{run: run, order: s.next()}
-	rec.runs.add(r)
+	run.Key = rec.row.Key
+	run.InvocationID, run.ResponseID = s.kept.str(run.InvocationID), s.kept.str(run.ResponseID)
+	run.Meta = s.kept.bytes(run.Meta)
+	r := rec.runs.add(runRec{run: run, order: s.next()})
 	if !whole {
-		rec.active = run.InvocationID
+		rec.active = r.run.InvocationID
 	}
-	if run.ResponseID != "" {
-		s.responses[run.ResponseID] = r
+	if r.run.ResponseID != "" {
+		s.responses[r.run.ResponseID] = r
 	}
-	return evs, nil
+	keepActive(rec)
 }
 
 // FinishRun sets the run's terminal status and appends its closing events atomically.
@@ -128,7 +142,7 @@ func (s *Store) finishRun(ctx context.Context, key session.Key, invocationID, st
 	if err != nil {
 		return nil, err
 	}
-	r.run.Status = status
+	r.run.Status = core.KnownStatus(status)
 	r.run.UpdatedAt = rec.row.UpdatedAt
 	rec.active = ""
 	return evs, nil

@@ -30,6 +30,9 @@ type Store struct {
 	users     map[appUser]map[string]any
 	responses map[string]*runRec  // by response id, across users
 	items     map[string]itemRefs // by item id
+	// recs and kept hold what sessions keep (see arena.go).
+	recs recSlab
+	kept arena
 }
 
 type appUser struct{ app, user string }
@@ -80,6 +83,7 @@ func (s *Store) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.sessions, s.apps, s.users, s.responses, s.items = nil, nil, nil, nil, nil
+	s.recs, s.kept = recSlab{}, arena{}
 	return nil
 }
 
@@ -125,20 +129,23 @@ func (s *Store) CreateSession(ctx context.Context, key session.Key) (session.Ses
 		return session.Session{}, fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
 	}
 	rec := s.newSessionRec(key, time.Time{})
-	s.sessions[key] = rec
+	s.sessions[rec.row.Key] = rec
 	return rec.row, nil
 }
 
 // newSessionRec makes an empty session created at created (now when zero); the caller
-// holds the lock and enters it in the map.
+// holds the lock and enters it in the map by its row's key, or gives it back to recs.
 func (s *Store) newSessionRec(key session.Key, created time.Time) *sessionRec {
 	if created.IsZero() {
 		created = s.clock.Now()
 	}
-	return &sessionRec{
+	key = session.Key{App: s.kept.str(key.App), User: s.kept.str(key.User), ID: s.kept.str(key.ID)}
+	rec := s.recs.get()
+	*rec = sessionRec{
 		row:   session.Session{Key: key, CreatedAt: created, UpdatedAt: created},
 		order: s.next(),
 	}
+	return rec
 }
 
 // GetSession returns the session's summary row.
@@ -221,8 +228,8 @@ func (s *Store) DeleteSession(ctx context.Context, key session.Key) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range rec.runs.list {
-		if r.run.ResponseID != "" {
+	for i := range rec.runs.len() {
+		if r := rec.runs.at(i); r.run.ResponseID != "" {
 			delete(s.responses, r.run.ResponseID)
 		}
 	}
@@ -232,5 +239,6 @@ func (s *Store) DeleteSession(ctx context.Context, key session.Key) error {
 		}
 	}
 	delete(s.sessions, key)
+	s.recs.put(rec)
 	return nil
 }

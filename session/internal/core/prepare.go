@@ -275,7 +275,7 @@ func (p *Pending) parseControl(typ string, data []byte) error {
 		if d.Status == "" {
 			return fmt.Errorf("%w: run_status data has no status", session.ErrInvalid)
 		}
-		p.runStatus = d.Status
+		p.runStatus = KnownStatus(d.Status)
 	case session.TypeContextCheckpoint:
 		var d session.ContextCheckpointData
 		if err := json.Unmarshal(data, &d); err != nil {

@@ -35,6 +35,18 @@ func NewRun(run session.Run) (session.Run, error) {
 	return run, nil
 }
 
+// KnownStatus returns the run status constant equal to s, or s: a status decoded from a
+// request or an event is a new string, and a store that keeps it need not.
+func KnownStatus(s string) string {
+	for _, known := range [...]string{session.StatusInProgress, session.StatusCompleted, session.StatusFailed,
+		session.StatusCancelled, session.StatusInterrupted} {
+		if s == known {
+			return known
+		}
+	}
+	return s
+}
+
 // CheckFinish validates FinishRun's arguments.
 func CheckFinish(key session.Key, invocationID, status string) error {
 	if err := ValidKey(key); err != nil {
