@@ -40,10 +40,13 @@ type histEntry struct {
 	// event up to it.
 	through int64
 	msgs    []session.Message
-	enc     []json.RawMessage // msgs[i] encoded
-	size    int               // bytes held (for the cache's bound)
-	content int               // messageBytes of msgs (for the history budget)
-	tokens  int               // EstimateTokens of msgs' contents (for compaction)
+	// joined is msgs encoded, comma-separated: the history's JSON array without its
+	// brackets, sent whole with each turn. Only ever appended to: sessionHistory hands
+	// out views of it that a later turn's add must not change.
+	joined  []byte
+	size    int // bytes held (for the cache's bound)
+	content int // messageBytes of msgs (for the history budget)
+	tokens  int // EstimateTokens of msgs' contents (for compaction)
 	// names of tool calls by call id, to name the tool results that follow.
 	names map[string]string
 	// refs are the newest attachment_ref events (at most maxRestoredFiles).
@@ -125,8 +128,11 @@ func (e *histEntry) add(msgs []session.Message) error {
 		}
 		n := messageBytes(*m)
 		e.msgs = append(e.msgs, *m)
-		e.enc = append(e.enc, b)
-		e.size += len(b) + n
+		if len(e.joined) > 0 {
+			e.joined = append(e.joined, ',')
+		}
+		e.joined = append(e.joined, b...)
+		e.size += len(b) + 1 + n
 		e.content += n
 		e.tokens += EstimateTokens(m.Content)
 	}
@@ -144,11 +150,43 @@ func (e *histEntry) addRefs(evs []session.Event) {
 	}
 }
 
-// sessionHistory returns the history sent with a turn as a JSON array: the session's
-// messages before turnSeq (as session.Project gives them), then items (what a
-// stateless client sent along), within the byte budget. It also returns the session's
-// newest attachment references.
-func (rt *Runtime) sessionHistory(ctx context.Context, sess *session.Session, turnSeq int64, items []session.Message, budget int) (json.RawMessage, []session.Event, error) {
+// encodedHistory is a turn's history as a JSON array, in pieces: withHistory copies
+// them into the run request as they are, where joining them first would copy a long
+// history (hundreds of kilobytes at ten thousand events) once more.
+type encodedHistory struct {
+	joined []byte            // elements, comma-separated
+	elems  []json.RawMessage // more elements, after those
+	size   int               // of the whole array: brackets, commas and elements
+}
+
+func newEncodedHistory(joined []byte, elems []json.RawMessage) *encodedHistory {
+	h := &encodedHistory{joined: joined, elems: elems, size: 2 + len(joined)}
+	for _, b := range elems {
+		h.size += len(b) + 1
+	}
+	if len(joined) == 0 && len(elems) > 0 {
+		h.size-- // no comma before the first
+	}
+	return h
+}
+
+// appendTo appends the array to b.
+func (h *encodedHistory) appendTo(b []byte) []byte {
+	b = append(append(b, '['), h.joined...)
+	for i, e := range h.elems {
+		if i > 0 || len(h.joined) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	return append(b, ']')
+}
+
+// sessionHistory returns the history sent with a turn: the session's messages before
+// turnSeq (as session.Project gives them), then items (what a stateless client sent
+// along), within the byte budget. It also returns the session's newest attachment
+// references.
+func (rt *Runtime) sessionHistory(ctx context.Context, sess *session.Session, turnSeq int64, items []session.Message, budget int) (*encodedHistory, []session.Event, error) {
 	key := sess.Key
 	e, err := rt.cachedHistory(ctx, key, turnSeq, sess)
 	if err != nil {
@@ -162,36 +200,26 @@ func (rt *Runtime) sessionHistory(ctx context.Context, sess *session.Session, tu
 	if budget > 0 && total > budget {
 		// Rare (compaction keeps histories far smaller): cut, then encode it all.
 		all := append(append(make([]session.Message, 0, len(e.msgs)+len(items)), e.msgs...), items...)
-		out, err := json.Marshal(budgetHistory(all, budget))
-		if err != nil {
-			return nil, nil, fmt.Errorf("encode history: %w", err)
+		cut := budgetHistory(all, budget)
+		elems := make([]json.RawMessage, len(cut))
+		for i := range cut {
+			if elems[i], err = json.Marshal(cut[i]); err != nil {
+				return nil, nil, fmt.Errorf("encode history: %w", err)
+			}
 		}
-		return out, e.refs, nil
+		return newEncodedHistory(nil, elems), e.refs, nil
 	}
-	n := 2 + len(e.enc)
-	for _, b := range e.enc {
-		n += len(b)
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '[')
-	for i, b := range e.enc {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, b...)
-	}
+	// A view of the entry's encoding, which later turns only append to.
+	joined := e.joined[:len(e.joined):len(e.joined)]
+	var elems []json.RawMessage
 	for _, m := range items {
 		b, err := json.Marshal(m)
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode history: %w", err)
 		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, b...)
+		elems = append(elems, b)
 	}
-	out = append(out, ']')
-	return out, e.refs, nil
+	return newEncodedHistory(joined, elems), e.refs, nil
 }
 
 // cachedHistory brings key's entry up to turnSeq-1: as it is when it has seen every

@@ -68,9 +68,13 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, refs, err := rt.sessionHistory(ctx, &sess, sess.LastSeq+1, nil, 0)
+				hist, refs, err := rt.sessionHistory(ctx, &sess, sess.LastSeq+1, nil, 0)
 				if err != nil {
 					t.Fatal(err)
+				}
+				got := hist.appendTo(nil)
+				if len(got) != hist.size {
+					t.Errorf("step %d: history of %d bytes said to be %d", step, len(got), hist.size)
 				}
 				wantJSON, _ := json.Marshal(append([]session.Message{}, want...))
 				if string(got) != string(wantJSON) {
@@ -176,8 +180,11 @@ func TestHistoryCacheDropsAnOversizedEntry(t *testing.T) {
 		t.Errorf("an oversized entry was kept (%d bytes)", e.size)
 	}
 	sess, _ = st.GetSession(ctx, key)
-	got, _, err := rt.sessionHistory(ctx, &sess, sess.LastSeq+1, nil, 0)
-	if err != nil || !strings.Contains(string(got), huge[:100]) || len(got) < len(huge) {
-		t.Errorf("history after the drop: %d bytes, %v", len(got), err)
+	hist, _, err := rt.sessionHistory(ctx, &sess, sess.LastSeq+1, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hist.appendTo(nil); !strings.Contains(string(got), huge[:100]) || len(got) < len(huge) {
+		t.Errorf("history after the drop: %d bytes", len(got))
 	}
 }

@@ -17,7 +17,7 @@ import (
 func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, state *session.State, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile, caps *runnerv1.Capabilities) (*runnerv1.RunRequest, error) {
 	key := sess.Key
 	// Earlier conversation items a stateless client sent with this turn come last.
-	histJSON, refs, err := rt.sessionHistory(ctx, sess, turnSeq,
+	hist, refs, err := rt.sessionHistory(ctx, sess, turnSeq,
 		session.ItemMessages(req.Input.Items, turnSeq), rt.compaction.MaxHistoryBytes)
 	if err != nil {
 		return nil, err
@@ -87,13 +87,13 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, s
 	// The history is encoded once (mostly cached) and spliced in. A runner that expands
 	// the payload gets the input once and the history once; others get the derived
 	// fields and the history in the session context too.
-	pw, sessionHist := payloadWire{Payload: p, Input: p.Input}, json.RawMessage(nil)
+	pw, sessionHist := payloadWire{Payload: p, Input: p.Input}, (*encodedHistory)(nil)
 	if !caps.GetExpandsPayload() {
 		pw.InputMessages = wire.InputMessagesOf(in.Items, in.Content)
 		pw.InputParts = wire.InputPartsOf(in.Content)
-		sessionHist = histJSON
+		sessionHist = hist
 	}
-	payload, err := withHistory(pw, histJSON)
+	payload, err := withHistory(pw, hist)
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
@@ -137,27 +137,32 @@ type sessionContextWire struct {
 }
 
 // withHistory encodes doc, a JSON object, with "history": hist as its first member (none
-// when hist is nil). It
-// encodes straight after the history into one buffer (the object's "{" becomes the
-// separator), so a large input is not copied once more to splice the two.
-func withHistory(doc any, hist []byte) ([]byte, error) {
+// when hist is nil), into one buffer sized for the history: the history's elements are
+// copied once, and doc is encoded straight after them (the object's "{" becomes the
+// separator), so a large input is not copied once more to splice the two either.
+func withHistory(doc any, hist *encodedHistory) ([]byte, error) {
 	if hist == nil {
 		return json.Marshal(doc) // no history member
 	}
-	var buf bytes.Buffer
-	buf.WriteString(`{"history":`)
-	buf.Write(hist)
-	start := buf.Len()
-	if err := json.NewEncoder(&buf).Encode(doc); err != nil { // escapes HTML, as json.Marshal
+	const prefix = `{"history":`
+	out := make([]byte, 0, len(prefix)+hist.size+docRoom)
+	out = hist.appendTo(append(out, prefix...))
+	start := len(out)
+	buf := bytes.NewBuffer(out)
+	if err := json.NewEncoder(buf).Encode(doc); err != nil { // escapes HTML, as json.Marshal
 		return nil, err
 	}
-	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	out = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if len(out)-start == 2 { // an empty object: nothing follows the history
 		return append(out[:start], '}'), nil
 	}
 	out[start] = ','
 	return out, nil
 }
+
+// docRoom is the room withHistory leaves after the history for the rest of the
+// document: a turn's input, options and state fit in it, unless large.
+const docRoom = 4 << 10
 
 func checkpointsToProto(cps []session.Checkpoint) []*runnerv1.Checkpoint {
 	if len(cps) == 0 {

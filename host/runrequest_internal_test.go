@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -9,16 +10,24 @@ func TestWithHistorySplicesTheHistoryFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		doc  any
-		hist string
+		hist []string
 		want string
 	}{
-		{"empty object", struct{}{}, `[]`, `{"history":[]}`},
+		{"empty object", struct{}{}, nil, `{"history":[]}`},
 		{"fields", struct {
 			A string `json:"a"`
 			B int    `json:"b"`
-		}{"<x>", 1}, `[{"role":"user"}]`, `{"history":[{"role":"user"}],"a":"\u003cx\u003e","b":1}`},
+		}{"<x>", 1}, []string{`{"role":"user"}`}, `{"history":[{"role":"user"}],"a":"\u003cx\u003e","b":1}`},
+		{"two messages, a document larger than the room left for it", struct {
+			A string `json:"a"`
+		}{strings.Repeat("y", 2*docRoom)}, []string{`{"role":"user"}`, `{"role":"assistant"}`},
+			`{"history":[{"role":"user"},{"role":"assistant"}],"a":"` + strings.Repeat("y", 2*docRoom) + `"}`},
 	} {
-		got, err := withHistory(tc.doc, []byte(tc.hist))
+		var elems []json.RawMessage
+		for _, e := range tc.hist {
+			elems = append(elems, json.RawMessage(e))
+		}
+		got, err := withHistory(tc.doc, newEncodedHistory(nil, elems))
 		if err != nil || string(got) != tc.want || !json.Valid(got) {
 			t.Errorf("%s: %s, %v; want %s", tc.name, got, err, tc.want)
 		}

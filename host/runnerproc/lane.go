@@ -45,6 +45,9 @@ type lane struct {
 	log  hclog.Logger
 
 	wmu sync.Mutex // one frame written at a time
+	// wbuf is the frame buffer, reused under wmu: a run request with a long history is
+	// hundreds of kilobytes, and most turns send one.
+	wbuf []byte
 
 	mu   sync.Mutex
 	runs map[uint64]*laneRun
@@ -64,6 +67,10 @@ type laneRun struct {
 	gone     chan struct{}
 	goneOnce sync.Once
 }
+
+// maxKeptFrameBuffer bounds the frame buffer a lane keeps for reuse: a larger one (a
+// run request with a large input) is let go after its write.
+const maxKeptFrameBuffer = 1 << 20
 
 // dialLane connects to the run lane a runner announced. The path must be in the socket
 // directory the host made for this process: a runner names a socket, not any file.
@@ -137,15 +144,19 @@ func (l *lane) run(ctx context.Context, in *runnerv1.RunRequest) (*laneStream, e
 
 // write sends one frame; a failed write breaks the lane, a frame over the limit does not.
 func (l *lane) write(frame *runnerv1.LaneFrame) error {
-	buf, err := runnerv1.EncodeLaneFrame(frame, maxLaneFrameBytes)
-	if errors.Is(err, runnerv1.ErrLaneFrameTooLarge) {
-		return status.Errorf(codes.ResourceExhausted, "run request too large for the runner protocol: %v", err)
-	}
+	l.wmu.Lock()
+	buf, err := runnerv1.AppendLaneFrame(l.wbuf[:0], frame, maxLaneFrameBytes)
 	if err != nil {
+		l.wmu.Unlock()
+		if errors.Is(err, runnerv1.ErrLaneFrameTooLarge) {
+			return status.Errorf(codes.ResourceExhausted, "run request too large for the runner protocol: %v", err)
+		}
 		return status.Error(codes.Internal, err.Error())
 	}
-	l.wmu.Lock()
 	_, err = l.conn.Write(buf)
+	if cap(buf) <= maxKeptFrameBuffer {
+		l.wbuf = buf
+	}
 	l.wmu.Unlock()
 	if err != nil {
 		l.fail(fmt.Errorf("write: %w", err))

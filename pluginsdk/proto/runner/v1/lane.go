@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -25,16 +26,23 @@ var ErrLaneFrameTooLarge = errors.New("run lane frame too large")
 // EncodeLaneFrame returns f framed for the lane, or an error wrapping
 // ErrLaneFrameTooLarge if f is over maxFrame bytes.
 func EncodeLaneFrame(f *LaneFrame, maxFrame int) ([]byte, error) {
+	return AppendLaneFrame(nil, f, maxFrame)
+}
+
+// AppendLaneFrame appends f framed for the lane to dst (a buffer to reuse), or returns
+// an error wrapping ErrLaneFrameTooLarge if f is over maxFrame bytes.
+func AppendLaneFrame(dst []byte, f *LaneFrame, maxFrame int) ([]byte, error) {
 	size := proto.Size(f)
 	if size > maxFrame {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrLaneFrameTooLarge, size, maxFrame)
 	}
-	buf := make([]byte, laneHeaderBytes, laneHeaderBytes+size)
-	buf, err := proto.MarshalOptions{}.MarshalAppend(buf, f)
+	start := len(dst)
+	buf := append(slices.Grow(dst, laneHeaderBytes+size), make([]byte, laneHeaderBytes)...)
+	buf, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(buf, f)
 	if err != nil {
 		return nil, fmt.Errorf("encode run lane frame: %w", err)
 	}
-	binary.BigEndian.PutUint32(buf, uint32(len(buf)-laneHeaderBytes)) //nolint:gosec // G115: bounded by maxFrame
+	binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-laneHeaderBytes)) //nolint:gosec // G115: bounded by maxFrame
 	return buf, nil
 }
 
@@ -46,8 +54,12 @@ type LaneReader struct {
 	buf []byte
 }
 
-// laneReadBuffer sizes the socket's read buffer and the frame buffer kept for reuse.
-const laneReadBuffer = 64 << 10
+// laneReadBuffer sizes the socket's read buffer and the frame buffer first kept for
+// reuse; laneKeptBuffer bounds what that buffer grows to.
+const (
+	laneReadBuffer = 64 << 10
+	laneKeptBuffer = 1 << 20
+)
 
 // NewLaneReader reads frames from r, refusing any over maxFrame bytes.
 func NewLaneReader(r io.Reader, maxFrame int) *LaneReader {
@@ -68,7 +80,12 @@ func (lr *LaneReader) Next() (*LaneFrame, error) {
 	}
 	buf := lr.buf
 	if int(n) > len(buf) {
-		buf = make([]byte, n) // not kept: one huge frame must not pin its size
+		buf = make([]byte, n)
+		// Kept up to a bound (a run request with a long history is hundreds of kilobytes,
+		// every turn); one huge frame must not pin its size.
+		if n <= laneKeptBuffer {
+			lr.buf = buf
+		}
 	}
 	buf = buf[:n]
 	if _, err := io.ReadFull(lr.r, buf); err != nil {

@@ -16,13 +16,25 @@ func TestLaneFramesRoundTrip(t *testing.T) {
 		{Run: 7, Body: &LaneFrame_Cancel{Cancel: &LaneCancel{}}},
 		{Run: 7, Body: &LaneFrame_End{End: &LaneEnd{Error: "boom"}}},
 	}
+	// Half the frames encoded alone, half appended to one reused buffer (as the host's
+	// lane writes them), all after a few bytes already there.
 	var wire bytes.Buffer
-	for _, f := range frames {
-		b, err := EncodeLaneFrame(f, 1<<20)
-		if err != nil {
-			t.Fatal(err)
+	buf := []byte("xyz")
+	for i, f := range frames {
+		if i%2 == 0 {
+			b, err := EncodeLaneFrame(f, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire.Write(b)
+			continue
 		}
-		wire.Write(b)
+		b, err := AppendLaneFrame(buf[:3], f, 1<<20)
+		if err != nil || string(b[:3]) != "xyz" {
+			t.Fatalf("frame %d appended: %q..., %v", i, b[:min(3, len(b))], err)
+		}
+		wire.Write(b[3:])
+		buf = b
 	}
 	lr := NewLaneReader(&wire, 1<<20)
 	for i, want := range frames {
