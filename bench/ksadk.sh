@@ -92,7 +92,18 @@ done
 if [ -n "${BENCH_PROCESSES:-}" ]; then echo "processes: $BENCH_PROCESSES" >>"$AEPROJ/agentengine.yaml"; fi
 
 note "building into $BIN"
-go build -o "$BIN/" ./cmd/agentengine ./bench/cmd/loadgen
+go build -o "$BIN/" ./cmd/agentengine ./bench/cmd/loadgen ./examples/echo-go
+
+# The same host on echo-go (same store), loaded at the Python point's turn rate: the
+# host's CPU per turn depends on its load (a store commit, a wake-up serve more turns
+# at a time under more), so the Python turn's is compared with a Go turn's at the same rate.
+GOPROJ="$OUT/echo-go-project"
+mkdir -p "$GOPROJ"
+cat >"$GOPROJ/agentengine.yaml" <<EOF
+name: echo-go
+framework: go
+binary: $BIN/echo-go
+EOF
 
 wait_http() { # wait_http PID CMD...: until CMD succeeds (180 s) or PID exits
   local pid="$1"; shift
@@ -116,6 +127,17 @@ done
 AE_URL="$(sed -n 's/.*agentengine serving .* on \(http:\/\/[^ ]*\).*/\1/p' "$OUT/ae.log" | head -1)"
 note "agentengine pid $AE_PID at $AE_URL"
 
+"$BIN/agentengine" run "$GOPROJ" --port 0 --log-level warn --session-path "$OUT/go-sessions.sqlite" >"$OUT/go.log" 2>&1 &
+GO_PID=$!
+PIDS+=("$GO_PID")
+for _ in $(seq 1 600); do
+  grep -q "agentengine serving" "$OUT/go.log" 2>/dev/null && break
+  kill -0 "$GO_PID" 2>/dev/null || { cat "$OUT/go.log" >&2; exit 1; }
+  sleep 0.1
+done
+GO_URL="$(sed -n 's/.*agentengine serving .* on \(http:\/\/[^ ]*\).*/\1/p' "$OUT/go.log" | head -1)"
+note "agentengine on echo-go pid $GO_PID at $GO_URL"
+
 # KsADK in a network namespace with loopback only.
 unshare -n sleep infinity &
 NS_PID=$!
@@ -133,11 +155,13 @@ if ! wait_http "$K_PID" nsenter -t "$NS_PID" -n curl -sf -o /dev/null -H 'Conten
 fi
 note "KsADK pid $K_PID at $K_URL (network namespace of pid $NS_PID)"
 
-lg() { # lg LABEL ae|ksadk ARGS...
+lg() { # lg LABEL ae|go|ksadk ARGS...
   local label="$1" who="$2"; shift 2
   local rc=0 cmd=("$BIN/loadgen" -json -label "$label" -model echo-langgraph -timeout 5m)
   if [ "$who" = ae ]; then
     "${cmd[@]}" -url "$AE_URL" -pid "$AE_PID" "$@" >"$RES/$label.json" 2>"$RES/$label.err" || rc=$?
+  elif [ "$who" = go ]; then
+    "${cmd[@]}" -url "$GO_URL" -pid "$GO_PID" -model echo-go "$@" >"$RES/$label.json" 2>"$RES/$label.err" || rc=$?
   else
     nsenter -t "$NS_PID" -n "${cmd[@]}" -url "$K_URL" -pid "$K_PID" "$@" >"$RES/$label.json" 2>"$RES/$label.err" || rc=$?
   fi
@@ -152,6 +176,11 @@ for r in $(seq 1 "$ROUNDS"); do
     note "round $r, $name (${SECS}s each)"
     # shellcheck disable=SC2086
     lg "$name.r$r.ae" ae $args -d "${SECS}s"
+    if [ "$name" = ns.c16 ]; then
+      rate="$(jq -r '.turns_per_sec // 0' "$RES/$name.r$r.ae.json" 2>/dev/null || echo 0)"
+      # shellcheck disable=SC2086
+      lg "$name.r$r.go" go $args -d "${SECS}s" -rate "$rate"
+    fi
     # shellcheck disable=SC2086
     lg "$name.r$r.ksadk" ksadk $args -d "${SECS}s"
   done
@@ -187,5 +216,16 @@ cat /proc/loadavg >"$RES/loadavg.end"
       name="${p%%:*}"
       printf '%s %s; ' "$name" "$(for r in $(seq 1 "$ROUNDS"); do jq -r '.server.children // "?"' "$RES/$name.r$r.ae.json" 2>/dev/null || echo "?"; done | paste -sd/)"
     done | sed 's/; $//')"
+  # Host CPU per turn, the server process alone, at ns.c16: the Python project's, and
+  # echo-go's at the same turn rate.
+  jq -s -r '
+    def per($w): [.[] | select(.label | test("^ns\\.c16\\.r[0-9]+\\." + $w + "$")) | select(.ok > 0)]
+      | { us: (if length > 0 then ([.[].server.cpu_s] | add) * 1e6 / ([.[].ok] | add) else 0 end),
+          tps: (if length > 0 then ([.[].ok] | add) / ([.[].seconds] | add) else 0 end) };
+    per("ae") as $py | per("go") as $go
+    | if $py.us > 0 and $go.us > 0 then
+        "\nHost CPU per turn at ns.c16, the server process alone: the LangGraph project \($py.us | round) µs at \($py.tps | round) turns/s; echo-go on the same store at the same rate \($go.us | round) µs at \($go.tps | round) turns/s: \(($py.us / $go.us * 100 | round) / 100)×."
+      else empty end
+  ' "$RES"/ns.c16.r*.json
 } | tee "$RES/report.md"
 note "results in $RES"

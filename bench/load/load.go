@@ -73,6 +73,10 @@ type Config struct {
 	Scenario Scenario
 	// Concurrency is the number of requests in flight (default 1).
 	Concurrency int
+	// Rate, when positive, paces the requests: at most Rate a second in all, sent on a
+	// fixed schedule (as long as a worker is free), to compare servers at the same load
+	// rather than each at its most.
+	Rate float64
 	// Requests is the number of measured requests; 0 means run for Duration.
 	Requests int
 	// Duration bounds the measured phase (default 5s when Requests is 0).
@@ -174,8 +178,8 @@ func (c *Config) validate() error {
 	if c.Scenario == History && c.Requests <= 0 {
 		return errors.New("the history scenario needs a request count")
 	}
-	if c.Deltas < 0 || c.DelayMS < 0 || c.History < 0 || c.Streams < 0 {
-		return errors.New("deltas, delay, history and streams must not be negative")
+	if c.Deltas < 0 || c.DelayMS < 0 || c.History < 0 || c.Streams < 0 || c.Rate < 0 {
+		return errors.New("deltas, delay, history, streams and rate must not be negative")
 	}
 	return nil
 }

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -235,5 +237,34 @@ func TestPercentiles(t *testing.T) {
 	if s := topStatus([]byte(`{"id":"x","status" : "completed"}`)); s != "" {
 		// A space before the colon is not what any server sends; keep the check simple.
 		t.Logf("status %q", s)
+	}
+}
+
+// A paced run sends no request before its time on the schedule: the k-th of them no
+// sooner than k/rate seconds after the run began (a slow machine only sends later).
+func TestRatePacesRequests(t *testing.T) {
+	var mu sync.Mutex
+	var at []time.Time
+	url := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		at = append(at, time.Now())
+		mu.Unlock()
+		fmt.Fprint(w, `{"id":"resp_1","status":"completed","output":[]}`)
+	})
+	const rate, n = 200.0, 20
+	begin := time.Now()
+	res, err := Run(context.Background(), Config{URL: url, Scenario: NonStream, Concurrency: 4, Requests: n, Rate: rate, Warmup: -1})
+	if err != nil || res.OK != n {
+		t.Fatalf("%v, %+v", err, res)
+	}
+	slices.SortFunc(at, time.Time.Compare)
+	for k := range at {
+		if earliest := time.Duration(float64(k) / rate * float64(time.Second)); at[k].Sub(begin) < earliest {
+			t.Errorf("request %d came %v after the run began, before its time on the schedule (%v)", k, at[k].Sub(begin), earliest)
+		}
+	}
+	if _, err := Run(context.Background(), Config{URL: url, Scenario: NonStream, Requests: 1, Rate: -1}); err == nil {
+		t.Error("a negative rate was accepted")
 	}
 }

@@ -22,12 +22,16 @@ func (d *driver) fixed(ctx context.Context, n int, dur time.Duration, fn turnFun
 		deadline = time.Now().Add(dur)
 	}
 	per := make([][]sample, d.cfg.Concurrency)
+	pace := newPacer(d.cfg.Rate)
 	var wg sync.WaitGroup
 	for i := range per {
 		wg.Go(func() {
 			w := newWorker()
 			for ctx.Err() == nil {
 				if n > 0 && next.Add(1) > int64(n) {
+					return
+				}
+				if !pace.wait(ctx) {
 					return
 				}
 				if n <= 0 && !time.Now().Before(deadline) {
@@ -43,6 +47,37 @@ func (d *driver) fixed(ctx context.Context, n int, dur time.Duration, fn turnFun
 		all = append(all, p...)
 	}
 	return all
+}
+
+// pacer hands out send times rate a second apart, from its creation on; a zero rate
+// means no pacing.
+type pacer struct {
+	rate  float64
+	start time.Time
+	next  atomic.Int64
+}
+
+func newPacer(rate float64) *pacer { return &pacer{rate: rate, start: time.Now()} }
+
+// wait blocks until the caller's send time; false when ctx ended first.
+func (p *pacer) wait(ctx context.Context) bool {
+	if p.rate <= 0 {
+		return true
+	}
+	k := p.next.Add(1) - 1
+	at := p.start.Add(time.Duration(float64(k) / p.rate * float64(time.Second)))
+	wait := time.Until(at)
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // warm sends the warmup requests and fails when none of them succeeds (the server is

@@ -46,6 +46,7 @@ func run() int {
 	fs.StringVar(&scenario, "scenario", "nonstream", fmt.Sprintf("one of %v", load.Scenarios()))
 	fs.IntVar(&cfg.Concurrency, "c", 1, "requests in flight")
 	fs.IntVar(&cfg.Requests, "n", 0, "measured requests (0: run for -d)")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "requests per second in all, sent on a fixed schedule (0: as fast as -c allows)")
 	fs.DurationVar(&cfg.Duration, "d", 0, "measured duration when -n is 0 (default 5s)")
 	fs.IntVar(&cfg.Warmup, "warmup", 0, "warmup requests, not measured (default 2×c, at least 10; -1: none)")
 	fs.IntVar(&cfg.Deltas, "deltas", 0, "text deltas per turn (model_options.deltas; 0: the agent's default)")
