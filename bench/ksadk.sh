@@ -7,7 +7,9 @@
 # (both with their default local SQLite session store), and runs the same loads against
 # both, interleaved point by point: non-stream turns at c=1 and c=16, short streams at c=1
 # and c=16. Prints a markdown table with the ratios (turns/s, p50, p99, CPU per turn =
-# server process + its runner processes).
+# server process + its runner processes). The same host also serves echo-go on the same
+# store, loaded at the non-stream c=16 point's turn rate right after it, for the host's CPU
+# per Python turn against a Go turn's at the same load.
 #
 # KsADK's server binds every interface and has no option to bind loopback only, so it runs
 # in a network namespace of its own (unshare -n) with only a loopback interface; its load
