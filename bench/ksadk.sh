@@ -117,27 +117,28 @@ wait_http() { # wait_http PID CMD...: until CMD succeeds (180 s) or PID exits
   return 1
 }
 
-# agentengine: prepares the project's virtualenv on first start (cached in $AEPROJ/.venv).
-"$BIN/agentengine" run "$AEPROJ" --port 0 --log-level warn --session-path "$OUT/ae-sessions.sqlite" >"$OUT/ae.log" 2>&1 &
-AE_PID=$!
-PIDS+=("$AE_PID")
-for _ in $(seq 1 3000); do
-  grep -q "agentengine serving" "$OUT/ae.log" 2>/dev/null && break
-  kill -0 "$AE_PID" 2>/dev/null || { cat "$OUT/ae.log" >&2; exit 1; }
-  sleep 0.1
-done
-AE_URL="$(sed -n 's/.*agentengine serving .* on \(http:\/\/[^ ]*\).*/\1/p' "$OUT/ae.log" | head -1)"
-note "agentengine pid $AE_PID at $AE_URL"
+# serve NAME PROJECT TICKS: starts agentengine on PROJECT (sessions in
+# $OUT/NAME-sessions.sqlite, log in $OUT/NAME.log), waits up to TICKS tenths of a second
+# for it to serve, and sets SERVED_PID and SERVED_URL.
+serve() {
+  local name="$1" proj="$2" ticks="$3"
+  "$BIN/agentengine" run "$proj" --port 0 --log-level warn --session-path "$OUT/$name-sessions.sqlite" >"$OUT/$name.log" 2>&1 &
+  SERVED_PID=$!
+  PIDS+=("$SERVED_PID")
+  for _ in $(seq 1 "$ticks"); do
+    grep -q "agentengine serving" "$OUT/$name.log" 2>/dev/null && break
+    kill -0 "$SERVED_PID" 2>/dev/null || { cat "$OUT/$name.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  SERVED_URL="$(sed -n 's/.*agentengine serving .* on \(http:\/\/[^ ]*\).*/\1/p' "$OUT/$name.log" | head -1)"
+}
 
-"$BIN/agentengine" run "$GOPROJ" --port 0 --log-level warn --session-path "$OUT/go-sessions.sqlite" >"$OUT/go.log" 2>&1 &
-GO_PID=$!
-PIDS+=("$GO_PID")
-for _ in $(seq 1 600); do
-  grep -q "agentengine serving" "$OUT/go.log" 2>/dev/null && break
-  kill -0 "$GO_PID" 2>/dev/null || { cat "$OUT/go.log" >&2; exit 1; }
-  sleep 0.1
-done
-GO_URL="$(sed -n 's/.*agentengine serving .* on \(http:\/\/[^ ]*\).*/\1/p' "$OUT/go.log" | head -1)"
+# agentengine: prepares the project's virtualenv on first start (cached in $AEPROJ/.venv).
+serve ae "$AEPROJ" 3000
+AE_PID="$SERVED_PID" AE_URL="$SERVED_URL"
+note "agentengine pid $AE_PID at $AE_URL"
+serve go "$GOPROJ" 600
+GO_PID="$SERVED_PID" GO_URL="$SERVED_URL"
 note "agentengine on echo-go pid $GO_PID at $GO_URL"
 
 # KsADK in a network namespace with loopback only.
