@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,4 +103,64 @@ func turnWithItem(ctx context.Context, st *Store, k session.Key, inv, item strin
 	}
 	_, err := st.FinishRun(ctx, k, inv, session.StatusCompleted)
 	return err
+}
+
+// Event reads walk the log from one event to the next, on a log short enough to be walked
+// from its start and on one that indexes where its events end.
+func TestEventWindowsOnBothKindsOfLog(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{smallLog - 4, 3 * smallLog} {
+		st := New()
+		k := session.Key{App: "app", User: "u", ID: "s"}
+		if _, err := st.CreateSession(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			typ := session.TypeReasoning
+			if i%3 == 0 {
+				typ = session.TypeToolCall
+			}
+			data := []byte(fmt.Sprintf(`{"seq":%d}`, i+1)) // each event's own content
+			if _, err := st.Append(ctx, k, session.NewEvent{Type: typ, Author: "agent", Data: data}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seqs := func(q session.EventQuery) []int64 {
+			evs, err := st.Events(ctx, k, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := []int64{}
+			for _, e := range evs {
+				if want := fmt.Sprintf(`{"seq":%d}`, e.Seq); string(e.Data) != want {
+					t.Errorf("%d events, event %d holds %s", n, e.Seq, e.Data)
+				}
+				out = append(out, e.Seq)
+			}
+			return out
+		}
+		span := func(from, to int64) []int64 {
+			out := []int64{}
+			for s := from; s <= to; s++ {
+				out = append(out, s)
+			}
+			return out
+		}
+		last := int64(n)
+		for _, tc := range []struct {
+			name string
+			q    session.EventQuery
+			want []int64
+		}{
+			{"all", session.EventQuery{}, span(1, last)},
+			{"after", session.EventQuery{AfterSeq: 5}, span(6, last)},
+			{"between", session.EventQuery{AfterSeq: 5, BeforeSeq: last - 1}, span(6, last-2)},
+			{"type, limit", session.EventQuery{AfterSeq: 2, Types: []string{session.TypeToolCall}, Limit: 3}, []int64{4, 7, 10}},
+			{"tail", session.EventQuery{Limit: 2, Tail: true}, []int64{last - 1, last}},
+		} {
+			if got := seqs(tc.q); !slices.Equal(got, tc.want) {
+				t.Errorf("%d events, %s: %v, want %v", n, tc.name, got, tc.want)
+			}
+		}
+	}
 }

@@ -75,13 +75,14 @@ func (s *Store) commitLocked(rec *sessionRec, ps []core.Pending, evs []session.E
 		rec.checkpoints.Apply(p.Checkpoints)
 		if id := evs[i].ItemID; id != "" {
 			ref := itemRef{rec: rec, seq: evs[i].Seq}
-			// Assigned with a kept key every time: a map keeps the key it was last
-			// assigned with.
-			if refs, ok := s.items[id]; ok {
-				s.items[s.kept.str(id)] = refs.add(ref)
+			refs, ok := s.items[id]
+			if ok {
+				refs = refs.add(ref)
 			} else {
-				s.items[s.kept.str(id)] = itemRefs{first: ref}
+				refs = itemRefs{first: ref}
 			}
+			// With a kept key every time: a map keeps the key it was last assigned with.
+			s.items[s.kept.str(id)] = refs
 		}
 	}
 	rec.events.reserve(evs)
@@ -145,13 +146,15 @@ func (s *Store) Events(ctx context.Context, key session.Key, q session.EventQuer
 		end = max(start, min(q.BeforeSeq-1, n))
 	}
 	// Matches are unpacked first (their data still the log's), then their data copied
-	// with one allocation.
+	// with one allocation. Forward reads walk the log from one event to the next.
 	var match []session.Event
 	if q.Limit == 0 && q.InvocationID == "" && len(q.Types) == 0 {
 		// The history read: a contiguous window.
 		match = make([]session.Event, 0, end-start)
-		for i := start; i < end; i++ {
-			match = append(match, rec.events.get(i, key.ID))
+		for i, off := start, rec.events.start(start); i < end; i++ {
+			var e session.Event
+			e, off = rec.events.decode(off, i+1, key.ID)
+			match = append(match, e)
 		}
 	} else if q.Tail && q.Limit > 0 {
 		for i := end - 1; i >= start && len(match) < q.Limit; i-- {
@@ -161,11 +164,12 @@ func (s *Store) Events(ctx context.Context, key session.Key, q session.EventQuer
 		}
 		slices.Reverse(match)
 	} else {
-		for i := start; i < end; i++ {
+		for i, off := start, rec.events.start(start); i < end; i++ {
 			if q.Limit > 0 && len(match) == q.Limit {
 				break
 			}
-			if e := rec.events.get(i, key.ID); core.MatchEvent(&e, &q) {
+			var e session.Event
+			if e, off = rec.events.decode(off, i+1, key.ID); core.MatchEvent(&e, &q) {
 				match = append(match, e)
 			}
 		}

@@ -46,36 +46,33 @@ func (s *Store) startRun(ctx context.Context, run session.Run, ps []core.Pending
 	if found && whole {
 		return nil, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
 	}
-	if !found {
-		if !run.CreateSession {
-			return nil, fmt.Errorf("session %q: %w", run.Key.ID, session.ErrNotFound)
+	if found {
+		if rec.active != "" {
+			return nil, fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, rec.active)
 		}
-		if _, ok := s.responses[run.ResponseID]; ok && run.ResponseID != "" {
-			return nil, fmt.Errorf("response %q: %w", run.ResponseID, session.ErrExists)
+		if _, ok := rec.runs.get(run.InvocationID); ok {
+			return nil, fmt.Errorf("run %q: %w", run.InvocationID, session.ErrExists)
 		}
-		// Entered in the map only once the write is in: a refused start creates nothing.
-		rec = s.newSessionRec(run.Key, run.CreatedAt)
-		evs, err := s.appendLocked(rec, ps)
-		if err != nil {
-			s.recs.put(rec)
-			return nil, err
-		}
-		s.sessions[rec.row.Key] = rec
-		s.addRun(rec, run, whole)
-		return evs, nil
-	}
-	if rec.active != "" {
-		return nil, fmt.Errorf("start run %q: %w (%q)", run.InvocationID, session.ErrRunActive, rec.active)
-	}
-	if _, ok := rec.runs.get(run.InvocationID); ok {
-		return nil, fmt.Errorf("run %q: %w", run.InvocationID, session.ErrExists)
+	} else if !run.CreateSession {
+		return nil, fmt.Errorf("session %q: %w", run.Key.ID, session.ErrNotFound)
 	}
 	if _, ok := s.responses[run.ResponseID]; ok && run.ResponseID != "" {
 		return nil, fmt.Errorf("response %q: %w", run.ResponseID, session.ErrExists)
 	}
+	created := !found
+	if created {
+		// Entered in the map only once the write is in: a refused start creates nothing.
+		rec = s.newSessionRec(run.Key, run.CreatedAt)
+	}
 	evs, err := s.appendLocked(rec, ps)
 	if err != nil {
+		if created {
+			s.recs.put(rec)
+		}
 		return nil, err
+	}
+	if created {
+		s.sessions[rec.row.Key] = rec
 	}
 	s.addRun(rec, run, whole)
 	return evs, nil
