@@ -181,8 +181,11 @@ for r in $(seq 1 "$ROUNDS"); do
     lg "$name.r$r.ae" ae $args -d "${SECS}s"
     if [ "$name" = ns.c16 ]; then
       rate="$(jq -r '.turns_per_sec // 0' "$RES/$name.r$r.ae.json" 2>/dev/null || echo 0)"
-      # shellcheck disable=SC2086
-      lg "$name.r$r.go" go $args -d "${SECS}s" -rate "$rate"
+      # A point that served nothing has no rate to match: no unpaced load instead.
+      if [ "$(jq -n "$rate > 0")" = true ]; then
+        # shellcheck disable=SC2086
+        lg "$name.r$r.go" go $args -d "${SECS}s" -rate "$rate"
+      fi
     fi
     # shellcheck disable=SC2086
     lg "$name.r$r.ksadk" ksadk $args -d "${SECS}s"
@@ -220,15 +223,15 @@ cat /proc/loadavg >"$RES/loadavg.end"
       printf '%s %s; ' "$name" "$(for r in $(seq 1 "$ROUNDS"); do jq -r '.server.children // "?"' "$RES/$name.r$r.ae.json" 2>/dev/null || echo "?"; done | paste -sd/)"
     done | sed 's/; $//')"
   # Host CPU per turn, the server process alone, at ns.c16: the Python project's, and
-  # echo-go's at the same turn rate.
-  jq -s -r '
+  # echo-go's at the same turn rate; kept in host-cpu.json too, for bench/run.sh's target.
+  jq -s '
     def per($w): [.[] | select(.label | test("^ns\\.c16\\.r[0-9]+\\." + $w + "$")) | select(.ok > 0)]
-      | { us: (if length > 0 then ([.[].server.cpu_s] | add) * 1e6 / ([.[].ok] | add) else 0 end),
-          tps: (if length > 0 then ([.[].ok] | add) / ([.[].seconds] | add) else 0 end) };
-    per("ae") as $py | per("go") as $go
-    | if $py.us > 0 and $go.us > 0 then
-        "\nHost CPU per turn at ns.c16, the server process alone: the LangGraph project \($py.us | round) µs at \($py.tps | round) turns/s; echo-go on the same store at the same rate \($go.us | round) µs at \($go.tps | round) turns/s: \(($py.us / $go.us * 100 | round) / 100)×."
-      else empty end
-  ' "$RES"/ns.c16.r*.json
+      | { us: (if length > 0 then ([.[].server.cpu_s] | add) * 1e6 / ([.[].ok] | add) | round else 0 end),
+          tps: (if length > 0 then ([.[].ok] | add) / ([.[].seconds] | add) | round else 0 end) };
+    { python: per("ae"), go: per("go") }
+  ' "$RES"/ns.c16.r*.json >"$RES/host-cpu.json"
+  jq -r '.python as $py | .go as $go | if $py.us > 0 and $go.us > 0 then
+      "\nHost CPU per turn at ns.c16, the server process alone: the LangGraph project \($py.us) µs at \($py.tps) turns/s; echo-go on the same store at the same rate \($go.us) µs at \($go.tps) turns/s: \(($py.us / $go.us * 100 | round) / 100)×."
+    else empty end' "$RES/host-cpu.json"
 } | tee "$RES/report.md"
 note "results in $RES"

@@ -371,11 +371,11 @@ if [ "${BENCH_KSADK:-1}" != 0 ]; then
     # point (the LangGraph project, SQLite store) against an echo-go turn's on the same
     # store at the same turn rate (bench/ksadk.sh loads both), and, for information,
     # against an echo-go turn's at its most (the c=16 non-stream SQLite rounds above).
-    per_turn_us='[.[] | select(.ok > 0)] | if length > 0 then ([.[].server.cpu_s] | add) * 1e6 / ([.[].ok] | add) | round else empty end'
-    py_us="$(jq -s "$per_turn_us" "$OUT"/ksadk/results/ns.c16.r*.ae.json 2>/dev/null || true)"
-    go_us="$(jq -s "$per_turn_us" "$OUT"/ksadk/results/ns.c16.r*.go.json 2>/dev/null || true)"
-    go_max_us="$(jq -s "$per_turn_us" "$RES"/ns.c16.sqlite.r*.json 2>/dev/null || true)"
-    if [ -n "$py_us" ] && [ -n "$go_us" ] && [ "$go_us" -gt 0 ]; then
+    py_us="$(jq -r '.python.us' "$OUT/ksadk/results/host-cpu.json" 2>/dev/null || true)"
+    go_us="$(jq -r '.go.us' "$OUT/ksadk/results/host-cpu.json" 2>/dev/null || true)"
+    go_max_us="$(jq -s '[.[] | select(.ok > 0)] | if length > 0 then ([.[].server.cpu_s] | add) * 1e6 / ([.[].ok] | add) | round else empty end' \
+      "$RES"/ns.c16.sqlite.r*.json 2>/dev/null || true)"
+    if [ -n "$py_us" ] && [ "$py_us" -gt 0 ] && [ -n "$go_us" ] && [ "$go_us" -gt 0 ]; then
       awk -v py="$py_us" -v go="$go_us" -v max="${go_max_us:-0}" 'BEGIN {
         printf "- host CPU per Python turn (LangGraph echo graph, c=16, SQLite): %d µs, %.2f× an echo-go turn'"'"'s %d µs at the same turn rate (target ≤ 1.5×: %s)", py, py / go, go, (py / go <= 1.5 ? "pass" : "miss")
         if (max > 0) printf "; %.2f× an echo-go turn'"'"'s %d µs at its most (info)", py / max, max
