@@ -161,11 +161,11 @@ type encodedHistory struct {
 
 func newEncodedHistory(joined []byte, elems []json.RawMessage) *encodedHistory {
 	h := &encodedHistory{joined: joined, elems: elems, size: 2 + len(joined)}
-	for _, b := range elems {
-		h.size += len(b) + 1
-	}
-	if len(joined) == 0 && len(elems) > 0 {
-		h.size-- // no comma before the first
+	for i, b := range elems {
+		h.size += len(b)
+		if i > 0 || len(joined) > 0 { // a comma before it, as appendTo writes
+			h.size++
+		}
 	}
 	return h
 }
