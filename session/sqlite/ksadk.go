@@ -6,20 +6,19 @@ package sqlite
 // transcripts into agentengine's tables and drops KsADK's, inside the migration's one
 // transaction: the file is either all KsADK (untouched) or all agentengine. Before that,
 // Open copies the file aside (ksadkBackupSuffix) so KsADK's raw rows are never lost.
+// This file reads KsADK's rows and writes agentengine's; ksadkimport converts between them.
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/url"
 	"os"
 	"strings"
 
-	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/ksadkimport"
 )
 
 // ksadkImportVersion is the schema version whose migration imports KsADK's tables.
@@ -192,18 +191,6 @@ func eventOrder(have map[string]bool) string {
 	return strings.Join(append(by, "rowid"), ", ")
 }
 
-type ksadkSession struct {
-	id, agent, user, title, titleSource, firstPrompt, lastPrompt string
-	state                                                        string
-	created, updated                                             float64
-}
-
-type ksadkEvent struct {
-	author, typ, content, stateDelta, invocation, metadata string
-	seq                                                    int64
-	ts                                                     float64
-}
-
 // importKsADK copies KsADK's sessions into agentengine's tables. It is a no-op on a file
 // without KsADK's tables. A session whose (agent, user, id) agentengine already has is
 // left out: agentengine's conversation wins, KsADK's stays in the backup.
@@ -231,18 +218,18 @@ func importKsADK(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return fail("%v", err)
 	}
-	var sessions []ksadkSession
+	var sessions []ksadkimport.Session
 	for rows.Next() {
-		var s ksadkSession
+		var s ksadkimport.Session
 		var agent, user, title, src, first, last, state sql.NullString
 		var created, updated sql.NullFloat64
-		if err := rows.Scan(&s.id, &agent, &user, &title, &src, &first, &last, &state, &created, &updated); err != nil {
+		if err := rows.Scan(&s.ID, &agent, &user, &title, &src, &first, &last, &state, &created, &updated); err != nil {
 			rows.Close()
 			return fail("read ksadk_sessions: %v", err)
 		}
-		s.agent, s.user, s.title, s.titleSource = agent.String, user.String, title.String, src.String
-		s.firstPrompt, s.lastPrompt, s.state = first.String, last.String, state.String
-		s.created, s.updated = created.Float64, updated.Float64
+		s.Agent, s.User, s.Title, s.TitleSource = agent.String, user.String, title.String, src.String
+		s.FirstPrompt, s.LastPrompt, s.State = first.String, last.String, state.String
+		s.Created, s.Updated = created.Float64, updated.Float64
 		sessions = append(sessions, s)
 	}
 	rows.Close()
@@ -261,45 +248,45 @@ func importKsADK(ctx context.Context, tx *sql.Tx) error {
 	}
 	for _, s := range sessions {
 		if err := importKsADKSession(ctx, tx, s, ecols); err != nil {
-			return fail("session %q: %v", s.id, err)
+			return fail("session %q: %v", s.ID, err)
 		}
 	}
 	return nil
 }
 
-func importKsADKSession(ctx context.Context, tx *sql.Tx, s ksadkSession, ecols map[string]bool) error {
-	user := s.user
+func importKsADKSession(ctx context.Context, tx *sql.Tx, s ksadkimport.Session, ecols map[string]bool) error {
+	user := s.User
 	if user == "" {
-		user = "user" // KsADK's and agentengine's default user
+		user = ksadkimport.DefaultUser
 	}
 	var exists int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE app_id = ? AND user_id = ? AND id = ?`, s.agent, user, s.id).Scan(&exists)
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE app_id = ? AND user_id = ? AND id = ?`, s.Agent, user, s.ID).Scan(&exists)
 	if err == nil {
 		return nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	var evs []ksadkEvent
+	var evs []ksadkimport.SourceEvent
 	if ecols != nil {
 		//nolint:gosec // G202: the column names come from the fixed lists here (selectCols)
 		rows, err := tx.QueryContext(ctx, `SELECT `+selectCols(ecols, []string{"author", "event_type", "content_json",
-			"state_delta_json", "invocation_id", "metadata_json", "seq_id", "timestamp"})+`
-			FROM ksadk_events WHERE session_id = ? ORDER BY `+eventOrder(ecols), s.id)
+			"invocation_id", "metadata_json", "seq_id", "timestamp"})+`
+			FROM ksadk_events WHERE session_id = ? ORDER BY `+eventOrder(ecols), s.ID)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
-			var e ksadkEvent
-			var author, typ, content, delta, inv, meta sql.NullString
+			var e ksadkimport.SourceEvent
+			var author, typ, content, inv, meta sql.NullString
 			var seq sql.NullInt64
 			var ts sql.NullFloat64
-			if err := rows.Scan(&author, &typ, &content, &delta, &inv, &meta, &seq, &ts); err != nil {
+			if err := rows.Scan(&author, &typ, &content, &inv, &meta, &seq, &ts); err != nil {
 				rows.Close()
 				return err
 			}
-			e.author, e.typ, e.content, e.stateDelta, e.invocation, e.metadata = author.String, typ.String, content.String, delta.String, inv.String, meta.String
-			e.seq, e.ts = seq.Int64, ts.Float64
+			e.Author, e.Type, e.Content, e.Invocation, e.Metadata = author.String, typ.String, content.String, inv.String, meta.String
+			e.Seq, e.Time = seq.Int64, ts.Float64
 			evs = append(evs, e)
 		}
 		rows.Close()
@@ -308,21 +295,21 @@ func importKsADKSession(ctx context.Context, tx *sql.Tx, s ksadkSession, ecols m
 		}
 	}
 
-	conv := convertKsADKEvents(evs, s.created)
-	state := ksadkState(s.state)
+	conv := ksadkimport.Convert(evs, s.Created)
+	state := ksadkimport.State(s.State)
 	renamed := 0
-	if s.titleSource == "user" || s.titleSource == "manual" || s.titleSource == "rename" {
+	if ksadkimport.Renamed(s.TitleSource) {
 		renamed = 1
 	}
-	created, updated := ksadkTime(s.created), ksadkTime(s.updated)
+	created, updated := ksadkimport.Time(s.Created), ksadkimport.Time(s.Updated)
 	if updated < created {
 		updated = created
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO sessions (app_id, user_id, id, title, renamed, first_prompt, last_prompt,
 		last_seq, checkpoint_seq, active_invocation_id, active_run_status, state, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.agent, user, s.id, s.title, renamed, s.firstPrompt, s.lastPrompt, int64(len(conv.events)), conv.checkpointSeq,
-		conv.lastInvocation, conv.runStatus[conv.lastInvocation], state, created, updated)
+		s.Agent, user, s.ID, s.Title, renamed, s.FirstPrompt, s.LastPrompt, int64(len(conv.Events)), conv.CheckpointSeq,
+		conv.LastInvocation, conv.RunStatus[conv.LastInvocation], state, created, updated)
 	if err != nil {
 		return err
 	}
@@ -330,293 +317,19 @@ func importKsADKSession(ctx context.Context, tx *sql.Tx, s ksadkSession, ecols m
 	if err != nil {
 		return err
 	}
-	for i, e := range conv.events {
+	for i, e := range conv.Events {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_pk, seq, invocation_id, type, author, data, time)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, pk, i+1, e.invocation, e.typ, e.author, string(e.data), e.time); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, pk, i+1, e.Invocation, e.Type, e.Author, string(e.Data), e.Time); err != nil {
 			return err
 		}
 	}
-	for _, inv := range conv.invocations {
-		t := conv.runTimes[inv]
+	for _, inv := range conv.Invocations {
+		t := conv.RunTimes[inv]
 		if _, err := tx.ExecContext(ctx, `INSERT INTO runs (session_pk, invocation_id, app_id, user_id, session_id, status,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			pk, inv, s.agent, user, s.id, conv.runStatus[inv], t[0], t[1]); err != nil {
+			pk, inv, s.Agent, user, s.ID, conv.RunStatus[inv], t[0], t[1]); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// ksadkState is KsADK's session state without its own bookkeeping (active_run) and
-// without keys agentengine never persists.
-func ksadkState(js string) string {
-	var m map[string]any
-	if json.Unmarshal([]byte(js), &m) != nil || m == nil {
-		return "{}"
-	}
-	delete(m, "active_run")
-	for k := range m {
-		if strings.HasPrefix(k, session.TierTempPrefix) {
-			delete(m, k)
-		}
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return "{}"
-	}
-	return string(b)
-}
-
-func ksadkTime(sec float64) int64 {
-	if sec <= 0 || math.IsNaN(sec) || math.IsInf(sec, 0) {
-		return 0
-	}
-	return int64(sec * 1e9)
-}
-
-type convertedEvent struct {
-	invocation, typ, author string
-	data                    json.RawMessage
-	time                    int64
-}
-
-type converted struct {
-	events         []convertedEvent
-	checkpointSeq  int64
-	invocations    []string            // in first-seen order
-	runStatus      map[string]string   // invocation -> agentengine terminal status
-	runTimes       map[string][2]int64 // invocation -> first, last event time
-	lastInvocation string
-}
-
-// convertKsADKEvents keeps the transcript (user and assistant messages, reasoning,
-// tools, run status, compaction) in agentengine's event shapes and drops KsADK's
-// streaming detail (snapshots, per-delta runtime events), which the backup keeps.
-func convertKsADKEvents(evs []ksadkEvent, sessionCreated float64) converted {
-	c := converted{runStatus: map[string]string{}, runTimes: map[string][2]int64{}}
-	seqMap := make([]struct{ old, new int64 }, 0, len(evs))
-	lastTime := ksadkTime(sessionCreated)
-	add := func(e ksadkEvent, typ string, data any) {
-		t := ksadkTime(e.ts)
-		if t < lastTime {
-			t = lastTime // seq order is the truth; times only need to agree with it
-		}
-		lastTime = t
-		c.events = append(c.events, convertedEvent{invocation: e.invocation, typ: typ, author: e.author, data: session.MustJSON(data), time: t})
-		seqMap = append(seqMap, struct{ old, new int64 }{e.seq, int64(len(c.events))})
-		if e.invocation != "" {
-			rt, seen := c.runTimes[e.invocation]
-			if !seen {
-				c.invocations = append(c.invocations, e.invocation)
-				rt[0] = t
-			}
-			rt[1] = t
-			c.runTimes[e.invocation] = rt
-			c.lastInvocation = e.invocation
-		}
-	}
-	newSeq := func(old int64) int64 {
-		var n int64
-		for _, m := range seqMap {
-			if m.old <= old {
-				n = m.new
-			}
-		}
-		return n
-	}
-	toolNames := map[string]string{} // call id -> tool name, for results
-	for _, e := range evs {
-		content := jsonObject(e.content)
-		meta := jsonObject(e.metadata)
-		switch e.typ {
-		case session.TypeUserMessage:
-			text := partsText(content["parts"])
-			if text == "" {
-				text = str(meta["agent_input"])
-			}
-			d := session.UserMessageData{Text: text, Instructions: str(meta["instructions"])}
-			if text != "" {
-				d.Content = []session.ContentBlock{{Type: "input_text", Text: text}}
-			}
-			add(e, session.TypeUserMessage, d)
-		case session.TypeAssistantMessage:
-			add(e, session.TypeAssistantMessage, session.AssistantMessageData{Text: partsText(content["parts"])})
-		case "item.completed":
-			// KsADK 0.8 writes the final text of a turn only as runtime events.
-			re := jsonObject(content["runtime_event"])
-			text := partsText(jsonObject(re["snapshot"])["parts"])
-			switch str(re["item_kind"]) {
-			case "message":
-				if text != "" {
-					add(e, session.TypeAssistantMessage, session.AssistantMessageData{Text: text})
-				}
-			case "reasoning":
-				if text != "" {
-					add(e, session.TypeReasoning, session.ReasoningData{Text: text})
-				}
-			case "tool_call", "tool_result":
-				for _, p := range partsOf(jsonObject(re["snapshot"])["parts"]) {
-					switch str(p["content_type"]) {
-					case "tool_call":
-						args, err := json.Marshal(p["arguments"])
-						if err != nil || p["arguments"] == nil {
-							args = []byte("{}")
-						}
-						if s, ok := p["arguments"].(string); ok {
-							args = []byte(s)
-						}
-						callID, name := str(p["call_id"]), str(p["name"])
-						toolNames[callID] = name
-						add(e, session.TypeToolCall, session.ToolCallData{CallID: callID, Name: name, Arguments: string(args)})
-					case "tool_result":
-						callID := str(p["call_id"])
-						isErr, _ := p["is_error"].(bool)
-						add(e, session.TypeToolResult, session.ToolResultData{CallID: callID, Name: toolNames[callID], Output: str(p["result"]), IsError: isErr})
-					}
-				}
-			}
-		case session.TypeReasoning:
-			text := str(meta["reasoning"])
-			if text == "" {
-				text = partsText(content["parts"])
-			}
-			add(e, session.TypeReasoning, session.ReasoningData{Text: text})
-		case session.TypeToolCall:
-			args, err := json.Marshal(meta["tool_args"])
-			if err != nil || meta["tool_args"] == nil {
-				args = []byte("{}")
-			}
-			name := str(meta["tool_name"])
-			if name == "" {
-				name = partsText(content["parts"])
-			}
-			toolNames[ksadkCallID(meta)] = name
-			add(e, session.TypeToolCall, session.ToolCallData{CallID: ksadkCallID(meta), Name: name, Arguments: string(args)})
-		case session.TypeToolResult:
-			out := partsText(content["parts"])
-			if out == "" && meta["tool_output"] != nil {
-				out = str(meta["tool_output"])
-			}
-			add(e, session.TypeToolResult, session.ToolResultData{CallID: ksadkCallID(meta), Name: str(meta["tool_name"]), Output: out})
-		case session.TypeRunStatus:
-			status := ksadkStatus(str(content["status"]))
-			if status == "" {
-				continue // checkpointed and other non-run states
-			}
-			d := session.RunStatusData{Status: status}
-			if status == session.StatusFailed {
-				msg := str(content["detail"])
-				if msg == "" {
-					msg = "the run failed"
-				}
-				d.Error = &session.RunError{Code: "server_error", Message: msg}
-			}
-			add(e, session.TypeRunStatus, d)
-			if e.invocation != "" {
-				c.runStatus[e.invocation] = status
-			}
-		case session.TypeContextCheckpoint:
-			until := newSeq(int64(num(meta["compacted_until_seq_id"])))
-			add(e, session.TypeContextCheckpoint, session.ContextCheckpointData{Summary: partsText(content["parts"]), FromSeq: 1, UntilSeq: until})
-			c.checkpointSeq = int64(len(c.events))
-		case session.TypeCompactionBound:
-			add(e, session.TypeCompactionBound, session.CompactionBoundaryData{CompactedUntilSeq: newSeq(int64(num(content["compacted_until_seq_id"])))})
-		}
-	}
-	// A run KsADK left unfinished cannot continue here: it ends interrupted, as runs
-	// orphaned by a restart do.
-	for _, inv := range c.invocations {
-		st := c.runStatus[inv]
-		if session.IsTerminalStatus(st) {
-			continue
-		}
-		last := ksadkEvent{invocation: inv, author: "agentengine"}
-		add(last, session.TypeRunStatus, session.RunStatusData{Status: session.StatusInterrupted})
-		c.runStatus[inv] = session.StatusInterrupted
-	}
-	return c
-}
-
-// ksadkStatus maps KsADK's run_status values to agentengine's; "" for states that are
-// not a run's status.
-func ksadkStatus(s string) string {
-	switch s {
-	case "in_progress", "running", "resuming", "starting":
-		return session.StatusInProgress
-	case "completed":
-		return session.StatusCompleted
-	case "failed", "error", "resume_failed":
-		return session.StatusFailed
-	case "cancelled", "canceled", "aborted":
-		return session.StatusCancelled
-	case "interrupted":
-		return session.StatusInterrupted
-	}
-	return ""
-}
-
-func ksadkCallID(meta map[string]any) string {
-	for _, k := range []string{"tool_call_id", "call_id", "run_id"} {
-		if s := str(meta[k]); s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func jsonObject(v any) map[string]any {
-	switch t := v.(type) {
-	case map[string]any:
-		return t
-	case string:
-		var m map[string]any
-		if json.Unmarshal([]byte(t), &m) == nil {
-			return m
-		}
-	}
-	return nil
-}
-
-func partsOf(v any) []map[string]any {
-	parts, _ := v.([]any)
-	out := make([]map[string]any, 0, len(parts))
-	for _, p := range parts {
-		if m, ok := p.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// partsText joins the text of content parts ({text} or {type:"...text", text}).
-func partsText(v any) string {
-	parts, _ := v.([]any)
-	var texts []string
-	for _, p := range parts {
-		m, _ := p.(map[string]any)
-		if t, ok := m["text"].(string); ok && t != "" {
-			texts = append(texts, t)
-		}
-	}
-	return strings.Join(texts, "")
-}
-
-func str(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return t
-	default:
-		b, err := json.Marshal(t)
-		if err != nil {
-			return ""
-		}
-		return string(b)
-	}
-}
-
-func num(v any) float64 {
-	f, _ := v.(float64)
-	return f
 }
