@@ -138,7 +138,7 @@ func TestHistoryCacheShedsIdleEntries(t *testing.T) {
 	rt.hist.put(active, &histEntry{size: 7})
 	rt.hist.entries[idle].used = time.Now().Add(-histIdle - time.Second)
 	rt.runs[runKey{active, "run"}] = &Run{}
-	rt.shedIdle()
+	rt.ShedIdle()
 	if rt.hist.entries[idle] != nil || rt.hist.entries[active] == nil || rt.hist.bytes != 7 {
 		t.Fatalf("after the trim: %d entries, %d bytes", len(rt.hist.entries), rt.hist.bytes)
 	}

@@ -3,12 +3,10 @@ package host
 import (
 	"context"
 	"io"
-	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/agentengine/agentengine/internal/cmem"
 	"github.com/agentengine/agentengine/session"
 )
 
@@ -97,64 +95,9 @@ func (j *journal) compactLocked() (dropped int) {
 	return dropped
 }
 
-// Memory trimming after compactions: once finished runs' journals have dropped this many
-// live events (a run forgotten early counts forgottenRunWeight), the garbage is collected
-// and returned to the operating system, at most once per trimEvery; smaller amounts are
-// trimmed trimEvery after they were dropped. Without it a host that goes idle after a
-// burst keeps the burst's memory: the Go runtime collects only as it allocates, and an
-// idle host allocates nothing.
-const (
-	trimAfterDropped   = 20_000
-	forgottenRunWeight = 50
-	trimEvery          = 30 * time.Second
-)
-
-type memTrim struct {
-	// shed lets go of what only a busy host needs, before the memory is returned, and
-	// reports whether it keeps anything it will let go of later (then the trim runs
-	// again, trimEvery later).
-	shed      func() (more bool)
-	mu        sync.Mutex
-	dropped   int
-	last      time.Time
-	scheduled bool
-}
-
-// add records n dropped events and schedules a trim.
-func (m *memTrim) add(n int) {
-	if n <= 0 {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.dropped += n
-	if m.scheduled {
-		return
-	}
-	m.scheduled = true
-	wait := trimEvery
-	if m.dropped >= trimAfterDropped {
-		wait = max(0, trimEvery-time.Since(m.last))
-	}
-	time.AfterFunc(wait, m.run)
-}
-
-func (m *memTrim) run() {
-	m.mu.Lock()
-	m.dropped = 0
-	m.mu.Unlock()
-	again := m.shed != nil && m.shed()
-	debug.FreeOSMemory()
-	// And what the store's C code freed (SQLite's page caches and statements), which
-	// glibc would otherwise keep in the process for good.
-	cmem.Release()
-	m.mu.Lock()
-	m.scheduled, m.last = again, time.Now()
-	m.mu.Unlock()
-	if again {
-		time.AfterFunc(trimEvery, m.run)
-	}
-}
+// ForgottenRunWeight is what a finished run let go of whole counts for in
+// Config.MemoryFreed's units (dropped live events).
+const ForgottenRunWeight = 50
 
 // pos is the position of the first event whose Index is at least index; j.mu is held.
 func (j *journal) pos(index int) int {

@@ -80,17 +80,3 @@ func TestJournalHold(t *testing.T) {
 		t.Fatalf("after release: %+v", got)
 	}
 }
-
-// Any dropped events schedule a trim, one at a time.
-func TestMemTrimSchedules(t *testing.T) {
-	var m memTrim
-	m.add(0)
-	if m.scheduled {
-		t.Fatal("scheduled with nothing dropped")
-	}
-	m.add(1) // trimmed trimEvery from now: still scheduled below
-	m.add(trimAfterDropped)
-	if !m.scheduled || m.dropped != trimAfterDropped+1 {
-		t.Fatalf("scheduled %v, dropped %d", m.scheduled, m.dropped)
-	}
-}

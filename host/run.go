@@ -658,10 +658,10 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 			// Once nobody follows it, or everyone who did has read it to its end, no
 			// client comes back with a cursor into its journal: Open serves it from
 			// the store from then on, as it would after retention.
-			rt.trim.add(r.j.compactThenSettle(func() {
+			rt.memoryFreed(r.j.compactThenSettle(func() {
 				rt.forget(r)
 				retained.Stop() // nothing left for it to do
-				rt.trim.add(forgottenRunWeight)
+				rt.memoryFreed(ForgottenRunWeight)
 			}))
 		}))
 	}
@@ -707,5 +707,5 @@ func (rt *Runtime) release(r *Run) {
 		t.Stop()
 	}
 	rt.forget(r)
-	rt.trim.add(forgottenRunWeight)
+	rt.memoryFreed(ForgottenRunWeight)
 }

@@ -57,6 +57,11 @@ type Config struct {
 	// (assistant_stream_snapshot), so that a host that dies mid-message loses at most
 	// about that much of it (default 250 ms; a message that ends sooner costs no write).
 	SnapshotInterval time.Duration
+	// MemoryFreed, when set, is told how much finished runs' memory the runtime let go of
+	// (in dropped live events; a run forgotten whole counts ForgottenRunWeight), so that
+	// the program can decide when to collect and return memory to the operating system
+	// (calling ShedIdle first). The library itself never does.
+	MemoryFreed func(events int)
 }
 
 // DefaultSnapshotInterval is Config.SnapshotInterval's default.
@@ -95,8 +100,8 @@ type Runtime struct {
 	noSummarize map[string]bool // agents whose runner has no Summarize
 	caps        map[string]*runnerv1.Capabilities
 
-	hist historyCache // projected history of recently active sessions
-	trim memTrim      // returns finished runs' memory after bursts
+	hist        historyCache     // projected history of recently active sessions
+	memoryFreed func(events int) // Config.MemoryFreed, never nil
 }
 
 // runKey indexes runs by session and invocation: invocation ids may be chosen by
@@ -166,20 +171,24 @@ func New(cfg Config) (*Runtime, error) {
 		c.OnFollow(rt.followRequested)
 		c.OnOrphans(rt.interruptOrphans)
 	}
-	rt.trim.shed = rt.shedIdle
+	rt.memoryFreed = cfg.MemoryFreed
+	if rt.memoryFreed == nil {
+		rt.memoryFreed = func(int) {}
+	}
 	return rt, nil
 }
 
-// histIdle is how long a session's cached history outlives its last turn once the host
+// histIdle is how long a session's cached history outlives its last turn once the program
 // trims its memory (after a burst): a turn after that reads it from the store again.
 const histIdle = 30 * time.Second
 
-// shedIdle lets go of what only a busy host needs: history cache entries idle for
+// ShedIdle lets go of what only a busy host needs: history cache entries idle for
 // histIdle, and the runs map's buckets (a Go map never shrinks, and a burst of thousands
 // of runs would keep its size for good). Left in place, both pin the heap spans they
 // are spread over long after the burst. It reports whether cached entries are left,
-// to be let go of once idle.
-func (rt *Runtime) shedIdle() (more bool) {
+// to be let go of once idle. A program that returns memory to the operating system
+// after bursts (see Config.MemoryFreed) calls it first.
+func (rt *Runtime) ShedIdle() (more bool) {
 	more = rt.hist.evictIdle(time.Now().Add(-histIdle))
 	rt.mu.Lock()
 	runs := make(map[runKey]*Run, len(rt.runs))

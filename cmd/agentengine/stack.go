@@ -17,6 +17,7 @@ import (
 	"github.com/agentengine/agentengine/host/project"
 	"github.com/agentengine/agentengine/host/pybridge"
 	"github.com/agentengine/agentengine/host/workspace"
+	"github.com/agentengine/agentengine/internal/memtrim"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/backend"
 )
@@ -145,12 +146,16 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 		agents[i].Workspace = w // the agent's own files (workspace.file events) land here
 	}
 
+	// The server gives finished runs' memory back to the operating system after bursts;
+	// the runtime only says how much it let go of.
+	trim := &memtrim.Trimmer{}
 	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
-		MaxRunsPerUser: opt.maxRunsPerUser})
+		MaxRunsPerUser: opt.maxRunsPerUser, MemoryFreed: trim.Add})
 	if err != nil {
 		s.close(context.Background())
 		return nil, err
 	}
+	trim.Shed = rt.ShedIdle
 	s.runtime = rt
 	if err := rt.Recover(ctx); err != nil {
 		s.close(context.Background())
