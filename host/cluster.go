@@ -11,7 +11,7 @@ import (
 )
 
 // Cluster is what a session store shared by several agentengine replicas offers the
-// runtime (the postgres store implements it; New uses it when the store does). A run
+// runtime (the postgres store opened as a replica implements it; see Config.Cluster). A run
 // executes on the replica that accepted it; that replica relays the run's journal
 // through the store so that any replica can stream it, forwards cancel requests to it,
 // and a survivor ends the runs of a replica that died.

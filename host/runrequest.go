@@ -12,7 +12,7 @@ import (
 	"github.com/agentengine/agentengine/wire"
 )
 
-// buildRunRequest assembles the seed-003 payload and session context for a turn whose
+// buildRunRequest assembles the runner payload and session context (KsADK's fields) for a turn whose
 // opening events start at turnSeq; history is the projection of what came before it.
 func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, state *session.State, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile, caps *runnerv1.Capabilities) (*runnerv1.RunRequest, error) {
 	key := sess.Key

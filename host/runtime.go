@@ -62,6 +62,10 @@ type Config struct {
 	// the program can decide when to collect and return memory to the operating system
 	// (calling ShedIdle first). The library itself never does.
 	MemoryFreed func(events int)
+	// Cluster, when set, coordinates the replicas that share Store (the postgres store
+	// opened as a replica offers it): runs relay their journals, cancels and orphaned
+	// runs reach the replica that can act on them. Nil for a single server.
+	Cluster Cluster
 }
 
 // DefaultSnapshotInterval is Config.SnapshotInterval's default.
@@ -165,7 +169,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.agents[a.Name] = a
 	}
 	rt.baseCtx, rt.stop = context.WithCancelCause(context.Background())
-	if c, ok := cfg.Store.(Cluster); ok {
+	if c := cfg.Cluster; c != nil {
 		rt.cluster = c
 		c.OnCancel(rt.cancelLocal)
 		c.OnFollow(rt.followRequested)

@@ -21,6 +21,7 @@ import (
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
+	"github.com/agentengine/agentengine/session/postgres"
 )
 
 // scripted is a test agent whose behaviour is chosen by the input text. It records the
@@ -111,7 +112,11 @@ func newFixtureWith(t *testing.T, runner runnerv1.RunnerClient, store session.St
 	if runner == nil {
 		runner = serve(t, f.agent)
 	}
-	f.rt = startRuntime(t, host.Config{Store: f.store, Agents: []host.Agent{{Name: "scripted", Runner: runner}}, Compaction: policy})
+	cfg := host.Config{Store: f.store, Agents: []host.Agent{{Name: "scripted", Runner: runner}}, Compaction: policy}
+	if pg, ok := store.(*postgres.Store); ok && pg.Clustered() {
+		cfg.Cluster = pg
+	}
+	f.rt = startRuntime(t, cfg)
 	return f
 }
 

@@ -48,7 +48,7 @@ type TurnRequest struct {
 	Unannounced bool
 	// ContinueFrom continues a checkpoint thread of the session in place: the run has no
 	// input, and the runner runs the thread on from where its last run stopped (a failed
-	// or cancelled run resumed). See Runtime.Continuable.
+	// or cancelled run resumed). See Runtime.CanContinue.
 	ContinueFrom *wire.CheckpointRef
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/agentengine/agentengine/internal/memtrim"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/backend"
+	"github.com/agentengine/agentengine/session/postgres"
 )
 
 // storeFlags select the session backend; empty values fall back to the seed's env vars
@@ -149,8 +150,12 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	// The server gives finished runs' memory back to the operating system after bursts;
 	// the runtime only says how much it let go of.
 	trim := &memtrim.Trimmer{}
-	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
-		MaxRunsPerUser: opt.maxRunsPerUser, MemoryFreed: trim.Add})
+	cfg := host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
+		MaxRunsPerUser: opt.maxRunsPerUser, MemoryFreed: trim.Add}
+	if pg, ok := st.(*postgres.Store); ok && pg.Clustered() {
+		cfg.Cluster = pg // replicas share this store: runs relay, cancel and hand over through it
+	}
+	rt, err := host.New(cfg)
 	if err != nil {
 		s.close(context.Background())
 		return nil, err

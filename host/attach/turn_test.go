@@ -120,7 +120,7 @@ func decodeResults(t *testing.T, raws []json.RawMessage) []payloadResult {
 	return out
 }
 
-// The seed-003 flow: "summarize this PDF", then "expand the second risk" without the
+// KsADK's documented attachment flow: "summarize this PDF", then "expand the second risk" without the
 // file — the follow-up still sees the PDF's text, as effective (not current) context.
 func TestEffectiveAttachmentsAcrossTurns(t *testing.T) {
 	f := newTurnFixture(t)

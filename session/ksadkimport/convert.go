@@ -21,8 +21,8 @@ type Session struct {
 // SourceEvent is a row of KsADK's ksadk_events table.
 type SourceEvent struct {
 	Author, Type, Content, Invocation, Metadata string
-	Seq                                                     int64
-	Time                                                    float64 // Unix seconds
+	Seq                                         int64
+	Time                                        float64 // Unix seconds
 }
 
 // DefaultUser is the user of a session KsADK stored without one (KsADK's and agentengine's default).

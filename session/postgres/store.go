@@ -158,6 +158,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
+// Clustered reports whether the store joined the cluster of replicas (it was opened
+// without WithoutCluster): then it coordinates the replicas' runtimes (host.Config.Cluster).
+func (s *Store) Clustered() bool { return s.cl != nil }
+
 // poolConfig parses dsn and applies the options the DSN leaves unset.
 func poolConfig(dsn string, cfg config) (*pgxpool.Config, error) {
 	pc, err := pgxpool.ParseConfig(dsn)

@@ -3,7 +3,7 @@
 // A runner is a subprocess started by the agentengine host through hashicorp/go-plugin
 // (gRPC only). One runner process serves many concurrent runs. The host owns sessions,
 // history and protocols; the runner owns the agent's code. Structured data the host
-// builds for the agent (the seed-003 payload and session context) travels as JSON
+// builds for the agent (KsADK's runner payload and session context) travels as JSON
 // documents so that Python runners can hand it to user hooks as plain dicts.
 //
 // Compatibility: fields are only ever added. A runner reports the protocol version it

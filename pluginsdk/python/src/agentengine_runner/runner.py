@@ -68,7 +68,7 @@ class Checkpoint:
 @dataclass(frozen=True)
 class RunRequest:
     """One turn. payload and session_context are the host's JSON documents as plain dicts
-    (the seed-003 fields), ready to hand to user hooks such as ksadk_prepare_state."""
+    (KsADK's payload fields), ready to hand to user hooks such as ksadk_prepare_state."""
 
     app_name: str
     user_id: str
