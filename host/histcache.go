@@ -47,8 +47,8 @@ type histEntry struct {
 	size    int // bytes held (for the cache's bound)
 	content int // messageBytes of msgs (for the history budget)
 	tokens  int // EstimateTokens of msgs' contents (for compaction)
-	// names of tool calls by call id, to name the tool results that follow.
-	names map[string]string
+	// names of tool calls by call id, to name the tool results of later turns.
+	names session.ToolNames
 	// refs are the newest attachment_ref events (at most maxRestoredFiles).
 	refs []session.Event
 }
@@ -114,14 +114,9 @@ func (c *historyCache) evictIdle(cutoff time.Time) bool {
 
 // add appends projected messages (encoding each) and remembers the tool call names.
 func (e *histEntry) add(msgs []session.Message) error {
+	e.names.Name(msgs)
 	for i := range msgs {
 		m := &msgs[i]
-		if m.Type == session.TypeToolResult && m.Name == "" && m.CallID != "" {
-			m.Name = e.names[m.CallID]
-		}
-		if m.Type == session.TypeToolCall && m.CallID != "" {
-			e.names[m.CallID] = m.Name
-		}
 		b, err := json.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("encode history: %w", err)
@@ -230,7 +225,7 @@ func (rt *Runtime) sessionHistory(ctx context.Context, sess *session.Session, tu
 func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq int64, sess *session.Session) (*histEntry, error) {
 	if turnSeq <= 1 {
 		// The session's first turn: nothing before it to read.
-		return &histEntry{created: sess.CreatedAt, cpSeq: sess.CheckpointSeq, names: map[string]string{}}, nil
+		return &histEntry{created: sess.CreatedAt, cpSeq: sess.CheckpointSeq, names: session.ToolNames{}}, nil
 	}
 	if e := rt.hist.take(key); e != nil && e.through < turnSeq {
 		if sess.CreatedAt.Equal(e.created) && sess.CheckpointSeq == e.cpSeq {
@@ -268,7 +263,7 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 			prior = append(prior, m)
 		}
 	}
-	e := &histEntry{created: cur.CreatedAt, cpSeq: cur.CheckpointSeq, through: turnSeq - 1, names: map[string]string{}}
+	e := &histEntry{created: cur.CreatedAt, cpSeq: cur.CheckpointSeq, through: turnSeq - 1, names: session.ToolNames{}}
 	if err := e.add(prior); err != nil {
 		return nil, err
 	}

@@ -50,21 +50,25 @@ func Project(events []Event) []Message {
 			out = append(out, m)
 		}
 	}
-	nameResults(out)
+	ToolNames{}.Name(out)
 	return out
 }
 
-// nameResults gives tool results that arrived without a tool name (a client's
-// function_call_output) the name of the call they answer, so a client-sent result and a
-// stored one read the same.
-func nameResults(msgs []Message) {
-	names := map[string]string{}
+// ToolNames names tool results that arrived without a tool name (a client's
+// function_call_output) after the call they answer, so a client-sent result and a stored
+// one read the same. It maps call ids to tool names and carries the calls it has seen from
+// one Name to the next: a history projected a turn at a time names a result whose call
+// came in an earlier turn.
+type ToolNames map[string]string
+
+// Name names msgs' unnamed tool results in place and remembers msgs' tool calls.
+func (n ToolNames) Name(msgs []Message) {
 	for i, m := range msgs {
 		switch {
 		case m.Type == TypeToolCall && m.CallID != "":
-			names[m.CallID] = m.Name
+			n[m.CallID] = m.Name
 		case m.Type == TypeToolResult && m.Name == "" && m.CallID != "":
-			msgs[i].Name = names[m.CallID]
+			msgs[i].Name = n[m.CallID]
 		}
 	}
 }
@@ -188,7 +192,7 @@ func ItemMessages(items []json.RawMessage, seq int64) []Message {
 		}
 		out = append(out, m)
 	}
-	nameResults(out)
+	ToolNames{}.Name(out)
 	return out
 }
 

@@ -107,3 +107,27 @@ func TestItemMessagesNameResultsOfTheirCalls(t *testing.T) {
 		t.Errorf("display content = %q", msgs[2].Content)
 	}
 }
+
+// A result that names no tool gets its call's name, also when the call came in an earlier
+// batch (a history projected a turn at a time); a result that names its tool keeps it.
+func TestToolNamesCarryAcrossBatches(t *testing.T) {
+	names := session.ToolNames{}
+	first := []session.Message{
+		{Type: session.TypeToolCall, CallID: "c1", Name: "lookup"},
+		{Type: session.TypeToolResult, CallID: "c1"},
+	}
+	names.Name(first)
+	second := []session.Message{
+		{Type: session.TypeToolResult, CallID: "c1"},
+		{Type: session.TypeToolResult, CallID: "c1", Name: "own"},
+		{Type: session.TypeToolResult, CallID: "unknown"},
+		{Type: session.TypeToolResult},
+	}
+	names.Name(second)
+	for i, want := range []string{"lookup", "lookup", "own", "", ""} {
+		got := append(first[1:], second...)[i].Name
+		if got != want {
+			t.Errorf("result %d named %q, want %q", i, got, want)
+		}
+	}
+}
