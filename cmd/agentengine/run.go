@@ -25,6 +25,7 @@ type runOptions struct {
 	rateLimit   int
 	origins     []string
 	hosts       []string
+	publicURL   string
 	maxBody     int64
 	logLevel    string
 	logJSON     bool
@@ -70,6 +71,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.IntVar(&o.rateLimit, "rate-limit", 0, "most requests one user may make a minute (bursts up to it); more are refused with 429 and Retry-After (0: no limit)")
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "browser origins allowed to call the API (other cross-origin requests are rejected; loopback origins are allowed while --host is loopback)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "Host header names accepted besides the loopback ones (the name clients or a reverse proxy use); \"*\" accepts any")
+	f.StringVar(&o.publicURL, "public-url", "", "the server's URL as clients reach it (e.g. behind a reverse proxy), for the URLs it advertises such as the A2A agent cards' (default: the request's host)")
 	f.Int64Var(&o.maxBody, "max-body-bytes", 32<<20, "largest accepted request body")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&o.logJSON, "log-json", false, "write logs as JSON lines")
@@ -148,7 +150,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		return chat(ctx, st.runtime, cmd.InOrStdin(), cmd.OutOrStdout(), o.ksadk.chat())
 	}
 
-	surfaces, err := newSurfaces(st, log)
+	surfaces, err := newSurfaces(st, log, surfaceOptions{publicURL: o.publicURL, bearer: o.token != "" || keys != nil})
 	if err != nil {
 		return err
 	}
