@@ -410,5 +410,3 @@ func TestTenancy(t *testing.T) {
 		t.Errorf("task through another agent: %d", code)
 	}
 }
-
-
