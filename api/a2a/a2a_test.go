@@ -125,23 +125,24 @@ func TestStreamSendsTextInPieces(t *testing.T) {
 	if len(evs) < 4 || evs[0]["kind"] != "task" || state(evs[0]) != "submitted" || evs[1]["kind"] != "status-update" || state(evs[1]) != "working" {
 		t.Fatalf("stream start %v", evs)
 	}
-	var chunks []string
-	lastSeen := false
-	for i, ev := range evs[1:] {
-		if ev["kind"] != "artifact-update" {
-			continue
-		}
-		if lastSeen {
-			t.Errorf("a chunk after the last one: %v", ev)
-		}
-		if ev["append"] == (len(chunks) == 0) {
-			t.Errorf("chunk %d: append %v", i, ev["append"])
-		}
-		lastSeen = ev["lastChunk"] == true
-		chunks = append(chunks, artifactText(map[string]any{"artifacts": []any{ev["artifact"]}}))
+	chunks := chunksOf(evs)
+	n := len(chunks)
+	if n < 4 {
+		t.Fatalf("%d chunks", n)
 	}
-	if len(chunks) < 3 || strings.Join(chunks, "") != "Echo: one two three four" || !lastSeen {
-		t.Errorf("chunks %q (last %v)", chunks, lastSeen)
+	var pieces strings.Builder
+	for i, c := range chunks[:n-1] {
+		if c["append"] == (i == 0) || c["lastChunk"] == true {
+			t.Errorf("chunk %d: append %v lastChunk %v", i, c["append"], c["lastChunk"])
+		}
+		pieces.WriteString(chunkText(c))
+	}
+	// The last chunk replaces the artifact with the whole message.
+	if last := chunks[n-1]; last["lastChunk"] != true || last["append"] == true || chunkText(last) != "Echo: one two three four" {
+		t.Errorf("last chunk %v", last)
+	}
+	if pieces.String() != "Echo: one two three four" {
+		t.Errorf("pieces %q", pieces.String())
 	}
 	end := evs[len(evs)-1]
 	if end["kind"] != "status-update" || end["final"] != true || state(end) != "completed" {
@@ -274,17 +275,17 @@ func TestResubscribeReplaysThenFollows(t *testing.T) {
 	if evs[0]["kind"] != "task" || evs[0]["id"] != id {
 		t.Fatalf("resubscribe start %v", evs[0])
 	}
-	var chunks int
-	var text strings.Builder
-	for _, ev := range evs {
-		if ev["kind"] == "artifact-update" {
-			chunks++
-			text.WriteString(artifactText(map[string]any{"artifacts": []any{ev["artifact"]}}))
-		}
-	}
+	chunks := chunksOf(evs)
 	end := evs[len(evs)-1]
-	if chunks != 40 || state(end) != "completed" || end["final"] != true {
-		t.Errorf("resubscribe: %d chunks, end %v", chunks, end)
+	if len(chunks) != 41 || state(end) != "completed" || end["final"] != true {
+		t.Errorf("resubscribe: %d chunks (40 deltas and the whole message), end %v", len(chunks), end)
+	}
+	var text strings.Builder
+	for _, c := range chunks[:len(chunks)-1] {
+		text.WriteString(chunkText(c))
+	}
+	if whole := chunkText(chunks[len(chunks)-1]); whole != text.String() {
+		t.Errorf("deltas %q, whole %q", text.String(), whole)
 	}
 	if got := artifactText(e.result("echo", "tasks/get", map[string]any{"id": id})); got != text.String() {
 		t.Errorf("replayed %q, task has %q", text.String(), got)
@@ -409,4 +410,19 @@ func TestTenancy(t *testing.T) {
 	if code, _ := alice.rpcErr("echo2", "tasks/get", map[string]any{"id": id}); code != -32001 {
 		t.Errorf("task through another agent: %d", code)
 	}
+}
+
+// chunksOf returns the artifact-update events of a stream.
+func chunksOf(evs []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, ev := range evs {
+		if ev["kind"] == "artifact-update" {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func chunkText(ev map[string]any) string {
+	return artifactText(map[string]any{"artifacts": []any{ev["artifact"]}})
 }

@@ -15,7 +15,9 @@
 //     cancelled map to their names, a run that ended waiting for approval is
 //     input-required with the approval requests as data parts of the status message.
 //   - each assistant message is an artifact (text part) streamed as artifact-update
-//     events (append, lastChunk); tool calls, tool results and approval requests are
+//     events: each text delta appended, then a last chunk (lastChunk, append false) that
+//     replaces the artifact with the whole message; tool calls, tool results and approval
+//     requests are
 //     agent messages of data parts, sent as working status updates and kept in the
 //     task's history.
 //

@@ -213,20 +213,19 @@ func itemID(e *session.Event) string {
 	return fmt.Sprintf("%s-%d", e.SessionID, e.Seq)
 }
 
-// encoder turns a run's journal into stream events: text deltas into artifact chunks,
-// tool calls and results into working status updates, the terminal run_status into the
-// final status update.
+// encoder turns a run's journal into stream events: each text delta into an appended
+// artifact chunk, each message's end into a last chunk that replaces the artifact with the
+// whole message (append false), so that a client that missed chunks, or that keeps only
+// the last (ADK), has the whole text; tool calls and results into working status updates;
+// the terminal run_status into the final status update.
 type encoder struct {
-	t *task
-	// held is each message's latest delta, sent when the next one (or the message's end)
-	// shows whether it is the last chunk.
-	held    map[string]string
+	t       *task
 	started map[string]bool
 	evs     []*session.Event
 }
 
 func newEncoder(t *task) *encoder {
-	return &encoder{t: t, held: map[string]string{}, started: map[string]bool{}}
+	return &encoder{t: t, started: map[string]bool{}}
 }
 
 func (e *encoder) status(state a2a.TaskState, msg *a2a.Message, at time.Time, final bool) *a2a.TaskStatusUpdateEvent {
@@ -234,22 +233,17 @@ func (e *encoder) status(state a2a.TaskState, msg *a2a.Message, at time.Time, fi
 		Status: a2a.TaskStatus{State: state, Message: msg, Timestamp: timePtr(at)}}
 }
 
-func (e *encoder) chunk(item, text string, last bool) *a2a.TaskArtifactUpdateEvent {
-	ev := &a2a.TaskArtifactUpdateEvent{TaskID: e.t.id, ContextID: e.t.key.ID, Append: e.started[item], LastChunk: last,
+func (e *encoder) chunk(item, text string, appendTo, last bool) *a2a.TaskArtifactUpdateEvent {
+	return &a2a.TaskArtifactUpdateEvent{TaskID: e.t.id, ContextID: e.t.key.ID, Append: appendTo, LastChunk: last,
 		Artifact: &a2a.Artifact{ID: a2a.ArtifactID(item), Name: answerArtifact, Parts: a2a.ContentParts{a2a.TextPart{Text: text}}}}
-	e.started[item] = true
-	return ev
 }
 
 func (e *encoder) add(ev host.Event) []a2a.Event {
 	switch ev.Kind {
 	case host.KindTextDelta:
-		var out []a2a.Event
-		if prev, ok := e.held[ev.ItemID]; ok {
-			out = append(out, e.chunk(ev.ItemID, prev, false))
-		}
-		e.held[ev.ItemID] = ev.Text
-		return out
+		out := e.chunk(ev.ItemID, ev.Text, e.started[ev.ItemID], false)
+		e.started[ev.ItemID] = true
+		return []a2a.Event{out}
 	case host.KindStored:
 	default:
 		return nil
@@ -259,15 +253,8 @@ func (e *encoder) add(ev host.Event) []a2a.Event {
 	switch s.Type {
 	case session.TypeAssistantMessage:
 		item := itemID(s)
-		if ev.ItemID != "" {
-			item = ev.ItemID
-		}
-		text, ok := e.held[item]
-		delete(e.held, item)
-		if !ok && !e.started[item] {
-			text = textOf(s) // no deltas (or they are gone): the whole message
-		}
-		return []a2a.Event{e.chunk(item, text, true)}
+		delete(e.started, item)
+		return []a2a.Event{e.chunk(item, textOf(s), false, true)}
 	case session.TypeToolCall, session.TypeToolResult:
 		return []a2a.Event{e.status(a2a.TaskStateWorking, e.t.message(s), s.Time, false)}
 	case session.TypeRunStatus:

@@ -116,10 +116,14 @@ def test_stream_in_pieces(server: Server) -> None:  # noqa: F811
         _, _, state = last_task_of(events)
         assert state == TaskState.TASK_STATE_COMPLETED
         chunks = [ev.artifact_update for ev in events if ev.HasField("artifact_update")]
-        assert len(chunks) >= 4
-        assert not chunks[0].append and all(c.append for c in chunks[1:])
-        assert chunks[-1].last_chunk and not any(c.last_chunk for c in chunks[:-1])
-        assert "".join(p.text for c in chunks for p in c.artifact.parts) == "Echo: one two three four five"
+        assert len(chunks) >= 5
+        pieces, last = chunks[:-1], chunks[-1]
+        assert not pieces[0].append and all(c.append for c in pieces[1:])
+        assert not any(c.last_chunk for c in pieces)
+        assert "".join(p.text for c in pieces for p in c.artifact.parts) == "Echo: one two three four five"
+        # The last chunk replaces the artifact with the whole message.
+        assert last.last_chunk and not last.append
+        assert "".join(p.text for p in last.artifact.parts) == "Echo: one two three four five"
 
     run(go())
 
@@ -191,9 +195,10 @@ def test_resubscribe_after_a_dropped_stream(server: Server) -> None:  # noqa: F8
             events = await collect(client.subscribe(SubscribeToTaskRequest(id=task_id)))
             task = await client.get_task(GetTaskRequest(id=task_id))
         chunks = [ev.artifact_update for ev in events if ev.HasField("artifact_update")]
-        assert len(chunks) == 30
+        assert len(chunks) == 31  # every delta from the start, then the whole message
         assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
-        assert "".join(p.text for c in chunks for p in c.artifact.parts) == artifact_text(task)
+        assert "".join(p.text for c in chunks[:-1] for p in c.artifact.parts) == artifact_text(task)
+        assert "".join(p.text for p in chunks[-1].artifact.parts) == artifact_text(task)
 
     run(go())
 
