@@ -105,6 +105,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	if o.rateLimit < 0 {
 		return fmt.Errorf("--rate-limit %d: use 0 (no limit) or more", o.rateLimit)
 	}
+	if err := checkPublicURL(o.publicURL); err != nil {
+		return err
+	}
 	if !o.interactive && !isLoopback(o.host) && o.token == "" && o.tokens == "" {
 		return fmt.Errorf("--host %s is not a loopback address: set --token (or AGENTENGINE_TOKEN) or --tokens so the API is not open to the network", o.host)
 	}

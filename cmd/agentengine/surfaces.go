@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"net/url"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentengine/agentengine/api"
@@ -38,4 +41,16 @@ type surfaceOptions struct {
 	publicURL string
 	// bearer: clients must send a key (--token or --tokens).
 	bearer bool
+}
+
+// checkPublicURL checks --public-url: empty, or an http(s) URL of a host with no query.
+func checkPublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("--public-url %q: use the server's URL as clients reach it, e.g. https://agents.example.com", s)
+	}
+	return nil
 }
