@@ -47,7 +47,8 @@ func newRunCmd() *cobra.Command {
 		Long: `Serve one or more agent projects. Each DIR holds an agentengine.yaml; each project
 gets its own runner subprocess and is selected by its name as the OpenAI "model".
 
-Endpoints: POST /v1/responses, POST /v1/chat/completions, GET /v1/models, GET /health.
+Endpoints: POST /v1/responses, POST /v1/chat/completions, GET /v1/models, GET /health,
+and an A2A agent per project at /a2a/{name} (card: /a2a/{name}/.well-known/agent-card.json).
 
 The server binds 127.0.0.1 unless told otherwise; binding any other address requires
 --token, which clients then send as "Authorization: Bearer <token>".
