@@ -169,11 +169,14 @@ func TestApprovalRoundTrip(t *testing.T) {
 		name   string
 		answer map[string]any
 		want   string
+		// output, when set, is the tool result the answer stands for.
+		output string
 	}{
-		{"data approve", data(map[string]any{"approve": true}), "Approved: deleted notes.txt."},
-		{"data reject", data(map[string]any{"approve": false, "reason": "keep it"}), "Rejected: kept notes.txt (keep it)."},
-		{"text approve", text("approve"), "Approved: deleted notes.txt."},
-		{"text reject", text("reject: not now"), "Rejected: kept notes.txt (not now)."},
+		{"data approve", data(map[string]any{"approve": true}), "Approved: deleted notes.txt.", ""},
+		{"data reject", data(map[string]any{"approve": false, "reason": "keep it"}), "Rejected: kept notes.txt (keep it).", ""},
+		{"text approve", text("approve"), "Approved: deleted notes.txt.", ""},
+		{"text reject", text("reject: not now"), "Rejected: kept notes.txt (not now).", ""},
+		{"data value", data(map[string]any{"moved_to": "trash"}), "Approved: deleted notes.txt.", `{"moved_to":"trash"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, envOptions{})
@@ -212,6 +215,19 @@ func TestApprovalRoundTrip(t *testing.T) {
 			}
 			if !strings.Contains(strings.Join(types, ","), "approval_request,approval_response,tool_result") {
 				t.Errorf("history data %v", types)
+			}
+			if tc.output != "" {
+				var got string
+				for _, m := range list(done["history"]) {
+					for _, p := range partsOf(obj(m), "data") {
+						if d := obj(p["data"]); d["type"] == "tool_result" {
+							got = str(d["output"])
+						}
+					}
+				}
+				if got != tc.output {
+					t.Errorf("tool output %q, want %q", got, tc.output)
+				}
 			}
 			// A finished task takes no more messages.
 			if code, _ := e.rpcErr("echo", "message/send", with(msg(text("approve")), "taskId", id)); code != -32602 {

@@ -276,9 +276,10 @@ func (h *handler) resume(ctx context.Context, m *a2a.Message, opts json.RawMessa
 	default:
 		return nil, nil, fmt.Errorf("task %s is %s and takes no more messages; send a new message without taskId to continue the context: %w", quote(string(t.id)), st, a2a.ErrInvalidParams)
 	}
-	v, ok := verdictOf(m.Parts)
-	if !ok {
-		return nil, nil, fmt.Errorf(`task %s waits for approval: answer with a data part {"approve": true} or {"approve": false, "reason": "..."}, or the text "approve" or "reject: <reason>": %w`, quote(string(t.id)), a2a.ErrInvalidParams)
+	v, isVerdict := verdictOf(m.Parts)
+	value, isValue := resumeValue(m.Parts)
+	if !isVerdict && !isValue {
+		return nil, nil, fmt.Errorf(`task %s waits for approval: answer with a data part {"approve": true} or {"approve": false, "reason": "..."} (or any other data part as the tool's output or the interrupt's value), or the text "approve" or "reject: <reason>": %w`, quote(string(t.id)), a2a.ErrInvalidParams)
 	}
 	pending, err := h.s.rt.PendingApprovals(ctx, t.key)
 	if err != nil {
@@ -288,14 +289,37 @@ func (h *handler) resume(ctx context.Context, m *a2a.Message, opts json.RawMessa
 		return nil, nil, fmt.Errorf("task %s has no pending approval: %w", quote(string(t.id)), a2a.ErrInvalidParams)
 	}
 	var in host.Input
-	for _, pa := range pending {
-		in.Resumes = append(in.Resumes, host.Resume{ApprovalRequestID: pa.ID, Approve: v.approve, Reason: v.reason,
-			Raw: session.MustJSON(struct {
-				Type              string `json:"type"`
-				ApprovalRequestID string `json:"approval_request_id"`
-				Approve           bool   `json:"approve"`
-				Reason            string `json:"reason,omitempty"`
-			}{"mcp_approval_response", pa.ID, v.approve, v.reason})})
+	if isVerdict {
+		for _, pa := range pending {
+			in.Resumes = append(in.Resumes, host.Resume{ApprovalRequestID: pa.ID, Approve: v.approve, Reason: v.reason,
+				Raw: session.MustJSON(struct {
+					Type              string `json:"type"`
+					ApprovalRequestID string `json:"approval_request_id"`
+					Approve           bool   `json:"approve"`
+					Reason            string `json:"reason,omitempty"`
+				}{"mcp_approval_response", pa.ID, v.approve, v.reason})})
+		}
+	} else {
+		// Any other data answers as a function_call_output would: the guarded tool's
+		// output, or the value a framework interrupt resumes with.
+		outs := make([]host.ToolOutput, 0, len(pending))
+		for _, pa := range pending {
+			id := pa.CallID
+			if id == "" {
+				id = pa.ID
+			}
+			outs = append(outs, host.ToolOutput{ID: id, Output: value, Approve: true,
+				Raw: session.MustJSON(struct {
+					Type   string `json:"type"`
+					CallID string `json:"call_id"`
+					Output string `json:"output"`
+				}{"function_call_output", id, value})})
+		}
+		sorted, err := h.s.rt.SortToolOutputs(ctx, t.key, outs)
+		if err != nil {
+			return nil, nil, h.hostError("sort tool outputs", err)
+		}
+		in.Resumes = sorted.Resumes
 	}
 	inv := t.runs[0].InvocationID + "." + strconv.Itoa(len(t.runs))
 	turn := host.TurnRequest{App: h.agent, User: t.key.User, SessionID: t.key.ID, InvocationID: inv, Input: in, ModelOptions: opts,

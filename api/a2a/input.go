@@ -101,3 +101,18 @@ func verdictOf(parts a2a.ContentParts) (verdict, bool) {
 	}
 	return verdict{}, false
 }
+
+// resumeValue is the JSON text of a message's first data part, for an answer that is no
+// verdict: a tool's output or an interrupt's value.
+func resumeValue(parts a2a.ContentParts) (string, bool) {
+	for _, p := range parts {
+		if d, ok := p.(a2a.DataPart); ok {
+			b, err := json.Marshal(d.Data)
+			if err != nil {
+				return "", false
+			}
+			return string(b), true
+		}
+	}
+	return "", false
+}
