@@ -40,7 +40,7 @@ func TestAgentCards(t *testing.T) {
 				t.Errorf("card %s", b)
 			}
 			caps := obj(card["capabilities"])
-			if caps["streaming"] != true || caps["stateTransitionHistory"] != true || caps["pushNotifications"] == true {
+			if caps["streaming"] != true || caps["stateTransitionHistory"] != true || caps["pushNotifications"] != true {
 				t.Errorf("capabilities %v", caps)
 			}
 			if len(list(card["skills"])) != 1 || len(list(card["defaultInputModes"])) == 0 || len(list(card["defaultOutputModes"])) == 0 {
@@ -343,12 +343,18 @@ func TestErrorShapes(t *testing.T) {
 			p["metadata"] = map[string]any{"agentengine": map[string]any{"model_options": 3}}
 			return p
 		}(), -32602},
-		{"push config", "message/send", func() any {
+		{"push to loopback", "message/send", func() any {
 			p := msg(text("x"))
-			p["configuration"] = map[string]any{"pushNotificationConfig": map[string]any{"url": "https://example.com/hook"}}
+			p["configuration"] = map[string]any{"pushNotificationConfig": map[string]any{"url": "http://127.0.0.1:9/hook"}}
 			return p
-		}(), -32003},
-		{"push get", "tasks/pushNotificationConfig/get", map[string]any{"id": "task_nope"}, -32003},
+		}(), -32602},
+		{"push not http", "message/send", func() any {
+			p := msg(text("x"))
+			p["configuration"] = map[string]any{"pushNotificationConfig": map[string]any{"url": "file:///etc/passwd"}}
+			return p
+		}(), -32602},
+		{"push get unknown task", "tasks/pushNotificationConfig/get", map[string]any{"id": "task_nope"}, -32001},
+		{"extended card", "agent/getAuthenticatedExtendedCard", nil, -32007},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if code, _ := e.rpcErr("echo", tc.method, tc.params); code != tc.code {

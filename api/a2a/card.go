@@ -50,7 +50,7 @@ func (s *Surface) writeCard(c *gin.Context, name string) {
 		Provider:           &a2a.AgentProvider{Org: "agentengine", URL: s.baseURL(c)},
 		DefaultInputModes:  []string{"text/plain", "application/json", "application/octet-stream"},
 		DefaultOutputModes: []string{"text/plain", "application/json"},
-		Capabilities:       a2a.AgentCapabilities{Streaming: true, StateTransitionHistory: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, StateTransitionHistory: true, PushNotifications: true},
 		Skills: []a2a.AgentSkill{{
 			ID: agent.Name, Name: agent.Name, Description: desc,
 			Tags: []string{"agentengine", agent.Framework},

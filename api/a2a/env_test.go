@@ -24,6 +24,9 @@ import (
 	"github.com/agentengine/agentengine/session/memory"
 )
 
+// pushRetries: a webhook failing twice is still notified.
+var pushRetries = 2
+
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode)
 	os.Exit(m.Run())
@@ -44,6 +47,8 @@ type envOptions struct {
 	// keys is a tokens file's content ("KEY USER" lines): the server then requires keys.
 	keys      string
 	publicURL string
+	// pushAllowPrivate lets webhooks be loopback addresses (the tests' receivers).
+	pushAllowPrivate bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -72,7 +77,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 	}
 	cfg.Surfaces = []api.Surface{openai.New(openai.Config{Runtime: rt}),
-		a2a.New(a2a.Config{Runtime: rt, PublicURL: o.publicURL, Bearer: o.keys != "", Version: "test"})}
+		a2a.New(a2a.Config{Runtime: rt, PublicURL: o.publicURL, Bearer: o.keys != "", Version: "test",
+			PushAllowPrivate: o.pushAllowPrivate, PushRetries: &pushRetries})}
 	srv := apitest.Serve(t, api.NewRouter(cfg), rt, stop)
 	return &env{t: t, rt: rt, base: srv.URL}
 }

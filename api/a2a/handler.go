@@ -236,14 +236,25 @@ func (h *handler) start(ctx context.Context, p *a2a.MessageSendParams) (*task, *
 		return nil, nil, fmt.Errorf("message.contextId is not a valid id: %w", a2a.ErrInvalidParams)
 	}
 	if p.Config != nil && p.Config.PushConfig != nil {
-		return nil, nil, fmt.Errorf("push notifications are not supported; stream or poll the task: %w", a2a.ErrPushNotificationNotSupported)
+		if err := h.s.push.validate(p.Config.PushConfig); err != nil {
+			return nil, nil, err
+		}
 	}
 	opts, err := modelOptions(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	if m.TaskID != "" {
-		return h.resume(ctx, m, opts)
+		t, run, err := h.resume(ctx, m, opts)
+		if err == nil {
+			if p.Config != nil && p.Config.PushConfig != nil {
+				if _, err := h.s.push.set(pushKeyOf(t), *p.Config.PushConfig); err != nil {
+					h.s.log.Warn("a2a: push config of a resumed task", "task", t.id, "error", err)
+				}
+			}
+			h.s.push.follow(t, run)
+		}
+		return t, run, err
 	}
 	content, err := contentBlocks(m.Parts)
 	if err != nil {
@@ -257,7 +268,14 @@ func (h *handler) start(ctx context.Context, p *a2a.MessageSendParams) (*task, *
 	if err != nil {
 		return nil, nil, h.hostError("start run", err)
 	}
-	return &task{id: a2a.TaskID(id), key: run.Key, runs: []*host.Run{run}}, run, nil
+	t := &task{id: a2a.TaskID(id), key: run.Key, runs: []*host.Run{run}}
+	if p.Config != nil && p.Config.PushConfig != nil {
+		if _, err := h.s.push.set(pushKeyOf(t), *p.Config.PushConfig); err != nil {
+			h.s.log.Warn("a2a: push config of a started task", "task", id, "error", err)
+		}
+		h.s.push.follow(t, run)
+	}
+	return t, run, nil
 }
 
 // resume answers the approval requests a task waits on, in a new run of the task.
@@ -354,27 +372,6 @@ func modelOptions(p *a2a.MessageSendParams) (json.RawMessage, error) {
 		return b, nil
 	}
 	return nil, nil
-}
-
-// OnGetTaskPushConfig and the other push-notification methods: not supported (the card
-// says pushNotifications false).
-func (h *handler) OnGetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-// OnListTaskPushConfig: see OnGetTaskPushConfig.
-func (h *handler) OnListTaskPushConfig(context.Context, *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-// OnSetTaskPushConfig: see OnGetTaskPushConfig.
-func (h *handler) OnSetTaskPushConfig(context.Context, *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-// OnDeleteTaskPushConfig: see OnGetTaskPushConfig.
-func (h *handler) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigParams) error {
-	return a2a.ErrPushNotificationNotSupported
 }
 
 // OnGetExtendedAgentCard: the public card is the whole card.

@@ -1,7 +1,9 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -36,6 +38,14 @@ type Config struct {
 	Version string
 	// CancelWait bounds how long tasks/cancel waits for the run to end (default 10 s).
 	CancelWait time.Duration
+	// PushAllowPrivate lets push-notification webhooks be loopback, private or
+	// link-local addresses (refused by default: the server would otherwise reach into
+	// its own network for any client).
+	PushAllowPrivate bool
+	// PushTimeout bounds each webhook request (default 10 s); PushRetries is how many
+	// times a failed delivery is retried (default 3; -1 also means the default).
+	PushTimeout time.Duration
+	PushRetries *int
 }
 
 // Surface serves the agent cards and the JSON-RPC endpoints (api.Surface).
@@ -46,6 +56,7 @@ type Surface struct {
 	bearer     bool
 	version    string
 	cancelWait time.Duration
+	push       *pushes
 }
 
 // New builds the surface. A nil Runtime is a programming error and panics.
@@ -64,6 +75,11 @@ func New(cfg Config) *Surface {
 	if s.cancelWait <= 0 {
 		s.cancelWait = DefaultCancelWait
 	}
+	retries := DefaultPushRetries
+	if cfg.PushRetries != nil && *cfg.PushRetries >= 0 {
+		retries = *cfg.PushRetries
+	}
+	s.push = newPushes(s.log, cfg.PushAllowPrivate, cfg.PushTimeout, retries)
 	return s
 }
 
@@ -104,7 +120,24 @@ func (s *Surface) jsonrpc(c *gin.Context) {
 		writeRPCError(c, http.StatusNotFound, -32600, "agent "+quote(c.Param("agent"))+" is not hosted here", map[string]any{"code": "not_found"})
 		return
 	}
+	// The body is kept (within the router's limit) to answer for the SDK when it writes
+	// nothing: its transport sends no response to a successful method without a result
+	// (tasks/pushNotificationConfig/delete), where JSON-RPC wants "result": null.
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		s.WriteError(c, http.StatusRequestEntityTooLarge, "invalid_request", "the request body could not be read: "+err.Error())
+		return
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
 	a2asrv.NewJSONRPCHandler(&handler{s: s, agent: agent.Name}).ServeHTTP(c.Writer, c.Request)
+	if !c.Writer.Written() {
+		var req struct {
+			ID any `json:"id"`
+		}
+		_ = json.Unmarshal(body, &req)
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+		c.Data(http.StatusOK, "application/json", b)
+	}
 }
 
 func quote(s string) string {

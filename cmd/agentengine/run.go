@@ -26,6 +26,7 @@ type runOptions struct {
 	origins     []string
 	hosts       []string
 	publicURL   string
+	pushPrivate bool
 	maxBody     int64
 	logLevel    string
 	logJSON     bool
@@ -73,6 +74,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "browser origins allowed to call the API (other cross-origin requests are rejected; loopback origins are allowed while --host is loopback)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "Host header names accepted besides the loopback ones (the name clients or a reverse proxy use); \"*\" accepts any")
 	f.StringVar(&o.publicURL, "public-url", "", "the server's URL as clients reach it (e.g. behind a reverse proxy), for the URLs it advertises such as the A2A agent cards' (default: the request's host)")
+	f.BoolVar(&o.pushPrivate, "a2a-push-allow-private", false, "let A2A push-notification webhooks be loopback, private or link-local addresses (refused by default)")
 	f.Int64Var(&o.maxBody, "max-body-bytes", 32<<20, "largest accepted request body")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&o.logJSON, "log-json", false, "write logs as JSON lines")
@@ -154,7 +156,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		return chat(ctx, st.runtime, cmd.InOrStdin(), cmd.OutOrStdout(), o.ksadk.chat())
 	}
 
-	surfaces, err := newSurfaces(st, log, surfaceOptions{publicURL: o.publicURL, bearer: o.token != "" || keys != nil})
+	surfaces, err := newSurfaces(st, log, surfaceOptions{publicURL: o.publicURL, bearer: o.token != "" || keys != nil, pushAllowPrivate: o.pushPrivate})
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,8 @@ func newSurfaces(st *stack, log hclog.Logger, o surfaceOptions) ([]api.Surface, 
 		openai.New(openai.Config{Runtime: st.runtime, Logger: log.Named("openai"), KsadkAgents: st.ksadkAgents}),
 		adkweb.New(adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb")}),
 		ui,
-		a2a.New(a2a.Config{Runtime: st.runtime, Logger: log.Named("a2a"), PublicURL: o.publicURL, Bearer: o.bearer}),
+		a2a.New(a2a.Config{Runtime: st.runtime, Logger: log.Named("a2a"), PublicURL: o.publicURL, Bearer: o.bearer,
+			PushAllowPrivate: o.pushAllowPrivate}),
 		web.New(),
 	}, nil
 }
@@ -41,6 +42,8 @@ type surfaceOptions struct {
 	publicURL string
 	// bearer: clients must send a key (--token or --tokens).
 	bearer bool
+	// pushAllowPrivate lets A2A webhooks be private addresses (--a2a-push-allow-private).
+	pushAllowPrivate bool
 }
 
 // checkPublicURL checks --public-url: empty, or an http(s) URL of a host with no query.
