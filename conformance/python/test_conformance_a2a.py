@@ -7,9 +7,13 @@ card resolution, transport selection and event handling, unchanged."""
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
+import time
 import uuid
 from contextlib import aclosing
 from collections.abc import AsyncIterator, Coroutine, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,7 +23,10 @@ from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.types import (
     AgentCard,
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
     Message,
     Part,
     Role,
@@ -28,6 +35,7 @@ from a2a.types import (
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
 )
 from a2a.utils.errors import TaskNotFoundError
@@ -255,3 +263,75 @@ def test_bob_cannot_reach_alices_tasks(keyed_server: Server) -> None:
             assert res.status_code == 401 and res.json()["error"]["code"] == -32600
 
     run(go())
+
+
+class Webhook:
+    """A local webhook that records the tasks posted to it and the token header."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[dict[str, Any], str]] = []
+        self.lock = threading.Lock()
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with hook.lock:
+                    hook.received.append((json.loads(body), self.headers.get("X-A2A-Notification-Token", "")))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def wait_for(self, state: str) -> list[tuple[dict[str, Any], str]]:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with self.lock:
+                got = list(self.received)
+            if any(task["status"]["state"] == state for task, _ in got):
+                return got
+            time.sleep(0.02)
+        raise AssertionError(f"no {state} task posted; got {got}")
+
+
+@pytest.fixture(scope="module")
+def push_server(agentengine_bin: str) -> Iterator[Server]:  # noqa: F811
+    srv = start_server(agentengine_bin, flags=["--a2a-push-allow-private"])
+    try:
+        yield srv
+    finally:
+        stop_server(srv.proc)
+
+
+def test_push_notifications(push_server: Server) -> None:
+    hook = Webhook()
+
+    async def go() -> None:
+        hc, client, card = await connect(push_server.origin, streaming=False)
+        async with aclosing(hc):
+            assert card.capabilities.push_notifications
+            req = slow(SendMessageRequest(message=message(Part(text="a long answer")), configuration=SendMessageConfiguration(return_immediately=True)), deltas=100, delay_ms=10)
+            task = (await collect(client.send_message(req)))[0].task
+            config = await client.create_task_push_notification_config(TaskPushNotificationConfig(task_id=task.id, url=hook.url, token="client-token"))
+            assert config.url == hook.url and config.task_id == task.id
+            got = hook.wait_for("completed")
+            done = [t for t, _ in got if t["status"]["state"] == "completed"][-1]
+            assert done["id"] == task.id and done["kind"] == "task"
+            assert all(token == "client-token" for _, token in got)
+            listed = await client.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(task_id=task.id))
+            assert [c.url for c in listed.configs] == [hook.url]
+            fetched = await client.get_task_push_notification_config(GetTaskPushNotificationConfigRequest(task_id=task.id, id=config.id))
+            assert fetched.token == "client-token"
+            await client.delete_task_push_notification_config(DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=config.id))
+            listed = await client.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(task_id=task.id))
+            assert not listed.configs
+
+    try:
+        run(go())
+    finally:
+        hook.server.shutdown()
