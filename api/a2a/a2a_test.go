@@ -94,6 +94,15 @@ func TestSendCompletes(t *testing.T) {
 		t.Errorf("responses on the context: %d %s", status, b)
 	}
 
+	// And back: a conversation of the OpenAI surface continues as an A2A context.
+	if status, _, b := e.do("POST", "/v1/responses", `{"model":"echo","conversation":"conv-openai","input":"from openai"}`); status != http.StatusOK {
+		t.Fatalf("responses: %d %s", status, b)
+	}
+	back := e.result("echo", "message/send", with(msg(text("history")), "contextId", "conv-openai"))
+	if !strings.Contains(artifactText(back), "First user message: from openai") {
+		t.Errorf("A2A on an OpenAI conversation: %v", back)
+	}
+
 	// A client-chosen context id is created.
 	own := e.result("echo", "message/send", with(msg(text("hi")), "contextId", "my-conversation"))
 	if own["contextId"] != "my-conversation" || state(own) != "completed" {
