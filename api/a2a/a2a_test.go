@@ -246,6 +246,25 @@ func TestApprovalRoundTrip(t *testing.T) {
 	}
 }
 
+// A task waiting for approval that a later task of its context superseded cannot answer
+// that later task's approval requests.
+func TestSupersededApproval(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	first := e.result("echo", "message/send", msg(text("please approve deleting a.txt")))
+	ctxID := first["contextId"]
+	second := e.result("echo", "message/send", with(msg(text("please approve deleting b.txt")), "contextId", ctxID))
+	if state(first) != "input-required" || state(second) != "input-required" {
+		t.Fatalf("states %s %s", state(first), state(second))
+	}
+	if code, detail := e.rpcErr("echo", "message/send", with(msg(text("approve")), "taskId", first["id"])); code != -32602 || !strings.Contains(detail, "superseded") {
+		t.Errorf("answer to the superseded task: %d %s", code, detail)
+	}
+	done := e.result("echo", "message/send", with(msg(text("approve")), "taskId", second["id"]))
+	if !strings.HasSuffix(artifactText(done), "Approved: deleted b.txt.") {
+		t.Errorf("second task %v", done)
+	}
+}
+
 func TestGetTaskHistoryLength(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	id := e.result("echo", "message/send", msg(text("use the tool on rome")))["id"]

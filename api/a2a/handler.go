@@ -299,6 +299,15 @@ func (h *handler) resume(ctx context.Context, m *a2a.Message, opts json.RawMessa
 	if !isVerdict && !isValue {
 		return nil, nil, fmt.Errorf(`task %s waits for approval: answer with a data part {"approve": true} or {"approve": false, "reason": "..."} (or any other data part as the tool's output or the interrupt's value), or the text "approve" or "reject: <reason>": %w`, quote(string(t.id)), a2a.ErrInvalidParams)
 	}
+	// The runtime resumes the context's latest run: it must be this task's, not a later
+	// task's of the same context that waits for approval too.
+	sess, err := h.s.rt.Session(ctx, t.key)
+	if err != nil {
+		return nil, nil, h.hostError("load session", err)
+	}
+	if sess.ActiveInvocationID != t.latest().InvocationID {
+		return nil, nil, fmt.Errorf("task %s can no longer be answered: a later message of its context superseded it; send a new message: %w", quote(string(t.id)), a2a.ErrInvalidParams)
+	}
 	pending, err := h.s.rt.PendingApprovals(ctx, t.key)
 	if err != nil {
 		return nil, nil, h.hostError("pending approvals", err)
