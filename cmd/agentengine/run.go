@@ -25,6 +25,8 @@ type runOptions struct {
 	rateLimit   int
 	origins     []string
 	hosts       []string
+	publicURL   string
+	pushPrivate bool
 	maxBody     int64
 	logLevel    string
 	logJSON     bool
@@ -46,7 +48,8 @@ func newRunCmd() *cobra.Command {
 		Long: `Serve one or more agent projects. Each DIR holds an agentengine.yaml; each project
 gets its own runner subprocess and is selected by its name as the OpenAI "model".
 
-Endpoints: POST /v1/responses, POST /v1/chat/completions, GET /v1/models, GET /health.
+Endpoints: POST /v1/responses, POST /v1/chat/completions, GET /v1/models, GET /health,
+and an A2A agent per project at /a2a/{name} (card: /a2a/{name}/.well-known/agent-card.json).
 
 The server binds 127.0.0.1 unless told otherwise; binding any other address requires
 --token, which clients then send as "Authorization: Bearer <token>".
@@ -70,6 +73,8 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.IntVar(&o.rateLimit, "rate-limit", 0, "most requests one user may make a minute (bursts up to it); more are refused with 429 and Retry-After (0: no limit)")
 	f.StringSliceVar(&o.origins, "allow-origin", nil, "browser origins allowed to call the API (other cross-origin requests are rejected; loopback origins are allowed while --host is loopback)")
 	f.StringSliceVar(&o.hosts, "allow-host", nil, "Host header names accepted besides the loopback ones (the name clients or a reverse proxy use); \"*\" accepts any")
+	f.StringVar(&o.publicURL, "public-url", "", "the server's URL as clients reach it (e.g. behind a reverse proxy), for the URLs it advertises such as the A2A agent cards' (default: the request's host)")
+	f.BoolVar(&o.pushPrivate, "a2a-push-allow-private", false, "let A2A push-notification webhooks be loopback, private or link-local addresses (refused by default)")
 	f.Int64Var(&o.maxBody, "max-body-bytes", 32<<20, "largest accepted request body")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&o.logJSON, "log-json", false, "write logs as JSON lines")
@@ -102,6 +107,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	}
 	if o.rateLimit < 0 {
 		return fmt.Errorf("--rate-limit %d: use 0 (no limit) or more", o.rateLimit)
+	}
+	if err := checkPublicURL(o.publicURL); err != nil {
+		return err
 	}
 	if !o.interactive && !isLoopback(o.host) && o.token == "" && o.tokens == "" {
 		return fmt.Errorf("--host %s is not a loopback address: set --token (or AGENTENGINE_TOKEN) or --tokens so the API is not open to the network", o.host)
@@ -148,7 +156,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		return chat(ctx, st.runtime, cmd.InOrStdin(), cmd.OutOrStdout(), o.ksadk.chat())
 	}
 
-	surfaces, err := newSurfaces(st, log)
+	surfaces, err := newSurfaces(st, log, surfaceOptions{publicURL: o.publicURL, bearer: o.token != "" || keys != nil, pushAllowPrivate: o.pushPrivate})
 	if err != nil {
 		return err
 	}

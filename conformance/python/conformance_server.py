@@ -110,10 +110,11 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=STOP_GRACE)
 
 
-def start_server(binary: str, projects: list[str] | None = None) -> Server:
+def start_server(binary: str, projects: list[str] | None = None, flags: list[str] | None = None) -> Server:
+    """Start `agentengine run` on the projects with the extra flags (e.g. --tokens FILE)."""
     if projects is None:
         projects = [os.environ.get("AGENTENGINE_PROJECT") or str(REPO_ROOT / "examples" / "echo-go")]
-    args = [binary, "run", *projects, "--port", "0", "--session-backend", "memory"]
+    args = [binary, "run", *projects, "--port", "0", "--session-backend", "memory", *(flags or [])]
     proc = subprocess.Popen(
         args,
         cwd=REPO_ROOT,

@@ -45,13 +45,14 @@ process.on('exit', () => {
 
 /**
  * Start a server and wait until GET /health answers {"status":"ok"}.
- * @param {{projects?: string[]}} [opts] the projects to serve (default: one, see above)
+ * @param {{projects?: string[], flags?: string[]}} [opts] the projects to serve (default: one,
+ *   see above) and extra flags of `agentengine run` (e.g. --tokens FILE)
  * @returns {Promise<{origin:string, baseURL:string, logs:()=>string, stop:()=>Promise<void>}>}
  */
-export async function startServer({ projects } = {}) {
+export async function startServer({ projects, flags = [] } = {}) {
   const bin = agentengineBinary();
   const served = projects ?? [process.env.AGENTENGINE_PROJECT || path.join(REPO_ROOT, 'examples', 'echo-go')];
-  const args = ['run', ...served, '--port', '0', '--session-backend', 'memory'];
+  const args = ['run', ...served, '--port', '0', '--session-backend', 'memory', ...flags];
   const child = spawn(bin, args, {
     cwd: REPO_ROOT,
     detached: true, // own process group: stop() signals the whole group
