@@ -234,8 +234,15 @@ func finish(msgs []*message) {
 				}
 			}
 			te := *b
-			if te.Type == "tool" {
+			switch te.Type {
+			case "tool":
 				te.Type = "tool_call" // KsADK's ToolEvents name
+			case "approval":
+				// As KsADK lists it: without the call's id. ksadk-web keys a turn's tool
+				// events by name, by ToolCallId when a name repeats, and finds the
+				// approval of a tool block by the block's name: with the call's id the
+				// approval would replace the call's entry and its buttons never show.
+				te.ToolCallID = ""
 			}
 			m.ToolEvents = append(m.ToolEvents, &te)
 		}
