@@ -56,6 +56,21 @@ func TestRunAgentModelPicksTheHostedAgent(t *testing.T) {
 		t.Fatalf("messages of alpha's session through AgentId zeta: %s", got)
 	}
 	e.must("GetSession", map[string]any{"AgentId": "zeta", "SessionId": sid}, nil)
+	// ksadk-web's session list (it names zeta) has it, or the UI would drop the session
+	// it shows when it refreshes the list; AgentOnly lists zeta's own.
+	type listed struct {
+		Sessions []struct{ SessionId, AgentId string }
+		Total    int
+	}
+	var all, own listed
+	e.must("ListSessions", map[string]any{"AgentId": "zeta"}, &all)
+	if all.Total != 1 || len(all.Sessions) != 1 || all.Sessions[0].SessionId != sid || all.Sessions[0].AgentId != "alpha" {
+		t.Fatalf("ListSessions %+v", all)
+	}
+	e.must("ListSessions", map[string]any{"AgentId": "zeta", "AgentOnly": true}, &own)
+	if own.Total != 0 || len(own.Sessions) != 0 {
+		t.Fatalf("ListSessions AgentOnly %+v", own)
+	}
 	// Without Model (or naming the session's own agent) the session goes on with alpha.
 	e.must("RunAgent", map[string]any{"AgentId": "zeta", "SessionId": sid, "Messages": userMessages("four")}, &next)
 	if next.Model != "alpha" {
@@ -69,6 +84,13 @@ func TestRunAgentModelPicksTheHostedAgent(t *testing.T) {
 	e.must("RunAgent", map[string]any{"AgentId": "zeta", "Model": "zeta", "Messages": userMessages("x")}, &a)
 	if a.Model != "zeta" {
 		t.Fatalf("Model zeta answered by %q", a.Model)
+	}
+	// Both agents' sessions, newest first, paged over the merged list.
+	var p1, p2 listed
+	e.must("ListSessions", map[string]any{"AgentId": "alpha", "PageSize": 1}, &p1)
+	e.must("ListSessions", map[string]any{"AgentId": "alpha", "PageSize": 1, "Page": 2}, &p2)
+	if p1.Total != 2 || len(p1.Sessions) != 1 || p1.Sessions[0].SessionId != a.SessionID || len(p2.Sessions) != 1 || p2.Sessions[0].SessionId != sid {
+		t.Fatalf("pages %+v %+v", p1, p2)
 	}
 	e.must("RunAgent", map[string]any{"AgentId": "zeta", "Model": "gpt-x", "Messages": userMessages("x")}, &a)
 	if a.Model != "zeta" {

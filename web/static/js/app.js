@@ -81,7 +81,7 @@ const workspace = new Workspace($('workspace'), {
 }, { agentId: () => state.agentId, onError: showError });
 
 async function loadSessions() {
-  const data = await call('ListSessions', { AgentId: state.agentId, Page: 1, PageSize: 100 });
+  const data = await call('ListSessions', { AgentId: state.agentId, AgentOnly: true, Page: 1, PageSize: 100 });
   state.sessions = data.Sessions || [];
   list.set(state.sessions, state.sessionId);
   updateTitle();
