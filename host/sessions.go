@@ -155,7 +155,7 @@ func (rt *Runtime) AppendItems(ctx context.Context, key session.Key, evs ...sess
 	for _, e := range evs {
 		switch e.Type {
 		case session.TypeUserMessage, session.TypeAssistantMessage, session.TypeToolCall, session.TypeToolResult,
-			session.TypeConversationMetadata, session.TypeItemDeleted:
+			session.TypeConversationItem, session.TypeConversationMetadata, session.TypeItemDeleted:
 		default:
 			return nil, clientErr(ErrInvalidInput, "", "events of type %q cannot be added as conversation items", e.Type)
 		}

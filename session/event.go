@@ -33,6 +33,10 @@ const (
 	// TypeConversationMetadata sets the metadata of a session used as an OpenAI
 	// conversation; the latest one holds.
 	TypeConversationMetadata = "conversation_metadata"
+	// TypeConversationItem is an item added to a session used as an OpenAI conversation
+	// that has no event type of its own (reasoning, MCP items): its data is the item's
+	// JSON. History gets what session.ItemMessages makes of it.
+	TypeConversationItem = "conversation_item"
 	// TypeItemDeleted removes items from a session's history (an OpenAI conversation
 	// item deleted): the event log is append-only, so the deletion is an event too.
 	TypeItemDeleted = "item_deleted"

@@ -56,6 +56,10 @@ func Project(events []Event) []Message {
 		if deleted[ItemPart{e.Seq, -1}] {
 			continue
 		}
+		if e.Type == TypeConversationItem {
+			out = append(out, ItemMessages([]json.RawMessage{e.Data}, e.Seq)...)
+			continue
+		}
 		if m, ok := projectOne(e); ok {
 			out = append(out, m)
 		}

@@ -490,8 +490,12 @@ func itemEvents(items []inputItem) ([]session.NewEvent, *apiError) {
 		case it.Kind == itemFunctionCallOutput:
 			evs = append(evs, session.NewEvent{ItemID: id, Type: session.TypeToolResult, Author: "user",
 				Data: session.MustJSON(session.ToolResultData{CallID: it.CallID, Output: it.Output})})
+		case it.Kind == itemReference:
+			return nil, badRequest(p+".type", "unsupported_value", "%s: an item_reference cannot be added to a conversation; add the item itself", p)
 		default:
-			return nil, badRequest(p+".type", "unsupported_value", "%s: items of type %s cannot be added to a conversation here; messages, function_call and function_call_output can", p, it.Kind)
+			// Reasoning and MCP items (an agent SDK's session stores every item of a
+			// run): kept as they came, listed, and history where they carry any.
+			evs = append(evs, session.NewEvent{ItemID: id, Type: session.TypeConversationItem, Author: "user", Data: withItemID(it.Raw, id)})
 		}
 	}
 	return evs, nil
@@ -519,6 +523,8 @@ func singleItem(ev session.Event) (convItem, bool) {
 		}
 		return convItem{ID: ev.ItemID, Parts: whole, JSON: session.MustJSON(functionCallOutputItem{
 			ID: ev.ItemID, Type: itemFunctionCallOutput, Status: statusCompleted, CallID: d.CallID, Output: d.Output})}, true
+	case session.TypeConversationItem:
+		return convItem{ID: ev.ItemID, Parts: whole, JSON: ev.Data}, true
 	case session.TypeUserMessage, session.TypeAssistantMessage, session.TypeToolCall:
 		raw, ok := itemOfEvent(ev)
 		if !ok {

@@ -189,6 +189,38 @@ func TestConversationsToolAndApprovalItems(t *testing.T) {
 	}
 }
 
+// An agent SDK's conversation session stores every item of a run, as the response gave
+// it: reasoning and MCP items too. They are listed back as they came; history gets the
+// messages.
+func TestConversationsKeepEveryItemKind(t *testing.T) {
+	e := newEnv(t, Config{})
+	r := e.json("POST", "/v1/responses", `{"model":"echo","input":"use the tool on paris"}`, 200)
+	out, _ := json.Marshal(r["output"])
+	id := str(e.json("POST", "/v1/conversations", ``, 200)["id"])
+	added := e.json("POST", "/v1/conversations/"+id+"/items", `{"items":[{"type":"message","role":"user","content":"use the tool on paris"}]}`, 200)
+	if len(added["data"].([]any)) != 1 {
+		t.Fatalf("added %v", added)
+	}
+	added = e.json("POST", "/v1/conversations/"+id+"/items", `{"items":`+string(out)+`}`, 200)
+	if got := len(added["data"].([]any)); got != len(r["output"].([]any)) {
+		t.Fatalf("added %d of %d items: %v", got, len(r["output"].([]any)), added)
+	}
+	items := listItems(t, e, id)
+	for i, o := range r["output"].([]any) {
+		want := o.(map[string]any)
+		got := items[i+1]
+		if got["id"] != want["id"] || got["type"] != want["type"] {
+			t.Errorf("item %d: %v, added %v", i+1, got, want)
+		}
+	}
+	// The next turn's history: the user message and the answer (echo counts 5 + 11
+	// words), then its own input.
+	next := e.json("POST", "/v1/responses", fmt.Sprintf(`{"conversation":%q,"input":"again"}`, id), 200)
+	if inputTokens(next) != 5+11+1 {
+		t.Errorf("input_tokens %v", inputTokens(next))
+	}
+}
+
 func TestConversationsTenantsAndAgents(t *testing.T) {
 	e := newEnv(t, Config{})
 	id := str(e.json("POST", "/v1/conversations", `{}`, 200, HeaderUser, "alice")["id"])
@@ -224,7 +256,7 @@ func TestConversationsErrors(t *testing.T) {
 		{"metadata type", "POST", "/v1/conversations", `{"metadata":{"a":1}}`, 400, "invalid_type", "metadata.a"},
 		{"items type", "POST", "/v1/conversations", `{"items":{}}`, 400, "invalid_type", "items"},
 		{"system item", "POST", "/v1/conversations", `{"items":[{"role":"system","content":"x"}]}`, 400, "unsupported_value", "items[0].role"},
-		{"reasoning item", "POST", "/v1/conversations", `{"items":[{"type":"reasoning","summary":[]}]}`, 400, "unsupported_value", "items[0].type"},
+		{"item reference", "POST", "/v1/conversations", `{"items":[{"type":"item_reference","id":"msg_x"}]}`, 400, "unsupported_value", "items[0].type"},
 		{"not json", "POST", "/v1/conversations", `{`, 400, "invalid_json", ""},
 		{"update without metadata", "POST", "/v1/conversations/" + id, `{}`, 400, "missing_required_parameter", "metadata"},
 		{"items required", "POST", "/v1/conversations/" + id + "/items", `{}`, 400, "missing_required_parameter", "items"},
