@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import openai
 import pytest
-from openai import OpenAI
+from agents import Agent, OpenAIConversationsSession, OpenAIResponsesModel, Runner, set_tracing_disabled
+from openai import AsyncOpenAI, OpenAI
 
 from conformance_fixtures import agentengine_bin, client, server  # noqa: F401 (fixtures)
-from conformance_server import MODEL
+from conformance_server import MODEL, Server
+
+set_tracing_disabled(True)  # no trace export: the tests stay on loopback
 
 
 def text_of(item: object) -> str:
@@ -72,3 +78,28 @@ def test_conversation_bad_input_is_400(client: OpenAI) -> None:
     assert conv.metadata == {}
     with pytest.raises(openai.BadRequestError):
         client.conversations.items.list(conv.id, order="sideways")  # type: ignore[arg-type]
+
+
+def test_agents_sdk_conversations_session(server: Server) -> None:
+    """The Agents SDK's OpenAIConversationsSession keeps a run's items in a conversation of
+    this server and feeds them to the next run."""
+
+    async def go() -> None:
+        async with AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0, timeout=30.0) as c:
+            session = OpenAIConversationsSession(openai_client=c)
+            agent: Agent[Any] = Agent(name="conformance", instructions="Be brief.", model=OpenAIResponsesModel(model=MODEL, openai_client=c))
+            first = await Runner.run(agent, "use the tool on paris", session=session)
+            assert first.final_output == 'The lookup tool says "paris" has 5 characters and 1 words.'
+            second = await Runner.run(agent, "delta", session=session)
+            assert second.final_output == "Echo: delta"
+            usage = second.context_wrapper.usage
+            assert usage.input_tokens > 1, "the first run reached the second as history"
+            items = await session.get_items()
+            types = [i.get("type", "message") if isinstance(i, dict) else getattr(i, "type", "") for i in items]
+            assert "mcp_call" in types and types.count("message") >= 4, types
+            popped = await session.pop_item()
+            assert popped is not None
+            assert len(await session.get_items()) == len(items) - 1
+            await session.clear_session()
+
+    asyncio.run(go())

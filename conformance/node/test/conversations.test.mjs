@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { Agent, OpenAIConversationsSession, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } from '@openai/agents';
 import { useServer, MODEL } from '../lib/fixture.mjs';
 
 const srv = useServer();
@@ -65,4 +66,25 @@ test('conversations: bad input is a 400 in the error envelope', async () => {
   const conv = await srv.client.conversations.create();
   assert.deepEqual(conv.metadata, {});
   await assert.rejects(srv.client.conversations.items.list(conv.id, { limit: 0 }), (e) => e instanceof OpenAI.BadRequestError);
+});
+
+test('@openai/agents OpenAIConversationsSession keeps the runs in a conversation of this server', async () => {
+  setTracingDisabled(true); // no trace export: the tests stay on loopback
+  const client = new OpenAI({ baseURL: srv.baseURL, apiKey: 'x', maxRetries: 0, timeout: 30_000 });
+  setDefaultOpenAIClient(client);
+  setOpenAIAPI('responses');
+  const session = new OpenAIConversationsSession({ client });
+  const agent = new Agent({ name: 'conformance', instructions: 'Be brief.', model: MODEL });
+  const first = await run(agent, 'use the tool on paris', { session });
+  assert.equal(first.finalOutput, 'The lookup tool says "paris" has 5 characters and 1 words.');
+  const second = await run(agent, 'delta', { session });
+  assert.equal(second.finalOutput, 'Echo: delta');
+  assert.ok(second.state.usage.inputTokens > 1, 'the first run reached the second as history');
+  const items = await session.getItems();
+  const types = items.map((i) => i.type ?? 'message');
+  assert.ok(types.includes('hosted_tool_call') || types.includes('mcp_call'), JSON.stringify(types));
+  assert.ok(types.filter((t) => t === 'message').length >= 4, JSON.stringify(types));
+  assert.ok(await session.popItem());
+  assert.equal((await session.getItems()).length, items.length - 1);
+  await session.clearSession();
 });
