@@ -97,9 +97,10 @@ func (h *Handler) responsesTurn(ctx context.Context, req *responsesRequest, user
 		}
 	}
 	var conv *session.Session
-	if req.Conversation != "" {
+	if req.Conversation != "" && len(h.rt.Agents()) > 1 {
 		// A conversation of the Conversations API belongs to the agent it was created
-		// with; one the client names first here is created with this turn.
+		// with; one the client names first here is created with this turn. (With one
+		// agent there is nothing to choose: no store read.)
 		if s, aerr := h.findConversation(ctx, user, req.Conversation); aerr == nil {
 			conv = &s
 			if model == "" {
