@@ -243,7 +243,8 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 			for len(evs) > 0 && evs[len(evs)-1].Seq >= turnSeq {
 				evs = evs[:len(evs)-1]
 			}
-			if !hasCheckpoint(evs) {
+			// A deletion may remove messages the entry holds: read the whole history.
+			if !hasCheckpoint(evs) && !session.HasDeletion(evs) {
 				if err := e.add(session.Project(evs)); err != nil {
 					return nil, err
 				}

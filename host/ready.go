@@ -32,7 +32,7 @@ func (rt *Runtime) Ready(ctx context.Context) error {
 		rt.log.Warn("not ready: the session store does not take writes", "error", err)
 		return clientErr(ErrUnavailable, "", "the session store does not take writes")
 	}
-	for _, a := range rt.Agents() { // sorted: the same agent is named every time
+	for _, a := range rt.Agents() { // in order: the same agent is named every time
 		s, ok := rt.agents[a.Name].Runner.(startable)
 		if !ok {
 			continue

@@ -77,6 +77,7 @@ type Runtime struct {
 	cluster   Cluster // nil with a single-replica store
 	relays    relays  // publishers of runs followed from other replicas (cluster.go)
 	agents    map[string]Agent
+	order     []string // agent names in the order of Config.Agents
 	log       hclog.Logger
 	retention time.Duration
 	// compactAfter is when a finished run's journal is compacted (journalCompactAfter).
@@ -167,6 +168,7 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("host: two agents are named %q; names must be unique", a.Name)
 		}
 		rt.agents[a.Name] = a
+		rt.order = append(rt.order, a.Name)
 	}
 	rt.baseCtx, rt.stop = context.WithCancelCause(context.Background())
 	if c := cfg.Cluster; c != nil {
@@ -211,13 +213,14 @@ type AgentInfo struct {
 	Framework   string
 }
 
-// Agents lists the hosted agents by name.
+// Agents lists the hosted agents in the order they were configured (the command
+// line's): the first is every surface's default agent.
 func (rt *Runtime) Agents() []AgentInfo {
-	out := make([]AgentInfo, 0, len(rt.agents))
-	for _, a := range rt.agents {
+	out := make([]AgentInfo, 0, len(rt.order))
+	for _, n := range rt.order {
+		a := rt.agents[n]
 		out = append(out, AgentInfo{Name: a.Name, Description: a.Description, Framework: a.Framework})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -709,7 +712,7 @@ func openingEvents(req TurnRequest, author string, resumes []pendingApproval, fi
 		d := session.NewUserMessageData(req.Input.Text(), req.Input.Content)
 		d.Items, d.Instructions, d.Metadata = req.Input.Items, req.Instructions, req.Metadata
 		evs = append(evs, session.NewEvent{
-			InvocationID: req.InvocationID, Type: session.TypeUserMessage, Author: "user",
+			InvocationID: req.InvocationID, ItemID: req.Input.MessageID, Type: session.TypeUserMessage, Author: "user",
 			Data: session.MustJSON(d),
 		})
 	}

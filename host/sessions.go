@@ -146,3 +146,26 @@ func (rt *Runtime) LiveRun(key session.Key, invocationID string) (*Run, bool) {
 	r, ok := rt.runs[runKey{key, invocationID}]
 	return r, ok
 }
+
+// AppendItems records conversation items written outside any run (OpenAI's
+// Conversations API adds messages and tool calls to a conversation between turns, sets
+// its metadata and deletes items): transcript events, which later turns see as history,
+// conversation_metadata and item_deleted events.
+func (rt *Runtime) AppendItems(ctx context.Context, key session.Key, evs ...session.NewEvent) ([]session.Event, error) {
+	for _, e := range evs {
+		switch e.Type {
+		case session.TypeUserMessage, session.TypeAssistantMessage, session.TypeToolCall, session.TypeToolResult,
+			session.TypeConversationItem, session.TypeConversationMetadata, session.TypeItemDeleted:
+		default:
+			return nil, clientErr(ErrInvalidInput, "", "events of type %q cannot be added as conversation items", e.Type)
+		}
+		if e.InvocationID != "" {
+			return nil, clientErr(ErrInvalidInput, "", "conversation items belong to no run")
+		}
+	}
+	out, err := rt.store.Append(ctx, key, evs...)
+	if errors.Is(err, session.ErrInvalid) {
+		return nil, clientErr(ErrInvalidInput, "", "invalid item: %v", err)
+	}
+	return out, notFound(key, err)
+}

@@ -62,6 +62,10 @@ type Input struct {
 	Items []json.RawMessage
 	// Resumes answer pending approval requests of the session.
 	Resumes []Resume
+	// MessageID is the item id of the user message, when the surface names it (the
+	// Responses input item's), stored on its event so that it can be listed and
+	// referenced by that id.
+	MessageID string
 }
 
 // Resume is one answer to a pending approval request.

@@ -30,6 +30,16 @@ const (
 	// dies mid-message loses little of it. The message's assistant_message (same item id)
 	// supersedes it; readers other than recovery skip it.
 	TypeAssistantStreamSnapshot = "assistant_stream_snapshot"
+	// TypeConversationMetadata sets the metadata of a session used as an OpenAI
+	// conversation; the latest one holds.
+	TypeConversationMetadata = "conversation_metadata"
+	// TypeConversationItem is an item added to a session used as an OpenAI conversation
+	// that has no event type of its own (reasoning, MCP items): its data is the item's
+	// JSON. History gets what session.ItemMessages makes of it.
+	TypeConversationItem = "conversation_item"
+	// TypeItemDeleted removes items from a session's history (an OpenAI conversation
+	// item deleted): the event log is append-only, so the deletion is an event too.
+	TypeItemDeleted = "item_deleted"
 )
 
 // Run statuses carried by run_status events and run records.
@@ -138,6 +148,25 @@ type AssistantStreamSnapshotData struct {
 	Text           string `json:"text"`
 	StreamSnapshot bool   `json:"stream_snapshot"`
 	SnapshotIndex  int    `json:"snapshot_index"`
+}
+
+// ConversationMetadataData is the data of a conversation_metadata event.
+type ConversationMetadataData struct {
+	Metadata map[string]string `json:"metadata"`
+}
+
+// ItemDeletedData is the data of an item_deleted event: the deleted item's id and the
+// parts of events it was made of, which history leaves out from then on.
+type ItemDeletedData struct {
+	ItemID string     `json:"item_id"`
+	Parts  []ItemPart `json:"parts"`
+}
+
+// ItemPart names one message of history: the event at Seq, or with Index >= 0 the
+// Index-th of the items a user_message carried along (UserMessageData.Items).
+type ItemPart struct {
+	Seq   int64 `json:"seq"`
+	Index int   `json:"index"`
 }
 
 // ReasoningData is the data of a reasoning event.

@@ -18,6 +18,7 @@ type Message = wire.Message
 func Project(events []Event) []Message {
 	var out []Message
 	var coveredUntil int64
+	deleted := deletedParts(events)
 	for _, e := range events {
 		if e.Type == TypeContextCheckpoint {
 			if d, err := DataOf[ContextCheckpointData](e); err == nil {
@@ -42,9 +43,22 @@ func Project(events []Event) []Message {
 			// Only the items: projectOne decodes the text (which may be megabytes).
 			if d, err := DataOf[struct {
 				Items []json.RawMessage `json:"items"`
-			}](e); err == nil {
+			}](e); err == nil && deleted == nil {
 				out = append(out, ItemMessages(d.Items, e.Seq)...)
+			} else if err == nil {
+				for i, it := range d.Items {
+					if !deleted[ItemPart{e.Seq, i}] {
+						out = append(out, ItemMessages([]json.RawMessage{it}, e.Seq)...)
+					}
+				}
 			}
+		}
+		if deleted[ItemPart{e.Seq, -1}] {
+			continue
+		}
+		if e.Type == TypeConversationItem {
+			out = append(out, ItemMessages([]json.RawMessage{e.Data}, e.Seq)...)
+			continue
 		}
 		if m, ok := projectOne(e); ok {
 			out = append(out, m)
@@ -52,6 +66,39 @@ func Project(events []Event) []Message {
 	}
 	ToolNames{}.Name(out)
 	return out
+}
+
+// deletedParts collects the parts item_deleted events among events remove. A deletion
+// is applied to the events projected with it; readers that project a log in pieces
+// start over at one (see HasDeletion).
+func deletedParts(events []Event) map[ItemPart]bool {
+	var out map[ItemPart]bool
+	for _, e := range events {
+		if e.Type != TypeItemDeleted {
+			continue
+		}
+		d, err := DataOf[ItemDeletedData](e)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[ItemPart]bool{}
+		}
+		for _, p := range d.Parts {
+			out[p] = true
+		}
+	}
+	return out
+}
+
+// HasDeletion reports whether events hold an item_deleted event.
+func HasDeletion(events []Event) bool {
+	for _, e := range events {
+		if e.Type == TypeItemDeleted {
+			return true
+		}
+	}
+	return false
 }
 
 // ToolNames names tool results that arrived without a tool name (a client's

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentengine/agentengine/session"
@@ -129,5 +130,45 @@ func TestToolNamesCarryAcrossBatches(t *testing.T) {
 		if got != want {
 			t.Errorf("result %d named %q, want %q", i, got, want)
 		}
+	}
+}
+
+// An item_deleted event takes the parts it names out of history: whole events, and
+// single items a user_message carried along.
+func TestProjectLeavesOutDeletedItems(t *testing.T) {
+	items := []json.RawMessage{
+		json.RawMessage(`{"type":"message","role":"user","content":"earlier one"}`),
+		json.RawMessage(`{"type":"message","role":"assistant","content":"earlier two"}`),
+	}
+	base := []session.Event{
+		{Seq: 1, Type: session.TypeUserMessage, Data: session.MustJSON(session.UserMessageData{Text: "now", Items: items})},
+		{Seq: 2, Type: session.TypeAssistantMessage, Data: session.MustJSON(session.AssistantMessageData{Text: "answer"})},
+	}
+	del := func(parts ...session.ItemPart) session.Event {
+		return session.Event{Seq: 3, Type: session.TypeItemDeleted, Data: session.MustJSON(session.ItemDeletedData{ItemID: "x", Parts: parts})}
+	}
+	for _, c := range []struct {
+		name string
+		del  []session.Event
+		want string
+	}{
+		{"nothing deleted", nil, "earlier one|earlier two|now|answer"},
+		{"a carried item", []session.Event{del(session.ItemPart{Seq: 1, Index: 1})}, "earlier one|now|answer"},
+		{"the message, not its items", []session.Event{del(session.ItemPart{Seq: 1, Index: -1})}, "earlier one|earlier two|answer"},
+		{"an event", []session.Event{del(session.ItemPart{Seq: 2, Index: -1})}, "earlier one|earlier two|now"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			evs := append(append([]session.Event{}, base...), c.del...)
+			var got []string
+			for _, m := range session.Project(evs) {
+				got = append(got, m.Content)
+			}
+			if s := strings.Join(got, "|"); s != c.want {
+				t.Errorf("history %q, want %q", s, c.want)
+			}
+			if session.HasDeletion(evs) != (len(c.del) > 0) {
+				t.Errorf("HasDeletion wrong")
+			}
+		})
 	}
 }

@@ -155,7 +155,17 @@ func (s *Surface) bootstrap(ctx context.Context, _ *gin.Context, req *bootstrapR
 	}
 	// A failed or cancelled run of an agent whose runner keeps its checkpoints with the
 	// host continues in place (ResumeRun); other checkpoints are listed and previewed.
-	resume := a.Name != "" && s.rt.CanContinue(ctx, a.Name)
+	// The runners say so in their capabilities. Asked for no agent of several, it is
+	// whether any of them does: a UI that reads this once (ksadk-web) reaches every
+	// agent through its model picker, and each checkpoint's preview says whether it
+	// resumes.
+	resume := false
+	for _, ag := range agents {
+		if (ag.Name == a.Name || req.AgentID == "") && s.rt.CanContinue(ctx, ag.Name) {
+			resume = true
+			break
+		}
+	}
 	return bootstrapPayload{
 		Agent:   agentOf(a),
 		Agents:  list,

@@ -368,6 +368,9 @@ func (s *Surface) continueCheckpoint(ctx context.Context, c *gin.Context, l *lif
 		InvocationID: cmp.Or(req.InvocationID, req.ResumeAttemptID),
 		ResponseID:   host.NewID("resp_"),
 		ContinueFrom: &wire.CheckpointRef{ThreadID: thread, CheckpointID: cp.CheckpointID}}
+	if _, ok := s.routedAgent(req.Model); ok {
+		req.Model = "" // the picked agent (the session's own continues), no model override
+	}
 	if e := req.apply(&t); e != nil {
 		return nil, e
 	}

@@ -50,8 +50,9 @@ type envOptions struct {
 	maxBody   int64
 	store     session.Store // default: a memory store
 	compact   host.CompactionPolicy
-	runner    pluginsdk.Runner // default: a new echo agent per name
-	router    api.Config       // router options besides the runtime and surfaces
+	runner    pluginsdk.Runner            // default: a new echo agent per name
+	runners   map[string]pluginsdk.Runner // an agent's own runner, over runner
+	router    api.Config                  // router options besides the runtime and surfaces
 }
 
 func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
@@ -66,6 +67,9 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 		var r pluginsdk.Runner = echoagent.New()
 		if o.runner != nil {
 			r = o.runner
+		}
+		if own, ok := o.runners[name]; ok {
+			r = own
 		}
 		client, stop := inprocess.Serve(r)
 		stops = append(stops, stop)

@@ -85,11 +85,12 @@ func TestListSessionMessagesTurns(t *testing.T) {
 	if b := m[3].Blocks; len(b) != 2 || b[0].Type != "tool" || b[0].Name != "lookup" || b[0].Status != "completed" || b[0].Result == nil || b[1].Type != "text" {
 		t.Errorf("tool turn blocks %+v", m[3].Blocks)
 	}
-	// The approval turn: text, the guarded call (completed by the resume turn), the
-	// approval (approved by it).
+	// Event order: the approval turn has its text, the guarded call (decided: approved)
+	// and the approval; the call runs in the resume turn, whose tool block has its
+	// arguments and result, before the answer.
 	b := m[5].Blocks
-	if len(b) != 3 || b[0].Type != "text" || b[1].Type != "tool" || b[1].Status != "completed" || b[2].Type != "approval" ||
-		b[2].Status != "approved" || b[2].ApprovalRequestId != approvalID {
+	if len(b) != 3 || b[0].Type != "text" || b[1].Type != "tool" || b[1].Status != "approved" || b[1].Result != nil ||
+		b[2].Type != "approval" || b[2].Status != "approved" || b[2].ApprovalRequestId != approvalID {
 		t.Errorf("approval turn blocks %+v", b)
 	}
 	if m[5].RunStatus != "interrupted" || m[5].ResponseId != ask.ID {
@@ -97,6 +98,10 @@ func TestListSessionMessagesTurns(t *testing.T) {
 	}
 	if m[6].Content.Text != "Approved: deleted notes.txt." || m[6].Role != "assistant" {
 		t.Errorf("resume turn %+v", m[6])
+	}
+	if r := m[6].Blocks; len(r) != 2 || r[0].Type != "tool" || r[0].Name != "delete_file" || r[0].Status != "completed" ||
+		r[0].Result == nil || r[0].ToolCallId != b[1].ToolCallId || r[0].Args == nil || r[1].Type != "text" {
+		t.Errorf("resume turn blocks %+v", r)
 	}
 	for _, msg := range m {
 		if msg.MessageId == "" || msg.SeqId < msg.StartSeqId || msg.InvocationId == "" {

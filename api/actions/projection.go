@@ -48,8 +48,9 @@ type attachment struct {
 	IsImage bool   `json:"is_image"`
 }
 
-// block is one step of an assistant turn. Tool blocks get their result when the
-// tool_result is seen, even in a later turn (an approved call runs on resume).
+// block is one step of an assistant turn. The transcript keeps event order, as KsADK's
+// does: a call approved in one turn runs in the next (the resume), whose own tool block
+// has the result; the call's block in the first turn says how it was decided.
 type block struct {
 	Type              string `json:"Type"` // text, thinking, tool, approval
 	SeqID             int64  `json:"SeqId"`
@@ -97,8 +98,8 @@ type projectOptions struct {
 	reasoning, tools, attachments bool
 }
 
-// projector carries what links groups: tool calls waiting for their results and the
-// approval decisions of the page.
+// projector carries what links groups: the calls made so far (a result in a later turn
+// names its call's arguments) and the approval decisions of the page.
 type projector struct {
 	opts      projectOptions
 	calls     map[string]*block
@@ -130,6 +131,7 @@ func (p *projector) project(g *group) []*message {
 	var anchor *session.Event
 	var texts []string
 	var tools []*block
+	calls := map[string]*block{} // this turn's calls by id
 	for i := range g.events {
 		e := &g.events[i]
 		switch e.Type {
@@ -160,7 +162,7 @@ func (p *projector) project(g *group) []*message {
 			}
 			b := &block{Type: "tool", SeqID: e.Seq, Name: d.Name, Args: jsonValue(d.Arguments), Status: "running", ToolCallID: d.CallID}
 			if d.CallID != "" {
-				p.calls[d.CallID] = b
+				calls[d.CallID], p.calls[d.CallID] = b, b
 			}
 			tools = append(tools, b)
 			anchor = latest(anchor, e, false)
@@ -169,9 +171,16 @@ func (p *projector) project(g *group) []*message {
 			if err != nil {
 				continue
 			}
-			b, ok := p.calls[d.CallID]
+			b, ok := calls[d.CallID]
 			if !ok || d.CallID == "" {
+				// The result of a call of an earlier turn (approved, run on resume).
 				b = &block{Type: "tool", SeqID: e.Seq, Name: d.Name, ToolCallID: d.CallID}
+				if c, ok := p.calls[d.CallID]; ok && d.CallID != "" {
+					b.Args = c.Args
+					if b.Name == "" {
+						b.Name = c.Name
+					}
+				}
 				tools = append(tools, b)
 			}
 			b.Result, b.ResultSeqID, b.Status = jsonValue(d.Output), e.Seq, "completed"
@@ -191,8 +200,12 @@ func (p *projector) project(g *group) []*message {
 				if dec.Approve {
 					b.Status = "approved"
 				}
-			} else if c, ok := p.calls[d.CallID]; ok && c.Status == "running" {
+			}
+			if c, ok := calls[d.CallID]; ok && c.Status == "running" {
 				c.Status = "paused" // the call waits for this approval
+				if b.Status != "paused" {
+					c.Status = b.Status // decided; it runs (or not) in the next turn
+				}
 			}
 			tools = append(tools, b)
 			anchor = latest(anchor, e, false)
@@ -234,8 +247,15 @@ func finish(msgs []*message) {
 				}
 			}
 			te := *b
-			if te.Type == "tool" {
+			switch te.Type {
+			case "tool":
 				te.Type = "tool_call" // KsADK's ToolEvents name
+			case "approval":
+				// As KsADK lists it: without the call's id. ksadk-web keys a turn's tool
+				// events by name, by ToolCallId when a name repeats, and finds the
+				// approval of a tool block by the block's name: with the call's id the
+				// approval would replace the call's entry and its buttons never show.
+				te.ToolCallID = ""
 			}
 			m.ToolEvents = append(m.ToolEvents, &te)
 		}

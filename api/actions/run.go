@@ -166,9 +166,6 @@ func (s *Surface) runTurn(ctx context.Context, c *gin.Context, req *runAgentRequ
 		checkID("PreviousResponseId", req.PreviousResponseID)); e != nil {
 		return t, "", e
 	}
-	if e := req.apply(&t); e != nil {
-		return t, "", e
-	}
 	field, input, e := inputOf(req, format)
 	if e != nil {
 		return t, "", e
@@ -176,6 +173,26 @@ func (s *Surface) runTurn(ctx context.Context, c *gin.Context, req *runAgentRequ
 	app, user, e := s.owner(c, req.scoped)
 	if e != nil {
 		return t, "", e
+	}
+	// A Model that names a hosted agent picks that agent (it is no model override).
+	routed, toAgent := s.routedAgent(req.Model)
+	if toAgent {
+		req.Model = ""
+	}
+	if e := req.apply(&t); e != nil {
+		return t, "", e
+	}
+	if req.SessionID != "" {
+		// The session's own agent, if AgentId names another (see ownKey).
+		app = s.ownKey(ctx, session.Key{App: app, User: user, ID: req.SessionID}).App
+	}
+	if toAgent && routed != app {
+		if req.SessionID != "" {
+			if _, err := s.rt.Session(ctx, session.Key{App: app, User: user, ID: req.SessionID}); err == nil {
+				return t, "", invalid("session %q belongs to agent %q; start a new session to talk to %q", req.SessionID, app, routed)
+			}
+		}
+		app = routed
 	}
 	t.App, t.User, t.SessionID, t.InvocationID = app, user, req.SessionID, req.InvocationID
 	if e := s.continued(ctx, &t, req.PreviousResponseID); e != nil {

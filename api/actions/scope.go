@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -71,7 +72,46 @@ func (s *Surface) sessionKey(c *gin.Context, sc scoped, sessionID string) (sessi
 	if e != nil {
 		return session.Key{}, e
 	}
-	return session.Key{App: app, User: user, ID: sessionID}, nil
+	return s.ownKey(c.Request.Context(), session.Key{App: app, User: user, ID: sessionID}), nil
+}
+
+// ownKey is key with the agent that owns the session. A UI that knows one agent
+// (ksadk-web names its bootstrap agent in every action) reaches another through
+// RunAgent's Model, which starts the session with that agent; the session's later
+// actions still name the first. So with several agents, a session the named agent does
+// not have is looked up among the caller's sessions of the others.
+func (s *Surface) ownKey(ctx context.Context, key session.Key) session.Key {
+	agents := s.rt.Agents()
+	if len(agents) < 2 {
+		return key
+	}
+	if _, err := s.rt.Session(ctx, key); !errors.Is(err, host.ErrNotFound) {
+		return key
+	}
+	for _, a := range agents {
+		if a.Name == key.App {
+			continue
+		}
+		other := session.Key{App: a.Name, User: key.User, ID: key.ID}
+		if _, err := s.rt.Session(ctx, other); err == nil {
+			return other
+		}
+	}
+	return key
+}
+
+// routedAgent is the hosted agent RunAgent's Model names, if it names one: ksadk-web's
+// model picker lists the hosted agents (ListAgentModels) and sends the pick as Model.
+func (s *Surface) routedAgent(model string) (string, bool) {
+	if model == "" || checkID("Model", model) != nil {
+		return "", false
+	}
+	for _, a := range s.rt.Agents() {
+		if a.Name == model {
+			return a.Name, true
+		}
+	}
+	return "", false
 }
 
 // existing loads the caller's session; another user's is as absent as an unknown one.

@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"errors"
+	"sort"
 
 	"github.com/gin-gonic/gin"
 
@@ -55,6 +56,9 @@ type listSessionsRequest struct {
 	scoped
 	Page     *int `json:"Page"`
 	PageSize *int `json:"PageSize"`
+	// AgentOnly lists AgentId's sessions only; by default, with several agents hosted,
+	// the caller's sessions of every agent are listed (see listSessions).
+	AgentOnly bool `json:"AgentOnly"`
 }
 
 type listSessionsData struct {
@@ -84,7 +88,7 @@ func (s *Surface) listSessions(ctx context.Context, c *gin.Context, req *listSes
 		return nil, e
 	}
 	page, size := orDefault(req.Page, 1), orDefault(req.PageSize, 20)
-	rows, total, err := s.rt.ListSessions(ctx, app, user, session.ListQuery{Offset: (page - 1) * size, Limit: size})
+	rows, total, err := s.sessionsOf(ctx, app, user, req.AgentOnly, session.ListQuery{Offset: (page - 1) * size, Limit: size})
 	if err != nil {
 		return nil, s.fromHost("ListSessions", err)
 	}
@@ -94,6 +98,32 @@ func (s *Surface) listSessions(ctx context.Context, c *gin.Context, req *listSes
 		out.Sessions = append(out.Sessions, sessionOf(r))
 	}
 	return out, nil
+}
+
+// sessionsOf pages through the sessions ListSessions lists: app's, or with several
+// agents (and not agentOnly) the caller's sessions of every agent, merged newest first.
+// A UI that knows one agent (ksadk-web) starts sessions with the others through
+// RunAgent's Model and keeps naming its own: they must be in its list, or it drops the
+// one it shows when it refreshes the list.
+func (s *Surface) sessionsOf(ctx context.Context, app, user string, agentOnly bool, q session.ListQuery) ([]session.Session, int, error) {
+	agents := s.rt.Agents()
+	if agentOnly || len(agents) < 2 {
+		return s.rt.ListSessions(ctx, app, user, q)
+	}
+	var all []session.Session
+	total := 0
+	for _, a := range agents {
+		rows, n, err := s.rt.ListSessions(ctx, a.Name, user, session.ListQuery{Limit: q.Offset + q.Limit})
+		if err != nil {
+			return nil, 0, err
+		}
+		all, total = append(all, rows...), total+n
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].UpdatedAt.After(all[j].UpdatedAt) })
+	if q.Offset >= len(all) {
+		return nil, total, nil
+	}
+	return all[q.Offset:min(len(all), q.Offset+q.Limit)], total, nil
 }
 
 // getSession serves GetSession.

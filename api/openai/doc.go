@@ -1,6 +1,7 @@
 // Package openai is agentengine's OpenAI-compatible HTTP surface: POST /v1/responses
 // (with GET, DELETE, cancel and input_items on /v1/responses/{id}), POST
-// /v1/chat/completions and /v1/models. It speaks OpenAI's wire format exactly, as the
+// /v1/chat/completions, /v1/models and the Conversations API (/v1/conversations, on
+// the sessions: conversations.go). It speaks OpenAI's wire format exactly, as the
 // official SDKs parse it, plus KsADK's extensions (output_text and session_id on
 // objects, session_id in requests, model_metadata and model_options). Every hosted
 // agent is a model.

@@ -22,7 +22,7 @@ var volatile = []struct {
 	re   *regexp.Regexp
 	repl string
 }{
-	{regexp.MustCompile(`\b(resp|msg|fc|rs|sess|run|apr|call|mcpr|fco)_[0-9a-f]{12,32}\b`), "${1}_X"},
+	{regexp.MustCompile(`\b(resp|msg|fc|rs|sess|run|apr|call|mcpr|fco|conv|mcp_call)_[0-9a-f]{12,32}\b`), "${1}_X"},
 	{regexp.MustCompile(`chatcmpl-[0-9a-f]{12,32}`), "chatcmpl-X"},
 	{regexp.MustCompile(`"(created_at|completed_at|created)":( ?)\d+`), `"$1":${2}0`},
 }

@@ -57,7 +57,7 @@ type Config struct {
 	KsadkAgents []string
 }
 
-// Handler serves /v1/responses, /v1/chat/completions and /v1/models.
+// Handler serves /v1/responses, /v1/chat/completions, /v1/models and /v1/conversations.
 type Handler struct {
 	rt         *host.Runtime
 	log        hclog.Logger
@@ -110,6 +110,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	v1.POST("/chat/completions", handleBody(h, parseChatRequest, h.createChatCompletion))
 	v1.GET("/models", handle(h.listModels))
 	v1.GET("/models/:id", handle(h.getModel))
+	h.registerConversations(v1)
 }
 
 // handle adapts a handler that returns its error, writing it as an envelope.

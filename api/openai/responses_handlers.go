@@ -96,9 +96,26 @@ func (h *Handler) responsesTurn(ctx context.Context, req *responsesRequest, user
 			return t, requestEcho{}, badRequest("previous_response_id", "", "previous response %q belongs to model %q, not %q", req.PreviousResponseID, prev.Key.App, agent.Name)
 		}
 	}
+	var conv *session.Session
+	if req.Conversation != "" && len(h.rt.Agents()) > 1 {
+		// A conversation of the Conversations API belongs to the agent it was created
+		// with; one the client names first here is created with this turn. (With one
+		// agent there is nothing to choose: no store read.)
+		if s, aerr := h.findConversation(ctx, user, req.Conversation); aerr == nil {
+			conv = &s
+			if model == "" {
+				model = s.App
+			}
+		} else if aerr.Status != http.StatusNotFound {
+			return t, requestEcho{}, aerr
+		}
+	}
 	agent, override, err := h.rt.ResolveModel(model)
 	if err != nil {
 		return t, requestEcho{}, fromHostError(h.log, "resolve agent", err)
+	}
+	if conv != nil && conv.App != agent.Name {
+		return t, requestEcho{}, badRequest("conversation", "", "conversation %q belongs to model %q, not %q", req.Conversation, conv.App, agent.Name)
 	}
 	t.App, t.Model = agent.Name, override
 	if req.SessionID != "" {
@@ -169,8 +186,8 @@ func assembleInput(ctx context.Context, rt *host.Runtime, log hclog.Logger, key 
 	for i, it := range items {
 		switch {
 		case i == last:
-			in.Content = it.Blocks
-			slots = append(slots, inputSlot{ID: idOr(it.ID, "msg_"), Src: "message"})
+			in.Content, in.MessageID = it.Blocks, idOr(it.ID, "msg_")
+			slots = append(slots, inputSlot{ID: in.MessageID, Src: "message"})
 		case it.Kind == itemMCPApprovalResponse:
 			in.Resumes = append(in.Resumes, host.Resume{ApprovalRequestID: it.ApprovalID, Approve: it.Approve, Reason: it.Reason, Raw: it.Raw})
 			slots = append(slots, inputSlot{ID: idOr(it.ID, "mcpr_"), Src: "resume", Item: it.Raw})

@@ -461,7 +461,8 @@ func namedProject(t *testing.T, base, name string) string {
 
 func TestSeveralAgentsInOneServer(t *testing.T) {
 	base := copyProject(t)
-	s := startServer(t, namedProject(t, base, "alpha"), namedProject(t, base, "beta"), "--session-backend", "memory")
+	// Given beta first: the command line's order, not the alphabet's, is the agents' order.
+	s := startServer(t, namedProject(t, base, "beta"), namedProject(t, base, "alpha"), "--session-backend", "memory")
 	if got := len(s.runnerPIDs()); got != 2 {
 		t.Fatalf("want one runner per project, found %d", got)
 	}
@@ -470,7 +471,7 @@ func TestSeveralAgentsInOneServer(t *testing.T) {
 	for _, m := range models["data"].([]any) {
 		ids = append(ids, m.(map[string]any)["id"].(string))
 	}
-	if strings.Join(ids, ",") != "alpha,beta" {
+	if strings.Join(ids, ",") != "beta,alpha" {
 		t.Fatalf("models = %v", ids)
 	}
 	for _, name := range []string{"alpha", "beta"} {

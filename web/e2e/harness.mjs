@@ -1,7 +1,7 @@
 // Test harness: a real `agentengine run examples/echo-go` and Debian's Chromium driven by
 // playwright-core (never a downloaded browser).
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,12 +47,25 @@ export async function stopServer(srv) {
   clearTimeout(t);
 }
 
-/** launchBrowser starts Chromium with a fresh profile; returns {context, close()}. */
-export async function launchBrowser() {
+/**
+ * launchBrowser starts Chromium with a fresh profile; returns {context, close()}. With
+ * fonts, Chromium sees only the font files under those directories (a fontconfig of its
+ * own): a machine without emoji fonts, say.
+ */
+export async function launchBrowser({ fonts } = {}) {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
   const profile = mkdtempSync(join(tmpdir(), 'agentengine-chromium-'));
+  let env;
+  if (fonts) {
+    const conf = join(profile, 'fonts.conf');
+    const dirs = fonts.map((d) => `<dir>${d}</dir>`).join('');
+    // The system's rules (family aliases) apply; its font directories do not.
+    writeFileSync(conf, `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>${dirs}<include ignore_missing="yes">/etc/fonts/conf.d</include><cachedir>${join(profile, 'fc-cache')}</cachedir></fontconfig>\n`);
+    env = { ...process.env, FONTCONFIG_FILE: conf };
+  }
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
+    env,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],

@@ -5,6 +5,7 @@
 // slow run (used by the reconnect-after-refresh browser test). A badge shows it is on.
 import { ApiError, call, newId, stream, subscribe, upload } from './api.js';
 import { h, clear } from './dom.js';
+import { svg, fillIcons } from './icons.js';
 import { AssistantView, userView } from './messages.js';
 import { responsesHandler, subscriptionHandler, isTerminal } from './events.js';
 import { SessionList, sessionTitle } from './sessions.js';
@@ -80,7 +81,7 @@ const workspace = new Workspace($('workspace'), {
 }, { agentId: () => state.agentId, onError: showError });
 
 async function loadSessions() {
-  const data = await call('ListSessions', { AgentId: state.agentId, Page: 1, PageSize: 100 });
+  const data = await call('ListSessions', { AgentId: state.agentId, AgentOnly: true, Page: 1, PageSize: 100 });
   state.sessions = data.Sessions || [];
   list.set(state.sessions, state.sessionId);
   updateTitle();
@@ -305,8 +306,8 @@ async function reattachRun(invocationId, afterSeqId, reuse) {
 function renderPending() {
   const ul = $('pending');
   clear(ul);
-  state.attachments.forEach((a, i) => ul.append(h('li', { class: 'chip' }, '📎 ', a.displayName,
-    h('button', { type: 'button', class: 'icon small', 'aria-label': `Remove ${a.displayName}`, onclick: () => { state.attachments.splice(i, 1); renderPending(); } }, '✕'))));
+  state.attachments.forEach((a, i) => ul.append(h('li', { class: 'chip' }, svg('attach'), ' ', a.displayName,
+    h('button', { type: 'button', class: 'icon small', 'aria-label': `Remove ${a.displayName}`, onclick: () => { state.attachments.splice(i, 1); renderPending(); } }, svg('close')))));
 }
 
 async function onFiles(e) {
@@ -388,6 +389,7 @@ async function onAgentChange() {
 
 // Start --------------------------------------------------------------------
 async function main() {
+  fillIcons();
   initTheme($('theme'));
   $('slow-badge').hidden = !SLOW;
   $('error-close').addEventListener('click', clearError);

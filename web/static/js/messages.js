@@ -2,6 +2,7 @@
 // text, tool calls, approvals) plus its status line and feedback bar. The same views
 // render history (ListSessionMessages) and live streams.
 import { copyButton, h, pretty } from './dom.js';
+import { svg } from './icons.js';
 import { renderMarkdown } from './markdown.js';
 
 /** attachmentChips renders a message's attachments ({name, url}). */
@@ -9,7 +10,7 @@ export function attachmentChips(list) {
   if (!list?.length) return null;
   return h('ul', { class: 'attachments', 'aria-label': 'Attachments' },
     list.map((a) => h('li', { class: 'chip' },
-      a.url ? h('a', { href: a.url, target: '_blank', rel: 'noopener noreferrer' }, '📎 ', a.name) : ['📎 ', a.name])));
+      a.url ? h('a', { href: a.url, target: '_blank', rel: 'noopener noreferrer' }, svg('attach'), ' ', a.name) : [svg('attach'), ' ', a.name])));
 }
 
 export function userView(text, attachments) {
@@ -110,7 +111,7 @@ export class AssistantView {
       const resultEl = h('pre', { class: 'result', hidden: true });
       const stateEl = h('span', { class: 'tool-state' });
       const el = h('details', { class: 'tool', open: true, dataset: { itemId: id, toolName: name } },
-        h('summary', {}, h('span', { class: 'tool-icon', 'aria-hidden': 'true' }, '🔧'), ' ', h('span', { class: 'tool-name' }, name), ' ', stateEl),
+        h('summary', {}, h('span', { class: 'tool-icon', 'aria-hidden': 'true' }, svg('tool')), ' ', h('span', { class: 'tool-name' }, name), ' ', stateEl),
         h('div', { class: 'label' }, 'Arguments'), argsEl,
         h('div', { class: 'label result-label', hidden: true }, 'Result'), resultEl);
       b = { kind: 'tool', el, argsEl, resultEl, stateEl, args: '' };
@@ -157,7 +158,7 @@ export class AssistantView {
     const buttons = h('div', { class: 'approval-actions' }, approve, reject);
     buttons.hidden = !active;
     const el = h('section', { class: 'approval', role: 'group', 'aria-label': `Approval request: ${name}`, dataset: { approvalId: id } },
-      h('div', { class: 'approval-title' }, '⚠️ Approval required: ', h('strong', {}, name)),
+      h('div', { class: 'approval-title' }, svg('alert'), ' Approval required: ', h('strong', {}, name)),
       message ? h('p', {}, message) : null,
       h('pre', { class: 'args' }, pretty(args)),
       buttons, result);
@@ -219,8 +220,8 @@ function feedbackBar(send) {
     await send(rating, comment.value.trim());
     note.textContent = 'Comment saved';
   });
-  const up = h('button', { type: 'button', class: 'icon', 'aria-label': 'Good response', 'aria-pressed': 'false', onclick: () => rate('up') }, '👍');
-  const down = h('button', { type: 'button', class: 'icon', 'aria-label': 'Bad response', 'aria-pressed': 'false', onclick: () => rate('down') }, '👎');
+  const up = h('button', { type: 'button', class: 'icon', 'aria-label': 'Good response', 'aria-pressed': 'false', onclick: () => rate('up') }, svg('thumbUp'));
+  const down = h('button', { type: 'button', class: 'icon', 'aria-label': 'Bad response', 'aria-pressed': 'false', onclick: () => rate('down') }, svg('thumbDown'));
   const el = h('div', { class: 'feedback' }, up, down, note, form);
   // show applies stored feedback unless the user has already rated in this view.
   const show = (fb) => {

@@ -1,5 +1,6 @@
 // The session sidebar: list (ListSessions), client-side search, select, rename, delete.
 import { h, clear } from './dom.js';
+import { svg } from './icons.js';
 
 export function sessionTitle(s) {
   return s.Title || s.FirstPrompt || 'New chat';
@@ -76,10 +77,10 @@ export class SessionList {
       title: s.LastPrompt || title, onclick: () => this.onSelect(s.SessionId) },
     h('span', { class: 'session-title' }, title),
     h('span', { class: 'session-meta' }, time, runChip(s.ActiveRunStatus)));
-    const rename = h('button', { type: 'button', class: 'icon', 'aria-label': `Rename chat ${title}`, onclick: () => this.edit(li, s) }, '✎');
+    const rename = h('button', { type: 'button', class: 'icon', 'aria-label': `Rename chat ${title}`, onclick: () => this.edit(li, s) }, svg('edit'));
     const del = h('button', { type: 'button', class: 'icon', 'aria-label': `Delete chat ${title}`, onclick: () => {
       if (window.confirm(`Delete the chat "${title}"?`)) this.onDelete(s.SessionId);
-    } }, '🗑');
+    } }, svg('trash'));
     const li = h('li', { class: s.SessionId === this.current ? 'active' : '', dataset: { sessionId: s.SessionId } }, open, rename, del);
     return li;
   }

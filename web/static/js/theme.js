@@ -1,4 +1,6 @@
 // Light/dark theme: follows prefers-color-scheme until the user picks one (kept in localStorage).
+import { svg } from './icons.js';
+
 const KEY = 'agentengine.theme';
 
 function systemDark() {
@@ -15,7 +17,7 @@ export function initTheme(button) {
   const label = () => {
     const dark = currentTheme() === 'dark';
     button.setAttribute('aria-pressed', String(dark));
-    button.textContent = dark ? '☀️' : '🌙';
+    button.replaceChildren(svg(dark ? 'sun' : 'moon'));
     button.setAttribute('aria-label', dark ? 'Switch to light theme' : 'Switch to dark theme');
   };
   button.addEventListener('click', () => {

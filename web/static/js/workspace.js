@@ -5,6 +5,7 @@
 // server also serves them with a sandboxing CSP (opaque origin).
 import { ApiError, PREFIX, call } from './api.js';
 import { h, clear } from './dom.js';
+import { svg } from './icons.js';
 
 const TEXT_EXT = /\.(txt|md|markdown|json|jsonl|ndjson|csv|tsv|ya?ml|toml|ini|cfg|conf|log|xml|py|js|mjs|ts|go|rs|java|c|h|cpp|sh|sql|css)$/i;
 const IMAGE_EXT = /\.(png|jpe?g|gif|webp|bmp|ico|avif)$/i;
@@ -88,17 +89,17 @@ export class Workspace {
     const isDir = e.Type === 'directory';
     const li = h('li', { class: `ws-entry depth-${Math.min(depth, 6)}${e.Path === this.selected ? ' active' : ''}`, dataset: { path: e.Path, type: e.Type } });
     if (isDir) {
-      li.append(h('span', { class: 'ws-name dir', title: e.Path }, h('span', { 'aria-hidden': 'true' }, '📁 '), e.Name, '/'),
-        h('button', { type: 'button', class: 'icon', 'aria-label': `Delete folder ${e.Path}`, title: 'Delete folder', onclick: () => this.remove(e) }, '🗑'));
+      li.append(h('span', { class: 'ws-name dir', title: e.Path }, svg('folder'), ' ', e.Name, '/'),
+        h('button', { type: 'button', class: 'icon', 'aria-label': `Delete folder ${e.Path}`, title: 'Delete folder', onclick: () => this.remove(e) }, svg('trash')));
       return li;
     }
     li.append(
       h('button', { type: 'button', class: 'ws-open', title: e.Path, 'aria-label': `Preview ${e.Path}`,
         'aria-current': e.Path === this.selected ? 'true' : 'false', onclick: () => this.preview(e) },
-      h('span', { 'aria-hidden': 'true' }, '📄 '), h('span', { class: 'ws-name' }, e.Name)),
+      svg('file'), ' ', h('span', { class: 'ws-name' }, e.Name)),
       h('span', { class: 'ws-size muted small' }, formatSize(e.SizeBytes)),
-      h('a', { class: 'icon', href: this.contentUrl(e.Path), download: e.Name, 'aria-label': `Download ${e.Path}`, title: 'Download' }, '⬇'),
-      h('button', { type: 'button', class: 'icon', 'aria-label': `Delete ${e.Path}`, title: 'Delete', onclick: () => this.remove(e) }, '🗑'));
+      h('a', { class: 'icon', href: this.contentUrl(e.Path), download: e.Name, 'aria-label': `Download ${e.Path}`, title: 'Download' }, svg('download')),
+      h('button', { type: 'button', class: 'icon', 'aria-label': `Delete ${e.Path}`, title: 'Delete', onclick: () => this.remove(e) }, svg('trash')));
     return li;
   }
 
@@ -164,7 +165,7 @@ export class Workspace {
     const url = this.contentUrl(e.Path);
     const head = h('div', { class: 'ws-preview-head' },
       h('h3', {}, e.Path),
-      h('button', { type: 'button', class: 'icon small', 'aria-label': 'Close preview', onclick: () => this.closePreview() }, '✕'));
+      h('button', { type: 'button', class: 'icon small', 'aria-label': 'Close preview', onclick: () => this.closePreview() }, svg('close')));
     box.append(head);
     const kind = previewKind(e);
     if (kind === 'image') {
