@@ -7,6 +7,7 @@ import (
 	"github.com/agentengine/agentengine/api/actions"
 	"github.com/agentengine/agentengine/api/adkweb"
 	"github.com/agentengine/agentengine/api/files"
+	"github.com/agentengine/agentengine/api/langgraph"
 	"github.com/agentengine/agentengine/api/openai"
 	"github.com/agentengine/agentengine/web"
 )
@@ -26,6 +27,7 @@ func newSurfaces(st *stack, log hclog.Logger) ([]api.Surface, error) {
 		openai.New(openai.Config{Runtime: st.runtime, Logger: log.Named("openai"), KsadkAgents: st.ksadkAgents}),
 		adkweb.New(adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb")}),
 		ui,
+		langgraph.New(langgraph.Config{Runtime: st.runtime, Logger: log.Named("langgraph")}),
 		web.New(),
 	}, nil
 }
