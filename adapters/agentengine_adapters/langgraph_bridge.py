@@ -57,6 +57,8 @@ STREAM_MODES = ["messages", "updates", "custom"]
 # Final-state keys holding a graph's answer, in KsADK's order (then the last AI message).
 ANSWER_KEYS = ("output", "answer")
 RUN_THREAD = "/run:"
+# The native event carrying one node's state update (LangGraph's "updates" stream part).
+NATIVE_UPDATES = "langgraph.updates"
 
 
 @dataclass
@@ -287,6 +289,7 @@ class GraphRunner(Runner):
             if isinstance(message, AIMessageChunk) and not in_tool(ns):
                 await writer.chunk(message)
         elif kind == "updates":
+            await self.forward_updates(ns, data, writer)
             for node, update in data.items():
                 if node == "__interrupt__":
                     turn.interrupts.extend(update)
@@ -298,6 +301,15 @@ class GraphRunner(Runner):
                             await self.on_update(node, item, ns, writer)
         elif kind == "custom":
             await writer.custom(data)
+
+    async def forward_updates(
+        self, ns: tuple[str, ...], data: Mapping[str, Any], writer: EventWriter
+    ) -> None:
+        """Each node's update as a native event, for clients of LangGraph's own API (its
+        "updates" stream mode); interrupts reach them as the host's approval requests."""
+        for node, update in data.items():
+            if not node.startswith("__"):
+                await writer.native(NATIVE_UPDATES, {"ns": list(ns), "node": node, "update": update})
 
     async def on_update(
         self, node: str, update: Mapping[str, Any], ns: tuple[str, ...], writer: EventWriter
