@@ -265,7 +265,7 @@ func (h *Handler) waitStatelessRun(c *gin.Context) *apiError {
 }
 
 // writeResult waits for the run and writes what LangGraph's wait and join return: the
-// thread's values at the run's end, with "__interrupt__" when it paused, or
+// thread's values at the run's end, {"__interrupt__": [...]} when it paused, or
 // {"__error__": {...}} when it failed.
 func (h *Handler) writeResult(c *gin.Context, r *host.Run, stateless bool) *apiError {
 	evs, err := r.Wait(c.Request.Context())
@@ -302,12 +302,13 @@ func (h *Handler) writeResult(c *gin.Context, r *host.Run, stateless bool) *apiE
 		httpx.WriteJSON(c, http.StatusOK, gin.H{"__error__": gin.H{"error": code, "message": msg}})
 		return nil
 	}
-	vals := p.values()
 	if r.Status() == session.StatusInterrupted && len(approvals) > 0 {
+		// LangGraph answers a paused run with its interrupts only.
 		ints, _, _ := interruptsOf(r.InvocationID, approvals)
-		vals["__interrupt__"] = ints
+		httpx.WriteJSON(c, http.StatusOK, gin.H{"__interrupt__": ints})
+		return nil
 	}
-	httpx.WriteJSON(c, http.StatusOK, vals)
+	httpx.WriteJSON(c, http.StatusOK, p.values())
 	return nil
 }
 

@@ -67,7 +67,7 @@ func (e *encoder) add(ev host.Event) (out []part, done bool) {
 				out = append(out, part{"messages/metadata", map[string]any{ev.ItemID: map[string]any{"metadata": e.meta}}})
 			}
 			e.texts[ev.ItemID] += ev.Text
-			out = append(out, part{"messages/partial", []any{aiMessage(ev.ItemID, e.texts[ev.ItemID])}})
+			out = append(out, part{"messages/partial", []any{aiChunk(ev.ItemID, e.texts[ev.ItemID], nil)}})
 		}
 	case host.KindToolArgsDelta:
 		if e.modes["messages-tuple"] {
@@ -138,14 +138,20 @@ func (e *encoder) stored(s *session.Event) (out []part, done bool) {
 			}
 		}
 	case session.TypeApprovalRequest:
-		if e.modes["updates"] {
+		// An interrupt is an update; a client streaming values but not updates gets it as
+		// a values part, as LangGraph's server sends it (useStream reads it there).
+		name := "updates"
+		if !e.modes["updates"] {
+			name = "values"
+		}
+		if e.modes[name] {
 			ints, _, _ := interruptsOf(e.run.InvocationID, []*session.Event{s})
 			for _, in := range ints {
 				if e.interrupts[in.ID] {
 					continue
 				}
 				e.interrupts[in.ID] = true
-				out = append(out, part{"updates", map[string]any{"__interrupt__": []interrupt{in}}})
+				out = append(out, part{name, map[string]any{"__interrupt__": []interrupt{in}}})
 			}
 		}
 	case session.TypeRunStatus:
@@ -169,7 +175,8 @@ func (e *encoder) stored(s *session.Event) (out []part, done bool) {
 	return out, false
 }
 
-// stream writes a run's stream: "metadata" first, then the parts of each journal event,
+// stream writes a run's stream: "metadata" first, then the parts of each journal event
+// (the stream ends after the run's last one, with an "error" part when it failed),
 // each with the event's journal index as its SSE id (a reconnecting client sends the last
 // one as Last-Event-ID and gets what came after it). Events up to after are folded into
 // the encoder's state but not sent. The thread's earlier messages are read first, so that
@@ -209,13 +216,6 @@ func (h *Handler) stream(c *gin.Context, r *host.Run, modes []string, subgraphs 
 				return err
 			}
 			if err := w.Event(id, p.event, b); err != nil {
-				return err
-			}
-		}
-		if done && host.RunStatusOf(ev.Stored) != session.StatusFailed {
-			finished = true
-			b, _ := json.Marshal(map[string]any{"run_id": r.InvocationID, "status": runStatus(host.RunStatusOf(ev.Stored))})
-			if err := w.Event(id, "end", b); err != nil {
 				return err
 			}
 		}

@@ -4,9 +4,19 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("event id %q is not a number", s)
+	}
+	return n
+}
 
 func TestInfoAndAssistants(t *testing.T) {
 	e := newEnv(t)
@@ -213,14 +223,14 @@ func TestStreamModes(t *testing.T) {
 	if loc := h.Get("Location"); loc != "/threads/"+tid+"/runs/"+rid+"/stream" {
 		t.Fatalf("Location %q", loc)
 	}
-	last := evs[len(evs)-1]
-	if last.Event != "end" || last.Data.(map[string]any)["status"] != "success" {
+	// The stream ends after the run's last part (LangGraph sends no closing event).
+	if last := evs[len(evs)-1]; last.Event != "values" {
 		t.Fatalf("last event: %v", last)
 	}
 	var values []any
 	var text strings.Builder
 	var sawToolMsg, sawArgs bool
-	for _, ev := range evs[1 : len(evs)-1] {
+	for _, ev := range evs[1:] {
 		if ev.ID == "" {
 			t.Fatalf("event without id: %v", ev)
 		}
@@ -273,10 +283,13 @@ func TestStreamModes(t *testing.T) {
 	// The legacy messages mode: metadata, partials and the complete message.
 	_, evs = e.stream("POST", "/threads/"+tid+"/runs/stream", runBody("echo", "again", `"stream_mode":"messages"`))
 	got := strings.Join(names(evs), ",")
-	if !strings.HasPrefix(got, "metadata,messages/metadata,messages/partial") || !strings.HasSuffix(got, "messages/complete,end") {
+	if !strings.HasPrefix(got, "metadata,messages/metadata,messages/partial") || !strings.HasSuffix(got, "messages/partial,messages/complete") {
 		t.Fatalf("messages mode events: %s", got)
 	}
-	done := evs[len(evs)-2].Data.([]any)[0].(map[string]any)
+	if partial := evs[len(evs)-2].Data.([]any)[0].(map[string]any); partial["content"] != "Echo: again" || partial["type"] != "AIMessageChunk" {
+		t.Fatalf("last partial: %v", partial)
+	}
+	done := evs[len(evs)-1].Data.([]any)[0].(map[string]any)
 	if done["content"] != "Echo: again" || done["type"] != "ai" {
 		t.Fatalf("complete message: %v", done)
 	}
@@ -325,7 +338,7 @@ func TestInterruptAndResume(t *testing.T) {
 
 	// Streaming the resume: updates carry nothing from a Go agent, values the outcome.
 	_, evs := e.stream("POST", "/threads/"+tid+"/runs/stream", `{"assistant_id":"echo","command":{"resume":{"approve":true}},"stream_mode":["values","updates"]}`)
-	final := messages(t, evs[len(evs)-2].Data)
+	final := messages(t, evs[len(evs)-1].Data)
 	if final[len(final)-1] != [2]string{"ai", "Approved: deleted notes.txt."} {
 		t.Fatalf("resumed: %v", final)
 	}
@@ -342,10 +355,16 @@ func TestInterruptAndResume(t *testing.T) {
 			_, sawInterrupt = ev.Data.(map[string]any)["__interrupt__"]
 		}
 	}
-	if !sawInterrupt || evs[len(evs)-1].Data.(map[string]any)["status"] != "interrupted" {
+	if !sawInterrupt {
 		t.Fatalf("interrupting stream: %v", names(evs))
 	}
+	if th := e.obj("GET", "/threads/"+tid, "", http.StatusOK); th["status"] != "interrupted" {
+		t.Fatalf("thread: %v", th["status"])
+	}
 	v = e.obj("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"echo","command":{"resume":{"approve":false,"reason":"no"}}}`, http.StatusOK)
+	if v["__interrupt__"] != nil {
+		t.Fatalf("resumed run still interrupted: %v", v)
+	}
 	got := messages(t, v)
 	if got[len(got)-1] != [2]string{"ai", "Rejected: kept a.txt."} {
 		t.Fatalf("rejected: %v", got)
@@ -364,15 +383,18 @@ func TestBackgroundRunJoinAndCancel(t *testing.T) {
 	// reject is the default strategy on a busy thread.
 	e.fail("POST", "/threads/"+tid+"/runs", runBody("slow", "again"), http.StatusConflict, "already running")
 	// A dropped stream is joined again from the event after the last one it saw.
-	_, evs := e.streamUntil("/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=messages-tuple", 3)
+	path := "/threads/" + tid + "/runs/" + rid + "/stream?stream_mode=messages-tuple"
+	evs := e.streamUntil(path, 3)
 	lastID := evs[len(evs)-1].ID
-	e.json("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=1", "", http.StatusNoContent)
-	_, joined := e.stream("GET", "/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=messages-tuple", "", "Last-Event-ID", lastID)
-	if joined[0].Event == "metadata" || joined[0].ID == lastID || joined[len(joined)-1].Event != "end" {
-		t.Fatalf("rejoined stream: first %v, last %v", joined[0], joined[len(joined)-1])
+	joined := e.streamUntil(path, 2, "Last-Event-ID", lastID)
+	if joined[0].Event != "messages" || atoi(t, joined[0].ID) != atoi(t, lastID)+1 {
+		t.Fatalf("rejoined stream after %s: %v", lastID, joined[0])
 	}
-	if joined[len(joined)-1].Data.(map[string]any)["status"] != "interrupted" {
-		t.Fatalf("end: %v", joined[len(joined)-1])
+	e.json("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=1", "", http.StatusNoContent)
+	// Joined without Last-Event-ID, the stream starts at the run's start.
+	_, whole := e.stream("GET", path, "")
+	if whole[0].Event != "metadata" || !reflect.DeepEqual(whole[1:len(evs)], evs[1:]) || !reflect.DeepEqual(whole[len(evs):len(evs)+len(joined)], joined) {
+		t.Fatalf("whole stream %v\ndoes not hold %v then %v", whole, evs, joined)
 	}
 	if g := e.obj("GET", "/threads/"+tid+"/runs/"+rid, "", http.StatusOK); g["status"] != "interrupted" {
 		t.Fatalf("cancelled run: %v", g)
@@ -409,10 +431,17 @@ func TestBackgroundRunJoinAndCancel(t *testing.T) {
 	}
 }
 
-// streamUntil reads a stream's first n events with ids, then drops the connection.
-func (e *env) streamUntil(path string, n int) (http.Header, []sseEvent) {
+// streamUntil GETs a stream, reads its first n events with ids, then drops the connection.
+func (e *env) streamUntil(path string, n int, headers ...string) []sseEvent {
 	e.t.Helper()
-	resp, err := http.Get(e.url + path)
+	req, err := http.NewRequest("GET", e.url+path, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -430,7 +459,7 @@ func (e *env) streamUntil(path string, n int) (http.Header, []sseEvent) {
 			}
 		}
 		if withID >= n {
-			return resp.Header, evs
+			return evs
 		}
 		if err != nil {
 			e.t.Fatalf("stream ended after %d events: %v", len(evs), err)
@@ -445,7 +474,7 @@ func TestStatelessRuns(t *testing.T) {
 		t.Fatalf("stateless wait: %v", got)
 	}
 	h, evs := e.stream("POST", "/runs/stream", runBody("echo", "streamed", `"stream_mode":"values"`))
-	if h.Get("Location") != "" || evs[len(evs)-1].Event != "end" {
+	if h.Get("Location") != "" || evs[len(evs)-1].Event != "values" {
 		t.Fatalf("stateless stream: %v %v", h, names(evs))
 	}
 	// Their threads go when they end.
@@ -499,5 +528,27 @@ func TestRunErrors(t *testing.T) {
 		if got := messages(t, v); len(got) != 2*(i+1) {
 			t.Fatalf("input %s: %v", in, got)
 		}
+	}
+}
+
+// A client streaming values only gets a paused run's interrupt as a values part, and the
+// wait of a paused run answers with the interrupts only, as LangGraph's server does.
+func TestInterruptInValuesStream(t *testing.T) {
+	e := newEnv(t)
+	tid := e.thread(`{}`)
+	_, evs := e.stream("POST", "/threads/"+tid+"/runs/stream", runBody("echo", "please approve deleting b.txt"))
+	last := evs[len(evs)-1]
+	ints, ok := last.Data.(map[string]any)["__interrupt__"].([]any)
+	if last.Event != "values" || !ok || len(ints) != 1 {
+		t.Fatalf("last part: %v", last)
+	}
+	value := ints[0].(map[string]any)["value"].(map[string]any)
+	if value["name"] != "delete_file" {
+		t.Fatalf("interrupt value: %v", value)
+	}
+	e.obj("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"echo","command":{"resume":{"approve":true}}}`, http.StatusOK)
+	v := e.obj("POST", "/threads/"+tid+"/runs/wait", runBody("echo", "please approve deleting c.txt"), http.StatusOK)
+	if _, ok := v["__interrupt__"]; !ok || len(v) != 1 {
+		t.Fatalf("wait of a paused run: %v", v)
 	}
 }

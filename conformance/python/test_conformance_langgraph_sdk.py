@@ -76,7 +76,7 @@ def test_stream_modes_and_a_second_run(client: Any) -> None:
         )
     )
     assert parts[0].event == "metadata" and parts[0].data["run_id"]
-    assert parts[-1].event == "end"
+    assert parts[-1].event == "values"
     kinds = {p.event for p in parts}
     assert {"values", "messages", "updates"} <= kinds, kinds
     tokens = [p.data[0]["content"] for p in parts if p.event == "messages" and p.data[0]["type"] == "AIMessageChunk"]
@@ -119,6 +119,7 @@ def test_interrupt_resumed_with_command(client: Any) -> None:
     out = client.runs.wait(tid, GRAPH, input={"messages": [{"role": "user", "content": "send an email to bob"}]})
     (pending,) = out["__interrupt__"]
     assert pending["value"]["name"] == "send_email" and pending["value"]["args"]["to"] == "bob@example.com"
+    assert set(out) == {"__interrupt__"}
     t = client.threads.get(tid)
     assert t["status"] == "interrupted"
     assert [i["id"] for i in next(iter(t["interrupts"].values()))] == [pending["id"]]
@@ -131,13 +132,15 @@ def test_interrupt_resumed_with_command(client: Any) -> None:
     parts = list(
         client.runs.stream(tid, GRAPH, command=Command(resume={"approve": False, "reason": "not today"}), stream_mode="values")
     )
-    final = parts[-2].data["messages"]
+    final = parts[-1].data["messages"]
     assert any(m["type"] == "tool" and "not today" in m["content"] for m in final), final
     assert client.threads.get(tid)["status"] == "idle"
 
-    # A second email, approved with a bare True (interrupt() gets True).
-    out = client.runs.wait(tid, GRAPH, input={"messages": [{"role": "user", "content": "send an email to carol"}]})
-    assert out["__interrupt__"][0]["value"]["args"]["to"] == "carol@example.com"
+    # A second email, streamed with values only (the interrupt comes as a values part, as
+    # useStream reads it), approved with a bare True (interrupt() gets True).
+    parts = list(client.runs.stream(tid, GRAPH, input={"messages": [{"role": "user", "content": "send an email to carol"}]}))
+    assert parts[-1].event == "values"
+    assert parts[-1].data["__interrupt__"][0]["value"]["args"]["to"] == "carol@example.com"
     out = client.runs.wait(tid, GRAPH, command=Command(resume=True))
     assert any(m["type"] == "tool" and "Email sent to carol@example.com" in m["content"] for m in out["messages"])
     # runs.wait raises httpx's error (the SDK's typed errors come from its other calls).
@@ -155,8 +158,8 @@ def test_background_run_join_and_join_stream(client: Any) -> None:
     assert texts(out)[-1] == ("ai", "You said: joined")
     # The stream of a finished run is replayed from its journal.
     parts = list(client.runs.join_stream(thread["thread_id"], run["run_id"], stream_mode="values"))
-    assert parts[-1].event == "end" and parts[-1].data["status"] == "success"
-    assert texts(parts[-2].data)[-1] == ("ai", "You said: joined")
+    assert parts[0].event == "metadata" and parts[-1].event == "values"
+    assert texts(parts[-1].data)[-1] == ("ai", "You said: joined")
     assert client.runs.get(thread["thread_id"], run["run_id"])["status"] == "success"
 
 
