@@ -125,6 +125,14 @@ def test_generic_interrupt_value_keeps_the_item() -> None:
     assert plan.values["g"]["type"] == "mcp_approval_response"
 
 
+def test_langgraph_resume_value_reaches_interrupt_unchanged() -> None:
+    """An answer from LangGraph's API (Command(resume=value)) carries the value as sent."""
+    for value in (False, "later", {"approve": False, "reason": "no"}, [1, 2]):
+        item = {"type": "mcp_approval_response", "approval_request_id": "g", "approve": False, resume.LANGGRAPH_RESUME: value}
+        plan = resume.plan(resume.parse_answers({"input": item}), [Approval(id="g", interrupt_id="g", kind="interrupt")])
+        assert plan.values == {"g": value}
+
+
 # -- think tags -----------------------------------------------------------------------------
 
 
