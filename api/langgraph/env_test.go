@@ -18,6 +18,7 @@ import (
 	"github.com/agentengine/agentengine/internal/apitest"
 	"github.com/agentengine/agentengine/internal/echoagent"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
+	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
 
@@ -221,3 +222,5 @@ func (e *env) waitStatus(tid, status string, headers ...string) map[string]any {
 }
 
 func (e *env) waitBriefly() { time.Sleep(10 * time.Millisecond) }
+
+func sessionsQuery() session.ListQuery { return session.ListQuery{Limit: 10} }
