@@ -139,9 +139,35 @@ func checkModes(modes []string) ([]string, *apiError) {
 // runner's default mapping reads the same ones).
 var textKeys = []string{"input", "question", "query", "text", "prompt"}
 
+// messageIDKey is the user message's metadata key holding the id the client gave the
+// message, which the thread's values then show (a RemoteGraph's parent merges messages
+// by id).
+const messageIDKey = "langgraph_message_id"
+
 // turnInput maps a run's input onto the turn's content: the last user message of
-// input.messages (LangChain message dicts or OpenAI-style role/content), else a text key.
-func turnInput(raw json.RawMessage) ([]session.ContentBlock, *apiError) {
+// input.messages (LangChain message dicts or OpenAI-style role/content), else a text key;
+// id is the message's id, when the client gave one.
+func turnInput(raw json.RawMessage) (blocks []session.ContentBlock, id string, e *apiError) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err == nil {
+		if in, ok := v.(map[string]any); ok {
+			if list, ok := in["messages"].([]any); ok {
+				for i := len(list) - 1; i >= 0; i-- {
+					if m, ok := list[i].(map[string]any); ok {
+						if _, user := userContent(m); user {
+							id, _ = m["id"].(string)
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	blocks, e = turnContent(raw)
+	return blocks, id, e
+}
+
+func turnContent(raw json.RawMessage) ([]session.ContentBlock, *apiError) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, invalid("input is not valid JSON")

@@ -37,7 +37,11 @@ func (p *projector) add(e *session.Event) bool {
 		if d.Text == "" && len(d.Content) == 0 {
 			return false // a resume turn's opening carries no message
 		}
-		p.msgs = append(p.msgs, humanMessage(itemID(e), d))
+		id := itemID(e)
+		if given := d.Metadata[messageIDKey]; given != "" {
+			id = given
+		}
+		p.msgs = append(p.msgs, humanMessage(id, d))
 		p.lastAI = -1
 		return true
 	case session.TypeAssistantMessage:

@@ -139,11 +139,14 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		}
 	}
 	if !hasResume {
-		blocks, e := turnInput(req.Input)
+		blocks, id, e := turnInput(req.Input)
 		if e != nil {
 			return nil, e
 		}
 		turn.Input.Content = blocks
+		if id != "" && host.ValidateID(id) == nil {
+			turn.Metadata = map[string]string{messageIDKey: id}
+		}
 	}
 	run, err := h.rt.Start(ctx, turn)
 	if err != nil {

@@ -522,10 +522,16 @@ func TestRunErrors(t *testing.T) {
 	if g := e.obj("GET", "/threads/made", "", http.StatusOK); g["status"] != "idle" {
 		t.Fatalf("made: %v", g)
 	}
+	// The user message keeps the id the client gave it.
+	v = e.obj("POST", path, `{"assistant_id":"echo","input":{"messages":[{"type":"human","content":"with id","id":"my-msg-1"}]}}`, http.StatusOK)
+	list := v["messages"].([]any)
+	if mine := list[len(list)-2].(map[string]any); mine["id"] != "my-msg-1" || mine["content"] != "with id" {
+		t.Fatalf("client's message: %v", mine)
+	}
 	// Plain-text and OpenAI-style content inputs.
 	for i, in := range []string{`"plain"`, `{"messages":[{"type":"human","content":[{"type":"text","text":"blocks"}]}]}`, `{"question":"q"}`} {
 		v := e.obj("POST", path, fmt.Sprintf(`{"assistant_id":"echo","input":%s}`, in), http.StatusOK)
-		if got := messages(t, v); len(got) != 2*(i+1) {
+		if got := messages(t, v); len(got) != 2*(i+2) {
 			t.Fatalf("input %s: %v", in, got)
 		}
 	}

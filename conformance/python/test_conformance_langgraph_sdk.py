@@ -183,3 +183,33 @@ def test_errors(client: Any) -> None:
     client.threads.delete(thread["thread_id"])
     with pytest.raises(NotFoundError):
         client.threads.get_state(thread["thread_id"])
+
+
+def test_remote_graph_as_a_subgraph(lg_server: Server) -> None:
+    """RemoteGraph pointed at agentengine: a node of another graph, invoked and streamed."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.pregel.remote import RemoteGraph
+
+    remote = RemoteGraph(GRAPH, url=lg_server.origin, api_key=None)
+    out = remote.invoke({"messages": [{"role": "user", "content": "direct"}]})
+    assert texts(out)[-1] == ("ai", "You said: direct")
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("remote", remote)
+    builder.add_edge(START, "remote")
+    parent = builder.compile()
+    result = parent.invoke({"messages": [HumanMessage("from a parent graph", id="parent-msg-1")]})
+    # The remote thread keeps the parent's message id: the parent merges, not duplicates.
+    assert [(m.type, m.text) for m in result["messages"]] == [
+        ("human", "from a parent graph"),
+        ("ai", "You said: from a parent graph"),
+    ]
+    updates = list(parent.stream({"messages": [HumanMessage("streamed parent", id="parent-msg-2")]}, stream_mode="updates"))
+    # The node's update is the remote values as JSON (RemoteGraph returns them unparsed).
+    assert updates[-1]["remote"]["messages"][-1]["content"] == "You said: streamed parent"
+    tokens = [
+        chunk["content"]
+        for chunk, _meta in remote.stream({"messages": [{"role": "user", "content": "token by token"}]}, stream_mode="messages")
+    ]
+    assert "".join(tokens) == "You said: token by token" and len(tokens) > 1
