@@ -36,7 +36,8 @@ type encoder struct {
 	values    *projector
 	// texts accumulates streamed AI messages (messages mode's partials) by item id.
 	texts map[string]string
-	// streamed marks AI messages whose text came as deltas.
+	// streamed marks AI messages whose text came as deltas, and tool calls (by call id)
+	// whose arguments did.
 	streamed map[string]bool
 	// interrupts already reported, by id.
 	interrupts map[string]bool
@@ -70,6 +71,7 @@ func (e *encoder) add(ev host.Event) (out []part, done bool) {
 			out = append(out, part{"messages/partial", []any{aiChunk(ev.ItemID, e.texts[ev.ItemID], nil)}})
 		}
 	case host.KindToolArgsDelta:
+		e.streamed[ev.CallID] = true
 		if e.modes["messages-tuple"] {
 			chunk := map[string]any{"name": nullable(ev.Name), "args": ev.Text, "id": ev.CallID, "index": 0, "type": "tool_call_chunk"}
 			out = append(out, part{"messages", []any{aiChunk(ev.ItemID, "", []any{chunk}), e.meta}})
@@ -126,6 +128,13 @@ func (e *encoder) stored(s *session.Event) (out []part, done bool) {
 				}
 				out = append(out, part{"messages/complete", []any{aiMessage(s.ItemID, d.Text)}})
 			}
+		}
+	case session.TypeToolCall:
+		// A call whose arguments did not stream (a run read back from the store) comes as
+		// one chunk.
+		if d, err := session.DataOf[session.ToolCallData](*s); err == nil && e.modes["messages-tuple"] && !e.streamed[d.CallID] {
+			chunk := map[string]any{"name": d.Name, "args": d.Arguments, "id": d.CallID, "index": 0, "type": "tool_call_chunk"}
+			out = append(out, part{"messages", []any{aiChunk(e.values.msgs[e.values.lastAI]["id"].(string), "", []any{chunk}), e.meta}})
 		}
 	case session.TypeToolResult:
 		if (e.modes["messages-tuple"] || e.modes["messages"]) && changed {
