@@ -244,8 +244,9 @@ func (h *Handler) streamStatelessRun(c *gin.Context) *apiError {
 	if e != nil {
 		return e
 	}
-	// Nobody can join a stateless run's stream: its thread goes when it ends.
-	h.stream(c, st.run, st.modes, st.req.StreamSubgraphs, -1, st.req.OnDisconnect != "continue")
+	// Nobody can join a stateless run's stream (its thread goes when it ends), so it has no
+	// Location.
+	h.stream(c, st.run, st.modes, st.req.StreamSubgraphs, -1, st.req.OnDisconnect == "cancel")
 	return nil
 }
 

@@ -2,11 +2,13 @@ package langgraph
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func atoi(t *testing.T, s string) int {
@@ -434,9 +436,23 @@ func TestBackgroundRunJoinAndCancel(t *testing.T) {
 // streamUntil GETs a stream, reads its first n events with ids, then drops the connection.
 func (e *env) streamUntil(path string, n int, headers ...string) []sseEvent {
 	e.t.Helper()
-	req, err := http.NewRequest("GET", e.url+path, nil)
+	return e.streamUntilWith("GET", path, "", n, headers...)
+}
+
+// streamUntilWith sends a request whose answer is a stream and drops the connection after
+// its first n events with ids.
+func (e *env) streamUntilWith(method, path, body string, n int, headers ...string) []sseEvent {
+	e.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.url+path, rd)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
@@ -557,4 +573,28 @@ func TestInterruptInValuesStream(t *testing.T) {
 	if _, ok := v["__interrupt__"]; !ok || len(v) != 1 {
 		t.Fatalf("wait of a paused run: %v", v)
 	}
+}
+
+// on_disconnect=cancel cancels the run when its stream's client goes away; the default
+// (continue) lets it run on.
+func TestOnDisconnect(t *testing.T) {
+	e := newEnv(t)
+	tid := e.thread(`{"metadata":{"graph_id":"slow"}}`)
+	evs := e.streamUntilWith("POST", "/threads/"+tid+"/runs/stream", runBody("slow", "cancel me", `"stream_mode":"messages-tuple","on_disconnect":"cancel"`), 2)
+	rid := str(evs[0].Data.(map[string]any)["run_id"])
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if r := e.obj("GET", "/threads/"+tid+"/runs/"+rid, "", http.StatusOK); r["status"] == "interrupted" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run goes on after its client went away")
+		}
+	}
+	evs = e.streamUntilWith("POST", "/threads/"+tid+"/runs/stream", runBody("slow", "keep going"), 1)
+	rid = str(evs[0].Data.(map[string]any)["run_id"])
+	e.waitStatus(tid, "busy")
+	if r := e.obj("GET", "/threads/"+tid+"/runs/"+rid, "", http.StatusOK); r["status"] != "running" {
+		t.Fatalf("the run stopped with its client: %v", r)
+	}
+	e.json("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=1", "", http.StatusNoContent)
 }
