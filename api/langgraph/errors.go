@@ -1,7 +1,6 @@
 package langgraph
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -103,5 +102,3 @@ func (k keyedMutex) lock(key string) (unlock func()) {
 		k.mu.Unlock()
 	}
 }
-
-var errBadJSON = errors.New("bad json")

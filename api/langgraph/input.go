@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/agentengine/agentengine/host"
@@ -396,5 +395,3 @@ func isNo(s string) bool {
 	}
 	return false
 }
-
-var _ = fmt.Sprintf

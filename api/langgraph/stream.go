@@ -80,6 +80,8 @@ func (e *encoder) add(ev host.Event) (out []part, done bool) {
 		out = e.native(ev)
 	case host.KindStored:
 		return e.stored(ev.Stored)
+	case host.KindReasoningDelta:
+		// LangGraph's messages carry no reasoning apart from the model's own content.
 	}
 	return out, false
 }

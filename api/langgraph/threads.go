@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -628,5 +627,3 @@ func (h *Handler) history(c *gin.Context) *apiError {
 	httpx.WriteJSON(c, http.StatusOK, out)
 	return nil
 }
-
-var _ = time.Now
