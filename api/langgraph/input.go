@@ -2,6 +2,7 @@ package langgraph
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -346,7 +347,7 @@ func (h *Handler) interruptIDs(ctx context.Context, key session.Key) (map[string
 		}
 		var det approvalDetail
 		_ = json.Unmarshal(d.Detail, &det)
-		out[e.ItemID] = cmpOr(det.InterruptID, e.ItemID)
+		out[e.ItemID] = cmp.Or(det.InterruptID, e.ItemID)
 	}
 	return out, nil
 }
@@ -358,13 +359,6 @@ func containsValue(m map[string]string, v string) bool {
 		}
 	}
 	return false
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // approves reads an approval verdict from a resume value: an object's approve (or

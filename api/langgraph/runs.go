@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,7 +69,7 @@ func viewOf(r *host.Run, updated time.Time) runView {
 	if updated.IsZero() {
 		updated = r.CreatedAt
 	}
-	return runView{RunID: r.InvocationID, ThreadID: r.Key.ID, AssistantID: cmpOr(m.AssistantID, r.Agent),
+	return runView{RunID: r.InvocationID, ThreadID: r.Key.ID, AssistantID: cmp.Or(m.AssistantID, r.Agent),
 		CreatedAt: stamp(r.CreatedAt), UpdatedAt: stamp(updated), Status: runStatus(r.Status()), Metadata: m.Metadata,
 		MultitaskStrategy: ms, Kwargs: map[string]any{"stream_mode": m.StreamMode}}
 }

@@ -144,7 +144,7 @@ func TestThreadsAreTheCallersOwn(t *testing.T) {
 		t.Fatalf("bob sees %v", l)
 	}
 	// Bob may use the same thread id: it is another thread.
-	if got := e.obj("POST", "/threads", `{"thread_id":"`+tid+`"}`, http.StatusOK, bob...); got["values"] == nil {
+	if got := e.obj("POST", "/threads", `{"thread_id":"`+tid+`"}`, http.StatusOK, bob...); got["thread_id"] != tid || got["values"] != nil {
 		t.Fatalf("bob's thread: %v", got)
 	}
 	if l := e.list("POST", "/threads/search", `{}`, http.StatusOK, alice...); len(l) != 1 {
@@ -308,8 +308,8 @@ func TestStreamOfFailedRunEndsWithError(t *testing.T) {
 		t.Fatalf("last event: %v", last)
 	}
 	th := e.obj("GET", "/threads/"+tid, "", http.StatusOK)
-	if th["status"] != "error" {
-		t.Fatalf("thread status %v", th["status"])
+	if th["status"] != "error" || str(th["error"].(map[string]any)["message"]) == "" {
+		t.Fatalf("thread: %v", th)
 	}
 	v := e.obj("POST", "/threads/"+tid+"/runs/wait", runBody("echo", "fail"), http.StatusOK)
 	if _, ok := v["__error__"].(map[string]any); !ok {

@@ -158,6 +158,9 @@ func (h *Handler) threadOf(ctx context.Context, s session.Session) (thread, *api
 	if len(st.current.Interrupts) > 0 {
 		t.Interrupts[st.current.Tasks[0].ID] = st.current.Interrupts
 	}
+	if len(st.history) == 0 && st.status != "busy" {
+		t.Values = nil // a thread nothing has run on has no values yet, as in LangGraph
+	}
 	if st.runErr != nil {
 		t.Error = st.runErr
 	}
@@ -249,6 +252,10 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 				ts.Interrupts, ts.Next, ts.Tasks = interruptsOf(e.InvocationID, approvals)
 			}
 			approvals = nil
+			out.runErr = nil
+			if d, err := session.DataOf[session.RunStatusData](*e); err == nil && d.Error != nil {
+				out.runErr = map[string]any{"error": d.Error.Code, "message": d.Error.Message}
+			}
 			r := ts.Checkpoint
 			parent = &r
 			out.history = append(out.history, ts)
