@@ -194,6 +194,13 @@ func TestWaitAndStateAcrossRuns(t *testing.T) {
 		t.Fatalf("state at the first run: %v", at)
 	}
 	e.fail("GET", "/threads/"+tid+"/state/nope", "", http.StatusNotFound, "Checkpoint nope not found")
+	byBody := e.obj("POST", "/threads/"+tid+"/state/checkpoint", `{"checkpoint":{"checkpoint_id":"`+str(parent["checkpoint_id"])+`"}}`, http.StatusOK)
+	if !reflect.DeepEqual(byBody, at) {
+		t.Fatalf("state by checkpoint body: %v", byBody)
+	}
+	if latest := e.obj("POST", "/threads/"+tid+"/state/checkpoint", `{"checkpoint":{"checkpoint_ns":""}}`, http.StatusOK); !reflect.DeepEqual(latest, st) {
+		t.Fatalf("state of a checkpoint without id: %v", latest)
+	}
 
 	runs := e.list("GET", "/threads/"+tid+"/runs", "", http.StatusOK)
 	if len(runs) != 2 {

@@ -558,7 +558,7 @@ func (h *Handler) getStateCheckpoint(c *gin.Context) *apiError {
 		return e
 	}
 	if req.Checkpoint.CheckpointID == "" {
-		return invalid("checkpoint.checkpoint_id is required")
+		return h.getState(c) // a checkpoint naming no id is the thread's latest (RemoteGraph asks so)
 	}
 	return h.stateAt(c, req.Checkpoint.CheckpointID)
 }

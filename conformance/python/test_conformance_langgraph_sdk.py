@@ -208,6 +208,12 @@ def test_remote_graph_as_a_subgraph(lg_server: Server) -> None:
     updates = list(parent.stream({"messages": [HumanMessage("streamed parent", id="parent-msg-2")]}, stream_mode="updates"))
     # The node's update is the remote values as JSON (RemoteGraph returns them unparsed).
     assert updates[-1]["remote"]["messages"][-1]["content"] == "You said: streamed parent"
+    # With a thread id in its config, RemoteGraph runs on that thread (created on first use).
+    config = {"configurable": {"thread_id": "remote-graph-thread"}}
+    remote.invoke({"messages": [{"role": "user", "content": "first"}]}, config=config)
+    again = remote.invoke({"messages": [{"role": "user", "content": "second"}]}, config=config)
+    assert texts(again) == [("human", "first"), ("ai", "You said: first"), ("human", "second"), ("ai", "You said: second")]
+    assert remote.get_state(config).values == again
     tokens = [
         chunk["content"]
         for chunk, _meta in remote.stream({"messages": [{"role": "user", "content": "token by token"}]}, stream_mode="messages")
