@@ -323,8 +323,8 @@ func interruptsOf(runID string, approvals []*session.Event) ([]interrupt, []stri
 		}
 		seen[id] = true
 		var value any
-		if len(det.Value) > 0 && json.Unmarshal(det.Value, &value) == nil {
-		} else {
+		if len(det.Value) == 0 || json.Unmarshal(det.Value, &value) != nil {
+			// Not a LangGraph interrupt (another framework's approval): what it asks.
 			var args any
 			_ = json.Unmarshal([]byte(d.Arguments), &args)
 			value = map[string]any{"name": d.Name, "arguments": args, "message": d.Message, "call_id": d.CallID}
