@@ -161,6 +161,14 @@ def test_background_run_join_and_join_stream(client: Any) -> None:
     assert parts[0].event == "metadata" and parts[-1].event == "values"
     assert texts(parts[-1].data)[-1] == ("ai", "You said: joined")
     assert client.runs.get(thread["thread_id"], run["run_id"])["status"] == "success"
+    # A client that dropped the stream joins again from the last event id it saw.
+    modes = ["values", "messages-tuple"]
+    seen = list(client.runs.join_stream(thread["thread_id"], run["run_id"], stream_mode=modes))
+    ids = sorted({int(p.id) for p in seen if p.id})
+    assert len(ids) >= 2, seen
+    rest = list(client.runs.join_stream(thread["thread_id"], run["run_id"], stream_mode=modes, last_event_id=str(ids[0])))
+    assert [(p.event, p.data) for p in rest] == [(p.event, p.data) for p in seen if p.id and int(p.id) > ids[0]]
+    assert rest and rest[0].event != "metadata"
 
 
 def test_stateless_runs(client: Any) -> None:
