@@ -59,6 +59,8 @@ ANSWER_KEYS = ("output", "answer")
 RUN_THREAD = "/run:"
 # The native event carrying one node's state update (LangGraph's "updates" stream part).
 NATIVE_UPDATES = "langgraph.updates"
+# The payload.metadata key asking for them ("1"), set by the host's LangGraph API.
+UPDATES_FLAG = "langgraph_updates"
 
 
 @dataclass
@@ -67,6 +69,8 @@ class _Turn:
 
     interrupts: list[Any] = field(default_factory=list)
     values: dict[str, Any] = field(default_factory=dict)
+    # Whether node updates go to the host (a run started through LangGraph's API).
+    forward_updates: bool = False
 
 
 class GraphRunner(Runner):
@@ -151,7 +155,7 @@ class GraphRunner(Runner):
         else:
             graph_in, saved = await self._fresh_input(request, graph, snapshot, messages), stored
 
-        turn = _Turn()
+        turn = _Turn(forward_updates=wants_updates(request.payload))
         try:
             async for ns, mode, data in graph.astream(
                 graph_in,
@@ -289,7 +293,8 @@ class GraphRunner(Runner):
             if isinstance(message, AIMessageChunk) and not in_tool(ns):
                 await writer.chunk(message)
         elif kind == "updates":
-            await self.forward_updates(ns, data, writer)
+            if turn.forward_updates:
+                await self.forward_updates(ns, data, writer)
             for node, update in data.items():
                 if node == "__interrupt__":
                     turn.interrupts.extend(update)
@@ -356,6 +361,13 @@ class GraphRunner(Runner):
             await writer.approval(approval)
         values = getattr(snapshot, "values", None)
         return (values if isinstance(values, Mapping) else None), bool(pending)
+
+
+def wants_updates(payload: Mapping[str, Any]) -> bool:
+    """True for a run whose client asked for node updates (payload.metadata carries
+    UPDATES_FLAG): they cost an encoding of each update, which other runs do not need."""
+    meta = payload.get("metadata")
+    return isinstance(meta, Mapping) and meta.get(UPDATES_FLAG) == "1"
 
 
 def continue_thread(payload: Mapping[str, Any], session_thread: str) -> str | None:

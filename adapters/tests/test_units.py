@@ -133,6 +133,15 @@ def test_langgraph_resume_value_reaches_interrupt_unchanged() -> None:
         assert plan.values == {"g": value}
 
 
+def test_node_updates_are_forwarded_only_when_asked() -> None:
+    from agentengine_adapters.langgraph_bridge import UPDATES_FLAG, wants_updates
+
+    assert wants_updates({"metadata": {UPDATES_FLAG: "1"}})
+    assert not wants_updates({"metadata": {"other": "1"}})
+    assert not wants_updates({"metadata": None})
+    assert not wants_updates({})
+
+
 # -- think tags -----------------------------------------------------------------------------
 
 

@@ -99,7 +99,11 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		return nil, assistantNotFound(req.AssistantID)
 	}
 	ctx, user := c.Request.Context(), h.user(c)
-	turn := host.TurnRequest{App: ag.Name, User: user, InvocationID: host.NewID("run_")}
+	// The LangGraph bridge sends node updates (the updates stream mode) only for runs
+	// that ask: this surface's, whatever mode the first client streams, so that a client
+	// joining later can still have them.
+	turn := host.TurnRequest{App: ag.Name, User: user, InvocationID: host.NewID("run_"),
+		Metadata: map[string]string{updatesFlag: "1"}}
 	meta := runMeta{Surface: "langgraph", AssistantID: ag.Name, Metadata: req.Metadata, MultitaskStrategy: req.MultitaskStrategy,
 		StreamMode: modes, StreamSubgraphs: req.StreamSubgraphs, Stateless: tid == ""}
 	turn.Meta = session.MustJSON(meta)
@@ -146,7 +150,7 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		}
 		turn.Input.Content = blocks
 		if id != "" && host.ValidateID(id) == nil {
-			turn.Metadata = map[string]string{messageIDKey: id}
+			turn.Metadata[messageIDKey] = id
 		}
 	}
 	run, err := h.rt.Start(ctx, turn)

@@ -18,6 +18,9 @@ import (
 const (
 	// nativeUpdates: one node's state update, {"ns": [...], "node": name, "update": {...}}.
 	nativeUpdates = "langgraph.updates"
+	// updatesFlag is the request metadata key (payload.metadata) asking the bridge for
+	// nativeUpdates.
+	updatesFlag = "langgraph_updates"
 	// nativeCustom: what the graph wrote with get_stream_writer().
 	nativeCustom = "custom"
 )
