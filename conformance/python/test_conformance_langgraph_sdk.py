@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,45 @@ from conformance_fixtures import agentengine_bin  # noqa: F401 (fixture)
 from conformance_server import REPO_ROOT, Server, start_server, stop_server
 
 GRAPH = "langgraph-chat"
+# A graph whose node waits until its project holds a file named "release": a run of it is in
+# progress for as long as a test needs (to cancel it).
+BLOCKER = "lg-blocker"
+BLOCKER_SOURCE = """
+import asyncio
+from pathlib import Path
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+RELEASE = Path(__file__).parent / "release"
+
+
+async def wait(state: MessagesState) -> dict:
+    while not RELEASE.exists():
+        await asyncio.sleep(0.02)
+    return {"messages": [AIMessage("released")]}
+
+
+builder = StateGraph(MessagesState)
+builder.add_node("wait", wait)
+builder.add_edge(START, "wait")
+graph = builder.compile()
+"""
 
 
 @pytest.fixture(scope="module")
-def lg_server(agentengine_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:  # noqa: F811
+def blocker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    blocker = tmp_path_factory.mktemp("lg") / BLOCKER
+    blocker.mkdir()
+    (blocker / "agent.py").write_text(BLOCKER_SOURCE)
+    (blocker / "agentengine.yaml").write_text(
+        f"name: {BLOCKER}\nframework: langgraph\nentry_point: agent.py\nagent_variable: graph\npython: {sys.executable}\n"
+    )
+    return blocker
+
+
+@pytest.fixture(scope="module")
+def lg_server(agentengine_bin: str, blocker_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:  # noqa: F811
     project = tmp_path_factory.mktemp("lg") / GRAPH
     shutil.copytree(
         REPO_ROOT / "examples" / GRAPH,
@@ -37,7 +73,7 @@ def lg_server(agentengine_bin: str, tmp_path_factory: pytest.TempPathFactory) ->
     # The test interpreter has the example's packages: no environment is set up.
     with open(Path(project) / "agentengine.yaml", "a") as f:
         f.write(f"\npython: {sys.executable}\n")
-    srv = start_server(agentengine_bin, [str(project)])
+    srv = start_server(agentengine_bin, [str(project), str(blocker_dir)])
     try:
         yield srv
     finally:
@@ -60,7 +96,7 @@ def call_id(messages_seen: int, question: str, tool: str) -> str:
 
 def test_assistants(client: Any) -> None:
     found = client.assistants.search()
-    assert [a["assistant_id"] for a in found] == [GRAPH]
+    assert [a["assistant_id"] for a in found] == [GRAPH, BLOCKER]
     a = client.assistants.get(GRAPH)
     assert a["graph_id"] == GRAPH and a["version"] == 1
     with pytest.raises(NotFoundError):
@@ -227,3 +263,28 @@ def test_remote_graph_as_a_subgraph(lg_server: Server) -> None:
         for chunk, _meta in remote.stream({"messages": [{"role": "user", "content": "token by token"}]}, stream_mode="messages")
     ]
     assert "".join(tokens) == "You said: token by token" and len(tokens) > 1
+
+
+def test_cancel_and_multitask(client: Any, blocker_dir: Path) -> None:
+    thread = client.threads.create(graph_id=BLOCKER)
+    tid = thread["thread_id"]
+    run = client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "wait"}]})
+    deadline = time.monotonic() + 30
+    while client.threads.get(tid)["status"] != "busy":
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.02)
+    # A second run is refused while the first is in progress (multitask_strategy reject).
+    with pytest.raises(ConflictError):
+        client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "again"}]})
+    client.runs.cancel(tid, run["run_id"], wait=True)
+    assert client.runs.get(tid, run["run_id"])["status"] == "interrupted"
+    assert client.threads.get(tid)["status"] == "idle"
+    # interrupt: the run in progress is cancelled for the new one, which completes once
+    # the graph is let go.
+    first = client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "one"}]})
+    second = client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "two"}]}, multitask_strategy="interrupt")
+    assert client.runs.get(tid, first["run_id"])["status"] == "interrupted"
+    (blocker_dir / "release").touch()
+    out = client.runs.join(tid, second["run_id"])
+    assert texts(out)[-2:] == [("human", "two"), ("ai", "released")]
+    assert [r["status"] for r in client.runs.list(tid)] == ["success", "interrupted", "interrupted"]
