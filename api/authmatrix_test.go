@@ -14,6 +14,7 @@ import (
 	"github.com/agentengine/agentengine/api/actions"
 	"github.com/agentengine/agentengine/api/adkweb"
 	"github.com/agentengine/agentengine/api/files"
+	"github.com/agentengine/agentengine/api/langgraph"
 	"github.com/agentengine/agentengine/api/openai"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/attach"
@@ -67,7 +68,8 @@ func newMatrixEnv(t *testing.T) *matrixEnv {
 		t.Fatal(err)
 	}
 	r := api.NewRouter(api.Config{Runtime: rt, AuthToken: shared, Tokens: keys,
-		Surfaces: []api.Surface{openai.New(openai.Config{Runtime: rt}), adkweb.New(adkweb.Config{Runtime: rt}), ui}})
+		Surfaces: []api.Surface{openai.New(openai.Config{Runtime: rt}), adkweb.New(adkweb.Config{Runtime: rt}), ui,
+			langgraph.New(langgraph.Config{Runtime: rt, Frameworks: []string{"go"}})}})
 	srv := apitest.Serve(t, r, rt, stop)
 	return &matrixEnv{t: t, url: srv.URL, tokens: tokens}
 }
@@ -163,6 +165,12 @@ func TestAuthMatrix(t *testing.T) {
 		{"files workspace content", "GET", files.Prefix + "GetWorkspaceFileContent?FilePath=notes/a.txt", ""},
 		{"files workspace export", "GET", files.Prefix + "ExportWorkspaceZip?Path=notes", ""},
 		{"files workspace delete", "POST", files.Prefix + "DeleteWorkspaceFile", `{"Path":"notes/a.txt","UserId":"alice"}`},
+		{"langgraph thread", "GET", "/threads/" + adkID, ""},
+		{"langgraph patch thread", "PATCH", "/threads/" + adkID, `{"metadata":{"k":"v"}}`},
+		{"langgraph state", "GET", "/threads/" + adkID + "/state", ""},
+		{"langgraph history", "POST", "/threads/" + adkID + "/history", `{}`},
+		{"langgraph runs", "GET", "/threads/" + adkID + "/runs", ""},
+		{"langgraph run", "POST", "/threads/" + adkID + "/runs/wait", `{"assistant_id":"echo","input":{"messages":[{"role":"user","content":"hi"}]}}`},
 		{"adk delete", "DELETE", "/apps/echo/users/alice/sessions/" + adkID, ""},
 	}
 	for _, rt := range routes {

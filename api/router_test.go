@@ -126,6 +126,8 @@ func TestSecurity(t *testing.T) {
 		{"allowed origin", locked, "GET", "/v1/models", "", []string{"Origin", "http://localhost:5173", "Authorization", "Bearer s3cret"}, 200, ""},
 		{"no token", locked, "GET", "/v1/models", "", nil, 401, "invalid_api_key"},
 		{"wrong token", locked, "GET", "/v1/models", "", []string{"Authorization", "Bearer nope"}, 401, "invalid_api_key"},
+		{"x-api-key", locked, "GET", "/v1/models", "", []string{"X-Api-Key", "s3cret"}, 200, ""},
+		{"wrong x-api-key", locked, "GET", "/v1/models", "", []string{"X-Api-Key", "nope"}, 401, "invalid_api_key"},
 		{"lower-case scheme", locked, "GET", "/v1/models", "", []string{"Authorization", "bearer s3cret"}, 200, ""},
 		{"upper-case scheme", locked, "GET", "/v1/models", "", []string{"Authorization", "BEARER s3cret"}, 200, ""},
 		{"other scheme", locked, "GET", "/v1/models", "", []string{"Authorization", "Basic s3cret"}, 401, "invalid_api_key"},

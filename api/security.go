@@ -93,10 +93,10 @@ func (g *guard) originCheck(c *gin.Context) {
 		h := c.Writer.Header()
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
-		h.Set("Access-Control-Expose-Headers", "X-AgentEngine-Session-Id, X-AgentEngine-Invocation-Id, X-Request-Id")
+		h.Set("Access-Control-Expose-Headers", "X-AgentEngine-Session-Id, X-AgentEngine-Invocation-Id, X-Request-Id, Content-Location, Location, X-Pagination-Next")
 		if c.Request.Method == http.MethodOptions && c.GetHeader("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS")
-			allow := "Authorization, Content-Type, X-AgentEngine-Extensions, X-AgentEngine-Compat, X-AgentEngine-Session-Id, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout"
+			allow := "Authorization, Content-Type, X-AgentEngine-Extensions, X-AgentEngine-Compat, X-AgentEngine-Session-Id, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout, X-Api-Key, Last-Event-ID"
 			if g.cfg.UserHeader != "" {
 				allow += ", " + g.cfg.UserHeader
 			}
@@ -152,7 +152,7 @@ func (g *guard) auth(c *gin.Context) {
 	c.Header("WWW-Authenticate", `Bearer realm="agentengine"`)
 	// The body is not read: the connection is not reused rather than drained.
 	c.Header("Connection", "close")
-	g.fail(c, http.StatusUnauthorized, "invalid_api_key", "a valid bearer token is required (Authorization: Bearer <token>)")
+	g.fail(c, http.StatusUnauthorized, "invalid_api_key", "a valid bearer token is required (Authorization: Bearer <token>, or X-Api-Key: <token>)")
 }
 
 func isProbe(path string) bool {
@@ -198,7 +198,15 @@ func (g *guard) key(c *gin.Context) (user string, pinned, ok bool) {
 	}
 	// The scheme is case-insensitive (RFC 9110 §11.1): "bearer" is as good as "Bearer".
 	scheme, tok, found := strings.Cut(strings.TrimSpace(c.GetHeader("Authorization")), " ")
-	if !found || !strings.EqualFold(scheme, "Bearer") {
+	found = found && strings.EqualFold(scheme, "Bearer")
+	if !found {
+		// LangGraph's clients (langgraph-sdk, RemoteGraph) send their API key as X-Api-Key.
+		// A custom header: a browser sends it cross-origin only after the origin check's
+		// preflight.
+		tok = c.GetHeader("X-Api-Key")
+		found = strings.TrimSpace(tok) != ""
+	}
+	if !found {
 		if g.cfg.Logins != nil {
 			if sid, err := c.Cookie(LoginCookie); err == nil && g.cfg.Logins.valid(sid) {
 				return "", false, true

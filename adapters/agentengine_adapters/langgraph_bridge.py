@@ -57,6 +57,10 @@ STREAM_MODES = ["messages", "updates", "custom"]
 # Final-state keys holding a graph's answer, in KsADK's order (then the last AI message).
 ANSWER_KEYS = ("output", "answer")
 RUN_THREAD = "/run:"
+# The native event carrying one node's state update (LangGraph's "updates" stream part).
+NATIVE_UPDATES = "langgraph.updates"
+# The payload.metadata key asking for them ("1"), set by the host's LangGraph API.
+UPDATES_FLAG = "langgraph_updates"
 
 
 @dataclass
@@ -65,6 +69,8 @@ class _Turn:
 
     interrupts: list[Any] = field(default_factory=list)
     values: dict[str, Any] = field(default_factory=dict)
+    # Whether node updates go to the host (a run started through LangGraph's API).
+    forward_updates: bool = False
 
 
 class GraphRunner(Runner):
@@ -149,7 +155,7 @@ class GraphRunner(Runner):
         else:
             graph_in, saved = await self._fresh_input(request, graph, snapshot, messages), stored
 
-        turn = _Turn()
+        turn = _Turn(forward_updates=wants_updates(request.payload))
         try:
             async for ns, mode, data in graph.astream(
                 graph_in,
@@ -287,6 +293,8 @@ class GraphRunner(Runner):
             if isinstance(message, AIMessageChunk) and not in_tool(ns):
                 await writer.chunk(message)
         elif kind == "updates":
+            if turn.forward_updates:
+                await self.forward_updates(ns, data, writer)
             for node, update in data.items():
                 if node == "__interrupt__":
                     turn.interrupts.extend(update)
@@ -298,6 +306,15 @@ class GraphRunner(Runner):
                             await self.on_update(node, item, ns, writer)
         elif kind == "custom":
             await writer.custom(data)
+
+    async def forward_updates(
+        self, ns: tuple[str, ...], data: Mapping[str, Any], writer: EventWriter
+    ) -> None:
+        """Each node's update as a native event, for clients of LangGraph's own API (its
+        "updates" stream mode); interrupts reach them as the host's approval requests."""
+        for node, update in data.items():
+            if not node.startswith("__"):
+                await writer.native(NATIVE_UPDATES, {"ns": list(ns), "node": node, "update": update})
 
     async def on_update(
         self, node: str, update: Mapping[str, Any], ns: tuple[str, ...], writer: EventWriter
@@ -344,6 +361,13 @@ class GraphRunner(Runner):
             await writer.approval(approval)
         values = getattr(snapshot, "values", None)
         return (values if isinstance(values, Mapping) else None), bool(pending)
+
+
+def wants_updates(payload: Mapping[str, Any]) -> bool:
+    """True for a run whose client asked for node updates (payload.metadata carries
+    UPDATES_FLAG): they cost an encoding of each update, which other runs do not need."""
+    meta = payload.get("metadata")
+    return isinstance(meta, Mapping) and meta.get(UPDATES_FLAG) == "1"
 
 
 def continue_thread(payload: Mapping[str, Any], session_thread: str) -> str | None:

@@ -33,6 +33,9 @@ from .interrupts import Approval
 
 PARTIAL_KEY = "agentengine_hitl_decisions"
 INVALID_RESUME = "invalid_resume"
+# The key of an answer item holding a LangGraph Command's resume value, which interrupt()
+# returns unchanged.
+LANGGRAPH_RESUME = "langgraph_resume"
 
 
 @dataclass(frozen=True)
@@ -230,9 +233,12 @@ def decision(answer: Answer, approval: Approval) -> dict[str, Any]:
     return out
 
 
-def generic_value(answer: Answer) -> dict[str, Any]:
-    """What a user's interrupt() gets back: the item as sent, plus normalised fields."""
+def generic_value(answer: Answer) -> Any:
+    """What a user's interrupt() gets back: the item as sent, plus normalised fields; or,
+    for an answer from LangGraph's API (Command(resume=value)), the value as sent."""
     base = dict(answer.raw) if isinstance(answer.raw, Mapping) else {}
+    if LANGGRAPH_RESUME in base:
+        return base[LANGGRAPH_RESUME]
     base.update(
         approve=answer.approve,
         approved=answer.approve,

@@ -125,6 +125,23 @@ def test_generic_interrupt_value_keeps_the_item() -> None:
     assert plan.values["g"]["type"] == "mcp_approval_response"
 
 
+def test_langgraph_resume_value_reaches_interrupt_unchanged() -> None:
+    """An answer from LangGraph's API (Command(resume=value)) carries the value as sent."""
+    for value in (False, "later", {"approve": False, "reason": "no"}, [1, 2]):
+        item = {"type": "mcp_approval_response", "approval_request_id": "g", "approve": False, resume.LANGGRAPH_RESUME: value}
+        plan = resume.plan(resume.parse_answers({"input": item}), [Approval(id="g", interrupt_id="g", kind="interrupt")])
+        assert plan.values == {"g": value}
+
+
+def test_node_updates_are_forwarded_only_when_asked() -> None:
+    from agentengine_adapters.langgraph_bridge import UPDATES_FLAG, wants_updates
+
+    assert wants_updates({"metadata": {UPDATES_FLAG: "1"}})
+    assert not wants_updates({"metadata": {"other": "1"}})
+    assert not wants_updates({"metadata": None})
+    assert not wants_updates({})
+
+
 # -- think tags -----------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ import (
 	"github.com/agentengine/agentengine/api/actions"
 	"github.com/agentengine/agentengine/api/adkweb"
 	"github.com/agentengine/agentengine/api/files"
+	"github.com/agentengine/agentengine/api/langgraph"
 	"github.com/agentengine/agentengine/api/openai"
 	"github.com/agentengine/agentengine/web"
 )
@@ -32,6 +33,7 @@ func newSurfaces(st *stack, log hclog.Logger, o surfaceOptions) ([]api.Surface, 
 		ui,
 		a2a.New(a2a.Config{Runtime: st.runtime, Logger: log.Named("a2a"), PublicURL: o.publicURL, Bearer: o.bearer,
 			PushAllowPrivate: o.pushAllowPrivate}),
+		langgraph.New(langgraph.Config{Runtime: st.runtime, Logger: log.Named("langgraph")}),
 		web.New(),
 	}, nil
 }
