@@ -14,7 +14,7 @@ import (
 const bearerScheme a2a.SecuritySchemeName = "bearer"
 
 // defaultCard serves GET /.well-known/agent-card.json: the card of the only agent, or
-// with several, of the first by name (the runtime's default), whose url is its own path.
+// with several, of the first one served (the runtime's default: the first on the command line), whose url is its own path.
 func (s *Surface) defaultCard(c *gin.Context) {
 	agents := s.rt.Agents()
 	if len(agents) == 0 {
