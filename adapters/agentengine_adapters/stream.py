@@ -7,8 +7,10 @@ makes the event stream consistent:
 - tool calls keep the model's own ids from the first argument delta to the result;
 - each tool call / result is sent once even when a message shows up again (a subgraph's
   messages reappear in its parent's update);
-- a message whose text never streamed (a node that builds an AIMessage itself) is sent
-  whole, and text that did stream is never sent twice;
+- the turn's answer is what streamed, as KsADK reads it: a message whose text never
+  streamed (a node that builds an AIMessage itself) is sent whole only while no text has
+  streamed in the run and its text is not one already sent — a node that writes the
+  streamed answer again (a `finalize_answer` after a specialist) adds no second copy;
 - usage is counted once per model message.
 """
 
@@ -40,7 +42,9 @@ class EventWriter:
         self._results: set[str] = set()
         self._usage: set[str] = set()
         self._whole: set[str] = set()
+        self._sent_whole: set[str] = set()  # texts of messages sent whole (stripped)
         self.any_text = False  # whether this run sent any assistant text
+        self.streamed_text = False  # whether text streamed (model tokens, custom writer)
 
     def already_reported(self, messages: list[Any]) -> None:
         """Marks a thread's checkpointed messages as reported by earlier runs: nodes that
@@ -114,6 +118,7 @@ class EventWriter:
         text = chunk.text
         if text:
             self._streamed.add(mid)
+            self.streamed_text = True
             splitter = self._think.setdefault(mid, ThinkSplitter())
             for kind, piece in splitter.feed(text):
                 await (self.reasoning(piece) if kind == "reasoning" else self.text(piece))
@@ -152,7 +157,7 @@ class EventWriter:
             for block in message.content_blocks:
                 if block.get("type") == "reasoning":
                     await self.reasoning(str(block.get("reasoning") or ""))
-            if message.text:
+            if message.text and self._answers(message.text):
                 await self.end_message()
                 splitter = ThinkSplitter()
                 for kind, piece in [*splitter.feed(message.text), *splitter.flush()]:
@@ -163,6 +168,19 @@ class EventWriter:
         for bad in message.invalid_tool_calls:
             await self.tool_call(str(bad.get("id") or ""), str(bad.get("name") or ""), bad.get("args") or "")
         await self.usage(mid, message)
+
+    def _answers(self, text: str) -> bool:
+        """Whether a never-streamed message's text is sent as answer text. KsADK's answer
+        is the text that streamed (a complete message counts only when nothing streamed),
+        so after streamed text a node's own AIMessage is not sent again; nor is a text
+        this run already sent word for word."""
+        if self.streamed_text:
+            return False
+        said = text.strip()
+        if said in self._sent_whole:
+            return False
+        self._sent_whole.add(said)
+        return True
 
     async def tool_call(self, call_id: str, name: str, args: Any) -> None:
         if not call_id or call_id in self._calls:
@@ -200,12 +218,14 @@ class EventWriter:
     async def custom(self, data: Any) -> None:
         """get_stream_writer() payloads: text when they carry text, else native."""
         if isinstance(data, str):
+            self.streamed_text = self.streamed_text or bool(data)
             await self.text(data)
             return
         if isinstance(data, Mapping):
             kind = data.get("type")
             text = next((data[k] for k in ("delta", "text", "content") if isinstance(data.get(k), str)), None)
             if kind in ("text", "text_delta", "delta", "token") and text is not None:
+                self.streamed_text = self.streamed_text or bool(text)
                 await self.text(text)
                 return
             if kind in ("reasoning", "thinking", "reasoning_delta") and text is not None:
