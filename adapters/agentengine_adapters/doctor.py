@@ -273,15 +273,14 @@ def check_hook(module: ModuleType | None) -> Check:
 def check_runner_class(settings: Settings) -> Check:
     """A project naming KsADK's runner_class answers through that class, not an agent
     object: the class must import from the entry and build on the real ksadk."""
-    from .ksadk_bridge import FIELD, ksadk_installed, load_runner_class, missing_message
+    from .ksadk_bridge import FIELD, ksadk_installed, load_runner_class, missing_detail, missing_fix
 
     project_dir = settings.project_dir
     if not ksadk_installed():
-        requirements = project_dir / "requirements.txt"
-        fix = f"add ksadk to {requirements}, then run `{setup_command(project_dir)}`"
+        fix = missing_fix(settings)
         if in_environment():
             fix += f" (or install it now: {install_fix(project_dir, 'ksadk')})"
-        return Check(FIELD, False, missing_message(settings), fix)
+        return Check(FIELD, False, missing_detail(settings), fix)
     try:
         cls = load_runner_class(settings)
     except BaseException as exc:  # noqa: BLE001 - the user's import may raise anything

@@ -62,19 +62,29 @@ class KsadkMissingError(RuntimeError):
     """The project names a runner class but its environment has no ksadk."""
 
 
-def missing_message(settings: Settings) -> str:
+def missing_detail(settings: Settings) -> str:
     return (
         f"agentengine.yaml: field {FIELD!r}: {settings.runner_class} is a KsADK runner class, "
-        f"which needs the ksadk package, and ksadk is not installed in {sys.executable}; "
-        f"fix: add ksadk to {settings.project_dir / 'requirements.txt'}, then run "
+        f"which needs the ksadk package, and ksadk is not installed in {sys.executable}"
+    )
+
+
+def missing_fix(settings: Settings) -> str:
+    return (
+        f"add ksadk to {settings.project_dir / 'requirements.txt'}, then run "
         f"`agentengine setup {settings.project_dir}`"
     )
 
 
+def missing_message(settings: Settings) -> str:
+    return f"{missing_detail(settings)}; fix: {missing_fix(settings)}"
+
+
 def ksadk_installed() -> bool:
     """True when `ksadk` is the real package (not agentengine's runtime_context stand-in)."""
+    # ksadk is the project's package, not ours: imported by name, untyped.
     try:
-        import ksadk
+        ksadk = importlib.import_module("ksadk")
     except ImportError:
         return False
     return not getattr(ksadk, "AGENTENGINE_STANDIN", False)
@@ -84,7 +94,7 @@ def load_runner_class(settings: Settings) -> type:
     """The project's runner class, checked to be a KsADK BaseRunner."""
     if not ksadk_installed():
         raise KsadkMissingError(missing_message(settings))
-    from ksadk.runners.base_runner import BaseRunner
+    base_runner = importlib.import_module("ksadk.runners.base_runner").BaseRunner
 
     module_name, _, class_name = settings.runner_class.rpartition(".")
     if not module_name or not class_name:
@@ -100,7 +110,7 @@ def load_runner_class(settings: Settings) -> type:
             f"agentengine.yaml: field {FIELD!r}: module {module_name} "
             f"({getattr(module, '__file__', '')}) has no {class_name}"
         )
-    if not isinstance(cls, type) or not issubclass(cls, BaseRunner):
+    if not isinstance(cls, type) or not issubclass(cls, base_runner):
         raise TypeError(
             f"agentengine.yaml: field {FIELD!r}: {settings.runner_class} is not a subclass of "
             "ksadk.runners.base_runner.BaseRunner"
@@ -110,11 +120,10 @@ def load_runner_class(settings: Settings) -> type:
 
 def detection_result(settings: Settings) -> Any:
     """KsADK's DetectionResult for the project, as its detector reads agentengine.yaml."""
-    from ksadk.detection import DetectionResult, FrameworkType
-
+    detection = importlib.import_module("ksadk.detection")
     entry = settings.entry_point.split(":", 1)[0]
-    return DetectionResult(
-        type=FrameworkType(settings.framework),
+    return detection.DetectionResult(
+        type=detection.FrameworkType(settings.framework),
         name=settings.agent_name,
         entry_point=entry,
         package_path=str(settings.project_dir),

@@ -58,6 +58,7 @@ FILE_FRAMEWORK = {
     "test_deepagents_resume.py": "deepagents",
     "test_examples.py": "langchain",
     "test_isolation.py": "core",
+    "test_ksadk_runner_class.py": "core",
     "test_ksadk_patterns.py": "langgraph",
     "test_langchain.py": "langchain",
     "test_langgraph.py": "langgraph",

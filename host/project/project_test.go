@@ -54,6 +54,21 @@ func TestLoadPythonProjects(t *testing.T) {
 			wantName: "r", wantFW: "deepagents", wantEntry: "research.agent:agent", wantAttr: "agent", wantCfg: "agentengine.yaml",
 		},
 		{
+			name:     "KsADK runner_class",
+			files:    map[string]string{"agentengine.yaml": "name: lt\nframework: langgraph\nrunner_class: ' agent.LongTaskE2ERunner '\n", "agent.py": "root_agent = None\n"},
+			wantName: "lt", wantFW: "langgraph", wantEntry: "agent.py", wantAttr: "root_agent", wantCfg: "agentengine.yaml",
+		},
+		{
+			name:    "runner_class without a module",
+			files:   map[string]string{"agentengine.yaml": "name: lt\nframework: langgraph\nrunner_class: LongTaskRunner\n", "agent.py": "x = 1\n"},
+			wantErr: []string{`field "runner_class"`, `"LongTaskRunner" is not a fully-qualified class path`, "module.Class"},
+		},
+		{
+			name:    "runner_class on an adk project",
+			files:   map[string]string{"agentengine.yaml": "name: lt\nframework: adk\nrunner_class: agent.R\n", "agent.py": "x = 1\n"},
+			wantErr: []string{`field "runner_class"`, "remove it from this adk project"},
+		},
+		{
 			name:     "installed module is not checked",
 			files:    map[string]string{"agentengine.yaml": "name: r\nframework: langgraph\nentry_point: some_pkg.graphs:main\n"},
 			wantName: "r", wantFW: "langgraph", wantEntry: "some_pkg.graphs:main", wantAttr: "main", wantCfg: "agentengine.yaml",
