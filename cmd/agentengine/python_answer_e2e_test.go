@@ -142,3 +142,41 @@ func decodeList(t *testing.T, resp *http.Response) []map[string]any {
 	}
 	return l
 }
+
+// TestPythonInputHookKeepsTheConversation serves testdata/pyinputhook: create_agent with
+// a ksadk_prepare_state that returns only {"input": text}. A continued conversation
+// (previous_response_id, a Chat Completions session_id) must reach the model with the
+// earlier turns and the new message.
+func TestPythonInputHookKeepsTheConversation(t *testing.T) {
+	dir := copyPyProject(t, "testdata/pyinputhook", "")
+	s := startPython(t, dir)
+	const model = "pyinputhook"
+
+	first := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": model, "input": "my name is Ada"}))
+	if got, want := str(first["output_text"]), "1 user messages: my name is Ada; 0 answers"; got != want {
+		t.Fatalf("first turn: %q, want %q\n%s", got, want, s.logs)
+	}
+	second := decode(t, post(t, s.url+"/v1/responses", map[string]any{
+		"model": model, "input": "what is my name?", "previous_response_id": first["id"],
+	}))
+	if got, want := str(second["output_text"]), "2 user messages: my name is Ada | what is my name?; 1 answers"; got != want {
+		t.Errorf("previous_response_id: the model received %q, want %q\n%s", got, want, s.logs)
+	}
+
+	chat := func(text string) string {
+		r := decode(t, post(t, s.url+"/v1/chat/completions", map[string]any{
+			"model": model, "session_id": "hook-session",
+			"messages": []any{map[string]any{"role": "user", "content": text}},
+		}))
+		choices, _ := r["choices"].([]any)
+		if len(choices) != 1 {
+			t.Fatalf("chat: %v", r)
+		}
+		msg, _ := choices[0].(map[string]any)["message"].(map[string]any)
+		return str(msg["content"])
+	}
+	chat("I live in Paris")
+	if got, want := chat("where do I live?"), "2 user messages: I live in Paris | where do I live?; 1 answers"; got != want {
+		t.Errorf("session_id: the model received %q, want %q\n%s", got, want, s.logs)
+	}
+}
