@@ -199,7 +199,8 @@ async def _chunks(stream: Any) -> AsyncIterator[Any]:
 def ksadk_payload(request: RunRequest) -> dict[str, Any]:
     """The request in the shape KsADK's runtime hands runner.stream(): the payload's
     fields, the session and invocation ids, history as [{role: user|model, content}]
-    (consecutive turns of one role merged), the platform / KB / memory context, and on
+    (consecutive turns of one role merged, ending with this turn's user message, as
+    KsADK stores the message before it runs the turn), the platform / KB / memory context, and on
     a resume `resume: True` with the answer as input. `model` is left out: here it names
     the agent, and KsADK's runners would take it for the chat model to switch to."""
     ctx = request.session_context
@@ -210,6 +211,13 @@ def ksadk_payload(request: RunRequest) -> dict[str, Any]:
     payload["invocation_id"] = request.invocation_id
     history = request.payload.get("history")
     payload["history"] = ksadk_history(history if history is not None else ctx.get("history"))
+    said = _user_text(request.payload)
+    if said and not request.is_resume:
+        # KsADK's history ends with the turn's own user message (it is stored first).
+        if payload["history"] and payload["history"][-1]["role"] == "user":
+            payload["history"][-1]["content"] += "\n" + said
+        else:
+            payload["history"].append({"role": "user", "content": said})
     for key in ("platform_context", "kb_context", "memory_context"):
         if key not in payload and ctx.get(key) is not None:
             payload[key] = ctx[key]
@@ -227,6 +235,19 @@ def ksadk_payload(request: RunRequest) -> dict[str, Any]:
                 **({"reason": first.reason} if first.reason else {}),
             }
     return payload
+
+
+def _user_text(payload: Mapping[str, Any]) -> str:
+    blocks = payload.get("input_content")
+    texts = [
+        str(b.get("text") or "")
+        for b in (blocks if isinstance(blocks, list) else [])
+        if isinstance(b, Mapping) and b.get("type") in ("input_text", "text")
+    ]
+    if texts:
+        return "\n".join(texts)
+    value = payload.get("input")
+    return value if isinstance(value, str) else ""
 
 
 def ksadk_history(items: Any) -> list[dict[str, str]]:

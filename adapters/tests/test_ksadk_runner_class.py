@@ -80,6 +80,7 @@ def test_payload_in_ksadk_shape() -> None:
         {"role": "model", "content": '[tool_call] lookup: {"q": "Ada"}'},
         {"role": "user", "content": "[tool_result] lookup: found"},
         {"role": "model", "content": "Nice to meet you."},
+        {"role": "user", "content": "who am I?"},
     ]
 
 

@@ -310,9 +310,10 @@ def case_runner_class_status(p: Project, fake: FakeModel) -> None:
     assert first.output_text == "You said: hello there", f"{first}\n{p.logs()}"
     second = c.responses.create(model=p.model, input="status please", previous_response_id=first.id)
     assert second.status == "completed", f"{second.status}: {second.error}\n{p.logs()}"
-    assert second.output_text == "FixtureRunner status: 2 earlier messages, last: You said: hello there", f"{second.output_text!r}\n{p.logs()}"
+    want = "FixtureRunner status: 2 earlier messages (user: hello there; model: You said: hello there)"
+    assert second.output_text == want, f"{second.output_text!r}\n{p.logs()}"
     chat = c.chat.completions.create(model=p.model, messages=[{"role": "user", "content": "status now"}])
-    assert chat.choices[0].message.content == "FixtureRunner status: 0 earlier messages, last: none", f"{chat}\n{p.logs()}"
+    assert chat.choices[0].message.content == "FixtureRunner status: 0 earlier messages (none)", f"{chat}\n{p.logs()}"
 
 
 def assert_remembers(requests: list[dict[str, Any]], name: str) -> None:

@@ -91,8 +91,10 @@ class FixtureRunner(LangGraphRunner):
 
     @staticmethod
     def _status(input_data: dict[str, Any]) -> str:
+        # KsADK's history: [{role: user|model, content}], this turn's message last.
         history = input_data.get("history") or []
-        return f"FixtureRunner status: {len(history)} earlier messages, last: {history[-1]['content'] if history else 'none'}"
+        earlier = "; ".join(f"{m['role']}: {m['content']}" for m in history[:-1]) or "none"
+        return f"FixtureRunner status: {len(history) - 1} earlier messages ({earlier})"
 
 
 root_agent = None
