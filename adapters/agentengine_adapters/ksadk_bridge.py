@@ -354,7 +354,7 @@ class _ChunkWriter:
         await self.emit.tool_call(
             self._call_id(chunk, name, new=True),
             name,
-            args if isinstance(args, Mapping | str) else json.dumps(args, ensure_ascii=False, default=str),
+            args if isinstance(args, str) else _plain(args if isinstance(args, Mapping) else {"input": args}),
         )
 
     async def _tool_result(self, chunk: Mapping[str, Any]) -> None:
@@ -365,7 +365,7 @@ class _ChunkWriter:
         await self.emit.tool_result(
             self._call_id(chunk, name, new=False),
             name,
-            output if isinstance(output, str | Mapping | list) else _str(output),
+            output if isinstance(output, str) else _plain(output),
             is_error=bool(chunk.get("is_error")),
         )
 
@@ -383,9 +383,9 @@ class _ChunkWriter:
             or "approval_" + uuid.uuid4().hex[:24],
             call_id=_str(info.get("tool_call_id") or info.get("call_id")),
             name=name,
-            arguments=args if isinstance(args, Mapping | str) else {},
+            arguments=args if isinstance(args, str) else _plain(args if isinstance(args, Mapping) else {}),
             message=_str(info.get("description") or info.get("message") or info.get("question")),
-            detail=json.loads(json.dumps(info, ensure_ascii=False, default=str)),
+            detail=_plain(info),
         )
 
     async def _usage(self, usage: Any) -> None:
@@ -401,6 +401,12 @@ class _ChunkWriter:
                 (in_details.get("cache_read") or in_details.get("cached")) if isinstance(in_details, Mapping) else 0
             ),
         )
+
+
+def _plain(value: Any) -> Any:
+    """value as plain JSON data: what a chunk carries may hold objects (a Command, a
+    message) that only have a string form."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def _str(value: Any) -> str:

@@ -146,6 +146,22 @@ def test_chunks_map_to_runner_events() -> None:
     assert of(events, "reasoning_delta")[0].text == "hmm"
 
 
+def test_objects_in_chunks_travel_as_their_string_form() -> None:
+    class Opaque:
+        def __str__(self) -> str:
+            return "opaque!"
+
+    events = feed([
+        {"type": "tool_call", "tool_name": "t", "tool_args": {"when": Opaque()}},
+        {"type": "tool_result", "tool_name": "t", "tool_output": {"value": Opaque()}},
+        {"type": "final", "output": "ok"},
+    ])
+    assert not errors(events)
+    (call,), (result,) = of(events, "tool_call"), of(events, "tool_result")
+    assert json.loads(call.arguments) == {"when": "opaque!"} and json.loads(result.output) == {"value": "opaque!"}
+    assert result.call_id == call.call_id
+
+
 def test_final_output_is_the_answer_when_nothing_streamed() -> None:
     events = feed([{"type": "final", "output": "from final"}])
     assert text(events) == "from final" and kinds(events)[-1] == "message_done"
