@@ -44,7 +44,7 @@ class EventWriter:
         self._whole: set[str] = set()
         self._sent_whole: set[str] = set()  # texts of messages sent whole (stripped)
         self.any_text = False  # whether this run sent any assistant text
-        self.streamed_text = False  # whether text streamed (model tokens, custom writer)
+        self.streamed_text = False  # whether answer text streamed (model tokens, custom writer)
 
     def already_reported(self, messages: list[Any]) -> None:
         """Marks a thread's checkpointed messages as reported by earlier runs: nodes that
@@ -61,11 +61,14 @@ class EventWriter:
 
     # -- low level -------------------------------------------------------------------
 
-    async def text(self, text: str) -> None:
+    async def text(self, text: str, *, streamed: bool = True) -> None:
+        """Answer text; streamed: from model tokens or the custom writer (not reasoning,
+        not a whole message), which makes it the turn's answer."""
         if text:
             await self.emit.text(text)
             self._text_open = True
             self.any_text = True
+            self.streamed_text = self.streamed_text or streamed
 
     async def reasoning(self, text: str) -> None:
         if text:
@@ -80,7 +83,7 @@ class EventWriter:
     async def answer(self, text: str) -> None:
         """A complete answer read from the graph's final state (nothing streamed)."""
         if text:
-            await self.text(text)
+            await self.text(text, streamed=False)
             await self.end_message()
 
     async def approval(self, approval: Approval) -> None:
@@ -118,7 +121,6 @@ class EventWriter:
         text = chunk.text
         if text:
             self._streamed.add(mid)
-            self.streamed_text = True
             splitter = self._think.setdefault(mid, ThinkSplitter())
             for kind, piece in splitter.feed(text):
                 await (self.reasoning(piece) if kind == "reasoning" else self.text(piece))
@@ -161,7 +163,7 @@ class EventWriter:
                 await self.end_message()
                 splitter = ThinkSplitter()
                 for kind, piece in [*splitter.feed(message.text), *splitter.flush()]:
-                    await (self.reasoning(piece) if kind == "reasoning" else self.text(piece))
+                    await (self.reasoning(piece) if kind == "reasoning" else self.text(piece, streamed=False))
                 await self.end_message()
         for call in message.tool_calls:
             await self.tool_call(str(call.get("id") or ""), call["name"], call.get("args") or {})
@@ -218,14 +220,12 @@ class EventWriter:
     async def custom(self, data: Any) -> None:
         """get_stream_writer() payloads: text when they carry text, else native."""
         if isinstance(data, str):
-            self.streamed_text = self.streamed_text or bool(data)
             await self.text(data)
             return
         if isinstance(data, Mapping):
             kind = data.get("type")
             text = next((data[k] for k in ("delta", "text", "content") if isinstance(data.get(k), str)), None)
             if kind in ("text", "text_delta", "delta", "token") and text is not None:
-                self.streamed_text = self.streamed_text or bool(text)
                 await self.text(text)
                 return
             if kind in ("reasoning", "thinking", "reasoning_delta") and text is not None:

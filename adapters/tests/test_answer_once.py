@@ -129,3 +129,40 @@ def test_a_node_message_before_streamed_text_is_kept(project: Any) -> None:
     events = _turn(project(WHOLE_THEN_STREAMED), "hi")
     assert text(events) == "Looking into it.You said: hi"
     assert kinds(events).count("message_done") == 2
+
+
+# The model only thinks and calls a tool; a node then writes the answer from the result.
+THINK_THEN_NODE = """
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+# Inline <think> markup in the streamed text (as reasoning models without a reasoning field send).
+model = GenericFakeChatModel(messages=iter([AIMessage(content="<think>look it up</think>", tool_calls=[
+    {"name": "lookup", "args": {}, "id": "call_1", "type": "tool_call"}])]))
+
+def agent(state):
+    return {"messages": [model.invoke(state["messages"])]}
+
+def tools(state):
+    return {"messages": [ToolMessage(content="42", tool_call_id="call_1", name="lookup")]}
+
+def answer(state):
+    return {"messages": [AIMessage(content="The answer is " + state["messages"][-1].text)]}
+
+b = StateGraph(MessagesState)
+b.add_node("agent", agent)
+b.add_node("tools", tools)
+b.add_node("answer", answer)
+b.add_edge(START, "agent")
+b.add_edge("agent", "tools")
+b.add_edge("tools", "answer")
+graph = b.compile()
+"""
+
+
+def test_streamed_reasoning_alone_leaves_a_node_answer(project: Any) -> None:
+    events = _turn(project(THINK_THEN_NODE), "hi")
+    assert not errors(events)
+    assert "".join(r.text for r in of(events, "reasoning_delta")) == "look it up"
+    assert text(events) == "The answer is 42"
