@@ -14,7 +14,7 @@ yields to runner events:
 | `thinking` / `reasoning {delta}` | `reasoning_delta` |
 | `tool_call {tool_name, tool_args, call_id / tool_call_id / run_id}` | `tool_call` |
 | `tool_result {tool_name, tool_output, ...}` | `tool_result` (same call id) |
-| `interrupt` / `approval {interrupt_info}` | `approval_request` |
+| `interrupt` / `approval {interrupt_info}` | `approval_request`; the run is paused: later answer chunks are dropped (the stream is still read to its end) |
 | `final {output, usage}` | the answer when no text streamed, then `usage` |
 | `error {message}` | Error |
 | `checkpoint {metadata}`, anything else but step/model-call lifecycle | `native` |
@@ -26,6 +26,7 @@ is an Error, as KsADK records it. Cancelling the run calls the class's
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import json
@@ -53,6 +54,10 @@ log = logging.getLogger("agentengine_runner.adapters")
 
 FIELD = "runner_class"
 # Lifecycle chunks KsADK's own runners yield for its tracing; nothing to show.
+# Chunks that are the turn's answer or its steps: none after an approval paused the run.
+ANSWER_KINDS = frozenset(
+    {"text", "thinking", "reasoning", "tool_call", "tool_result", "interrupt", "approval", "final"}
+)
 LIFECYCLE = frozenset(
     {"step_start", "step_end", "model_call_begin", "model_call_first_token", "model_call_end"}
 )
@@ -152,12 +157,12 @@ class KsadkRunner(Runner):
     async def run(self, request: RunRequest, emit: Emitter) -> None:
         writer = _ChunkWriter(emit, self.settings.framework)
         try:
+            # Read to its end, as KsADK does: what the class does after an approval (its
+            # checkpoint chunk, its cleanup) still runs.
             async for chunk in _chunks(self.runner.stream(ksadk_payload(request))):
-                if await writer.chunk(chunk):
-                    break
-        except BaseException as exc:
-            if _is_cancel(exc):
-                self._request_cancel(request.invocation_id)
+                await writer.chunk(chunk)
+        except asyncio.CancelledError:
+            self._request_cancel(request.invocation_id)
             raise
         await writer.finish()
 
@@ -175,20 +180,19 @@ class KsadkRunner(Runner):
                 await result
 
 
-def _is_cancel(exc: BaseException) -> bool:
-    import asyncio
-
-    return isinstance(exc, asyncio.CancelledError)
-
-
 async def _chunks(stream: Any) -> AsyncIterator[Any]:
     """stream() as KsADK's runtime accepts it: an async iterator (the contract), or a
     coroutine / plain iterable a subclass may return."""
     if inspect.isawaitable(stream) and not hasattr(stream, "__aiter__"):
         stream = await stream
     if hasattr(stream, "__aiter__"):
-        async for chunk in stream:
-            yield chunk
+        try:
+            async for chunk in stream:
+                yield chunk
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
     elif isinstance(stream, Mapping):
         yield stream
     else:
@@ -279,15 +283,19 @@ class _ChunkWriter:
         self.any_text = False
         self.shown = False  # text, a tool call or an approval: the run showed something
         self.final: str | None = None
+        self.paused = False  # an approval request was sent
         self.calls: dict[str, str] = {}  # KsADK's run_id / name -> the call id we sent
 
-    async def chunk(self, chunk: Any) -> bool:
-        """Handles one chunk; True when the run is over (an approval pauses it)."""
+    async def chunk(self, chunk: Any) -> None:
+        """Handles one chunk. After an approval request the run is paused: later chunks
+        but errors and native ones (a checkpoint) are not part of it."""
         if not isinstance(chunk, Mapping):
-            if isinstance(chunk, str) and chunk:  # a bare string is text to KsADK's runtime
+            if isinstance(chunk, str) and chunk and not self.paused:  # text to KsADK's runtime
                 await self._text(chunk)
-            return False
+            return
         kind = str(chunk.get("type") or "")
+        if self.paused and kind in ANSWER_KINDS:
+            return
         if kind == "text":
             delta = _str(chunk.get("delta") if "delta" in chunk else chunk.get("text"))
             if chunk.get("replace"):
@@ -304,18 +312,17 @@ class _ChunkWriter:
             await self._tool_result(chunk)
         elif kind in ("interrupt", "approval"):
             await self._approval(chunk)
-            return True
+            self.paused = True
         elif kind == "final":
             self.final = _str(chunk.get("output"))
             await self._usage(chunk.get("usage"))
         elif kind == "error":
             raise RunnerError(_str(chunk.get("message")) or "the KsADK runner reported an error")
         elif kind not in LIFECYCLE:
-            await self.emit.native(self.framework, kind or "chunk", {k: v for k, v in chunk.items() if k != "type"})
-        return False
+            await self.emit.native(self.framework, kind or "chunk", _plain({k: v for k, v in chunk.items() if k != "type"}))
 
     async def finish(self) -> None:
-        if not self.any_text and self.final:
+        if not self.any_text and self.final and not self.paused:
             await self._text(self.final)
         await self._end()
         if not self.shown:

@@ -113,8 +113,7 @@ class Chunks(Runner):
     async def run(self, request: RunRequest, emit: Emitter) -> None:
         writer = _ChunkWriter(emit, "langgraph")
         for chunk in self.chunks:
-            if await writer.chunk(chunk):
-                break
+            await writer.chunk(chunk)
         await writer.finish()
 
 
@@ -173,11 +172,13 @@ def test_an_interrupt_is_an_approval_request_and_ends_the_run() -> None:
                                                  "tool_args": {"to": "bob"}, "tool_call_id": "call_1",
                                                  "description": "Send it?"}},
         {"type": "text", "delta": "never"},
+        {"type": "final", "output": "never"},
+        {"type": "checkpoint", "metadata": {"agentengine": {"checkpoint_id": "c"}}},
     ])
     (ask,) = of(events, "approval_request")
     assert (ask.id, ask.call_id, ask.name, ask.message) == ("ap1", "call_1", "send_email", "Send it?")
     assert json.loads(ask.arguments) == {"to": "bob"}
-    assert text(events) == ""
+    assert text(events) == "" and [n.kind for n in of(events, "native")] == ["checkpoint"]
 
 
 def test_an_error_chunk_and_an_empty_stream_are_errors() -> None:
