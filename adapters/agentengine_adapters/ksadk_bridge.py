@@ -14,12 +14,13 @@ yields to runner events:
 | `thinking` / `reasoning {delta}` | `reasoning_delta` |
 | `tool_call {tool_name, tool_args, call_id / tool_call_id / run_id}` | `tool_call` |
 | `tool_result {tool_name, tool_output, ...}` | `tool_result` (same call id) |
-| `interrupt` / `approval {interrupt_info}` | `approval_request`; the run is paused: later answer chunks are dropped (the stream is still read to its end) |
+| `interrupt` / `approval {interrupt_info}` | `approval_request`; later answer chunks are dropped |
 | `final {output, usage}` | the answer when no text streamed, then `usage` |
 | `error {message}` | Error |
 | `checkpoint {metadata}`, anything else but step/model-call lifecycle | `native` |
 
-A stream that ends with nothing to show (no text, final output, tool call or approval)
+The stream is read to its end (the class's own work after an approval still runs). A
+stream that ends with nothing to show (no text, final output, tool call or approval)
 is an Error, as KsADK records it. Cancelling the run calls the class's
 `request_cancel(invocation_id)` before the task is cancelled.
 """
