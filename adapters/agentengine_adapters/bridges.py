@@ -25,6 +25,11 @@ def make_runner(settings: Settings, *, checkpointer: DurableCheckpointer | None 
                 f"unsupported framework {settings.framework!r} for the Python adapters "
                 f"(supported: {', '.join(FRAMEWORKS)})"
             )
+        if settings.runner_class:
+            # KsADK's custom runner: no agent object, the class answers (ksadk_bridge.py).
+            from .ksadk_bridge import KsadkRunner, load_runner_class
+
+            return KsadkRunner(settings, load_runner_class(settings))
         if settings.framework == "adk":
             # Imported lazily: an ADK project need not install LangChain, and vice versa.
             from .adk_bridge import AdkRunner, load_adk_entry

@@ -22,6 +22,8 @@ class Settings:
     entry_point: str
     agent_variable: str
     state_dir: Path
+    # KsADK's custom runner class (agentengine.yaml `runner_class`), "" for none.
+    runner_class: str = ""
 
     @property
     def checkpoint_path(self) -> Path:
@@ -42,6 +44,7 @@ class Settings:
             agent_variable=(env.get("AGENTENGINE_AGENT_VARIABLE") or "").strip()
             or DEFAULT_AGENT_VARIABLE,
             state_dir=Path(state_dir).resolve(),
+            runner_class=(env.get("AGENTENGINE_RUNNER_CLASS") or "").strip(),
         )
 
 

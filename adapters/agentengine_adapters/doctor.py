@@ -270,9 +270,42 @@ def check_hook(module: ModuleType | None) -> Check:
     return Check("hook", True, f"{name}{SIGNATURE}")
 
 
+def check_runner_class(settings: Settings) -> Check:
+    """A project naming KsADK's runner_class answers through that class, not an agent
+    object: the class must import from the entry and build on the real ksadk."""
+    from .ksadk_bridge import FIELD, ksadk_installed, load_runner_class, missing_detail, missing_fix
+
+    project_dir = settings.project_dir
+    if not ksadk_installed():
+        fix = missing_fix(settings)
+        if in_environment():
+            fix += f" (or install it now: {install_fix(project_dir, 'ksadk')})"
+        return Check(FIELD, False, missing_detail(settings), fix)
+    try:
+        cls = load_runner_class(settings)
+    except BaseException as exc:  # noqa: BLE001 - the user's import may raise anything
+        at = project_frame(exc, project_dir)
+        return Check(
+            FIELD,
+            False,
+            f"{type(exc).__name__}: {exc}{at}",
+            f"fix the error{at}, or set `{FIELD}:` in {project_dir / 'agentengine.yaml'} to "
+            "module.Class of a subclass of ksadk's LangGraphRunner / BaseRunner",
+        )
+    bases = ", ".join(f"{b.__module__}.{b.__qualname__}" for b in cls.__mro__[1:3])
+    return Check(
+        FIELD,
+        True,
+        f"{settings.runner_class} ({bases}): the project answers through its stream(); "
+        f"{settings.agent_variable} is not used",
+    )
+
+
 def run_checks(settings: Settings) -> list[Check]:
     project_dir = settings.project_dir
     checks = [check_python(project_dir), check_runtime(project_dir), check_framework(settings.framework, project_dir), check_checkpointer(settings)]
+    if settings.runner_class:
+        return [*checks, check_runner_class(settings)]
     entry, module, attr = check_entry(settings)
     checks += [entry, check_variable(settings, module, attr), check_hook(module)]
     return checks

@@ -140,6 +140,13 @@ def human_message(payload: Mapping[str, JSON]) -> HumanMessage:
     return HumanMessage(content_blocks=blocks)  # type: ignore[arg-type]
 
 
+def with_text(payload: Mapping[str, JSON], text: str) -> dict[str, JSON]:
+    """The payload with text as the current user text (a hook's rewrite); its image and
+    file blocks stay."""
+    blocks = [b for b in _dicts(payload.get("input_content")) if b.get("type") not in ("input_text", "text")]
+    return {**payload, "input": text, "input_content": blocks}
+
+
 def system_message(payload: Mapping[str, JSON], session_context: Mapping[str, JSON]) -> SystemMessage | None:
     """Request instructions plus knowledge-base / memory context, if any."""
     parts = []

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentengine_runner import (
@@ -24,7 +24,7 @@ from agentengine_runner import (
     RunnerError,
     RunRequest,
 )
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from .config import Settings
 from .hooks import PREPARE_INPUT, PREPARE_STATE, call_hook, find_hook
@@ -45,11 +45,13 @@ class LangChainGraphRunner(GraphRunner):
         # ksadk_prepare_input is the LangChain hook; ksadk_prepare_state is accepted too.
         self.hook = find_hook(entry.module, PREPARE_INPUT, PREPARE_STATE)
 
-    async def _fresh_input(self, request: RunRequest, graph: Any, snapshot: Any, messages: Any) -> Any:
-        value = await super()._fresh_input(request, graph, snapshot, messages)
-        if self.hook is not None and isinstance(value, str):
-            return {"messages": [HumanMessage(content=value)]}
-        return value
+    def _hook_input(
+        self, value: Any, keys: Sequence[str] | None, request: RunRequest, existing: Sequence[Any]
+    ) -> Any:
+        # A returned string is the user's message even where the graph's schema is unknown.
+        if keys is None and isinstance(value, str):
+            keys = ["messages"]
+        return super()._hook_input(value, keys, request, existing)
 
 
 class RunnableRunner(Runner):

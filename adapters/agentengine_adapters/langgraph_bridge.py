@@ -36,7 +36,6 @@ from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
-    HumanMessage,
     convert_to_messages,
 )
 from langgraph.types import Command
@@ -46,7 +45,7 @@ from . import resume as res
 from .checkpoint import DurableCheckpointer, attach
 from .config import Settings
 from .hooks import PREPARE_INPUT, PREPARE_STATE, call_hook, find_hook
-from .inputs import graph_input
+from .inputs import graph_input, turn_messages, with_text
 from .loader import LoadedEntry, kind_of, module_description
 from .runconfig import graph_context, invocation_context, run_config
 from .stream import EventWriter
@@ -220,7 +219,7 @@ class GraphRunner(Runner):
     ) -> Any:
         if self.hook is not None:
             value = await call_hook(self.hook[1], request.payload, request.session_context)
-            return self._hook_input(value, _input_keys(graph))
+            return self._hook_input(value, _input_keys(graph), request, messages)
         return graph_input(
             request.payload,
             request.session_context,
@@ -228,29 +227,36 @@ class GraphRunner(Runner):
             existing=messages,
         )
 
-    def _hook_input(self, value: Any, keys: Sequence[str] | None) -> Any:
-        """A hook's value as input a messages-based graph (create_agent) reads: a string,
-        or an `input` text it would ignore, becomes the user message."""
+    def _hook_input(
+        self, value: Any, keys: Sequence[str] | None, request: RunRequest, existing: Sequence[Any]
+    ) -> Any:
+        """A hook's value as input for a graph that reads `messages` (create_agent): a
+        value without a `messages` list gets the conversation — the history (when the
+        thread does not hold it already) and the user message, whose text is the hook's
+        `input` (or returned string) when the graph does not read `input` itself. A
+        returned `messages` list is used as given."""
         if keys is None or "messages" not in keys:
             return value
         if isinstance(value, str):
-            return {"messages": [HumanMessage(content=value)]}
-        if (
-            isinstance(value, Mapping)
-            and "messages" not in value
-            and "input" not in keys
-            and isinstance(value.get("input"), str)
-        ):
+            value = {"input": value}
+        if not isinstance(value, Mapping) or "messages" in value:
+            return value
+        payload = request.payload
+        rest = dict(value)
+        text = rest.get("input")
+        if "input" not in keys and isinstance(text, str):
+            del rest["input"]
+            payload = with_text(payload, text)
             if not self._warned_input:
                 self._warned_input = True
                 log.warning(
                     "%s returned {'input': ...} but the agent reads 'messages': the text is "
-                    "sent as the user message (return {'messages': [...]} to silence this)",
+                    "sent as the user message after the conversation's history (return "
+                    "{'messages': [...]} to choose the messages yourself)",
                     self.hook[0] if self.hook else "the hook",
                 )
-            rest = {k: v for k, v in value.items() if k != "input"}
-            return {**rest, "messages": [HumanMessage(content=value["input"])]}
-        return value
+        rest["messages"] = turn_messages(payload, request.session_context, existing)
+        return rest
 
     async def _resume_input(
         self,

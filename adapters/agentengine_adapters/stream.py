@@ -7,8 +7,10 @@ makes the event stream consistent:
 - tool calls keep the model's own ids from the first argument delta to the result;
 - each tool call / result is sent once even when a message shows up again (a subgraph's
   messages reappear in its parent's update);
-- a message whose text never streamed (a node that builds an AIMessage itself) is sent
-  whole, and text that did stream is never sent twice;
+- the turn's answer is what streamed, as KsADK reads it: a message whose text never
+  streamed (a node that builds an AIMessage itself) is sent whole only while no text has
+  streamed in the run and its text is not one already sent — a node that writes the
+  streamed answer again (a `finalize_answer` after a specialist) adds no second copy;
 - usage is counted once per model message.
 """
 
@@ -40,7 +42,9 @@ class EventWriter:
         self._results: set[str] = set()
         self._usage: set[str] = set()
         self._whole: set[str] = set()
+        self._sent_whole: set[str] = set()  # texts of messages sent whole (stripped)
         self.any_text = False  # whether this run sent any assistant text
+        self.streamed_text = False  # whether answer text streamed (model tokens, custom writer)
 
     def already_reported(self, messages: list[Any]) -> None:
         """Marks a thread's checkpointed messages as reported by earlier runs: nodes that
@@ -57,11 +61,14 @@ class EventWriter:
 
     # -- low level -------------------------------------------------------------------
 
-    async def text(self, text: str) -> None:
+    async def text(self, text: str, *, streamed: bool = True) -> None:
+        """Answer text; streamed: from model tokens or the custom writer (not reasoning,
+        not a whole message), which makes it the turn's answer."""
         if text:
             await self.emit.text(text)
             self._text_open = True
             self.any_text = True
+            self.streamed_text = self.streamed_text or streamed
 
     async def reasoning(self, text: str) -> None:
         if text:
@@ -76,7 +83,7 @@ class EventWriter:
     async def answer(self, text: str) -> None:
         """A complete answer read from the graph's final state (nothing streamed)."""
         if text:
-            await self.text(text)
+            await self.text(text, streamed=False)
             await self.end_message()
 
     async def approval(self, approval: Approval) -> None:
@@ -152,17 +159,30 @@ class EventWriter:
             for block in message.content_blocks:
                 if block.get("type") == "reasoning":
                     await self.reasoning(str(block.get("reasoning") or ""))
-            if message.text:
+            if message.text and self._answers(message.text):
                 await self.end_message()
                 splitter = ThinkSplitter()
                 for kind, piece in [*splitter.feed(message.text), *splitter.flush()]:
-                    await (self.reasoning(piece) if kind == "reasoning" else self.text(piece))
+                    await (self.reasoning(piece) if kind == "reasoning" else self.text(piece, streamed=False))
                 await self.end_message()
         for call in message.tool_calls:
             await self.tool_call(str(call.get("id") or ""), call["name"], call.get("args") or {})
         for bad in message.invalid_tool_calls:
             await self.tool_call(str(bad.get("id") or ""), str(bad.get("name") or ""), bad.get("args") or "")
         await self.usage(mid, message)
+
+    def _answers(self, text: str) -> bool:
+        """Whether a never-streamed message's text is sent as answer text. KsADK's answer
+        is the text that streamed (a complete message counts only when nothing streamed),
+        so after streamed text a node's own AIMessage is not sent again; nor is a text
+        this run already sent word for word."""
+        if self.streamed_text:
+            return False
+        said = text.strip()
+        if said in self._sent_whole:
+            return False
+        self._sent_whole.add(said)
+        return True
 
     async def tool_call(self, call_id: str, name: str, args: Any) -> None:
         if not call_id or call_id in self._calls:

@@ -49,6 +49,7 @@ FRAMEWORK_MODULES = {
 }
 FILE_FRAMEWORK = {
     "test_adk.py": "adk",
+    "test_answer_once.py": "langgraph",
     "test_adk_openai.py": "adk",
     "test_adk_resume.py": "adk",
     "test_checkpoint.py": "langgraph",
@@ -57,6 +58,7 @@ FILE_FRAMEWORK = {
     "test_deepagents_resume.py": "deepagents",
     "test_examples.py": "langchain",
     "test_isolation.py": "core",
+    "test_ksadk_runner_class.py": "core",
     "test_ksadk_patterns.py": "langgraph",
     "test_langchain.py": "langchain",
     "test_langgraph.py": "langgraph",

@@ -402,3 +402,76 @@ def test_create_agent_without_checkpointer_gets_the_host_history_once(project: A
     assert run(go)[-1] == [
         "human:one", "ai:You said: one", "human:two", "ai:You said: two", "human:three",
     ]
+
+
+# The tool-calling tutorial's shape: create_agent and a ksadk_prepare_state that returns
+# only the input text.
+STATE_INPUT_HOOK = """
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage
+from agentengine_adapters.scripted import ScriptedChatModel
+
+RECEIVED = []
+
+class Recording(ScriptedChatModel):
+    def _respond(self, messages):
+        RECEIVED.append([f"{m.type}:{m.text}" for m in messages])
+        return super()._respond(messages)
+
+def ksadk_prepare_state(payload, session_context):
+    return HOOK_RETURNS
+
+agent = create_agent(Recording(), [], system_prompt="Be brief.", CHECKPOINTER)
+"""
+
+
+def _two_turns(settings: Any) -> list[list[str]]:
+    """Two turns of one session, the second with the host's history of the first."""
+
+    async def go() -> list[list[str]]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "my name is Ada")
+            assert not errors(first), errors(first)
+            history = [
+                {"role": "user", "type": "user_message", "content": "my name is Ada", "seq": 1},
+                {"role": "assistant", "type": "assistant_message", "content": text(first), "seq": 2},
+            ]
+            second = await turn(runner, "what is my name?", history=history, invocation="inv2")
+            assert not errors(second), errors(second)
+            return list(runner.entry.module.RECEIVED)
+        finally:
+            await close(runner)
+
+    return run(go)
+
+
+@pytest.mark.parametrize(
+    ("returns", "sent"),
+    [
+        ('{"input": str(payload.get("input") or "")}', "what is my name?"),
+        ('str(payload.get("input") or "").upper()', "WHAT IS MY NAME?"),
+        ('{"input": "Q: " + payload["input"], "remaining_steps": 9}', "Q: what is my name?"),
+    ],
+)
+@pytest.mark.parametrize("checkpointer", ["", "checkpointer=__import__('langgraph.checkpoint.memory').checkpoint.memory.InMemorySaver()"])
+def test_an_input_only_hook_keeps_the_conversation(project: Any, returns: str, sent: str, checkpointer: str) -> None:
+    source = STATE_INPUT_HOOK.replace("HOOK_RETURNS", returns).replace(", CHECKPOINTER", f", {checkpointer}" if checkpointer else "")
+    received = _two_turns(project(source, framework="langchain", variable="agent"))
+    first_text = received[0][-1].removeprefix("human:")
+    # The host's history holds what the user wrote; a thread of the graph's own, what the
+    # hook made of it.
+    said = first_text if checkpointer else "my name is Ada"
+    assert received[-1] == [
+        "system:Be brief.",
+        f"human:{said}",
+        f"ai:You said: {first_text}",
+        f"human:{sent}",
+    ]
+
+
+def test_a_hook_that_returns_messages_has_them_used_as_given(project: Any) -> None:
+    returns = '{"messages": [HumanMessage(content="only this")]}'
+    source = STATE_INPUT_HOOK.replace("HOOK_RETURNS", returns).replace(", CHECKPOINTER", "")
+    received = _two_turns(project(source, framework="langchain", variable="agent"))
+    assert received[-1] == ["system:Be brief.", "human:only this"]

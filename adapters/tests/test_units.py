@@ -276,3 +276,19 @@ def test_missing_variable_gives_a_runner_that_describes_and_fails_runs(project: 
     for events in run(go):
         assert kinds(events) == ["error"]
         assert errors(events)[0].message.startswith("EntryPointError: module 'agent' has no attribute 'graph'")
+
+
+def test_a_hook_rewritten_text_keeps_the_turn_s_images() -> None:
+    from agentengine_adapters.inputs import human_message, with_text
+
+    payload = {
+        "input": "what is this?",
+        "input_content": [
+            {"type": "input_text", "text": "what is this?"},
+            {"type": "input_image", "image_url": "https://example.com/cat.png"},
+        ],
+    }
+    message = human_message(with_text(payload, "Q: what is this?"))
+    blocks = message.content_blocks
+    assert [b["type"] for b in blocks] == ["text", "image"]
+    assert blocks[0]["text"] == "Q: what is this?" and blocks[1]["url"] == "https://example.com/cat.png"

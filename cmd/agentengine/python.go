@@ -78,6 +78,9 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if err := pyenv.CheckRunner(ctx, p, opt.Runner, o.display); err != nil {
 			return nil, err
 		}
+		if err := pyenv.CheckRunnerClass(ctx, p, o.display); err != nil {
+			return nil, err
+		}
 		bo.PythonPath = b.PythonPath()
 		if timeout <= 0 {
 			timeout = pythonStartTimeout

@@ -85,6 +85,28 @@ def model_id(project: Path) -> str:
     return m.group(1) if m else project.name
 
 
+# Samples that run in another sample's environment (their requirements.txt is the same
+# file, byte for byte): the full ksadk is ~800 MB, installed once for both.
+SHARED_ENV = {"ksadk-runner-class": "ksadk-langgraph"}
+
+
+def home_of(name: str) -> Path:
+    """The cache directory of a project's working copy (keyed by its requirements)."""
+    reqs = (source(name) / "requirements.txt").read_bytes()
+    key = hashlib.sha256(reqs + b"\0" + base_python().encode()).hexdigest()[:12]
+    return cache_dir() / "projects" / f"{name}-{key}"
+
+
+def env_of(name: str) -> Path:
+    """The virtualenv a project runs in: its own .venv, or its SHARED_ENV owner's."""
+    owner = SHARED_ENV.get(name, name)
+    if owner != name:
+        ours, theirs = (source(n) / "requirements.txt" for n in (name, owner))
+        if ours.read_bytes() != theirs.read_bytes():
+            raise RuntimeError(f"{name} shares {owner}'s environment, so its requirements.txt must be the same as {theirs}")
+    return home_of(owner) / source(owner).name / ".venv"
+
+
 def prepare(name: str, model_url: str) -> Path:
     """The project's working copy (its .venv kept from an earlier run with the same key).
 
@@ -92,10 +114,8 @@ def prepare(name: str, model_url: str) -> Path:
     model_url; the examples have no .env, so theirs is written (they use an OpenAI-compatible
     model when OPENAI_API_KEY is set)."""
     src = source(name)
-    reqs = (src / "requirements.txt").read_bytes()
-    key = hashlib.sha256(reqs + b"\0" + base_python().encode()).hexdigest()[:12]
-    root = cache_dir() / "projects"
-    home = root / f"{name}-{key}"
+    home = home_of(name)
+    root = home.parent
     # Copies of this project under another key hold a stale environment: drop them.
     if root.is_dir():
         for old in root.iterdir():
@@ -126,7 +146,25 @@ def prepare(name: str, model_url: str) -> Path:
         env_file.write_text(env_file.read_text().replace(FAKE_URL, model_url))
     else:
         env_file.write_text(f"OPENAI_API_KEY=sk-test-not-a-real-key\nOPENAI_BASE_URL={model_url}\nOPENAI_MODEL_NAME=fake-{name}\n")
+    if name in SHARED_ENV:
+        with (dst / "agentengine.yaml").open("a") as f:
+            f.write(f"\n# the matrix harness: {SHARED_ENV[name]}'s environment (the same requirements.txt)\npython: {env_of(name)}\n")
     return dst
+
+
+def setup(project: Path, bin_path: str) -> None:
+    """`agentengine setup project`: its environment, without serving it."""
+    subprocess.run([bin_path, "setup", str(project)], env=run_env(), check=True, stdin=subprocess.DEVNULL)
+
+
+def run_env() -> dict[str, str]:
+    """The environment `agentengine` runs in: the test's, without its model settings or
+    its virtualenv (agentengine makes a project's venv from python3 on PATH)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYTHON", "VIRTUAL_ENV"))}
+    venv_bin = str(Path(sys.prefix) / "bin")
+    if sys.prefix != sys.base_prefix:
+        env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
+    return env
 
 
 @dataclass
@@ -163,11 +201,7 @@ def serve(project: Path, bin_path: str) -> Served:
     """Starts `agentengine run project` (which sets the project's .venv up when needed) and
     waits until /health answers; raises with the server's output if it does not."""
     args = [bin_path, "run", str(project), "--port", "0", "--session-backend", "memory"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYTHON", "VIRTUAL_ENV"))}
-    # agentengine makes the project's venv from python3 on PATH: not from the test venv.
-    venv_bin = str(Path(sys.prefix) / "bin")
-    if sys.prefix != sys.base_prefix:
-        env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
+    env = run_env()
     t0 = time.monotonic()
     proc = subprocess.Popen(
         args,

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from openai import OpenAI
 import harness
 from fake_model import FakeModel, text_of
 
-CASES = ("stream_text", "tool_call", "two_turns", "approval", "chat_tool_call", "chat_two_turns", "chat_approval")
+CASES: tuple[str, ...] = ("stream_text", "tool_call", "two_turns", "approval", "chat_tool_call", "chat_two_turns", "chat_approval")
 
 # project -> its cases. The samples (samples/NAME) run every case; their guarded tool pauses
 # the run with the framework's own mechanism: LangGraph interrupt(), LangChain's
@@ -39,8 +39,11 @@ PROJECTS: dict[str, tuple[str, ...]] = {
         "ksadk-langgraph",
         "ksadk-adk",
         "ksadk-deepagents",
+        # runner_class: a LangGraphRunner subclass answers (in ksadk-langgraph's environment)
+        "ksadk-runner-class",
     )
 }
+PROJECTS["ksadk-runner-class"] += ("runner_class_status",)
 # The repository's examples (example-NAME = examples/NAME), each in an environment made from
 # its own requirements.txt, with the cases their tools allow.
 PROJECTS |= {
@@ -106,7 +109,10 @@ class Starter:
         self._closing = False
         self._done: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="matrix-start")
-        self._futures = {s: self._pool.submit(self._start, s) for s in samples}
+        self._futures: dict[str, Future[Project]] = {}
+        # A sample that runs in another's environment starts after it (see _start).
+        for s in sorted(samples, key=lambda s: s in harness.SHARED_ENV):
+            self._futures[s] = self._pool.submit(self._start, s)
 
     def _start(self, sample: str) -> Project:
         self._slots.acquire()
@@ -116,6 +122,11 @@ class Starter:
         served, error = None, ""
         model = sample
         try:
+            owner = harness.SHARED_ENV.get(sample)
+            if owner in self._futures:
+                self._futures[owner].result()  # its `agentengine run` makes the environment
+            elif owner is not None:
+                harness.setup(harness.prepare(owner, self._url), self._bin)
             d = harness.prepare(sample, self._url)
             model = harness.model_id(d)
             served = harness.serve(d, self._bin)
@@ -289,6 +300,20 @@ def case_chat_approval(p: Project, fake: FakeModel) -> None:
     second = c.chat.completions.create(model=p.model, messages=[answer], extra_body={"session_id": sid})
     text = second.choices[0].message.content or ""
     assert "Email sent to bob@example.com (24 characters)." in text, f"{second}\n{p.logs()}"
+
+
+def case_runner_class_status(p: Project, fake: FakeModel) -> None:
+    """The runner class answers a turn itself (its stream() override, no graph), from the
+    history KsADK's runner interface hands it: [{role: user|model, content}]."""
+    c = p.client()
+    first = c.responses.create(model=p.model, input="hello there")
+    assert first.output_text == "You said: hello there", f"{first}\n{p.logs()}"
+    second = c.responses.create(model=p.model, input="status please", previous_response_id=first.id)
+    assert second.status == "completed", f"{second.status}: {second.error}\n{p.logs()}"
+    want = "FixtureRunner status: 2 earlier messages (user: hello there; model: You said: hello there)"
+    assert second.output_text == want, f"{second.output_text!r}\n{p.logs()}"
+    chat = c.chat.completions.create(model=p.model, messages=[{"role": "user", "content": "status now"}])
+    assert chat.choices[0].message.content == "FixtureRunner status: 0 earlier messages (none)", f"{chat}\n{p.logs()}"
 
 
 def assert_remembers(requests: list[dict[str, Any]], name: str) -> None:

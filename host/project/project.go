@@ -55,6 +55,10 @@ type Config struct {
 	Framework     string `yaml:"framework"`
 	EntryPoint    string `yaml:"entry_point"`
 	AgentVariable string `yaml:"agent_variable"`
+	// RunnerClass is KsADK's custom runner (`module.Class`, a subclass of ksadk's
+	// BaseRunner): the project answers through that class's stream() instead of an agent
+	// object. It needs the ksadk package in the project's environment.
+	RunnerClass string `yaml:"runner_class"`
 
 	// Binary is a prebuilt runner executable (Go runners), relative to the project.
 	Binary string `yaml:"binary"`
@@ -212,6 +216,11 @@ func (p *Project) normalisePython() error {
 	if p.AgentVariable == "" {
 		p.AgentVariable = DefaultAgentVariable
 	}
+	if p.RunnerClass = strings.TrimSpace(p.RunnerClass); p.RunnerClass != "" {
+		if err := p.checkRunnerClass(); err != nil {
+			return err
+		}
+	}
 	if p.EntryPoint == "" {
 		switch {
 		case p.LangGraph != nil:
@@ -232,6 +241,19 @@ func (p *Project) normalisePython() error {
 		return err
 	}
 	p.Entry = e
+	return nil
+}
+
+// runnerClassPattern is a dotted Python path with at least a module and a class.
+var runnerClassPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+
+func (p *Project) checkRunnerClass() error {
+	if p.Framework == FrameworkADK {
+		return p.fieldErr("runner_class", "KsADK runner classes run LangGraph, LangChain and DeepAgents projects; remove it from this adk project")
+	}
+	if !runnerClassPattern.MatchString(p.RunnerClass) {
+		return p.fieldErr("runner_class", "%q is not a fully-qualified class path: write module.Class, e.g. `runner_class: agent.CustomRunner`", p.RunnerClass)
+	}
 	return nil
 }
 

@@ -54,6 +54,21 @@ func TestLoadPythonProjects(t *testing.T) {
 			wantName: "r", wantFW: "deepagents", wantEntry: "research.agent:agent", wantAttr: "agent", wantCfg: "agentengine.yaml",
 		},
 		{
+			name:     "KsADK runner_class",
+			files:    map[string]string{"agentengine.yaml": "name: lt\nframework: langgraph\nrunner_class: ' agent.LongTaskE2ERunner '\n", "agent.py": "class LongTaskE2ERunner: pass\n"},
+			wantName: "lt", wantFW: "langgraph", wantEntry: "agent.py", wantAttr: "root_agent", wantCfg: "agentengine.yaml",
+		},
+		{
+			name:    "runner_class without a module",
+			files:   map[string]string{"agentengine.yaml": "name: lt\nframework: langgraph\nrunner_class: LongTaskRunner\n", "agent.py": "x = 1\n"},
+			wantErr: []string{`field "runner_class"`, `"LongTaskRunner" is not a fully-qualified class path`, "module.Class"},
+		},
+		{
+			name:    "runner_class on an adk project",
+			files:   map[string]string{"agentengine.yaml": "name: lt\nframework: adk\nrunner_class: agent.R\n", "agent.py": "x = 1\n"},
+			wantErr: []string{`field "runner_class"`, "remove it from this adk project"},
+		},
+		{
 			name:     "installed module is not checked",
 			files:    map[string]string{"agentengine.yaml": "name: r\nframework: langgraph\nentry_point: some_pkg.graphs:main\n"},
 			wantName: "r", wantFW: "langgraph", wantEntry: "some_pkg.graphs:main", wantAttr: "main", wantCfg: "agentengine.yaml",
@@ -448,5 +463,31 @@ func TestProcesses(t *testing.T) {
 				t.Fatalf("processes %d up to %d, want %d up to %d", p.Processes, p.MaxProcesses, tt.start, tt.max)
 			}
 		})
+	}
+}
+
+func TestRunnerClassReachesTheBridge(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"agentengine.yaml": "name: lt\nframework: langgraph\nrunner_class: ' agent.LongTaskE2ERunner '\n",
+		"agent.py":         "class LongTaskE2ERunner: pass\n",
+	})
+	p, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := p.PythonEnv(Interpreter{Path: "/usr/bin/python3"}, []string{"/b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.RunnerClass != "agent.LongTaskE2ERunner" || !slices.Contains(env, EnvRunnerClass+"=agent.LongTaskE2ERunner") {
+		t.Fatalf("runner class %q, env %v", p.RunnerClass, env)
+	}
+	// Without one the variable is not set at all.
+	p.RunnerClass = ""
+	env, _ = p.PythonEnv(Interpreter{Path: "/usr/bin/python3"}, []string{"/b"})
+	for _, kv := range env {
+		if strings.HasPrefix(kv, EnvRunnerClass+"=") {
+			t.Fatalf("%s set without runner_class", kv)
+		}
 	}
 }

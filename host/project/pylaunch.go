@@ -19,6 +19,7 @@ const (
 	EnvFramework     = "AGENTENGINE_FRAMEWORK"
 	EnvEntryPoint    = "AGENTENGINE_ENTRY_POINT"
 	EnvAgentVariable = "AGENTENGINE_AGENT_VARIABLE"
+	EnvRunnerClass   = "AGENTENGINE_RUNNER_CLASS"
 	EnvStateDir      = "AGENTENGINE_STATE_DIR"
 )
 
@@ -59,6 +60,9 @@ func (p *Project) PythonEnv(in Interpreter, bridgePath []string) ([]string, erro
 		EnvEntryPoint:    p.EntryPoint,
 		EnvAgentVariable: p.AgentVariable,
 		EnvStateDir:      p.StateDir(),
+	}
+	if p.RunnerClass != "" {
+		over[EnvRunnerClass] = p.RunnerClass
 	}
 	pp := strings.Join(bridgePath, string(os.PathListSeparator))
 	if own := penv["PYTHONPATH"]; own != "" {

@@ -63,7 +63,11 @@ func Doctor(ctx context.Context, dir string, opt DoctorOptions) Report {
 	}
 	entry := p.EntryPoint
 	if p.IsPython() && p.Entry.AttrFromVariable {
-		entry += " (object " + p.AgentVariable + ")"
+		if p.RunnerClass != "" {
+			entry += " (answered by runner_class " + p.RunnerClass + ")"
+		} else {
+			entry += " (object " + p.AgentVariable + ")"
+		}
 	}
 	r.add(Check{Name: "config", OK: true, Detail: fmt.Sprintf("%s (%s) from %s; entry point %s", p.Name, p.Framework, rel(p.Dir, p.ConfigPath), entry)})
 	if _, err := p.ProjectEnv(); err != nil {

@@ -3,6 +3,7 @@ package pyenv
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,31 @@ func CheckRunner(ctx context.Context, p *project.Project, runner []string, displ
 	}
 	return fmt.Errorf("the Python environment of %s (%s) cannot host the agentengine runner: %s (where the project's requirements pin another version, change that requirement); fix: %s",
 		display, in.Path, strings.Join(problems, "; "), fix)
+}
+
+// CheckRunnerClass tells, before a runner starts, whether a project that names a KsADK
+// runner class (`runner_class`) has the ksadk package its class builds on. Without it the
+// class cannot even be imported, and the project has no agent object to fall back on, so
+// this is an error naming the field and the fix. A failed probe is not an error: the
+// runner's own start reports.
+func CheckRunnerClass(ctx context.Context, p *project.Project, display string) error {
+	if !p.IsPython() || p.RunnerClass == "" {
+		return nil
+	}
+	in, err := p.FindPython()
+	if err != nil {
+		return nil
+	}
+	installed, err := installedVersions(ctx, in.Path, []string{"ksadk"})
+	if err != nil || installed["ksadk"] != "" {
+		return nil
+	}
+	fix := fmt.Sprintf("add ksadk to %s, then run `agentengine setup %s`", filepath.Join(p.Dir, "requirements.txt"), shellQuote(display))
+	if in.Venv != "" || isEnvPrefix(in.Path) {
+		fix += fmt.Sprintf(" (or install it now: %s -m pip install ksadk)", shellQuote(in.Path))
+	}
+	return fmt.Errorf("%s: field \"runner_class\": %s is a KsADK runner class, which needs the ksadk package, and ksadk is not installed in %s; fix: %s",
+		p.ConfigPath, p.RunnerClass, in.Path, fix)
 }
 
 // satisfies reports whether version meets a specifier set of >=, >, <=, <, ==, !=

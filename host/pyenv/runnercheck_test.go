@@ -69,3 +69,41 @@ func TestCheckRunner(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckRunnerClass(t *testing.T) {
+	const withClass = yaml + "runner_class: agent.LongTaskRunner\n"
+	for _, tt := range []struct {
+		name, config, installed string
+		want                    []string // "" means no error
+	}{
+		{"ksadk installed", withClass, `{"ksadk": "0.8.5"}`, nil},
+		{"no runner_class", yaml, `{"ksadk": ""}`, nil},
+		{"ksadk missing", withClass, `{"ksadk": ""}`, []string{
+			`field "runner_class": agent.LongTaskRunner is a KsADK runner class, which needs the ksadk package, and ksadk is not installed`,
+			"fix: add ksadk to ", "requirements.txt, then run `agentengine setup proj`",
+			"/.venv/bin/python3 -m pip install ksadk",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"agentengine.yaml": tt.config, "agent.py": "graph = None\n"}
+			fakeVenv(files, ".venv", "#!/bin/sh\necho '"+tt.installed+"'\n")
+			dir := writeTree(t, files)
+			p, err := project.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = CheckRunnerClass(t.Context(), p, "proj")
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("error %v lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
