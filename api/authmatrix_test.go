@@ -251,6 +251,51 @@ func TestTokensFileRotation(t *testing.T) {
 	}
 }
 
+// Emptying the tokens file, leaving only comments in it or removing it revokes every
+// key at once (the shared token still works); adding a key back lets it in again.
+func TestTokensFileRevokesTheLastKey(t *testing.T) {
+	rewrite := func(e *matrixEnv, content string, size int) {
+		t.Helper()
+		if err := os.WriteFile(e.tokens, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		future := time.Now().Add(time.Duration(size) * time.Second)
+		_ = os.Chtimes(e.tokens, future, future)
+	}
+	for name, revoke := range map[string]func(e *matrixEnv){
+		"empty":    func(e *matrixEnv) { rewrite(e, "", 2) },
+		"comments": func(e *matrixEnv) { rewrite(e, "# every key revoked\n\n   # still none\n", 2) },
+		"removed": func(e *matrixEnv) {
+			if err := os.Remove(e.tokens); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newMatrixEnv(t)
+			if code, _ := e.do("GET", "/v1/models", "", aliceKey); code != 200 {
+				t.Fatalf("alice before: %d", code)
+			}
+			revoke(e)
+			for _, k := range []string{aliceKey, bobKey} {
+				if code, _ := e.do("GET", "/v1/models", "", k); code != http.StatusUnauthorized {
+					t.Errorf("revoked key %s…: %d", k[:5], code)
+				}
+			}
+			if code, _ := e.do("GET", "/v1/models", "", shared); code != 200 {
+				t.Errorf("shared token: %d", code)
+			}
+			rewrite(e, bobKey+" bob\n", 4)
+			if code, _ := e.do("GET", "/v1/models", "", bobKey); code != 200 {
+				t.Errorf("key added back: %d", code)
+			}
+			if code, _ := e.do("GET", "/v1/models", "", aliceKey); code != http.StatusUnauthorized {
+				t.Errorf("alice still revoked: %d", code)
+			}
+		})
+	}
+}
+
 func TestLoadTokensRejectsBadFiles(t *testing.T) {
 	for name, content := range map[string]string{
 		"empty":     "# nothing\n",
