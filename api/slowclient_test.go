@@ -97,3 +97,34 @@ func TestStreamOutlivesBodyReadTimeout(t *testing.T) {
 		t.Fatalf("stream: %v\n%s", err, b)
 	}
 }
+
+// A Content-Length over the limit is refused at once, before any body is read, in the
+// owning surface's shape, and the connection is closed: also for a client that sends
+// only headers, as one waiting on "Expect: 100-continue" does (it is never told to go
+// on). The body read timeout is left long: the answer must not wait for it.
+func TestOversizedContentLengthRefusedAtOnce(t *testing.T) {
+	rt := newRuntime(t)
+	r := newRouter(Config{Runtime: rt, MaxBodyBytes: 1 << 10, Surfaces: []Surface{shaped{"a", "/a/"}}})
+	addr := startServer(t, r, nil)
+	for _, tt := range []struct{ name, path, expect, want string }{
+		{"openai", "/v1/responses", "", `"code":"request_too_large"`},
+		{"openai waiting", "/v1/responses", "Expect: 100-continue\r\n", `"code":"request_too_large"`},
+		{"other surface", "/a/x", "", "a 413 request_too_large"},
+		{"other surface waiting", "/a/x", "Expect: 100-continue\r\n", "a 413 request_too_large"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			head := "POST " + tt.path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + tt.expect +
+				"Content-Length: 67108864\r\n\r\n"
+			out, closed := rawRequest(t, addr, head, "")
+			if !closed {
+				t.Fatalf("connection still open 10 s after the headers; got %q", out)
+			}
+			if !strings.HasPrefix(out, "HTTP/1.1 413") || !strings.Contains(out, tt.want) || strings.Contains(out, "100 Continue") {
+				t.Errorf("answer %q", out)
+			}
+			if !strings.Contains(strings.ToLower(out), "connection: close") {
+				t.Errorf("the answer does not say the connection closes: %q", out)
+			}
+		})
+	}
+}
