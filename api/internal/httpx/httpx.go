@@ -57,6 +57,25 @@ func Limited(max int64) gin.HandlerFunc {
 	}
 }
 
+// BodyLimit is the body limit a request is held to: the router's (Limited) or, for a
+// surface served on its own, max (default DefaultMaxBodyBytes).
+func BodyLimit(c *gin.Context, max int64) int64 {
+	if v, ok := c.Get(limitKey); ok {
+		if n, ok := v.(int64); ok {
+			return n
+		}
+	}
+	if max <= 0 {
+		max = DefaultMaxBodyBytes
+	}
+	return max
+}
+
+// FormOverhead is what a multipart upload's body holds besides the file's bytes, at
+// most: its boundaries and part headers and the form fields sent beside the file (each
+// at most 8 KiB). A file is within the body limit when it is within the limit less this.
+const FormOverhead = 64 << 10
+
 // ReadJSON reads a JSON request body. Bodies must be JSON or carry no Content-Type: a
 // browser can send text/plain or form bodies cross-site without a preflight. The limit
 // is the router's (Limited) or, for a surface served on its own, max (default
