@@ -309,3 +309,29 @@ func TestActionsMap(t *testing.T) {
 	_ = context.Background
 	_ = io.Discard
 }
+
+// A name that is not valid UTF-8 would make a file no JSON client can name again (it
+// is listed with U+FFFD in its place): such names are refused at upload, whether they
+// come as the Path field or as the file's name.
+func TestUploadsRefuseInvalidUTF8Names(t *testing.T) {
+	e := newEnv(t)
+	const bad = "a\xff.txt"
+	for name, req := range map[string]*http.Request{
+		"workspace path first": multipartReq(t, "AddWorkspaceFile", [][2]string{{"Path", "dir/" + bad}, {"file", ""}}, "x.txt", []byte("x")),
+		"workspace path after": multipartReq(t, "AddWorkspaceFile", [][2]string{{"file", ""}, {"Path", bad}}, "x.txt", []byte("x")),
+		"workspace file name":  multipartReq(t, "AddWorkspaceFile", [][2]string{{"file", ""}}, bad, []byte("x")),
+		"upload file name":     multipartReq(t, "UploadFile", [][2]string{{"file", ""}}, bad, []byte("x")),
+		"workspace read":       httptest.NewRequest(http.MethodGet, Prefix+"GetWorkspaceFileContent?FilePath=a%FF.txt", nil),
+	} {
+		w, a := e.do(t, req)
+		if w.Code != 400 || a.Code != "InvalidParameter" || !strings.Contains(a.Message, "UTF-8") {
+			t.Errorf("%s: %d %s", name, w.Code, w.Body)
+		}
+	}
+	if ents, _ := os.ReadDir(e.wsDir); len(ents) != 0 {
+		t.Errorf("refused writes left %v", ents)
+	}
+	if names := storeFiles(t, e.filesDir); len(names) != 0 {
+		t.Errorf("a refused upload left %v", names)
+	}
+}
