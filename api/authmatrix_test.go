@@ -47,12 +47,13 @@ func newMatrixEnv(t *testing.T) *matrixEnv {
 		t.Fatal(err)
 	}
 	client, stop := inprocess.Serve(echoagent.New())
-	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Framework: "go", Runner: client}}})
+	dir := t.TempDir()
+	uploads, err := attach.New(attach.Config{Dir: filepath.Join(dir, "files"), LookPath: func(string) (string, error) { return "", os.ErrNotExist }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	uploads, err := attach.New(attach.Config{Dir: filepath.Join(dir, "files"), LookPath: func(string) (string, error) { return "", os.ErrNotExist }})
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Framework: "go", Runner: client}},
+		Attachments: uploads.ForHost()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,5 +336,33 @@ func TestAppStateNeedsTheOperator(t *testing.T) {
 	}
 	if code, b := e.do("PATCH", sess, `{"stateDelta":{"app:theme":"dark"}}`, shared, "X-AgentEngine-User", "alice"); code != http.StatusOK {
 		t.Errorf("operator: %d %s", code, b)
+	}
+}
+
+// ADK /run referencing an upload the caller cannot see (another user's, or none at all)
+// names the upload that was not found, not the session, which exists.
+func TestADKRunNamesTheMissingUpload(t *testing.T) {
+	e := newMatrixEnv(t)
+	upload := e.aliceFiles()
+	code, b := e.do("POST", "/apps/echo/users/bob/sessions", `{}`, bobKey)
+	if code != 200 {
+		t.Fatalf("bob's session: %d %s", code, b)
+	}
+	var s struct{ ID string }
+	_ = json.Unmarshal(b, &s)
+	for name, ref := range map[string]string{
+		"another user's": upload,
+		"unknown":        "ksadk-upload://00000000000000000000000000000000",
+	} {
+		body := `{"appName":"echo","userId":"bob","sessionId":"` + s.ID + `","newMessage":{"role":"user","parts":[{"text":"see"},{"fileData":{"fileUri":"` + ref + `","mimeType":"text/plain"}}]}}`
+		code, b := e.do("POST", "/run", body, bobKey)
+		if code != http.StatusNotFound || !strings.Contains(string(b), ref) || strings.Contains(string(b), "Session not found") {
+			t.Errorf("%s upload: %d %s", name, code, b)
+		}
+	}
+	// The session is untouched and still takes turns.
+	body := `{"appName":"echo","userId":"bob","sessionId":"` + s.ID + `","newMessage":{"role":"user","parts":[{"text":"hi"}]}}`
+	if code, b := e.do("POST", "/run", body, bobKey); code != 200 {
+		t.Errorf("a turn after: %d %s", code, b)
 	}
 }
