@@ -366,3 +366,45 @@ func TestADKRunNamesTheMissingUpload(t *testing.T) {
 		t.Errorf("a turn after: %d %s", code, b)
 	}
 }
+
+// State over its tier's budget (4 MiB by default) is refused on every way a client
+// writes it, 413 in the surface's shape, and nothing is stored; a runner's state over
+// the budget fails its run with the reason. The user's sessions keep taking turns.
+func TestStateBudgetOnEverySurface(t *testing.T) {
+	e := newMatrixEnv(t)
+	adkID, _, _ := e.aliceSession()
+	big := strings.Repeat("x", 5<<20)
+	sess := "/apps/echo/users/alice/sessions/" + adkID
+	for _, tt := range []struct{ name, method, path, body, key string }{
+		{"patch user", "PATCH", sess, `{"stateDelta":{"user:big":"` + big + `"}}`, aliceKey},
+		{"patch app", "PATCH", sess, `{"stateDelta":{"app:big":"` + big + `"}}`, shared},
+		{"patch session", "PATCH", sess, `{"stateDelta":{"big":"` + big + `"}}`, aliceKey},
+		{"create", "POST", "/apps/echo/users/alice/sessions/s-big", `{"user:big":"` + big + `"}`, aliceKey},
+		{"run", "POST", "/run", `{"appName":"echo","userId":"alice","sessionId":"` + adkID + `","stateDelta":{"user:big":"` + big + `"},"newMessage":{"role":"user","parts":[{"text":"hi"}]}}`, aliceKey},
+	} {
+		extra := []string{}
+		if tt.key == shared {
+			extra = []string{"X-AgentEngine-User", "alice"}
+		}
+		code, b := e.do(tt.method, tt.path, tt.body, tt.key, extra...)
+		if code != http.StatusRequestEntityTooLarge || !strings.HasPrefix(string(b), `{"detail":"the `) || !strings.Contains(string(b), "budget") {
+			t.Errorf("%s: %d %.300s", tt.name, code, b)
+		}
+	}
+	if code, _ := e.do("GET", "/apps/echo/users/alice/sessions/s-big", "", aliceKey); code != http.StatusNotFound {
+		t.Errorf("a session whose initial state was refused exists: %d", code)
+	}
+	// The agent's own state over the budget, through the Web UI's action API.
+	code, b := e.do("POST", actions.Prefix+"RunAgent", `{"AgentId":"echo","Messages":[{"role":"user","content":[{"type":"input_text","text":"state:user:big=`+big+`"}]}]}`, aliceKey)
+	if !strings.Contains(string(b), `"status":"failed"`) || !strings.Contains(string(b), "state change was refused") {
+		t.Errorf("runner state over the budget: %d %.500s", code, b)
+	}
+	code, b = e.do("GET", sess, "", aliceKey)
+	if code != 200 || len(b) > 1<<20 {
+		t.Errorf("session after refused writes: %d, %d bytes", code, len(b))
+	}
+	body := `{"appName":"echo","userId":"alice","sessionId":"` + adkID + `","newMessage":{"role":"user","parts":[{"text":"hi"}]}}`
+	if code, b := e.do("POST", "/run", body, aliceKey); code != 200 {
+		t.Errorf("a turn after: %d %.300s", code, b)
+	}
+}

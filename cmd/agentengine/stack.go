@@ -55,6 +55,8 @@ type stackOptions struct {
 	env map[string]string
 	// maxRunsPerUser caps each user's runs in progress (0: no cap).
 	maxRunsPerUser int
+	// maxStateBytes bounds each state tier (0: the default, negative: none).
+	maxStateBytes int64
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -146,7 +148,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	}
 
 	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
-		MaxRunsPerUser: opt.maxRunsPerUser})
+		MaxRunsPerUser: opt.maxRunsPerUser, StateBudget: host.StateBudget{App: opt.maxStateBytes, User: opt.maxStateBytes, Session: opt.maxStateBytes}})
 	if err != nil {
 		s.close(context.Background())
 		return nil, err

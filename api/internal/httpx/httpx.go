@@ -214,6 +214,8 @@ func FromHost(log hclog.Logger, op string, err error) HostError {
 		e.Status = http.StatusNotFound
 	case errors.Is(ce.Kind, host.ErrRunActive), errors.Is(ce.Kind, host.ErrRunNotActive):
 		e.Status = http.StatusConflict
+	case errors.Is(ce.Kind, host.ErrStateTooLarge):
+		e.Status = http.StatusRequestEntityTooLarge
 	case errors.Is(ce.Kind, host.ErrUnavailable):
 		e.Status = http.StatusServiceUnavailable
 	case errors.Is(ce.Kind, host.ErrTooManyRuns):
