@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentengine/agentengine/api/internal/limit"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
 )
 
 // DefaultMaxBodyBytes is the body limit when none is configured.
@@ -161,11 +162,21 @@ func (r jsonRender) WriteContentType(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 }
 
-// RetryAfter sets "Retry-After: 1" on a 429 answer unless whoever refused the request
-// has named its own wait (the rate limit names when the next request is due).
+// StoreUnavailableMessage is the client's answer while the session store is down.
+const StoreUnavailableMessage = "the session store is unavailable at the moment; retry shortly"
+
+// RetryAfter sets "Retry-After: 1" on a 429 answer and "Retry-After: 5" on a 503 (a
+// store or runner that is down for a while) unless whoever refused the request has named
+// its own wait (the rate limit names when the next request is due).
 func RetryAfter(c *gin.Context, status int) {
-	if status == http.StatusTooManyRequests && c.Writer.Header().Get("Retry-After") == "" {
+	if c.Writer.Header().Get("Retry-After") != "" {
+		return
+	}
+	switch status {
+	case http.StatusTooManyRequests:
 		c.Header("Retry-After", "1")
+	case http.StatusServiceUnavailable:
+		c.Header("Retry-After", "5")
 	}
 }
 
@@ -204,6 +215,11 @@ func FromHost(log hclog.Logger, op string, err error) HostError {
 		if errors.Is(err, context.Canceled) {
 			// The client went away; nobody reads this, but keep it out of the error log.
 			return HostError{Status: StatusClientGone}
+		}
+		if session.IsUnavailable(err) {
+			// A database that is down or restarting: the client may retry (Retry-After).
+			log.Warn("session store unavailable", "op", op, "error", err)
+			return HostError{Status: http.StatusServiceUnavailable, Kind: host.ErrUnavailable, Message: StoreUnavailableMessage}
 		}
 		log.Error("request failed", "op", op, "error", err)
 		return HostError{Status: http.StatusInternalServerError}
