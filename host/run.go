@@ -246,6 +246,12 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 
 // runnerFailureMessage is the client-safe text for a broken runner stream.
 func runnerFailureMessage(err error) string {
+	// Runner clients mark a process that stopped responding (runnerproc's
+	// ErrUnresponsive) by this method, so the host names no runner package.
+	var u interface{ Unresponsive() bool }
+	if errors.As(err, &u) && u.Unresponsive() {
+		return "the agent's runner stopped responding (no events and no health answer in time); the run was failed and the runner is being replaced"
+	}
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
 		return "the agent's runner process exited or disconnected during the run"
 	}

@@ -51,6 +51,8 @@ type stackOptions struct {
 	log       hclog.Logger
 	progress  io.Writer
 	startWait time.Duration
+	// stallWait bounds a run's silence before its runner must answer a health check.
+	stallWait time.Duration
 	// env is set in every project's runner environment, over its own (run --model).
 	env map[string]string
 	// maxRunsPerUser caps each user's runs in progress (0: no cap).
@@ -99,7 +101,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	s := &stack{store: st, backend: sel.Backend, log: opt.log}
 
 	agents := make([]host.Agent, 0, len(projects))
-	lo := launchOptions{startWait: opt.startWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
+	lo := launchOptions{startWait: opt.startWait, stallWait: opt.stallWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
 	for i, p := range projects {
 		lo.display = opt.dirs[i]
 		r, err := newAgentRunner(ctx, p, lo)
