@@ -255,11 +255,10 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // while reading otherwise (handlers map the read error to 413).
 func (g *guard) bodyLimit(c *gin.Context) {
 	if c.Request.ContentLength > g.cfg.MaxBodyBytes {
-		// Closing the connection is what lets the answer go out now: net/http would
+		// fail closes the connection, which lets the answer go out now: net/http would
 		// otherwise try to drain the unread body before writing it, waiting on a client
 		// that sends only headers (one waiting on "Expect: 100-continue") until the body
 		// read deadline.
-		c.Header("Connection", "close")
 		g.fail(c, http.StatusRequestEntityTooLarge, "request_too_large", limit.TooLarge(g.cfg.MaxBodyBytes))
 		return
 	}

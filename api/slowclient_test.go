@@ -106,20 +106,23 @@ func TestOversizedContentLengthRefusedAtOnce(t *testing.T) {
 	rt := newRuntime(t)
 	r := newRouter(Config{Runtime: rt, MaxBodyBytes: 1 << 10, Surfaces: []Surface{shaped{"a", "/a/"}}})
 	addr := startServer(t, r, nil)
-	for _, tt := range []struct{ name, path, expect, want string }{
-		{"openai", "/v1/responses", "", `"code":"request_too_large"`},
-		{"openai waiting", "/v1/responses", "Expect: 100-continue\r\n", `"code":"request_too_large"`},
-		{"other surface", "/a/x", "", "a 413 request_too_large"},
-		{"other surface waiting", "/a/x", "Expect: 100-continue\r\n", "a 413 request_too_large"},
+	const waiting = "Expect: 100-continue\r\n"
+	for _, tt := range []struct{ name, host, path, expect, want string }{
+		{"openai", "127.0.0.1", "/v1/responses", "", `"code":"request_too_large"`},
+		{"openai waiting", "127.0.0.1", "/v1/responses", waiting, `"code":"request_too_large"`},
+		{"other surface", "127.0.0.1", "/a/x", "", "a 413 request_too_large"},
+		{"other surface waiting", "127.0.0.1", "/a/x", waiting, "a 413 request_too_large"},
+		// Refused before the size is looked at: as promptly.
+		{"forbidden host", "evil.example", "/v1/responses", waiting, `"code":"forbidden_host"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			head := "POST " + tt.path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + tt.expect +
+			head := "POST " + tt.path + " HTTP/1.1\r\nHost: " + tt.host + "\r\nContent-Type: application/json\r\n" + tt.expect +
 				"Content-Length: 67108864\r\n\r\n"
 			out, closed := rawRequest(t, addr, head, "")
 			if !closed {
 				t.Fatalf("connection still open 10 s after the headers; got %q", out)
 			}
-			if !strings.HasPrefix(out, "HTTP/1.1 413") || !strings.Contains(out, tt.want) || strings.Contains(out, "100 Continue") {
+			if !strings.HasPrefix(out, "HTTP/1.1 4") || !strings.Contains(out, tt.want) || strings.Contains(out, "100 Continue") {
 				t.Errorf("answer %q", out)
 			}
 			if !strings.Contains(strings.ToLower(out), "connection: close") {
