@@ -93,7 +93,7 @@ type Config struct {
 	// HealthTimeout bounds one health check (default 5s).
 	HealthTimeout time.Duration
 	// StallTimeout is how long a run may go without an event before the process is
-	// asked for its health (default 10s; negative disables it). A process that does not
+	// asked for its health (default 15s; negative disables it). A process that does not
 	// answer within the stall timeout (or HealthTimeout, if shorter) then is wedged (SIGSTOPped, deadlocked): it is retired
 	// at once, its runs fail with ErrUnresponsive, a new process is started, and
 	// Startable reports it until that one serves. A run that is merely slow (a long
@@ -154,7 +154,7 @@ func (c *Config) setDefaults() {
 		c.HealthTimeout = 5 * time.Second
 	}
 	if c.StallTimeout == 0 {
-		c.StallTimeout = 10 * time.Second
+		c.StallTimeout = 15 * time.Second
 	}
 }
 
