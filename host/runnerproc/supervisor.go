@@ -94,10 +94,11 @@ type Config struct {
 	HealthTimeout time.Duration
 	// StallTimeout is how long a run may go without an event before the process is
 	// asked for its health (default 15s; negative disables it). A process that does not
-	// answer within the stall timeout (or HealthTimeout, if shorter) then is wedged (SIGSTOPped, deadlocked): it is retired
-	// at once, its runs fail with ErrUnresponsive, a new process is started, and
-	// Startable reports it until that one serves. A run that is merely slow (a long
-	// model call) is left alone: its process answers the health check.
+	// answer within the stall timeout (or HealthTimeout, if shorter) is wedged
+	// (SIGSTOPped, deadlocked): it is retired at once, its runs fail with
+	// ErrUnresponsive, a new process is started, and Startable reports it until that one
+	// serves. A run that is merely slow (a long model call) is left alone: its process
+	// answers the health check.
 	StallTimeout time.Duration
 }
 
