@@ -21,12 +21,17 @@ func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	var ne *net.OpError
-	var sq interface{ SQLState() string }
+	var (
+		ne *net.OpError
+		sq interface{ SQLState() string }
+	)
 	switch {
 	case errors.Is(err, ErrUnavailable), errors.As(err, &ne),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF):
+		errors.Is(err, net.ErrClosed):
+		return true
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// A connection cut mid-answer: pgx returns it bare, with nothing else to tell.
 		return true
 	case errors.As(err, &sq):
 		code := sq.SQLState()
