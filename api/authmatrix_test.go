@@ -48,12 +48,13 @@ func newMatrixEnv(t *testing.T) *matrixEnv {
 		t.Fatal(err)
 	}
 	client, stop := inprocess.Serve(echoagent.New())
-	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Framework: "go", Runner: client}}})
+	dir := t.TempDir()
+	uploads, err := attach.New(attach.Config{Dir: filepath.Join(dir, "files"), LookPath: func(string) (string, error) { return "", os.ErrNotExist }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	uploads, err := attach.New(attach.Config{Dir: filepath.Join(dir, "files"), LookPath: func(string) (string, error) { return "", os.ErrNotExist }})
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Framework: "go", Runner: client}},
+		Attachments: uploads.ForHost()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +260,51 @@ func TestTokensFileRotation(t *testing.T) {
 	}
 }
 
+// Emptying the tokens file, leaving only comments in it or removing it revokes every
+// key at once (the shared token still works); adding a key back lets it in again.
+func TestTokensFileRevokesTheLastKey(t *testing.T) {
+	rewrite := func(e *matrixEnv, content string, size int) {
+		t.Helper()
+		if err := os.WriteFile(e.tokens, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		future := time.Now().Add(time.Duration(size) * time.Second)
+		_ = os.Chtimes(e.tokens, future, future)
+	}
+	for name, revoke := range map[string]func(e *matrixEnv){
+		"empty":    func(e *matrixEnv) { rewrite(e, "", 2) },
+		"comments": func(e *matrixEnv) { rewrite(e, "# every key revoked\n\n   # still none\n", 2) },
+		"removed": func(e *matrixEnv) {
+			if err := os.Remove(e.tokens); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newMatrixEnv(t)
+			if code, _ := e.do("GET", "/v1/models", "", aliceKey); code != 200 {
+				t.Fatalf("alice before: %d", code)
+			}
+			revoke(e)
+			for _, k := range []string{aliceKey, bobKey} {
+				if code, _ := e.do("GET", "/v1/models", "", k); code != http.StatusUnauthorized {
+					t.Errorf("revoked key %s…: %d", k[:5], code)
+				}
+			}
+			if code, _ := e.do("GET", "/v1/models", "", shared); code != 200 {
+				t.Errorf("shared token: %d", code)
+			}
+			rewrite(e, bobKey+" bob\n", 4)
+			if code, _ := e.do("GET", "/v1/models", "", bobKey); code != 200 {
+				t.Errorf("key added back: %d", code)
+			}
+			if code, _ := e.do("GET", "/v1/models", "", aliceKey); code != http.StatusUnauthorized {
+				t.Errorf("alice still revoked: %d", code)
+			}
+		})
+	}
+}
+
 func TestLoadTokensRejectsBadFiles(t *testing.T) {
 	for name, content := range map[string]string{
 		"empty":     "# nothing\n",
@@ -298,5 +344,75 @@ func TestAppStateNeedsTheOperator(t *testing.T) {
 	}
 	if code, b := e.do("PATCH", sess, `{"stateDelta":{"app:theme":"dark"}}`, shared, "X-AgentEngine-User", "alice"); code != http.StatusOK {
 		t.Errorf("operator: %d %s", code, b)
+	}
+}
+
+// ADK /run referencing an upload the caller cannot see (another user's, or none at all)
+// names the upload that was not found, not the session, which exists.
+func TestADKRunNamesTheMissingUpload(t *testing.T) {
+	e := newMatrixEnv(t)
+	upload := e.aliceFiles()
+	code, b := e.do("POST", "/apps/echo/users/bob/sessions", `{}`, bobKey)
+	if code != 200 {
+		t.Fatalf("bob's session: %d %s", code, b)
+	}
+	var s struct{ ID string }
+	_ = json.Unmarshal(b, &s)
+	for name, ref := range map[string]string{
+		"another user's": upload,
+		"unknown":        "ksadk-upload://00000000000000000000000000000000",
+	} {
+		body := `{"appName":"echo","userId":"bob","sessionId":"` + s.ID + `","newMessage":{"role":"user","parts":[{"text":"see"},{"fileData":{"fileUri":"` + ref + `","mimeType":"text/plain"}}]}}`
+		code, b := e.do("POST", "/run", body, bobKey)
+		if code != http.StatusNotFound || !strings.Contains(string(b), ref) || strings.Contains(string(b), "Session not found") {
+			t.Errorf("%s upload: %d %s", name, code, b)
+		}
+	}
+	// The session is untouched and still takes turns.
+	body := `{"appName":"echo","userId":"bob","sessionId":"` + s.ID + `","newMessage":{"role":"user","parts":[{"text":"hi"}]}}`
+	if code, b := e.do("POST", "/run", body, bobKey); code != 200 {
+		t.Errorf("a turn after: %d %s", code, b)
+	}
+}
+
+// State over its tier's budget (4 MiB by default) is refused on every way a client
+// writes it, 413 in the surface's shape, and nothing is stored; a runner's state over
+// the budget fails its run with the reason. The user's sessions keep taking turns.
+func TestStateBudgetOnEverySurface(t *testing.T) {
+	e := newMatrixEnv(t)
+	adkID, _, _ := e.aliceSession()
+	big := strings.Repeat("x", 5<<20)
+	sess := "/apps/echo/users/alice/sessions/" + adkID
+	for _, tt := range []struct{ name, method, path, body, key string }{
+		{"patch user", "PATCH", sess, `{"stateDelta":{"user:big":"` + big + `"}}`, aliceKey},
+		{"patch app", "PATCH", sess, `{"stateDelta":{"app:big":"` + big + `"}}`, shared},
+		{"patch session", "PATCH", sess, `{"stateDelta":{"big":"` + big + `"}}`, aliceKey},
+		{"create", "POST", "/apps/echo/users/alice/sessions/s-big", `{"user:big":"` + big + `"}`, aliceKey},
+		{"run", "POST", "/run", `{"appName":"echo","userId":"alice","sessionId":"` + adkID + `","stateDelta":{"user:big":"` + big + `"},"newMessage":{"role":"user","parts":[{"text":"hi"}]}}`, aliceKey},
+	} {
+		extra := []string{}
+		if tt.key == shared {
+			extra = []string{"X-AgentEngine-User", "alice"}
+		}
+		code, b := e.do(tt.method, tt.path, tt.body, tt.key, extra...)
+		if code != http.StatusRequestEntityTooLarge || !strings.HasPrefix(string(b), `{"detail":"the `) || !strings.Contains(string(b), "budget") {
+			t.Errorf("%s: %d %.300s", tt.name, code, b)
+		}
+	}
+	if code, _ := e.do("GET", "/apps/echo/users/alice/sessions/s-big", "", aliceKey); code != http.StatusNotFound {
+		t.Errorf("a session whose initial state was refused exists: %d", code)
+	}
+	// The agent's own state over the budget, through the Web UI's action API.
+	code, b := e.do("POST", actions.Prefix+"RunAgent", `{"AgentId":"echo","Messages":[{"role":"user","content":[{"type":"input_text","text":"state:user:big=`+big+`"}]}]}`, aliceKey)
+	if !strings.Contains(string(b), `"status":"failed"`) || !strings.Contains(string(b), "state change was refused") {
+		t.Errorf("runner state over the budget: %d %.500s", code, b)
+	}
+	code, b = e.do("GET", sess, "", aliceKey)
+	if code != 200 || len(b) > 1<<20 {
+		t.Errorf("session after refused writes: %d, %d bytes", code, len(b))
+	}
+	body := `{"appName":"echo","userId":"alice","sessionId":"` + adkID + `","newMessage":{"role":"user","parts":[{"text":"hi"}]}}`
+	if code, b := e.do("POST", "/run", body, aliceKey); code != 200 {
+		t.Errorf("a turn after: %d %.300s", code, b)
 	}
 }

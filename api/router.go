@@ -137,6 +137,11 @@ func NewRouter(cfg Config) *gin.Engine {
 // surface's when none does) and ends the request.
 func (g *guard) fail(c *gin.Context, status int, code, message string) {
 	defer c.Abort()
+	if c.Request.ContentLength != 0 && c.Request.Body != nil && c.Request.Body != http.NoBody {
+		// The body is refused unread: the connection is closed rather than drained, so
+		// the answer goes out now, not once net/http has read (or waited for) the body.
+		c.Header("Connection", "close")
+	}
 	for _, s := range g.surfaces {
 		if s.Owns(c.Request.URL.Path) {
 			s.WriteError(c, status, code, message)

@@ -263,13 +263,38 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // while reading otherwise (handlers map the read error to 413).
 func (g *guard) bodyLimit(c *gin.Context) {
 	if c.Request.ContentLength > g.cfg.MaxBodyBytes {
+		// fail closes the connection, which lets the answer go out now: net/http would
+		// otherwise try to drain the unread body before writing it, waiting on a client
+		// that sends only headers (one waiting on "Expect: 100-continue") until the body
+		// read deadline.
+		rc := http.NewResponseController(c.Writer)
+		_ = rc.EnableFullDuplex() // reading after the answer is sent (linger below)
 		g.fail(c, http.StatusRequestEntityTooLarge, "request_too_large", limit.TooLarge(g.cfg.MaxBodyBytes))
+		g.linger(c, rc)
 		return
 	}
 	if c.Request.Body != nil {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, g.cfg.MaxBodyBytes)
 	}
 	c.Next()
+}
+
+// lingerTimeout bounds how long a refused body is read and dropped after the answer.
+const lingerTimeout = time.Second
+
+// linger sends the answer, then reads and drops what a client already sending the body
+// sends for a moment before the connection closes: closing a socket with unread data
+// resets it, and the reset can destroy the answer before the client reads it. A client
+// that sends nothing (it waits on "Expect: 100-continue", which it is never sent) is
+// waited for no longer than lingerTimeout.
+func (g *guard) linger(c *gin.Context, rc *http.ResponseController) {
+	if err := rc.Flush(); err != nil || c.Request.Body == nil {
+		return
+	}
+	if err := rc.SetReadDeadline(time.Now().Add(lingerTimeout)); err != nil {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, c.Request.Body, 2*g.cfg.MaxBodyBytes)
 }
 
 var _ ErrorWriter = (*openai.Handler)(nil)

@@ -97,3 +97,37 @@ func TestStreamOutlivesBodyReadTimeout(t *testing.T) {
 		t.Fatalf("stream: %v\n%s", err, b)
 	}
 }
+
+// A Content-Length over the limit is refused at once, before any body is read, in the
+// owning surface's shape, and the connection is closed: also for a client that sends
+// only headers, as one waiting on "Expect: 100-continue" does (it is never told to go
+// on). The body read timeout is left long: the answer must not wait for it.
+func TestOversizedContentLengthRefusedAtOnce(t *testing.T) {
+	rt := newRuntime(t)
+	r := newRouter(Config{Runtime: rt, MaxBodyBytes: 1 << 10, Surfaces: []Surface{shaped{"a", "/a/"}}})
+	addr := startServer(t, r, nil)
+	const waiting = "Expect: 100-continue\r\n"
+	for _, tt := range []struct{ name, host, path, expect, want string }{
+		{"openai", "127.0.0.1", "/v1/responses", "", `"code":"request_too_large"`},
+		{"openai waiting", "127.0.0.1", "/v1/responses", waiting, `"code":"request_too_large"`},
+		{"other surface", "127.0.0.1", "/a/x", "", "a 413 request_too_large"},
+		{"other surface waiting", "127.0.0.1", "/a/x", waiting, "a 413 request_too_large"},
+		// Refused before the size is looked at: as promptly.
+		{"forbidden host", "evil.example", "/v1/responses", waiting, `"code":"forbidden_host"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			head := "POST " + tt.path + " HTTP/1.1\r\nHost: " + tt.host + "\r\nContent-Type: application/json\r\n" + tt.expect +
+				"Content-Length: 67108864\r\n\r\n"
+			out, closed := rawRequest(t, addr, head, "")
+			if !closed {
+				t.Fatalf("connection still open 10 s after the headers; got %q", out)
+			}
+			if !strings.HasPrefix(out, "HTTP/1.1 4") || !strings.Contains(out, tt.want) || strings.Contains(out, "100 Continue") {
+				t.Errorf("answer %q", out)
+			}
+			if !strings.Contains(strings.ToLower(out), "connection: close") {
+				t.Errorf("the answer does not say the connection closes: %q", out)
+			}
+		})
+	}
+}

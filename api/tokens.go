@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -18,8 +19,10 @@ import (
 
 // Tokens maps API keys to the users they act as, read from a file: one "KEY USER" pair a
 // line, blank lines and lines starting with # ignored. The file is read again when it
-// changes, so keys are added, rotated and revoked without a restart; a file that no
-// longer parses keeps the keys read last (and is logged).
+// changes, so keys are added, rotated and revoked without a restart. A file that lists
+// no key (empty, or only comments) or no longer exists means no keys: every key is
+// refused until keys are added. Only a file that does not parse (or cannot be read)
+// keeps the keys read last (and is logged), so that a typo does not lock everyone out.
 type Tokens struct {
 	path string
 	log  hclog.Logger
@@ -35,7 +38,8 @@ type tokenKey struct{ key, user string }
 // minTokenLen keeps guessable keys out of a tokens file.
 const minTokenLen = 16
 
-// LoadTokens reads a tokens file; it must hold at least one key.
+// LoadTokens reads a tokens file; at startup it must hold at least one key (a server
+// that starts refusing every key is a configuration mistake).
 func LoadTokens(path string, log hclog.Logger) (*Tokens, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -48,6 +52,9 @@ func LoadTokens(path string, log hclog.Logger) (*Tokens, error) {
 	keys, err := readTokens(path)
 	if err != nil {
 		return nil, err
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("tokens file " + path + " lists no keys")
 	}
 	t.keys, t.mod, t.size = keys, fi.ModTime(), fi.Size()
 	return t, nil
@@ -71,6 +78,14 @@ func (t *Tokens) current() []tokenKey {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	fi, err := os.Stat(t.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Removing the file revokes every key, as emptying it does.
+		if t.keys != nil {
+			t.log.Warn("tokens file removed; every key is refused until it lists keys again", "path", t.path)
+		}
+		t.keys, t.mod, t.size = nil, time.Time{}, -1
+		return nil
+	}
 	if err != nil {
 		t.log.Error("tokens file unreadable; keeping the keys read last", "path", t.path, "error", err)
 		return t.keys
@@ -84,10 +99,16 @@ func (t *Tokens) current() []tokenKey {
 		return t.keys
 	}
 	t.keys, t.mod, t.size = keys, fi.ModTime(), fi.Size()
-	t.log.Info("tokens file reloaded", "path", t.path, "keys", len(keys))
+	if len(keys) == 0 {
+		t.log.Warn("tokens file lists no keys; every key is refused until keys are added", "path", t.path)
+	} else {
+		t.log.Info("tokens file reloaded", "path", t.path, "keys", len(keys))
+	}
 	return t.keys
 }
 
+// readTokens parses the file; one that lists no key (empty, only comments) is no keys,
+// not an error.
 func readTokens(path string) ([]tokenKey, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -119,9 +140,6 @@ func readTokens(path string) ([]tokenKey, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("tokens file %s: %w", path, err)
-	}
-	if len(keys) == 0 {
-		return nil, errors.New("tokens file " + path + " lists no keys")
 	}
 	return keys, nil
 }

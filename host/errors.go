@@ -16,6 +16,8 @@ var (
 	ErrRunNotActive      = errors.New("run not active")
 	ErrUnavailable       = errors.New("unavailable")
 	ErrTooManyRuns       = errors.New("too many runs")
+	// ErrStateTooLarge: a state delta would grow a tier past its budget (413).
+	ErrStateTooLarge = errors.New("state too large")
 )
 
 // ClientError is an error whose Message is written for the client; Kind is one of the

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 
 	"github.com/agentengine/agentengine/session"
 )
@@ -38,6 +39,11 @@ func (rt *Runtime) Ready(ctx context.Context) error {
 			continue
 		}
 		if err := s.Startable(); err != nil {
+			var u interface{ Unresponsive() bool }
+			if errors.As(err, &u) && u.Unresponsive() {
+				rt.log.Warn("not ready: an agent's runner stopped responding", "agent", a.Name, "error", err)
+				return clientErr(ErrUnavailable, "", "the runner of agent %q stopped responding and is being replaced", a.Name)
+			}
 			rt.log.Warn("not ready: an agent's runner cannot start", "agent", a.Name, "error", err)
 			return clientErr(ErrUnavailable, "", "the runner of agent %q cannot start at the moment (it failed and is waiting to retry)", a.Name)
 		}

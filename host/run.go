@@ -246,6 +246,12 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 
 // runnerFailureMessage is the client-safe text for a broken runner stream.
 func runnerFailureMessage(err error) string {
+	// Runner clients mark a process that stopped responding (runnerproc's
+	// ErrUnresponsive) by this method, so the host names no runner package.
+	var u interface{ Unresponsive() bool }
+	if errors.As(err, &u) && u.Unresponsive() {
+		return "the agent's runner stopped responding (no events and no health answer in time); the run was failed and the runner is being replaced"
+	}
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
 		return "the agent's runner process exited or disconnected during the run"
 	}
@@ -358,7 +364,27 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a state delta that is not valid JSON"}
 			return
 		}
-		ts.store(session.NewEvent{Type: session.TypeStateDelta, Data: e.StateDelta.DeltaJson, StateDelta: e.StateDelta.DeltaJson})
+		ne := session.NewEvent{Type: session.TypeStateDelta, Data: e.StateDelta.DeltaJson, StateDelta: e.StateDelta.DeltaJson}
+		unlock := ts.rt.stateLocks.lock(ts.r.Key.App)
+		if err := ts.rt.checkStateBudget(context.WithoutCancel(ts.ctx), ts.r.Key, ts.r.pending != nil, []session.NewEvent{ne}); err != nil {
+			unlock()
+			var ce *ClientError
+			if !errors.As(err, &ce) {
+				ts.storeErr = err
+				return
+			}
+			// The run fails with the reason; what it stored before stays, this delta is
+			// not written and the session takes turns as before.
+			code := "runner_error"
+			if errors.Is(err, ErrStateTooLarge) {
+				code = "state_too_large"
+			}
+			ts.failure = &session.RunError{Code: code, Message: "the agent's state change was refused: " + ce.Message}
+			ts.rt.log.Warn("agent state delta refused", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
+			return
+		}
+		ts.store(ne)
+		unlock()
 	case *runnerv1.RunEvent_Usage:
 		u := e.Usage
 		ts.usage.InputTokens += u.InputTokens

@@ -66,6 +66,9 @@ type Config struct {
 	// opened as a replica offers it): runs relay their journals, cancels and orphaned
 	// runs reach the replica that can act on them. Nil for a single server.
 	Cluster Cluster
+	// StateBudget bounds each state tier's size; a write that would grow a tier past it
+	// is refused with ErrStateTooLarge (a runner's, by failing its run).
+	StateBudget StateBudget
 }
 
 // DefaultSnapshotInterval is Config.SnapshotInterval's default.
@@ -97,6 +100,9 @@ type Runtime struct {
 	userRuns       userRuns
 
 	snapshotEvery time.Duration
+
+	stateBudget StateBudget
+	stateLocks  stateLocks
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs
@@ -147,6 +153,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.log = hclog.NewNullLogger()
 	}
 	rt.maxRunsPerUser = cfg.MaxRunsPerUser
+	rt.stateBudget = cfg.StateBudget.withDefaults()
 	rt.snapshotEvery = cmp.Or(cfg.SnapshotInterval, DefaultSnapshotInterval)
 	if rt.retention <= 0 {
 		// Long enough for a dropped stream to reconnect and replay with the exact live
@@ -579,7 +586,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		}
 		state = &st
 	} else {
-		stored, state, err = rt.startRun(ctx, run, opening)
+		stored, state, err = rt.startRunInBudget(ctx, run, opening)
 	}
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
@@ -642,6 +649,19 @@ func (rt *Runtime) startRun(ctx context.Context, run session.Run, opening []sess
 	}
 	evs, err := rt.store.StartRun(ctx, run, opening...)
 	return evs, nil, err
+}
+
+// startRunInBudget is startRun for opening events that may write state (a turn's
+// stateDelta): they are checked against the state budget first.
+func (rt *Runtime) startRunInBudget(ctx context.Context, run session.Run, opening []session.NewEvent) ([]session.Event, *session.State, error) {
+	if !hasStateDelta(opening) {
+		return rt.startRun(ctx, run, opening)
+	}
+	defer rt.stateLocks.lock(run.Key.App)()
+	if err := rt.checkStateBudget(ctx, run.Key, run.CreateSession, opening); err != nil {
+		return nil, nil, err
+	}
+	return rt.startRun(ctx, run, opening)
 }
 
 // abortStart closes a run that was recorded but could not be handed to its runner.

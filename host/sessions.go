@@ -131,6 +131,15 @@ func (rt *Runtime) AppendEvents(ctx context.Context, key session.Key, evs ...ses
 			return nil, clientErr(ErrInvalidInput, "", "events of type %q are written by runs only", e.Type)
 		}
 	}
+	if hasStateDelta(evs) {
+		defer rt.stateLocks.lock(key.App)()
+		if _, err := rt.store.GetSession(ctx, key); err != nil {
+			return nil, notFound(key, err)
+		}
+		if err := rt.checkStateBudget(ctx, key, false, evs); err != nil {
+			return nil, err
+		}
+	}
 	out, err := rt.store.Append(ctx, key, evs...)
 	if errors.Is(err, session.ErrInvalid) {
 		return nil, clientErr(ErrInvalidInput, "", "invalid event: %v", err)

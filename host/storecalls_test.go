@@ -134,12 +134,13 @@ func TestUnannouncedTurnStoreCalls(t *testing.T) {
 			[]string{"NewSessionState", "StartRun(create=true, whole completed)"}},
 		{"a failing run", host.TurnRequest{Input: text("fail")},
 			[]string{"NewSessionState", "StartRun(create=true, whole failed)"}},
+		// The state budget reads the state a write changes.
 		{"a state change mid-run", host.TurnRequest{Input: text("state k=v")},
-			[]string{"NewSessionState", "StartRun(create=true)", "Append", "FinishRun"}},
+			[]string{"NewSessionState", "NewSessionState", "StartRun(create=true)", "Append", "FinishRun"}},
 		{"a client-named session", host.TurnRequest{SessionID: "named", CreateIfMissing: true, Input: text("hi")},
 			[]string{"GetSession", "StartRun(create=true)", "State", "FinishRun"}},
 		{"a state delta with the turn", host.TurnRequest{Input: text("hi"), StateDelta: []byte(`{"a":1}`)},
-			[]string{"StartRun(create=true)", "State", "FinishRun"}},
+			[]string{"NewSessionState", "StartRun(create=true)", "State", "FinishRun"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.req.Unannounced = true

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
 )
 
@@ -128,7 +129,7 @@ type bootstrapPayload struct {
 
 // bootstrap serves GetAgentUiBootstrap. Without AgentId it describes the only agent,
 // or the first of several (Agents lists them all, for a multi-agent UI).
-func (s *Surface) bootstrap(ctx context.Context, _ *gin.Context, req *bootstrapRequest) (any, *actionError) {
+func (s *Surface) bootstrap(ctx context.Context, c *gin.Context, req *bootstrapRequest) (any, *actionError) {
 	agents := s.rt.Agents()
 	var a host.AgentInfo
 	if req.AgentID != "" || len(agents) == 1 {
@@ -149,7 +150,10 @@ func (s *Surface) bootstrap(ctx context.Context, _ *gin.Context, req *bootstrapR
 	}
 	var ws *workspaceFiles
 	if s.cfg.Features.WorkspaceFiles {
-		ws = &workspaceFiles{Enabled: true, AccessMode: accessOwner, MaxUploadBytes: s.cfg.Features.WorkspaceMaxUploadBytes,
+		// An upload is one request: the body limit bounds the file as much as the
+		// workspace's own limit does, so the smaller one is what the server enforces.
+		maxFile := min(s.cfg.Features.WorkspaceMaxUploadBytes, httpx.BodyLimit(c, s.cfg.MaxBodyBytes)-httpx.FormOverhead)
+		ws = &workspaceFiles{Enabled: true, AccessMode: accessOwner, MaxUploadBytes: max(maxFile, 0),
 			SupportsDelete: true, RootLabel: "Workspace", EntryAction: "ListWorkspaceFiles", UploadAction: "AddWorkspaceFile",
 			ContentPath: Prefix + "GetWorkspaceFileContent"}
 	}

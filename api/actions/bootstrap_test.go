@@ -63,8 +63,24 @@ func TestBootstrap(t *testing.T) {
 	}
 	// KsADK's UI shows the Workspace button from Data.WorkspaceFiles and AccessMode.
 	if w := d.WorkspaceFiles; w == nil || !w.Enabled || w.AccessMode != "Owner" || d.AccessMode != "Owner" ||
-		w.MaxUploadBytes != 100<<20 || !w.SupportsDelete || w.ContentPath != actions.Prefix+"GetWorkspaceFileContent" {
+		w.MaxUploadBytes != 32<<20-64<<10 || !w.SupportsDelete || w.ContentPath != actions.Prefix+"GetWorkspaceFileContent" {
 		t.Errorf("WorkspaceFiles %+v, AccessMode %q", w, d.AccessMode)
+	}
+
+	// The limit reported is the one enforced: a file is also bounded by the request body
+	// limit (less the form's other parts), and the workspace's own limit may be smaller.
+	for _, tt := range []struct{ maxBody, wsMax, want int64 }{
+		{1 << 20, 0, 1<<20 - 64<<10},
+		{1 << 20, 4096, 4096},
+	} {
+		e3 := newEnv(t, func(o *envOptions) {
+			o.maxBody = tt.maxBody
+			o.cfg.Features = actions.Features{WorkspaceFiles: true, WorkspaceMaxUploadBytes: tt.wsMax}
+		})
+		e3.must("GetAgentUiBootstrap", map[string]any{}, &d)
+		if w := d.WorkspaceFiles; w == nil || w.MaxUploadBytes != tt.want {
+			t.Errorf("body limit %d, workspace limit %d: WorkspaceFiles %+v, want MaxUploadBytes %d", tt.maxBody, tt.wsMax, w, tt.want)
+		}
 	}
 
 	wantError(t, e.post("GetAgentUiBootstrap", map[string]any{"AgentId": "nobody"}), 404, actions.CodeNotFound, "nobody")

@@ -66,6 +66,8 @@ func (s *Surface) fromHost(action string, err error) *actionError {
 		e.Code = CodeUnavailable
 	case errors.Is(he.Kind, host.ErrTooManyRuns):
 		e.Code = CodeTooManyRequests
+	case errors.Is(he.Kind, host.ErrStateTooLarge):
+		e.Code = CodeTooLarge
 	}
 	return e
 }

@@ -86,9 +86,12 @@ func (h *Handler) startRun(c *gin.Context) (*host.Run, *runRequest, *httpError) 
 	run, err := h.rt.Start(ctx, turn)
 	if err != nil {
 		aerr := fromHostError(h.log, "start run", err)
-		if errors.Is(err, host.ErrNotFound) {
+		var ce *host.ClientError
+		if errors.Is(err, host.ErrNotFound) && !(errors.As(err, &ce) && ce.Param == "input") {
 			aerr = sessionNotFound(req.SessionID) // deleted meanwhile
 		}
+		// Else something the input names (an upload) was not found: the host's message
+		// says which.
 		return nil, nil, aerr
 	}
 	return run, req, nil

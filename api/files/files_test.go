@@ -29,7 +29,7 @@ type env struct {
 	wsDir    string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	gin.SetMode(gin.TestMode)
 	base := t.TempDir()
@@ -61,7 +61,7 @@ type answer struct {
 	Detail    string          `json:"detail"`
 }
 
-func (e *env) do(t *testing.T, req *http.Request) (*httptest.ResponseRecorder, answer) {
+func (e *env) do(t testing.TB, req *http.Request) (*httptest.ResponseRecorder, answer) {
 	t.Helper()
 	w := httptest.NewRecorder()
 	e.r.ServeHTTP(w, req)
@@ -78,7 +78,7 @@ func (e *env) do(t *testing.T, req *http.Request) (*httptest.ResponseRecorder, a
 }
 
 // multipartReq builds a multipart POST; fields are written in order, "file" as a file.
-func multipartReq(t *testing.T, action string, fields [][2]string, fileName string, content []byte) *http.Request {
+func multipartReq(t testing.TB, action string, fields [][2]string, fileName string, content []byte) *http.Request {
 	t.Helper()
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
@@ -308,4 +308,64 @@ func TestActionsMap(t *testing.T) {
 	}
 	_ = context.Background
 	_ = io.Discard
+}
+
+// A name that is not valid UTF-8 would make a file no JSON client can name again (it
+// is listed with U+FFFD in its place): such names are refused at upload, whether they
+// come as the Path field or as the file's name.
+func TestUploadsRefuseInvalidUTF8Names(t *testing.T) {
+	e := newEnv(t)
+	const bad = "a\xff.txt"
+	for name, req := range map[string]*http.Request{
+		"workspace path first": multipartReq(t, "AddWorkspaceFile", [][2]string{{"Path", "dir/" + bad}, {"file", ""}}, "x.txt", []byte("x")),
+		"workspace path after": multipartReq(t, "AddWorkspaceFile", [][2]string{{"file", ""}, {"Path", bad}}, "x.txt", []byte("x")),
+		"workspace file name":  multipartReq(t, "AddWorkspaceFile", [][2]string{{"file", ""}}, bad, []byte("x")),
+		"upload file name":     multipartReq(t, "UploadFile", [][2]string{{"file", ""}}, bad, []byte("x")),
+		"workspace read":       httptest.NewRequest(http.MethodGet, Prefix+"GetWorkspaceFileContent?FilePath=a%FF.txt", nil),
+	} {
+		w, a := e.do(t, req)
+		if w.Code != 400 || a.Code != "InvalidParameter" || !strings.Contains(a.Message, "UTF-8") {
+			t.Errorf("%s: %d %s", name, w.Code, w.Body)
+		}
+	}
+	if ents, _ := os.ReadDir(e.wsDir); len(ents) != 0 {
+		t.Errorf("refused writes left %v", ents)
+	}
+	if names := storeFiles(t, e.filesDir); len(names) != 0 {
+		t.Errorf("a refused upload left %v", names)
+	}
+}
+
+// FuzzWorkspaceUploadName: whatever Path and file name an upload carries, the answer is
+// a client error or a file that JSON clients can reach again by the path they were told:
+// read and deleted. Never a server error.
+func FuzzWorkspaceUploadName(f *testing.F) {
+	for _, s := range [][2]string{
+		{"notes/a.txt", "x.txt"}, {"", "a.txt"}, {"", "a\xff.txt"}, {"dir/a\xfe", "x"}, {"../up", "x"},
+		{"", "../../etc/passwd"}, {"%2e%2e/x", ""}, {"a\\b", "c"}, {"\u00e9t\u00e9.txt", ""}, {"", "\"q\".txt"},
+		{"a//b/./c", ""}, {"", "dir/sub/name.txt"}, {"\u202etxt.exe", ""},
+	} {
+		f.Add(s[0], s[1])
+	}
+	e := newEnv(f)
+	f.Fuzz(func(t *testing.T, p, name string) {
+		w, a := e.do(t, multipartReq(t, "AddWorkspaceFile", [][2]string{{"Path", p}, {"file", ""}}, name, []byte("x")))
+		if w.Code >= 500 {
+			t.Fatalf("Path %q, file name %q: %d %s", p, name, w.Code, w.Body)
+		}
+		if w.Code != http.StatusOK {
+			return
+		}
+		var d struct{ Entry struct{ Path string } }
+		if err := json.Unmarshal(a.Data, &d); err != nil || d.Entry.Path == "" {
+			t.Fatalf("entry %s: %v", a.Data, err)
+		}
+		got := httptest.NewRequest(http.MethodGet, Prefix+"GetWorkspaceFileContent?FilePath="+url.QueryEscape(d.Entry.Path), nil)
+		if w, _ := e.do(t, got); w.Code != http.StatusOK || w.Body.String() != "x" {
+			t.Fatalf("Path %q, file name %q: stored as %q, which reads %d %q", p, name, d.Entry.Path, w.Code, w.Body)
+		}
+		if w, _ := e.do(t, jsonReq("DeleteWorkspaceFile", `{"Path":`+jsonString(d.Entry.Path)+`}`)); w.Code != http.StatusOK {
+			t.Fatalf("Path %q, file name %q: stored as %q, which deletes %d %s", p, name, d.Entry.Path, w.Code, w.Body)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -56,6 +57,11 @@ func (h *handlers) uploadFile(c *gin.Context) {
 		}
 		if meta != nil {
 			fail(c, action, invalid("send one file per UploadFile request"))
+			return
+		}
+		if !utf8.ValidString(part.FileName()) {
+			// Its name is shown back to clients as JSON, where it would not survive.
+			fail(c, action, invalid("the file name must be valid UTF-8"))
 			return
 		}
 		src := &recordingReader{r: part}

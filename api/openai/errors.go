@@ -102,6 +102,8 @@ func fromHostError(log hclog.Logger, op string, err error) *apiError {
 		e.Type, e.Code = typeServer, "unavailable"
 	case errors.Is(he.Kind, host.ErrTooManyRuns):
 		e.Code = "rate_limit_exceeded"
+	case errors.Is(he.Kind, host.ErrStateTooLarge):
+		e.Code, e.NoRetry = "state_too_large", true
 	}
 	return e
 }

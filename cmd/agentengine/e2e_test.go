@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentengine/agentengine/internal/testutil"
 )
 
 // These tests drive the real agentengine binary serving examples/echo-go, whose runner is
@@ -501,4 +503,37 @@ func firstN(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// A runner that stops responding (SIGSTOP) is found by the stall timeout: the turn
+// waiting on it fails with that reason instead of hanging, the process is replaced, and
+// the next turn is answered.
+func TestWedgedRunnerFailsTheTurnAndIsReplaced(t *testing.T) {
+	s := startServer(t, copyProject(t), "--session-backend", "memory", "--runner-stall-timeout", "500ms")
+	if got := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "warm up"})); got["status"] != "completed" {
+		t.Fatalf("warm-up turn: %v", got)
+	}
+	pids := s.runnerPIDs()
+	if len(pids) != 1 {
+		t.Fatalf("runner processes %v", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	got := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "anyone there?"}))
+	e, _ := got["error"].(map[string]any)
+	if got["status"] != "failed" || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "stopped responding") {
+		t.Fatalf("turn on a wedged runner: %v", got)
+	}
+	got = decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "again"}))
+	if got["status"] != "completed" || got["output_text"] != "Echo: again" {
+		t.Fatalf("turn after the replacement: %v", got)
+	}
+	// The wedged process is killed, not left stopped beside its replacement.
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if p := s.runnerPIDs(); len(p) != 1 || p[0] == pids[0] {
+			return fmt.Errorf("runner processes after the replacement %v (wedged %d)", p, pids[0])
+		}
+		return nil
+	})
 }

@@ -50,6 +50,8 @@ type agentRunner interface {
 type launchOptions struct {
 	display   string // the project dir as the user wrote it
 	startWait time.Duration
+	// stallWait is the runners' stall timeout (0: runnerproc's default).
+	stallWait time.Duration
 	progress  io.Writer
 	log       hclog.Logger
 	bridge    func() (pybridge.Bridge, error)
@@ -103,6 +105,7 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 			Dir:          l.Dir,
 			Env:          l.Env,
 			StartTimeout: timeout,
+			StallTimeout: o.stallWait,
 			Logger:       o.log.Named(p.Name),
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/gcfloor"
 )
 
@@ -32,8 +33,10 @@ type runOptions struct {
 	logJSON     bool
 	store       storeFlags
 	startWait   time.Duration
+	stallWait   time.Duration
 	drain       time.Duration
 	maxRuns     int
+	maxState    int64
 	ksadk       ksadkRunFlags
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
@@ -80,7 +83,9 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.BoolVar(&o.logJSON, "log-json", false, "write logs as JSON lines")
 	f.StringVar(&o.store.backend, "session-backend", "", "session backend: memory or local (SQLite); default from KSADK_SESSION_BACKEND, else local")
 	f.StringVar(&o.store.path, "session-path", "", "SQLite session file for the local backend")
+	f.DurationVar(&o.stallWait, "runner-stall-timeout", 15*time.Second, "how long a run may go without an event before its runner must answer a health check (within 5s, or this if shorter); a runner that does not is replaced and its runs fail")
 	f.DurationVar(&o.startWait, "runner-start-timeout", 0, "how long a runner may take to start (default 60s for Go, 120s for Python runners)")
+	f.Int64Var(&o.maxState, "max-state-bytes", host.DefaultStateTierBytes, "largest size of each session state tier (app:, user: and session state, as JSON); a write that would grow a tier past it is refused with 413 (-1: no limit)")
 	f.IntVar(&o.maxRuns, "max-runs-per-user", 0, "most runs one user may have in progress at once; more are refused with 429 (0: no limit)")
 	f.DurationVar(&o.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or Ctrl-C, how long runs in progress may finish before they are interrupted")
 	o.ksadk.register(f, true)
@@ -141,7 +146,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 		defer ln.Close()
 	}
-	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns})
+	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, stallWait: o.stallWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, maxStateBytes: o.maxState})
 	if err != nil {
 		return err
 	}

@@ -53,10 +53,14 @@ type stackOptions struct {
 	log       hclog.Logger
 	progress  io.Writer
 	startWait time.Duration
+	// stallWait bounds a run's silence before its runner must answer a health check.
+	stallWait time.Duration
 	// env is set in every project's runner environment, over its own (run --model).
 	env map[string]string
 	// maxRunsPerUser caps each user's runs in progress (0: no cap).
 	maxRunsPerUser int
+	// maxStateBytes bounds each state tier (0: the default, negative: none).
+	maxStateBytes int64
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -99,7 +103,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	s := &stack{store: st, backend: sel.Backend, log: opt.log}
 
 	agents := make([]host.Agent, 0, len(projects))
-	lo := launchOptions{startWait: opt.startWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
+	lo := launchOptions{startWait: opt.startWait, stallWait: opt.stallWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
 	for i, p := range projects {
 		lo.display = opt.dirs[i]
 		r, err := newAgentRunner(ctx, p, lo)
@@ -151,7 +155,8 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	// the runtime only says how much it let go of.
 	trim := &memtrim.Trimmer{}
 	cfg := host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
-		MaxRunsPerUser: opt.maxRunsPerUser, MemoryFreed: trim.Add}
+		MaxRunsPerUser: opt.maxRunsPerUser, MemoryFreed: trim.Add,
+		StateBudget: host.StateBudget{App: opt.maxStateBytes, User: opt.maxStateBytes, Session: opt.maxStateBytes}}
 	if pg, ok := st.(*postgres.Store); ok && pg.Clustered() {
 		cfg.Cluster = pg // replicas share this store: runs relay, cancel and hand over through it
 	}

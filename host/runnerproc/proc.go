@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,6 +49,11 @@ type proc struct {
 	// more; in-flight runs are tied to it.
 	dead     context.Context
 	markDead context.CancelCauseFunc
+
+	// runs counts the runs in progress on the process; active is when one last got an
+	// event or started (unix nanoseconds). The stall watchdog reads both.
+	runs   atomic.Int64
+	active atomic.Int64
 
 	// closing: the supervisor stops this process on purpose (Close); its exit is no crash.
 	closing  bool // guarded by Supervisor.mu
@@ -268,6 +274,14 @@ func (p *proc) ping(ctx context.Context) error {
 		return fmt.Errorf("runner reports %s", st)
 	}
 	return nil
+}
+
+// touch records a sign of life of the process's runs.
+func (p *proc) touch() { p.active.Store(time.Now().UnixNano()) }
+
+// sinceActive is how long the process's runs have gone without a sign of life.
+func (p *proc) sinceActive() time.Duration {
+	return time.Duration(time.Now().UnixNano() - p.active.Load())
 }
 
 // alive reports whether the process may take calls.

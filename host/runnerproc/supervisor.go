@@ -41,7 +41,22 @@ var (
 	ErrBackoff error = unavailableError("runner is restarting after a failure")
 	// ErrNotRunning: Ping found no live process (Ping never starts one).
 	ErrNotRunning error = unavailableError("runner is not running")
+	// ErrUnresponsive: the runner process stopped responding (a run got no event and
+	// the process no health answer within the stall timeout: stopped, deadlocked); its
+	// runs fail with it and it is replaced. It is also an ErrExited.
+	ErrUnresponsive error = unresponsiveError{}
 )
+
+// unresponsiveError is ErrUnresponsive: an ErrExited whose Unresponsive method lets the
+// host say why its run failed without importing this package.
+type unresponsiveError struct{}
+
+func (unresponsiveError) Error() string      { return "runner process stopped responding" }
+func (unresponsiveError) Unavailable() bool  { return true }
+func (unresponsiveError) Unresponsive() bool { return true }
+func (unresponsiveError) Is(target error) bool {
+	return target == ErrExited
+}
 
 // unavailableError is an error after which the call may be retried on another process.
 type unavailableError string
@@ -77,6 +92,14 @@ type Config struct {
 	HealthInterval time.Duration
 	// HealthTimeout bounds one health check (default 5s).
 	HealthTimeout time.Duration
+	// StallTimeout is how long a run may go without an event before the process is
+	// asked for its health (default 15s; negative disables it). A process that does not
+	// answer within the stall timeout (or HealthTimeout, if shorter) is wedged
+	// (SIGSTOPped, deadlocked): it is retired at once, its runs fail with
+	// ErrUnresponsive, a new process is started, and Startable reports it until that one
+	// serves. A run that is merely slow (a long model call) is left alone: its process
+	// answers the health check.
+	StallTimeout time.Duration
 }
 
 // Backoff paces restarts: the first restart after a failure is immediate, then the delay
@@ -131,6 +154,9 @@ func (c *Config) setDefaults() {
 	if c.HealthTimeout <= 0 {
 		c.HealthTimeout = 5 * time.Second
 	}
+	if c.StallTimeout == 0 {
+		c.StallTimeout = 15 * time.Second
+	}
 }
 
 func (c *Config) validate() error {
@@ -161,6 +187,9 @@ type Supervisor struct {
 	notBefore time.Time
 	lastErr   error
 	closed    bool
+	// wedged is why the last process was retired as unresponsive, until a new one
+	// serves: Startable reports it meanwhile.
+	wedged error
 }
 
 var _ runnerv1.RunnerClient = (*Supervisor)(nil)
@@ -217,6 +246,8 @@ func (s *Supervisor) Startable() error {
 		return fmt.Errorf("runner %q: %w", s.cfg.Name, ErrClosed)
 	case s.cur != nil && s.cur.alive():
 		return nil
+	case s.wedged != nil:
+		return fmt.Errorf("runner %q: %w; a new process is being started (%v)", s.cfg.Name, ErrUnresponsive, s.wedged)
 	case time.Until(s.notBefore) > 0:
 		return fmt.Errorf("runner %q: %w (last failure: %v)", s.cfg.Name, ErrBackoff, s.lastErr)
 	}
@@ -288,9 +319,17 @@ func (s *Supervisor) runOn(ctx context.Context, in *runnerv1.RunRequest, opts []
 	// a process retired while its socket still answers (failed health checks) would not.
 	runCtx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(p.dead, func() { cancel(context.Cause(p.dead)) })
+	// The run counts as in progress on p from here (sending it may already hang on a
+	// wedged process) until its stream ends: the stall watchdog looks at such runs.
+	p.runs.Add(1)
+	p.touch()
+	var once sync.Once
 	release := func() {
-		stop()
-		cancel(nil)
+		once.Do(func() {
+			p.runs.Add(-1)
+			stop()
+			cancel(nil)
+		})
 	}
 	if p.lane != nil {
 		st, err = p.lane.run(runCtx, in)
@@ -319,9 +358,14 @@ type runStream struct {
 func (r *runStream) Recv() (*runnerv1.RunEvent, error) {
 	ev, err := r.ServerStreamingClient.Recv()
 	if err == nil {
+		r.p.touch()
 		return ev, nil
 	}
-	if err != io.EOF {
+	if err == io.EOF && errors.Is(context.Cause(r.p.dead), ErrUnresponsive) && r.ctx.Err() != nil {
+		// The stream was cut because the process stopped responding (a lane may end a
+		// cancelled stream as if it had ended): the run did not finish.
+		err = r.s.callErr(r.ctx, r.p, "run", context.Cause(r.ctx))
+	} else if err != io.EOF {
 		err = r.s.callErr(r.ctx, r.p, "run", err)
 	}
 	r.once.Do(r.release)
@@ -335,6 +379,11 @@ func (s *Supervisor) callErr(ctx context.Context, p *proc, op string, err error)
 		if cause := context.Cause(ctx); errors.Is(cause, ErrExited) || errors.Is(cause, ErrClosed) {
 			return fmt.Errorf("runner %q: %s: %w", s.cfg.Name, op, cause)
 		}
+	}
+	if cause := context.Cause(p.dead); errors.Is(cause, ErrUnresponsive) {
+		// The watchdog retired it; the transport's own error (the run lane's, say) would
+		// hide why.
+		return fmt.Errorf("runner %q: %s: %w", s.cfg.Name, op, cause)
 	}
 	if status.Code(err) == codes.Unavailable {
 		s.mu.Lock()
@@ -418,6 +467,7 @@ func (s *Supervisor) start(a *attempt) {
 		return
 	}
 	s.cur = p
+	s.wedged = nil
 	s.procs[p] = struct{}{}
 	s.mu.Unlock()
 	go s.monitor(p)
@@ -440,6 +490,12 @@ func (s *Supervisor) monitor(p *proc) {
 		defer t.Stop()
 		tick = t.C
 	}
+	var stallTick <-chan time.Time
+	if s.cfg.StallTimeout > 0 {
+		t := time.NewTicker(max(s.cfg.StallTimeout/4, time.Millisecond))
+		defer t.Stop()
+		stallTick = t.C
+	}
 	misses := 0
 	for {
 		select {
@@ -448,6 +504,18 @@ func (s *Supervisor) monitor(p *proc) {
 			return
 		case <-s.abort:
 			return // Close stops the process itself.
+		case <-stallTick:
+			if p.dead.Err() != nil || p.runs.Load() == 0 || p.sinceActive() < s.cfg.StallTimeout {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), s.stallPing())
+			err := p.ping(ctx)
+			cancel()
+			if err == nil {
+				p.touch() // slow, not stuck: ask again after another stall timeout
+				continue
+			}
+			s.wedge(p, err)
 		case <-tick:
 			if p.dead.Err() != nil {
 				continue // being retired; wait for the exit
@@ -494,6 +562,38 @@ func (s *Supervisor) exited(p *proc) {
 	}
 	p.terminate(context.Background(), s.cfg.KillTimeout)
 	s.forget(p)
+}
+
+// stallPing bounds the health check of a process whose runs went silent: the stall
+// timeout or the health timeout, whichever is shorter.
+func (s *Supervisor) stallPing() time.Duration { return min(s.cfg.StallTimeout, s.cfg.HealthTimeout) }
+
+// wedge retires a process whose runs got no event and which answered no health check
+// within the stall timeout: its runs fail with ErrUnresponsive, and a new process is
+// started at once rather than by the next call, which would otherwise wait for it.
+func (s *Supervisor) wedge(p *proc, pingErr error) {
+	reason := fmt.Errorf("no event for %s and no health answer within %s: %w", s.cfg.StallTimeout, s.stallPing(), pingErr)
+	s.mu.Lock()
+	if s.cur == p {
+		s.cur = nil
+	}
+	closing := p.closing
+	if !closing {
+		s.wedged = reason
+	}
+	s.mu.Unlock()
+	if closing || p.dead.Err() != nil {
+		return
+	}
+	p.markDead(fmt.Errorf("%w: %v", ErrUnresponsive, reason))
+	p.log.Error("runner process stopped responding; replacing it", "stall_timeout", s.cfg.StallTimeout, "error", pingErr)
+	// A graceful stop would wait out the kill timeout on a process that answers nothing
+	// (SIGTERM is not even delivered to a stopped one): its group is SIGKILLed at once.
+	go func() {
+		p.hardKill()
+		p.terminate(context.Background(), s.cfg.KillTimeout)
+	}()
+	go func() { _, _ = s.get(context.Background()) }()
 }
 
 // retire takes a process out of service and stops it; its exit is then counted as a

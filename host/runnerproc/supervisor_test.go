@@ -193,6 +193,19 @@ func processGone(pid int) bool {
 	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
 
+// procState is the process's state letter in /proc (R running, S sleeping, T stopped).
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
 func waitGone(t *testing.T, what string, gone func() bool) {
 	t.Helper()
 	testutil.Eventually(t, 5*time.Second, func() error {
@@ -673,4 +686,71 @@ func TestRunnerExitsWhenHostDies(t *testing.T) {
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	waitGone(t, "orphaned runner", func() bool { return processGone(pid) })
+}
+
+// A runner that stops responding while a run waits on it (here: SIGSTOP, with the
+// periodic health check too far off to notice) is found by the stall watchdog: the run
+// fails with ErrUnresponsive, Startable (the readiness probe) reports it until a new
+// process serves, and one is started without waiting for a call.
+func TestWedgedRunnerFailsItsRunAndIsReplaced(t *testing.T) {
+	// A copy of the runner, removed while the process is wedged so that the replacement
+	// cannot start yet: the window the readiness probe must report stays open.
+	exe := filepath.Join(t.TempDir(), "echo-go")
+	b, err := os.ReadFile(bin("echo-go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, sink := newSupervisor(t, runnerproc.Config{
+		Command:        []string{exe},
+		HealthInterval: time.Hour,
+		HealthTimeout:  200 * time.Millisecond,
+		StallTimeout:   200 * time.Millisecond,
+		KillTimeout:    200 * time.Millisecond,
+		Backoff:        runnerproc.Backoff{Initial: time.Millisecond, Max: time.Millisecond},
+	})
+	ctx := ctxT(t)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pid := s.PID()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(exe); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, "the running state of the stopped runner", func() bool { return procState(pid) == 'T' })
+	st, err := s.Run(ctx, runReq("anyone there?", ""))
+	if err == nil {
+		for err == nil {
+			_, err = st.Recv()
+		}
+	}
+	var u interface{ Unresponsive() bool }
+	if !errors.Is(err, runnerproc.ErrUnresponsive) || !errors.Is(err, runnerproc.ErrExited) || !errors.As(err, &u) || !strings.Contains(err.Error(), "no health answer") {
+		t.Fatalf("run on a wedged runner: %v", err)
+	}
+	if err := s.Startable(); !errors.Is(err, runnerproc.ErrUnresponsive) {
+		t.Errorf("Startable while no process replaced the wedged one: %v", err)
+	}
+	waitGone(t, "wedged runner's group", func() bool { return groupGone(pid) })
+	// The runner is back: a new process starts and serves.
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if err := s.Start(ctx); err != nil {
+			return err
+		}
+		return s.Startable()
+	})
+	if text, _ := drain(t, s, runReq("back", "")); text != "Echo: back" || s.PID() == pid {
+		t.Fatalf("after the replacement: text %q, pid %d (wedged %d)", text, s.PID(), pid)
+	}
+	if sink.find(t, "error", "runner process stopped responding") == nil {
+		t.Error("no record of the wedged runner")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // Errors of workspace operations; their messages are safe to show to clients.
@@ -37,6 +38,11 @@ const (
 func Clean(p string) (string, error) {
 	if len(p) > maxPathLen {
 		return "", fmt.Errorf("%w: longer than %d bytes", ErrInvalidPath, maxPathLen)
+	}
+	// A name that is not UTF-8 cannot travel in JSON: a client would see U+FFFD in its
+	// place and could neither read nor delete the file.
+	if !utf8.ValidString(p) {
+		return "", fmt.Errorf("%w: paths must be valid UTF-8", ErrInvalidPath)
 	}
 	for _, r := range p {
 		if r < 0x20 || r == 0x7f {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func newWS(t *testing.T, max int64) (*Workspace, string) {
@@ -79,6 +80,13 @@ func FuzzClean(f *testing.F) {
 		}
 		if !filepath.IsLocal(rel) {
 			t.Fatalf("Clean(%q) = %q is not local", p, rel)
+		}
+		// A name a JSON client cannot spell would be unreachable (listed with U+FFFD).
+		if !utf8.ValidString(rel) {
+			t.Fatalf("Clean(%q) = %q is not UTF-8", p, rel)
+		}
+		if again, err := Clean(rel); err != nil || again != rel {
+			t.Fatalf("Clean(Clean(%q)) = %q, %v; want %q", p, again, err, rel)
 		}
 	})
 }

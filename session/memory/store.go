@@ -6,7 +6,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -75,7 +74,8 @@ func New() *Store {
 	}
 }
 
-var errClosed = errors.New("memory session store is closed")
+// A closed store is unavailable to its callers, as a database that went away is.
+var errClosed = fmt.Errorf("memory session store is closed: %w", session.ErrUnavailable)
 
 // Close drops the data; later calls fail.
 func (s *Store) Close() error {

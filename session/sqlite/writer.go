@@ -53,7 +53,8 @@ type op struct {
 	done  chan error // buffered: the writer never blocks on a reply
 }
 
-var errClosed = errors.New("sqlite session store is closed")
+// A closed store is unavailable to its callers, as a database that went away is.
+var errClosed = fmt.Errorf("sqlite session store is closed: %w", session.ErrUnavailable)
 
 // writer is the single write path: the queue and the goroutine that drains it.
 type writer struct {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentengine/agentengine/api/internal/limit"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/session"
 )
 
 // DefaultMaxBodyBytes is the body limit when none is configured.
@@ -56,6 +57,25 @@ func Limited(max int64) gin.HandlerFunc {
 		c.Next()
 	}
 }
+
+// BodyLimit is the body limit a request is held to: the router's (Limited) or, for a
+// surface served on its own, max (default DefaultMaxBodyBytes).
+func BodyLimit(c *gin.Context, max int64) int64 {
+	if v, ok := c.Get(limitKey); ok {
+		if n, ok := v.(int64); ok {
+			return n
+		}
+	}
+	if max <= 0 {
+		max = DefaultMaxBodyBytes
+	}
+	return max
+}
+
+// FormOverhead is what a multipart upload's body holds besides the file's bytes, at
+// most: its boundaries and part headers and the form fields sent beside the file (each
+// at most 8 KiB). A file is within the body limit when it is within the limit less this.
+const FormOverhead = 64 << 10
 
 // ReadJSON reads a JSON request body. Bodies must be JSON or carry no Content-Type: a
 // browser can send text/plain or form bodies cross-site without a preflight. The limit
@@ -142,11 +162,21 @@ func (r jsonRender) WriteContentType(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 }
 
-// RetryAfter sets "Retry-After: 1" on a 429 answer unless whoever refused the request
-// has named its own wait (the rate limit names when the next request is due).
+// StoreUnavailableMessage is the client's answer while the session store is down.
+const StoreUnavailableMessage = "the session store is unavailable at the moment; retry shortly"
+
+// RetryAfter sets "Retry-After: 1" on a 429 answer and "Retry-After: 5" on a 503 (a
+// store or runner that is down for a while) unless whoever refused the request has named
+// its own wait (the rate limit names when the next request is due).
 func RetryAfter(c *gin.Context, status int) {
-	if status == http.StatusTooManyRequests && c.Writer.Header().Get("Retry-After") == "" {
+	if c.Writer.Header().Get("Retry-After") != "" {
+		return
+	}
+	switch status {
+	case http.StatusTooManyRequests:
 		c.Header("Retry-After", "1")
+	case http.StatusServiceUnavailable:
+		c.Header("Retry-After", "5")
 	}
 }
 
@@ -186,6 +216,11 @@ func FromHost(log hclog.Logger, op string, err error) HostError {
 			// The client went away; nobody reads this, but keep it out of the error log.
 			return HostError{Status: StatusClientGone}
 		}
+		if session.IsUnavailable(err) {
+			// A database that is down or restarting: the client may retry (Retry-After).
+			log.Warn("session store unavailable", "op", op, "error", err)
+			return HostError{Status: http.StatusServiceUnavailable, Kind: host.ErrUnavailable, Message: StoreUnavailableMessage}
+		}
 		log.Error("request failed", "op", op, "error", err)
 		return HostError{Status: http.StatusInternalServerError}
 	}
@@ -195,6 +230,8 @@ func FromHost(log hclog.Logger, op string, err error) HostError {
 		e.Status = http.StatusNotFound
 	case errors.Is(ce.Kind, host.ErrRunActive), errors.Is(ce.Kind, host.ErrRunNotActive):
 		e.Status = http.StatusConflict
+	case errors.Is(ce.Kind, host.ErrStateTooLarge):
+		e.Status = http.StatusRequestEntityTooLarge
 	case errors.Is(ce.Kind, host.ErrUnavailable):
 		e.Status = http.StatusServiceUnavailable
 	case errors.Is(ce.Kind, host.ErrTooManyRuns):
