@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/build"
 	"io"
 	"os"
 	"os/exec"
@@ -69,6 +70,9 @@ func (p *Project) goRunner(ctx context.Context, opt BuildOptions) (string, error
 	if _, err := os.Stat(pkg); err != nil {
 		return "", p.fieldErr("entry_point", "%v: it must be the directory of the runner's Go main package", err)
 	}
+	if err := p.checkMainPackage(pkg); err != nil {
+		return "", err
+	}
 	goTool := opt.GoTool
 	if goTool == "" {
 		var err error
@@ -96,6 +100,22 @@ func (p *Project) goRunner(ctx context.Context, opt BuildOptions) (string, error
 		return "", fmt.Errorf("%s: run go build: %w", p.ConfigPath, err)
 	}
 	return out, nil
+}
+
+// checkMainPackage reports an entry_point that is no Go main package, which go build
+// would turn into a non-executable archive (and the start into "permission denied").
+func (p *Project) checkMainPackage(dir string) error {
+	bp, err := build.ImportDir(dir, 0)
+	var noGo *build.NoGoError
+	switch {
+	case errors.As(err, &noGo):
+		return p.fieldErr("entry_point", "%s has no Go files: point entry_point at the directory of your runner's `package main` (whose main calls pluginsdk.Serve)", dir)
+	case err != nil:
+		return nil // go build reports it, with the compiler's words
+	case bp.Name != "main":
+		return p.fieldErr("entry_point", "%s is package %s, not a main package: point entry_point at the directory of your runner's `package main` (whose main calls pluginsdk.Serve), or make this package main", dir, bp.Name)
+	}
+	return nil
 }
 
 // Env is the project's own environment for its runner: langgraph.json's "env" object,

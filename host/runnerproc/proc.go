@@ -217,11 +217,15 @@ func (s *Supervisor) startFailed(p *proc, err error) error {
 	p.terminate(context.Background(), s.cfg.KillTimeout)
 	s.log.Debug("go-plugin start error", "error", err)
 	reason := startReason(err, s.cfg.StartTimeout)
+	tail := p.stderr.lastLines()
+	if why := stderrReason(tail); why != "" {
+		reason = why
+	}
 	if st := p.waitedStatus(); st != "" {
 		reason += " (" + st + ")"
 	}
 	msg := fmt.Sprintf("runner %q: start %s: %s", s.cfg.Name, s.cfg.Command[0], reason)
-	if tail := p.stderr.lastLines(); len(tail) > 0 {
+	if len(tail) > 0 {
 		msg += "\nlast stderr lines:\n  " + strings.Join(tail, "\n  ")
 	}
 	return &startError{msg: msg, err: err}
@@ -236,7 +240,9 @@ func startReason(err error, timeout time.Duration) string {
 	case strings.HasPrefix(msg, unrecognized):
 		first, _, _ := strings.Cut(strings.TrimPrefix(msg, unrecognized), "\n")
 		if first == "" {
-			return "the process closed stdout without the go-plugin handshake line"
+			return "the process closed stdout without the go-plugin handshake line: a runner serves by calling " +
+				"pluginsdk.Serve in its main (Go) or agentengine_runner.serve (Python); a program that returns or exits " +
+				"first never connects"
 		}
 		if len(first) > 200 {
 			first = strings.ToValidUTF8(first[:200], "") + "…"
@@ -247,8 +253,30 @@ func startReason(err error, timeout time.Duration) string {
 		return fmt.Sprintf("no go-plugin handshake within the start timeout (%s)", timeout)
 	case msg == "plugin exited before we could connect":
 		return "the process exited before the go-plugin handshake"
+	case strings.HasPrefix(msg, "incompatible API version with plugin"), strings.HasPrefix(msg, "incompatible core API version"):
+		// go-plugin's words: "Plugin version: 2, Client versions: [1]".
+		_, detail, _ := strings.Cut(msg, ". ")
+		return fmt.Sprintf("the runner's handshake version does not match this agentengine's (%s): it was built "+
+			"against another runner SDK; rebuild it with the pluginsdk that comes with this agentengine "+
+			"(`agentengine init -f go` writes a current copy)", strings.TrimSpace(detail))
 	}
 	return msg
+}
+
+// cookieMismatch is what go-plugin's Serve writes to stderr when the host's magic
+// cookie is not the one the runner was built with.
+const cookieMismatch = "This binary is a plugin. These are not meant to be executed directly."
+
+// stderrReason explains a start failure from the runner's last stderr lines, when they
+// tell more than the handshake did.
+func stderrReason(tail []string) string {
+	for _, l := range tail {
+		if strings.Contains(l, cookieMismatch) {
+			return "the runner's go-plugin handshake (magic cookie) is not agentengine's: it serves with its own " +
+				"plugin.HandshakeConfig; serve with pluginsdk.Serve, which uses agentengine's"
+		}
+	}
+	return ""
 }
 
 type startError struct {
