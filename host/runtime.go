@@ -30,6 +30,8 @@ type Agent struct {
 	// Workspace, when set, receives the files the agent reports with "workspace.file"
 	// native events (DeepAgents' virtual filesystem), so they show in its listing.
 	Workspace *workspace.Workspace
+	// RunTimeout, when set, ends a run still going after it failed (run_timeout).
+	RunTimeout time.Duration
 }
 
 // Config configures a Runtime.
@@ -94,6 +96,7 @@ type Runtime struct {
 	held        heldEnds        // run ends the store could not record yet
 	noSummarize map[string]bool // agents whose runner has no Summarize
 	caps        map[string]*runnerv1.Capabilities
+	agentErrs   map[string]string // unavailable agents → why (SetAgentError)
 
 	hist historyCache // projected history of recently active sessions
 	trim memTrim      // returns finished runs' memory after bursts
@@ -111,6 +114,10 @@ var errShutdown = errors.New("host shutting down")
 
 // errCancelled is the cancel cause of runs stopped by Cancel: they end cancelled.
 var errCancelled = errors.New("run cancelled")
+
+// errRunTimeout is the cancel cause of runs that outlived their agent's RunTimeout:
+// they end failed.
+var errRunTimeout = errors.New("run time limit reached")
 
 // New builds a Runtime. Call Recover once before serving.
 func New(cfg Config) (*Runtime, error) {
@@ -132,6 +139,7 @@ func New(cfg Config) (*Runtime, error) {
 		compacting:  map[string]bool{},
 		noSummarize: map[string]bool{},
 		caps:        map[string]*runnerv1.Capabilities{},
+		agentErrs:   map[string]string{},
 	}
 	if rt.log == nil {
 		rt.log = hclog.NewNullLogger()
@@ -198,12 +206,17 @@ type AgentInfo struct {
 	Framework   string
 }
 
-// Agents lists the hosted agents by name.
+// Agents lists the hosted agents that can serve, by name (Unavailable lists the others).
 func (rt *Runtime) Agents() []AgentInfo {
 	out := make([]AgentInfo, 0, len(rt.agents))
+	rt.mu.Lock()
 	for _, a := range rt.agents {
+		if _, bad := rt.agentErrs[a.Name]; bad {
+			continue
+		}
 		out = append(out, AgentInfo{Name: a.Name, Description: a.Description, Framework: a.Framework})
 	}
+	rt.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
@@ -213,10 +226,16 @@ func (rt *Runtime) DefaultUser() string { return rt.defUser }
 
 func (rt *Runtime) agent(name string) (Agent, error) {
 	if a, ok := rt.agents[name]; ok {
+		if reason := rt.agentError(a.Name); reason != "" {
+			return Agent{}, unavailableErr(a.Name, reason)
+		}
 		return a, nil
 	}
 	if name == "" && len(rt.agents) == 1 {
 		for _, a := range rt.agents {
+			if reason := rt.agentError(a.Name); reason != "" {
+				return Agent{}, unavailableErr(a.Name, reason)
+			}
 			return a, nil
 		}
 	}
@@ -605,7 +624,13 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		// The closure lets go of the run request: execute holds it until it is sent.
 		sent := rr
 		rr = nil
-		rt.execute(runCtx, ag, r, sent)
+		ctx := runCtx
+		if ag.RunTimeout > 0 {
+			var stop context.CancelFunc
+			ctx, stop = context.WithTimeoutCause(runCtx, ag.RunTimeout, errRunTimeout)
+			defer stop()
+		}
+		rt.execute(ctx, ag, r, sent)
 		rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
 	})
 	return r, nil

@@ -32,6 +32,7 @@ type runOptions struct {
 	startWait   time.Duration
 	drain       time.Duration
 	maxRuns     int
+	strict      bool
 	ksadk       ksadkRunFlags
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
@@ -78,6 +79,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.DurationVar(&o.startWait, "runner-start-timeout", 0, "how long a runner may take to start (default 60s for Go, 120s for Python runners)")
 	f.IntVar(&o.maxRuns, "max-runs-per-user", 0, "most runs one user may have in progress at once; more are refused with 429 (0: no limit)")
 	f.DurationVar(&o.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or Ctrl-C, how long runs in progress may finish before they are interrupted")
+	f.BoolVar(&o.strict, "strict", false, "stop unless every agent's runner builds and starts (by default an agent that fails is marked unavailable, with its error in /health, and the others serve)")
 	o.ksadk.register(f, true)
 	return cmd
 }
@@ -133,7 +135,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 		defer ln.Close()
 	}
-	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns})
+	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, strict: o.strict || o.interactive})
 	if err != nil {
 		return err
 	}
@@ -183,6 +185,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		names += a.Name
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "agentengine serving %s on http://%s (ready in %s; Ctrl-C to stop)\n", names, ln.Addr(), elapsed(start))
+	for _, a := range st.runtime.Unavailable() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "agent %s is unavailable (its error is above and in /health)\n", a.Name)
+	}
 	if logins != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "Browser login (works once, within %s): http://%s/login?code=%s\n", loginTTL, ln.Addr(), logins.Code())
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,8 +39,12 @@ type stack struct {
 	uploads    *attach.Store
 	workspaces map[string]*workspace.Workspace
 	runners    []agentRunner
-	runtime    *host.Runtime
-	log        hclog.Logger
+	// slots are the agents' runners by project, in the order given (reload swaps them).
+	slots   []*agentSlot
+	project []*project.Project
+	launch  launchOptions
+	runtime *host.Runtime
+	log     hclog.Logger
 
 	// ksadkAgents are the agents whose project sets openai_compat: ksadk.
 	ksadkAgents []string
@@ -55,6 +60,9 @@ type stackOptions struct {
 	env map[string]string
 	// maxRunsPerUser caps each user's runs in progress (0: no cap).
 	maxRunsPerUser int
+	// strict: any agent that fails to build, import or start stops the server (else it
+	// is marked unavailable and the others serve).
+	strict bool
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -98,29 +106,37 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 
 	agents := make([]host.Agent, 0, len(projects))
 	lo := launchOptions{startWait: opt.startWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
+	s.launch = lo
+	var failed []error
 	for i, p := range projects {
 		lo.display = opt.dirs[i]
-		r, err := newAgentRunner(ctx, p, lo)
-		if err != nil {
+		for _, w := range p.Warnings {
+			opt.log.Warn(w)
+		}
+		r, err := startAgentRunner(ctx, p, lo)
+		if err != nil && (opt.strict || ctx.Err() != nil) {
 			s.close(context.Background())
 			return nil, err
 		}
-		s.runners = append(s.runners, r)
-		if opt.progress != nil {
-			fmt.Fprintf(opt.progress, "==> starting runner %s (%s)\n", p.Name, p.Framework)
+		if err != nil {
+			failed = append(failed, err)
+			opt.log.Error("agent unavailable: its runner did not start; the other agents serve", "agent", p.Name, "error", err)
+			if opt.progress != nil {
+				fmt.Fprintf(opt.progress, "    agent %s is unavailable:\n%s\n", p.Name, indent(err.Error(), "      "))
+			}
 		}
-		started := time.Now()
-		if err := r.Start(ctx); err != nil {
-			s.close(context.Background())
-			return nil, startHint(p, lo.display, fmt.Errorf("start runner for %s: %w", p.Name, err))
-		}
-		if opt.progress != nil {
-			fmt.Fprintf(opt.progress, "    runner %s started in %s\n", p.Name, elapsed(started))
-		}
-		agents = append(agents, host.Agent{Name: p.Name, Description: p.Description, Framework: p.Framework, Runner: r})
+		slot := newSlot(p.Name, r, err)
+		s.slots = append(s.slots, slot)
+		s.project = append(s.project, p)
+		s.runners = append(s.runners, slot)
+		agents = append(agents, host.Agent{Name: p.Name, Description: p.Description, Framework: p.Framework, Runner: slot, RunTimeout: p.RunTimeout})
 		if p.OpenAICompat == "ksadk" {
 			s.ksadkAgents = append(s.ksadkAgents, p.Name)
 		}
+	}
+	if len(failed) == len(projects) {
+		s.close(context.Background())
+		return nil, errors.Join(failed...)
 	}
 
 	// Uploads live with the sessions of the first project; each agent has its workspace,
@@ -152,6 +168,11 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 		return nil, err
 	}
 	s.runtime = rt
+	for _, slot := range s.slots {
+		if slot.err != nil {
+			rt.SetAgentError(slot.name, slot.err)
+		}
+	}
 	if err := rt.Recover(ctx); err != nil {
 		s.close(context.Background())
 		return nil, err
@@ -184,4 +205,29 @@ func (s *stack) close(ctx context.Context) error {
 // the cache directory.
 func onceBridge() func() (pybridge.Bridge, error) {
 	return sync.OnceValues(extractBridge)
+}
+
+// startAgentRunner prepares, builds and starts a project's runner.
+func startAgentRunner(ctx context.Context, p *project.Project, lo launchOptions) (agentRunner, error) {
+	r, err := newAgentRunner(ctx, p, lo)
+	if err != nil {
+		return nil, err
+	}
+	if lo.progress != nil {
+		fmt.Fprintf(lo.progress, "==> starting runner %s (%s)\n", p.Name, p.Framework)
+	}
+	started := time.Now()
+	if err := r.Start(ctx); err != nil {
+		_ = r.Close(context.Background())
+		return nil, startHint(p, lo.display, fmt.Errorf("start runner for %s: %w", p.Name, err))
+	}
+	if lo.progress != nil {
+		fmt.Fprintf(lo.progress, "    runner %s started in %s\n", p.Name, elapsed(started))
+	}
+	return r, nil
+}
+
+// indent prefixes every line of s.
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
