@@ -215,22 +215,19 @@ def test_serves_and_an_interrupt_survives_sigkill(tmp_path: Path, socket_dir: st
     assert "noise on stdout" not in first.stderr()
 
 
-def test_a_project_that_fails_to_import_still_serves(tmp_path: Path, socket_dir: str) -> None:
+def test_a_project_that_fails_to_import_exits_with_the_traceback(tmp_path: Path, socket_dir: str) -> None:
+    # Not ready until the module imported: no handshake, the traceback on stderr, exit 1.
     project = write_project(tmp_path / "bad", "import not_a_real_package_xyz\ngraph = None\n")
-    plugin = Plugin(project, socket_dir)
-    try:
-        described, runs = asyncio.run(call(plugin.target, request("a"), request("b")))
-        assert plugin.proc.poll() is None  # still serving after the failed runs
-    finally:
-        plugin.stop()
-    assert described.agent_name == "proc-agent"
-    assert "ModuleNotFoundError" in described.description
-    for events in runs:
-        assert [e.WhichOneof("event") for e in events] == ["error"]
-        err = events[0].error
-        assert err.message == "ModuleNotFoundError: No module named 'not_a_real_package_xyz'"
-        assert "import not_a_real_package_xyz" in err.detail  # the import traceback
-    assert "not_a_real_package_xyz" in plugin.stderr()
+    full = env_for(project)
+    full.update({MAGIC_COOKIE_KEY: MAGIC_COOKIE_VALUE, "PLUGIN_UNIX_SOCKET_DIR": socket_dir, "PLUGIN_PROTOCOL_VERSIONS": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-u", "-m", "agentengine_adapters"],
+        cwd=project, env=full, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 1, proc
+    assert proc.stdout == ""  # no handshake line
+    assert "Traceback" in proc.stderr and "import not_a_real_package_xyz" in proc.stderr
+    assert "ModuleNotFoundError: No module named 'not_a_real_package_xyz'" in proc.stderr
 
 
 def doctor(project: Path, **env: str) -> tuple[int, dict[str, Any], str]:

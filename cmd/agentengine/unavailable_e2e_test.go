@@ -67,3 +67,31 @@ func TestStrictRefusesABrokenProject(t *testing.T) {
 		t.Fatalf("want a refusal naming the compile error, got %v:\n%s", err, out)
 	}
 }
+
+// A Python agent whose module fails to import is never reported ready: the server says
+// it is unavailable, with the traceback's last line, and serves the other agent.
+func TestPythonImportErrorMarksTheAgentUnavailable(t *testing.T) {
+	py := needPython(t)
+	dir := filepath.Join(t.TempDir(), "badimport")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, c := range map[string]string{
+		"agentengine.yaml": "name: badimport\nframework: langgraph\nentry_point: agent.py:graph\npython: " + py + "\n",
+		"agent.py":         "import not_a_real_package_xyz\n\ngraph = None\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := namedProject(t, copyProject(t), "good")
+	s := startServer(t, good, dir, "--session-backend", "memory")
+	h := decode(t, mustGet(t, s.url+"/health"))
+	u, _ := h["unavailable"].(map[string]any)
+	if msg := fmt.Sprint(u["badimport"]); !strings.Contains(msg, "No module named 'not_a_real_package_xyz'") {
+		t.Fatalf("health = %v\nlogs:\n%s", h, s.logs)
+	}
+	if strings.Contains(s.logs.String(), "serving badimport") || strings.Contains(s.logs.String(), "serving good, badimport") {
+		t.Fatalf("the serving line names the broken agent:\n%s", s.logs)
+	}
+}

@@ -220,6 +220,10 @@ func (s *Supervisor) startFailed(p *proc, err error) error {
 	tail := p.stderr.lastLines()
 	if why := stderrReason(tail); why != "" {
 		reason = why
+	} else if len(tail) == 0 && strings.HasPrefix(reason, "the process closed stdout") {
+		// Nothing on stderr: most likely a program that never started serving.
+		reason += ": a runner serves by calling pluginsdk.Serve in its main (Go) or agentengine_runner.serve " +
+			"(Python); a program that returns or exits first never connects"
 	}
 	if st := p.waitedStatus(); st != "" {
 		reason += " (" + st + ")"
@@ -240,9 +244,7 @@ func startReason(err error, timeout time.Duration) string {
 	case strings.HasPrefix(msg, unrecognized):
 		first, _, _ := strings.Cut(strings.TrimPrefix(msg, unrecognized), "\n")
 		if first == "" {
-			return "the process closed stdout without the go-plugin handshake line: a runner serves by calling " +
-				"pluginsdk.Serve in its main (Go) or agentengine_runner.serve (Python); a program that returns or exits " +
-				"first never connects"
+			return "the process closed stdout without the go-plugin handshake line"
 		}
 		if len(first) > 200 {
 			first = strings.ToValidUTF8(first[:200], "") + "…"
