@@ -32,8 +32,8 @@ def serve_project() -> None:
     # Handshake check and stdout capture first: the user's module may print on import.
     prepare()
     get_logger()  # hclog JSON on stderr for load errors too (our logger is its child)
-    from .broken import BrokenRunner
     from .bridges import make_runner
+    from .broken import BrokenRunner
     from .config import Settings
 
     runner = make_runner(Settings.from_env())
