@@ -273,6 +273,24 @@ def test_doctor_on_broken_projects(tmp_path: Path) -> None:
     assert "at agent.py:2" in entry["detail"] and "site-packages" not in entry["detail"] + entry["fix"], entry
     assert entry["fix"] == f"agentengine setup {shlex.quote(str(in_lib))}"
 
+    # A package of the user's own, next to the project (or above it), is no pip install:
+    # the fix puts its folder on the project's path.
+    mono = tmp_path / "mono"
+    (mono / "common").mkdir(parents=True)
+    (mono / "common" / "__init__.py").write_text("X = 1\n")
+    local = write_project(mono / "agent", "import common\n", requirements="langgraph\n")
+    code, report, _ = doctor(local)
+    entry = {c["name"]: c for c in report["checks"]}["entry_module"]
+    assert code == 1 and "No module named 'common'" in entry["detail"], entry
+    assert "not a PyPI package but a folder of yours in " + str(mono) in entry["detail"], entry
+    assert "`env: {PYTHONPATH: ..}`" in entry["fix"] and "pip" not in entry["fix"], entry
+    lib_in_project = write_project(tmp_path / "inproj", "import shared\n")
+    (lib_in_project / "libs" / "shared").mkdir(parents=True)
+    (lib_in_project / "libs" / "shared" / "__init__.py").write_text("")
+    code, report, _ = doctor(lib_in_project)
+    entry = {c["name"]: c for c in report["checks"]}["entry_module"]
+    assert code == 1 and "`env: {PYTHONPATH: libs}`" in entry["fix"], entry
+
     wrong_var = write_project(tmp_path / "var", GOOD)
     code, report, _ = doctor(wrong_var, AGENTENGINE_ENTRY_POINT="agent.py:nope")
     check = {c["name"]: c for c in report["checks"]}["agent_variable"]
