@@ -33,6 +33,7 @@ type runOptions struct {
 	drain       time.Duration
 	maxRuns     int
 	strict      bool
+	isolateEnv  bool
 	ksadk       ksadkRunFlags
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
@@ -80,6 +81,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.IntVar(&o.maxRuns, "max-runs-per-user", 0, "most runs one user may have in progress at once; more are refused with 429 (0: no limit)")
 	f.DurationVar(&o.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or Ctrl-C, how long runs in progress may finish before they are interrupted")
 	f.BoolVar(&o.strict, "strict", false, "stop unless every agent's runner builds and starts (by default an agent that fails is marked unavailable, with its error in /health, and the others serve)")
+	f.BoolVar(&o.isolateEnv, "isolate-env", false, "give runners only the configured environment (.env, agentengine.yaml's env:) and PATH/HOME, not the shell's other variables")
 	o.ksadk.register(f, true)
 	return cmd
 }
@@ -135,7 +137,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 		defer ln.Close()
 	}
-	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, strict: o.strict || o.interactive})
+	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, strict: o.strict || o.interactive, isolateEnv: o.isolateEnv})
 	if err != nil {
 		return err
 	}

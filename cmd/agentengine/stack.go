@@ -63,6 +63,8 @@ type stackOptions struct {
 	// strict: any agent that fails to build, import or start stops the server (else it
 	// is marked unavailable and the others serve).
 	strict bool
+	// isolateEnv gives runners only their configured environment (run --isolate-env).
+	isolateEnv bool
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -84,6 +86,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 			p.Env = map[string]string{}
 		}
 		maps.Copy(p.Env, opt.env)
+		p.IsolateEnv = opt.isolateEnv
 		projects = append(projects, p)
 	}
 

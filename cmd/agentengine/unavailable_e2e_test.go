@@ -95,3 +95,42 @@ func TestPythonImportErrorMarksTheAgentUnavailable(t *testing.T) {
 		t.Fatalf("the serving line names the broken agent:\n%s", s.logs)
 	}
 }
+
+// The shell's environment reaches the agent, minus agentengine's own secrets;
+// --isolate-env keeps only what is configured.
+func TestShellEnvironmentReachesTheAgent(t *testing.T) {
+	runner := filepath.Join(t.TempDir(), "envecho")
+	if out, err := exec.Command("go", "build", "-o", runner, "./testdata/envecho").CombinedOutput(); err != nil {
+		t.Fatalf("build envecho: %v\n%s", err, out)
+	}
+	project := filepath.Join(t.TempDir(), "envecho")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, "agentengine.yaml"), []byte("name: envecho\nframework: go\nbinary: "+runner+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"FROM_THE_SHELL=exported", "AGENTENGINE_TOKEN=t0ken", "KSADK_SESSION_DSN=postgres://u:secret@127.0.0.1:1/x"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "shell=exported token= dsn="},
+		{[]string{"--isolate-env"}, "shell= token= dsn="},
+	} {
+		// The DSN is not used: --session-backend memory wins over it.
+		s := startAgentengine(t, project, env, append([]string{"run", ".", "--port", "0", "--session-backend", "memory"}, tc.args...)...)
+		req, _ := http.NewRequest("POST", s.url+"/v1/responses", strings.NewReader(`{"model":"envecho","input":"x"}`))
+		req.Header.Set("Authorization", "Bearer t0ken")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := decode(t, resp)
+		if text, _ := out["output_text"].(string); !strings.Contains(text, tc.want) {
+			t.Fatalf("%v: %v, want %q", tc.args, out, tc.want)
+		}
+		s.stop()
+	}
+}

@@ -76,9 +76,12 @@ type Config struct {
 	// in one process and default to one.
 	Processes    int `yaml:"-"`
 	MaxProcesses int `yaml:"-"`
-	// Env is extra environment for the runner; the runner sees only this, PATH/HOME
-	// and what the host needs to launch it.
+	// Env is extra environment for the runner, over the shell's and .env's.
 	Env map[string]string `yaml:"env"`
+	// IsolateEnv (run --isolate-env): the runner sees only the configured environment
+	// (.env, Env), PATH/HOME and the like, and what the host needs to launch it, none
+	// of the shell's other variables.
+	IsolateEnv bool `yaml:"-"`
 	// OpenAICompat selects the OpenAI-compatible API's shapes for this agent: "openai"
 	// (default) or "ksadk" (KsADK's tool-call, approval and stream shapes).
 	OpenAICompat string `yaml:"openai_compat"`

@@ -64,6 +64,9 @@ func (p *Project) PythonEnv(in Interpreter, bridgePath []string) ([]string, erro
 	if own := penv["PYTHONPATH"]; own != "" {
 		pp += string(os.PathListSeparator) + own
 	}
+	if shell := os.Getenv("PYTHONPATH"); shell != "" && !p.IsolateEnv {
+		pp += string(os.PathListSeparator) + shell
+	}
 	over["PYTHONPATH"] = pp
 	if in.Venv != "" {
 		// What `activate` does: tools the agent runs (pip, CLIs) come from its venv.

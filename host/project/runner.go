@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Launch is how to start a project's runner process.
@@ -158,17 +159,50 @@ func (p *Project) ProjectEnv() (map[string]string, error) {
 	return env, nil
 }
 
-// hostBasics are the only variables of the host's environment a runner inherits.
+// hostBasics are the variables of the host's environment an isolated runner
+// (--isolate-env) still inherits: what a process needs to find programs and files.
 var hostBasics = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "SYSTEMROOT"}
 
-// runnerEnv is the runner's whole environment: the host's basics, the project's env,
-// then the overrides (the host's contract with the runner). Secrets in the host's
-// environment are not passed on.
+// hostSecrets are agentengine's own secrets, never passed to a runner: the API token,
+// the session database's DSN (it may hold a password) and libpq's password variables.
+var hostSecrets = map[string]bool{
+	"AGENTENGINE_TOKEN":        true,
+	"AGENTENGINE_TOKENS":       true,
+	"KSADK_SESSION_DSN":        true,
+	"PGPASSWORD":               true,
+	"PGPASSFILE":               true,
+	"PLUGIN_MIN_PORT":          true,
+	"PLUGIN_MAX_PORT":          true,
+	"PLUGIN_PROTOCOL_VERSIONS": true,
+}
+
+// HostSecret reports whether the host's variable k stays out of runners' environments.
+func HostSecret(k string) bool {
+	if hostSecrets[k] {
+		return true
+	}
+	// Any DSN of agentengine's (AGENTENGINE_TEST_PG_DSN, …) and go-plugin's own variables
+	// of a host this one runs under.
+	return (strings.HasPrefix(k, "AGENTENGINE_") && strings.HasSuffix(k, "_DSN")) || strings.HasPrefix(k, "PLUGIN_")
+}
+
+// runnerEnv is the runner's whole environment: the shell's (the host's environment minus
+// its secrets; only the basics with IsolateEnv), the project's env (.env, then
+// agentengine.yaml's env:), then the overrides (the host's contract with the runner).
 func (p *Project) runnerEnv(overrides map[string]string) ([]string, error) {
 	env := map[string]string{}
-	for _, k := range hostBasics {
-		if v, ok := os.LookupEnv(k); ok {
-			env[k] = v
+	if p.IsolateEnv {
+		for _, k := range hostBasics {
+			if v, ok := os.LookupEnv(k); ok {
+				env[k] = v
+			}
+		}
+	} else {
+		for _, kv := range os.Environ() {
+			k, v, ok := strings.Cut(kv, "=")
+			if ok && k != "" && !HostSecret(k) {
+				env[k] = v
+			}
 		}
 	}
 	penv, err := p.ProjectEnv()

@@ -80,8 +80,8 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	execCtx, hardKill := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(execCtx, cfg.Command[0], cfg.Command[1:]...)
 	cmd.Dir = cfg.Dir
-	// go-plugin appends its cookie and PLUGIN_* variables; with SkipHostEnv nothing else
-	// from the host's environment (secrets included) reaches the runner.
+	// go-plugin appends its cookie and PLUGIN_* variables; with SkipHostEnv the runner gets
+	// cfg.Env and nothing else (the project layer decides what of the shell's is in it).
 	cmd.Env = append(append(make([]string, 0, len(cfg.Env)+1), cfg.Env...), plugin.EnvUnixSocketDir+"="+dir)
 	// Own process group: the runner's children can be killed with it (go-plugin #136).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
