@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -141,8 +145,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	closeWait := 15 * time.Second
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		cctx, cancel := context.WithTimeout(context.Background(), closeWait)
 		defer cancel()
 		if err := st.close(cctx); err != nil {
 			log.Warn("shutdown", "error", err)
@@ -202,11 +207,32 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 			return fmt.Errorf("serve: %w", err)
 		}
 	case <-ctx.Done():
-		fmt.Fprintln(cmd.ErrOrStderr(), "shutting down")
+		fmt.Fprintf(cmd.ErrOrStderr(), "shutting down: runs in progress may finish for up to %s (Ctrl-C again to stop them now)\n", o.drain)
 	}
-	drain(log, srv, st.runtime, o.drain)
+	if drain(log, srv, st.runtime, o.drain, secondSignal(cmd.ErrOrStderr())) {
+		// The runners get no graceful wait either: their process groups are killed.
+		closeWait = forcedCloseWait
+	}
 	return nil
 }
+
+// secondSignal is closed at the next SIGINT or SIGTERM after the one that started the
+// shutdown: the user wants out now.
+func secondSignal(out io.Writer) <-chan struct{} {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	force := make(chan struct{})
+	go func() {
+		<-sig
+		signal.Stop(sig)
+		fmt.Fprintln(out, "second interrupt: ending the runs in progress as interrupted and exiting")
+		close(force)
+	}()
+	return force
+}
+
+// forcedCloseWait bounds closing the runners after a second Ctrl-C.
+const forcedCloseWait = 2 * time.Second
 
 // gcFloorBytes is the server's minimum heap goal (see package gcfloor).
 const gcFloorBytes = 64 << 20
