@@ -311,8 +311,33 @@ def check_hook(module: ModuleType | None) -> Check:
     return Check("hook", True, f"{name}{SIGNATURE}")
 
 
+def check_sdk_runner(module: ModuleType | None, attr: str) -> Check:
+    """A `framework: python` project's object: a Runner of the SDK (an instance, a
+    subclass or a zero-argument factory), as `python -m agentengine_runner` loads it."""
+    if module is None:
+        return Check("agent_variable", False, "not checked: the entry module did not import", "fix entry_module first")
+    from agentengine_runner import Runner
+
+    try:
+        obj = get_attr(module, attr)
+    except EntryPointError as exc:
+        return Check("agent_variable", False, str(exc), f"define {attr} in {module.__file__}: class {attr}(Runner): ... (or write its name after ':' in entry_point)")
+    if isinstance(obj, Runner) or (isinstance(obj, type) and issubclass(obj, Runner)) or (callable(obj) and not isinstance(obj, type)):
+        return Check("agent_variable", True, f"{attr}: {getattr(obj, '__name__', type(obj).__name__)}")
+    return Check(
+        "agent_variable",
+        False,
+        f"{attr} is a {type(obj).__name__}, not an agentengine_runner.Runner",
+        f"make {attr} in {module.__file__} a subclass of agentengine_runner.Runner, an instance of one, or a function returning one",
+    )
+
+
 def run_checks(settings: Settings) -> list[Check]:
     project_dir = settings.project_dir
+    if settings.framework == "python":
+        framework = Check("framework", True, "a runner on the Python runner SDK (agentengine_runner, shipped with agentengine)")
+        entry, module, attr = check_entry(settings)
+        return [check_python(project_dir), check_runtime(project_dir), framework, entry, check_sdk_runner(module, attr)]
     checks = [check_python(project_dir), check_runtime(project_dir), check_framework(settings.framework, project_dir), check_checkpointer(settings)]
     entry, module, attr = check_entry(settings)
     checks += [entry, check_variable(settings, module, attr), check_hook(module)]

@@ -30,7 +30,14 @@ const (
 	FrameworkLangChain  = "langchain"
 	FrameworkDeepAgents = "deepagents"
 	FrameworkADK        = "adk"
+	// FrameworkPython is a runner written on the Python runner SDK (agentengine_runner):
+	// entry_point names its Runner ("module:Runner" or "file.py:Runner").
+	FrameworkPython = "python"
 )
+
+// SDKRunnerVariable is the object a `framework: python` entry point without ":attr"
+// names (the SDK's `python -m agentengine_runner module` default).
+const SDKRunnerVariable = "runner"
 
 // Project is a loaded agent project.
 type Project struct {
@@ -171,11 +178,11 @@ func (p *Project) normalise() error {
 	}
 	p.Framework = strings.ToLower(strings.TrimSpace(p.Framework))
 	switch p.Framework {
-	case FrameworkGo, FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK:
+	case FrameworkGo, FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK, FrameworkPython:
 	case "":
-		return p.fieldErr("framework", "missing: set it to one of go, langgraph, langchain, deepagents, adk")
+		return p.fieldErr("framework", "missing: set it to one of go, python, langgraph, langchain, deepagents, adk")
 	default:
-		return p.fieldErr("framework", "unknown framework %q: use one of go, langgraph, langchain, deepagents, adk", p.Framework)
+		return p.fieldErr("framework", "unknown framework %q: use one of go, python (a runner on the Python SDK), langgraph, langchain, deepagents, adk", p.Framework)
 	}
 	if err := p.normaliseProcesses(); err != nil {
 		return err
@@ -215,10 +222,11 @@ func (p *Project) normalise() error {
 	return nil
 }
 
-// IsPython reports whether the project's runner is a Python framework bridge.
+// IsPython reports whether the project's runner is Python: a framework bridge or a
+// runner on the Python SDK.
 func (p *Project) IsPython() bool {
 	switch p.Framework {
-	case FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK:
+	case FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK, FrameworkPython:
 		return true
 	}
 	return false
@@ -232,6 +240,9 @@ func (p *Project) normalisePython() error {
 	}
 	if p.AgentVariable == "" {
 		p.AgentVariable = DefaultAgentVariable
+		if p.Framework == FrameworkPython {
+			p.AgentVariable = SDKRunnerVariable
+		}
 	}
 	if p.EntryPoint == "" {
 		switch {
