@@ -168,6 +168,15 @@ func (g *guard) health(c *gin.Context) {
 			}
 			body["unavailable"] = u
 		}
+		// Agents serving their last good version because a reload of their edited code
+		// failed, with the error to fix.
+		if bad := g.cfg.Runtime.ReloadErrors(); len(bad) > 0 {
+			u := make(map[string]string, len(bad))
+			for _, a := range bad {
+				u[a.Name] = a.Error
+			}
+			body["reload_errors"] = u
+		}
 	}
 	c.JSON(http.StatusOK, body)
 }

@@ -97,6 +97,7 @@ type Runtime struct {
 	noSummarize map[string]bool // agents whose runner has no Summarize
 	caps        map[string]*runnerv1.Capabilities
 	agentErrs   map[string]string // unavailable agents → why (SetAgentError)
+	reloadErrs  map[string]string // agents whose last reload failed → why
 
 	hist historyCache // projected history of recently active sessions
 	trim memTrim      // returns finished runs' memory after bursts
@@ -140,6 +141,7 @@ func New(cfg Config) (*Runtime, error) {
 		noSummarize: map[string]bool{},
 		caps:        map[string]*runnerv1.Capabilities{},
 		agentErrs:   map[string]string{},
+		reloadErrs:  map[string]string{},
 	}
 	if rt.log == nil {
 		rt.log = hclog.NewNullLogger()

@@ -49,3 +49,37 @@ func (rt *Runtime) agentError(name string) string {
 func unavailableErr(name, reason string) *ClientError {
 	return clientErr(ErrUnavailable, "model", "agent %q is unavailable: %s", name, strings.TrimSpace(reason))
 }
+
+// SetReloadError records that reloading the agent's changed code failed (its new runner
+// did not build, import or start) while its last good version keeps serving; nil clears
+// it. It is reported, not enforced: turns still go to the agent.
+func (rt *Runtime) SetReloadError(name string, err error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if err == nil {
+		delete(rt.reloadErrs, name)
+		return
+	}
+	rt.reloadErrs[name] = err.Error()
+}
+
+// ReloadErrors lists the agents whose last reload failed, by name.
+func (rt *Runtime) ReloadErrors() []AgentError {
+	rt.mu.Lock()
+	out := make([]AgentError, 0, len(rt.reloadErrs))
+	for n, e := range rt.reloadErrs {
+		out = append(out, AgentError{Name: n, Error: e})
+	}
+	rt.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AgentReloaded forgets what the agent's previous runner reported of itself
+// (capabilities), so the next turn asks the new one.
+func (rt *Runtime) AgentReloaded(name string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	delete(rt.caps, name)
+	delete(rt.noSummarize, name)
+}

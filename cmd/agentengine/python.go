@@ -53,13 +53,15 @@ type launchOptions struct {
 	progress  io.Writer
 	log       hclog.Logger
 	bridge    func() (pybridge.Bridge, error)
+	// binarySuffix names a reload's Go runner build apart from the running one's.
+	binarySuffix string
 }
 
 // newAgentRunner prepares a project's environment and returns its (unstarted) runner.
 // A Python project that declares requirements but has no environment gets one first,
 // with pip's progress on the terminal.
 func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (agentRunner, error) {
-	bo := project.BuildOptions{Progress: o.progress}
+	bo := project.BuildOptions{Progress: o.progress, BinarySuffix: o.binarySuffix}
 	timeout := o.startWait
 	if p.IsPython() {
 		b, err := o.bridge()

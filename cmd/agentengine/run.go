@@ -38,6 +38,7 @@ type runOptions struct {
 	maxRuns     int
 	strict      bool
 	isolateEnv  bool
+	reload      bool
 	ksadk       ksadkRunFlags
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
@@ -85,6 +86,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.IntVar(&o.maxRuns, "max-runs-per-user", 0, "most runs one user may have in progress at once; more are refused with 429 (0: no limit)")
 	f.DurationVar(&o.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or Ctrl-C, how long runs in progress may finish before they are interrupted")
 	f.BoolVar(&o.strict, "strict", false, "stop unless every agent's runner builds and starts (by default an agent that fails is marked unavailable, with its error in /health, and the others serve)")
+	f.BoolVar(&o.reload, "reload", false, "watch the projects' files and reload an agent when its code or config changes (runs in flight finish on the old code; a change that does not build or start keeps the last good version serving)")
 	f.BoolVar(&o.isolateEnv, "isolate-env", false, "give runners only the configured environment (.env, agentengine.yaml's env:) and PATH/HOME, not the shell's other variables")
 	o.ksadk.register(f, true)
 	return cmd
@@ -200,6 +202,20 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	}
 	if o.listening != nil {
 		o.listening(ln.Addr())
+	}
+	if o.reload {
+		rctx, stopReload := context.WithCancel(ctx)
+		reloaded := make(chan struct{})
+		go func() {
+			defer close(reloaded)
+			if err := newReloader(st, cmd.ErrOrStderr(), log, o.drain).run(rctx); err != nil {
+				log.Error("reload is off", "error", err)
+				fmt.Fprintf(cmd.ErrOrStderr(), "reload is off: %v\n", err)
+			}
+		}()
+		// Stopped before the runners close: a reload in progress must not outlive them.
+		defer func() { stopReload(); <-reloaded }()
+		fmt.Fprintln(cmd.ErrOrStderr(), "reload on: an edit to a project's files restarts its agent on the new code")
 	}
 	select {
 	case err := <-errc:

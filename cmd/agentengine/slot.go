@@ -33,6 +33,8 @@ type agentSlot struct {
 type slotRunner struct {
 	agentRunner
 	calls sync.WaitGroup
+	// build tells this runner's Go binary apart from other reloads' ("" for the first).
+	build string
 }
 
 func newSlot(name string, r agentRunner, err error) *agentSlot {
@@ -133,9 +135,10 @@ func (s *agentSlot) Startable() error {
 	return nil
 }
 
-// swap puts a started runner in place of the current one. The old runner's runs in
-// flight finish on it for up to drain; then it is closed.
-func (s *agentSlot) swap(r agentRunner, drain time.Duration) {
+// swap puts a started runner (its Go build named by build) in place of the current
+// one. The old runner's runs in flight finish on it for up to drain; then it is closed
+// and retired is called with its build.
+func (s *agentSlot) swap(r agentRunner, build string, drain time.Duration, retired func(build string)) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -143,7 +146,7 @@ func (s *agentSlot) swap(r agentRunner, drain time.Duration) {
 		return
 	}
 	old := s.cur
-	s.cur, s.err = &slotRunner{agentRunner: r}, nil
+	s.cur, s.err = &slotRunner{agentRunner: r, build: build}, nil
 	if old != nil {
 		s.old = append(s.old, old)
 		s.retired.Add(1)
@@ -173,7 +176,26 @@ func (s *agentSlot) swap(r agentRunner, drain time.Duration) {
 			}
 		}
 		s.mu.Unlock()
+		if retired != nil {
+			retired(old.build)
+		}
 	}()
+}
+
+// serving reports whether the slot has a runner (a last good version).
+func (s *agentSlot) serving() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur != nil
+}
+
+// setErr replaces the reason an empty slot cannot serve.
+func (s *agentSlot) setErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		s.err = err
+	}
 }
 
 // Close closes the current runner and any still finishing their runs.

@@ -42,7 +42,11 @@ type stack struct {
 	// slots are the agents' runners by project, in the order given (reload swaps them).
 	slots   []*agentSlot
 	project []*project.Project
+	display []string // each project's directory as the user wrote it
 	launch  launchOptions
+	// loadOpts are applied to a project each time it is loaded (again, on reload).
+	extraEnv   map[string]string
+	isolateEnv bool
 	runtime *host.Runtime
 	log     hclog.Logger
 
@@ -105,7 +109,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
-	s := &stack{store: st, backend: sel.Backend, log: opt.log}
+	s := &stack{store: st, backend: sel.Backend, log: opt.log, extraEnv: opt.env, isolateEnv: opt.isolateEnv}
 
 	agents := make([]host.Agent, 0, len(projects))
 	lo := launchOptions{startWait: opt.startWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
@@ -131,6 +135,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 		slot := newSlot(p.Name, r, err)
 		s.slots = append(s.slots, slot)
 		s.project = append(s.project, p)
+		s.display = append(s.display, opt.dirs[i])
 		s.runners = append(s.runners, slot)
 		agents = append(agents, host.Agent{Name: p.Name, Description: p.Description, Framework: p.Framework, Runner: slot, RunTimeout: p.RunTimeout})
 		if p.OpenAICompat == "ksadk" {

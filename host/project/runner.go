@@ -31,6 +31,9 @@ type BuildOptions struct {
 	// PythonPath lists the directories holding the Python bridge (agentengine_runner and
 	// agentengine_adapters); required for Python projects.
 	PythonPath []string
+	// BinarySuffix is appended to a built Go runner's file name: a reload builds next to
+	// the binary a running runner executes, never over it.
+	BinarySuffix string
 }
 
 // RunnerLaunch resolves the command that starts the project's runner, building a Go
@@ -81,7 +84,7 @@ func (p *Project) goRunner(ctx context.Context, opt BuildOptions) (string, error
 			return "", p.fieldErr("entry_point", "building a Go runner needs the go command on PATH, or set `binary` to a prebuilt runner")
 		}
 	}
-	out := filepath.Join(p.StateDir(), "bin", p.Name)
+	out := filepath.Join(p.StateDir(), "bin", p.Name+opt.BinarySuffix)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", filepath.Dir(out), err)
 	}
