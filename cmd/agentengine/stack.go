@@ -47,8 +47,8 @@ type stack struct {
 	// loadOpts are applied to a project each time it is loaded (again, on reload).
 	extraEnv   map[string]string
 	isolateEnv bool
-	runtime *host.Runtime
-	log     hclog.Logger
+	runtime    *host.Runtime
+	log        hclog.Logger
 
 	// ksadkAgents are the agents whose project sets openai_compat: ksadk.
 	ksadkAgents []string

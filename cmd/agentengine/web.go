@@ -29,7 +29,7 @@ type webOptions struct {
 	isolateEnv bool
 	// reload: as run --reload, on by default here (as in adk web).
 	reload bool
-	ksadk      ksadkRunFlags
+	ksadk  ksadkRunFlags
 }
 
 func newWebCmd() *cobra.Command {
