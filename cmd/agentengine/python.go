@@ -55,6 +55,10 @@ type launchOptions struct {
 	bridge    func() (pybridge.Bridge, error)
 	// binarySuffix names a reload's Go runner build apart from the running one's.
 	binarySuffix string
+	// checkedPython is an interpreter whose environment already passed CheckRunner (the
+	// running version's, on a reload): unless setup installs into it, it is not checked
+	// again, which saves a Python start per reload.
+	checkedPython string
 }
 
 // newAgentRunner prepares a project's environment and returns its (unstarted) runner.
@@ -72,12 +76,19 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if err != nil {
 			return nil, err
 		}
+		need, err := pyenv.Needed(p, opt.Runner)
+		if err != nil {
+			return nil, fmt.Errorf("prepare the Python environment of %s: %w", o.display, err)
+		}
 		if err := pyenv.Ensure(ctx, p, opt); err != nil {
 			return nil, fmt.Errorf("prepare the Python environment of %s: %w", o.display, err)
 		}
 		// An environment the runner cannot load in (protobuf or grpcio out of range) is
 		// reported here, naming the package, rather than as a failed runner start.
-		if err := pyenv.CheckRunner(ctx, p, opt.Runner, o.display); err != nil {
+		in, _ := p.FindPython()
+		if need.None() && o.checkedPython != "" && in.Path == o.checkedPython {
+			// Checked when the running version started, and nothing was installed since.
+		} else if err := pyenv.CheckRunner(ctx, p, opt.Runner, o.display); err != nil {
 			return nil, err
 		}
 		bo.PythonPath = b.PythonPath()

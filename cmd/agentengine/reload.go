@@ -21,7 +21,7 @@ import (
 
 // reloadDebounce is how long a project's files must stay quiet after a change before it
 // is reloaded: an editor's save is several events, a `git checkout` many.
-const reloadDebounce = 250 * time.Millisecond
+const reloadDebounce = 150 * time.Millisecond
 
 // ignoredDir reports directories whose changes never reload a project: environments,
 // caches, agentengine's own state (sessions, built runners) and version control.
@@ -173,6 +173,11 @@ func (r *reloader) reload(ctx context.Context, i int) {
 		lo.display = display
 		suffix = fmt.Sprintf(".reload%d", gen)
 		lo.binarySuffix = suffix
+		if slot.serving() && old.IsPython() {
+			if in, err := old.FindPython(); err == nil {
+				lo.checkedPython = in.Path
+			}
+		}
 		runner, err = startAgentRunner(ctx, p, lo)
 		if err != nil && p.Framework == project.FrameworkGo {
 			removeBuild(p, lo.binarySuffix)
