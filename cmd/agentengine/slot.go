@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -32,7 +33,8 @@ type agentSlot struct {
 // slotRunner is one runner and the calls in flight on it.
 type slotRunner struct {
 	agentRunner
-	calls sync.WaitGroup
+	calls    sync.WaitGroup
+	inFlight atomic.Int64 // the calls' count, for the log and tests
 	// build tells this runner's Go binary apart from other reloads' ("" for the first).
 	build string
 }
@@ -59,7 +61,14 @@ func (s *agentSlot) acquire() (*slotRunner, error) {
 		return nil, status.Errorf(codes.Unavailable, "agent %q is unavailable: %v", s.name, err)
 	}
 	s.cur.calls.Add(1)
+	s.cur.inFlight.Add(1)
 	return s.cur, nil
+}
+
+// release ends a call acquire counted.
+func (r *slotRunner) release() {
+	r.inFlight.Add(-1)
+	r.calls.Done()
 }
 
 func (s *agentSlot) Describe(ctx context.Context, in *runnerv1.DescribeRequest, opts ...grpc.CallOption) (*runnerv1.DescribeResponse, error) {
@@ -67,7 +76,7 @@ func (s *agentSlot) Describe(ctx context.Context, in *runnerv1.DescribeRequest, 
 	if err != nil {
 		return nil, err
 	}
-	defer r.calls.Done()
+	defer r.release()
 	return r.Describe(ctx, in, opts...)
 }
 
@@ -76,7 +85,7 @@ func (s *agentSlot) Summarize(ctx context.Context, in *runnerv1.SummarizeRequest
 	if err != nil {
 		return nil, err
 	}
-	defer r.calls.Done()
+	defer r.release()
 	return r.Summarize(ctx, in, opts...)
 }
 
@@ -87,10 +96,10 @@ func (s *agentSlot) Run(ctx context.Context, in *runnerv1.RunRequest, opts ...gr
 	}
 	stream, err := r.Run(ctx, in, opts...)
 	if err != nil {
-		r.calls.Done()
+		r.release()
 		return nil, err
 	}
-	done := sync.OnceFunc(r.calls.Done)
+	done := sync.OnceFunc(r.release)
 	// The run is over for the host when its stream ends or its context does.
 	context.AfterFunc(ctx, done)
 	return &slotStream{ServerStreamingClient: stream, done: done}, nil
