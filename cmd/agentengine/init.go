@@ -80,7 +80,7 @@ func runInit(cmd *cobra.Command, dir, framework string) error {
 		"main.go":          goAgentTemplate,
 		"go.mod":           fmt.Sprintf("module %s\n\ngo 1.26\n\nrequire github.com/agentengine/agentengine v0.0.0\n\nreplace github.com/agentengine/agentengine => ./third_party/agentengine\n", name),
 		".gitignore":       ".agentengine/\n",
-		"README.md":        fmt.Sprintf(goReadmeTemplate, name, name, name, name),
+		"README.md":        fmt.Sprintf(goReadmeTemplate, name, name, name, name, name),
 	}
 	for rel, content := range files {
 		if err := writeFile(filepath.Join(dir, rel), []byte(content)); err != nil {
@@ -208,5 +208,8 @@ An agentengine agent project with a Go runner.
     curl http://127.0.0.1:8080/v1/responses -H 'Content-Type: application/json' \
       -d '{"model":"%s","input":"hello","stream":true}'
 
-The agent is in main.go; third_party/agentengine holds the Go SDK it builds against.
+The agent is in main.go; third_party/agentengine holds the Go SDK it builds against,
+copied from the agentengine binary (go.mod's replace line points at it). After upgrading
+agentengine, run "agentengine sdk update %s" to replace the copy with the new binary's SDK;
+agentengine says so when a runner's copy speaks an older runner protocol.
 `

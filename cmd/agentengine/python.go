@@ -95,8 +95,13 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if timeout <= 0 {
 			timeout = pythonStartTimeout
 		}
-	} else if timeout <= 0 {
-		timeout = goStartTimeout
+	} else {
+		if err := checkSDKCopy(p, o.display); err != nil {
+			return nil, err
+		}
+		if timeout <= 0 {
+			timeout = goStartTimeout
+		}
 	}
 	l, err := p.RunnerLaunch(ctx, bo)
 	if err != nil {

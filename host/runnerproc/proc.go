@@ -204,7 +204,7 @@ func (e *ProtocolError) Error() string {
 	if got == "" {
 		got = "none"
 	}
-	return fmt.Sprintf("runner %q speaks runner protocol version %s, this agentengine speaks version %s: use the runner SDK that comes with this agentengine", e.Runner, got, e.Want)
+	return fmt.Sprintf("runner %q speaks runner protocol version %s, this agentengine speaks version %s: rebuild it with the runner SDK that comes with this agentengine (a Go project: `agentengine sdk update DIR` replaces its SDK copy)", e.Runner, got, e.Want)
 }
 
 // startFailed cleans up after a failed start and builds the error, quoting the runner's
@@ -260,7 +260,7 @@ func startReason(err error, timeout time.Duration) string {
 		_, detail, _ := strings.Cut(msg, ". ")
 		return fmt.Sprintf("the runner's handshake version does not match this agentengine's (%s): it was built "+
 			"against another runner SDK; rebuild it with the pluginsdk that comes with this agentengine "+
-			"(`agentengine init -f go` writes a current copy)", strings.TrimSpace(detail))
+			"(a Go project: `agentengine sdk update DIR` replaces its SDK copy)", strings.TrimSpace(detail))
 	}
 	return msg
 }
