@@ -195,6 +195,10 @@ func (r *reloader) reload(ctx context.Context, i int) {
 			removeBuild(old, prevSuffix)
 		}
 	})
+	if p.RunTimeout != old.RunTimeout || p.Description != old.Description {
+		// The host's record of the agent is fixed when it starts.
+		fmt.Fprintf(r.out, "    note: a changed run_timeout or description of %s takes a restart\n", p.Name)
+	}
 	st.project[i] = p
 	st.runtime.AgentReloaded(p.Name)
 	st.runtime.SetAgentError(p.Name, nil)
