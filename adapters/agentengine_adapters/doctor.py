@@ -321,7 +321,8 @@ def check_sdk_runner(module: ModuleType | None, attr: str) -> Check:
     try:
         obj = get_attr(module, attr)
     except EntryPointError as exc:
-        return Check("agent_variable", False, str(exc), f"define {attr} in {module.__file__}: class {attr}(Runner): ... (or write its name after ':' in entry_point)")
+        fix = f"define {attr} in {module.__file__}: class {attr}(Runner): ... (or write its name after ':' in entry_point)"
+        return Check("agent_variable", False, str(exc), fix)
     if isinstance(obj, Runner) or (isinstance(obj, type) and issubclass(obj, Runner)) or (callable(obj) and not isinstance(obj, type)):
         return Check("agent_variable", True, f"{attr}: {getattr(obj, '__name__', type(obj).__name__)}")
     return Check(
