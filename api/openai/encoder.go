@@ -116,10 +116,10 @@ type outItem struct {
 	serverLabel string
 	approvalID  string
 	// mcp_approval_request only
-	message string
-	output      *string
-	errText     *string
-	argsDone    bool
+	message  string
+	output   *string
+	errText  *string
+	argsDone bool
 }
 
 func newResponseEncoder(base Response, opts encodeOptions, emit bool) *responseEncoder {

@@ -278,7 +278,10 @@ func TestSecondSIGINTExitsAtOnce(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.cmd.Wait() }()
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Errorf("a forced exit is still a clean one: %v\n%s", err, s.logs)
+		}
 	case <-time.After(60 * time.Second): // far below the 10m drain the first Ctrl-C allowed
 		t.Fatalf("a second SIGINT did not end the process:\n%s", s.logs)
 	}
