@@ -264,3 +264,28 @@ func TestReloadGoProject(t *testing.T) {
 		t.Errorf("old builds are left behind: %v", bins)
 	}
 }
+
+// An agent that did not build at start is unavailable until a save fixes it; then it
+// serves, without a restart.
+func TestReloadBringsAnUnavailableAgentUp(t *testing.T) {
+	dir := goReloadProject(t)
+	writeFiles(t, dir, map[string]string{"main.go": "package main\n\nfunc main() { notDefinedAnywhere() }\n"})
+	good := namedProject(t, copyProject(t), "good")
+	s := startServerWithin(t, 3*time.Minute, good, dir, "--session-backend", "memory", "--reload")
+	h := decode(t, mustGet(t, s.url+"/health"))
+	if u, _ := h["unavailable"].(map[string]any); !strings.Contains(fmt.Sprint(u["reloadgo"]), "notDefinedAnywhere") {
+		t.Fatalf("health at start = %v", h)
+	}
+	writeFiles(t, dir, map[string]string{"main.go": fmt.Sprintf(goReloadAgent, "v1")})
+	waitLog(t, s, "reloaded reloadgo", 1)
+	if got := answer(t, s.url, "reloadgo"); got != "v1 started, v1 done" {
+		t.Fatalf("after the fix: %q\n%s", got, s.logs)
+	}
+	models := decode(t, mustGet(t, s.url+"/v1/models"))
+	if d, _ := models["data"].([]any); len(d) != 2 {
+		t.Fatalf("models after the fix = %v", models)
+	}
+	if h := decode(t, mustGet(t, s.url+"/health")); h["unavailable"] != nil {
+		t.Fatalf("health after the fix = %v", h)
+	}
+}
