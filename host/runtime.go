@@ -241,6 +241,12 @@ func (rt *Runtime) agent(name string) (Agent, error) {
 			return a, nil
 		}
 	}
+	if name == "" {
+		// Of several agents only one can serve (the others are unavailable): it is the default.
+		if up := rt.Agents(); len(up) == 1 {
+			return rt.agents[up[0].Name], nil
+		}
+	}
 	names := make([]string, 0, len(rt.agents))
 	for n := range rt.agents {
 		names = append(names, n)

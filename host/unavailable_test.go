@@ -39,6 +39,10 @@ func TestUnavailableAgentServesTheOthers(t *testing.T) {
 		t.Fatalf("Ready = %v", err)
 	}
 
+	// With one agent able to serve, a request that names none goes to it.
+	if a, err := rt.ResolveAgent(""); err != nil || a.Name != "good" {
+		t.Fatalf("ResolveAgent(\"\") = %v, %v; want the one agent that serves", a, err)
+	}
 	r, err := rt.Start(context.Background(), host.TurnRequest{App: "good", Input: text("hi")})
 	if err != nil {
 		t.Fatal(err)
