@@ -159,12 +159,31 @@ func (g *guard) fail(c *gin.Context, status int, code, message string) {
 // process serves. Agent names are only listed to authorised callers.
 func (g *guard) health(c *gin.Context) {
 	agents := []string{}
+	body := gin.H{"status": "ok", "agents": agents}
 	if g.authorised(c) {
 		for _, a := range g.cfg.Runtime.Agents() {
 			agents = append(agents, a.Name)
 		}
+		body["agents"] = agents
+		// Agents that failed to build, import or start, with the error to fix.
+		if bad := g.cfg.Runtime.Unavailable(); len(bad) > 0 {
+			u := make(map[string]string, len(bad))
+			for _, a := range bad {
+				u[a.Name] = a.Error
+			}
+			body["unavailable"] = u
+		}
+		// Agents serving their last good version because a reload of their edited code
+		// failed, with the error to fix.
+		if bad := g.cfg.Runtime.ReloadErrors(); len(bad) > 0 {
+			u := make(map[string]string, len(bad))
+			for _, a := range bad {
+				u[a.Name] = a.Error
+			}
+			body["reload_errors"] = u
+		}
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ok", "agents": agents})
+	c.JSON(http.StatusOK, body)
 }
 
 // ready serves GET /readyz, the readiness probe: 503 while the session store takes no

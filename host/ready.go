@@ -20,8 +20,8 @@ type startable interface {
 }
 
 // Ready reports whether the runtime can take turns: the session store takes a write
-// (a probe session is created and deleted) and every agent's runner can start (none is
-// waiting out the backoff after failed starts). Liveness needs no check: a process that
+// (a probe session is created and deleted), no agent is marked unavailable, and every
+// agent's runner can start (none is waiting out the backoff after failed starts). Liveness needs no check: a process that
 // answers is alive. The error is a ClientError; the cause is logged.
 func (rt *Runtime) Ready(ctx context.Context) error {
 	key := session.Key{App: readyProbeApp, User: readyProbeUser, ID: newID("probe_")}
@@ -32,6 +32,9 @@ func (rt *Runtime) Ready(ctx context.Context) error {
 	if err != nil {
 		rt.log.Warn("not ready: the session store does not take writes", "error", err)
 		return clientErr(ErrUnavailable, "", "the session store does not take writes")
+	}
+	if bad := rt.Unavailable(); len(bad) > 0 {
+		return unavailableErr(bad[0].Name, bad[0].Error)
 	}
 	for _, a := range rt.Agents() { // in order: the same agent is named every time
 		s, ok := rt.agents[a.Name].Runner.(startable)

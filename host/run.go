@@ -227,6 +227,10 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 	case errors.Is(context.Cause(ctx), errShutdown):
 		status = session.StatusInterrupted
 		runErr = &session.RunError{Code: "host_shutdown", Message: "the host shut down during the run"}
+	case errors.Is(context.Cause(ctx), errRunTimeout):
+		status = session.StatusFailed
+		runErr = &session.RunError{Code: "run_timeout", Message: fmt.Sprintf(
+			"the run took longer than the agent's run_timeout (%s, set in agentengine.yaml) and was stopped", ag.RunTimeout)}
 	case streamErr != nil:
 		status = session.StatusFailed
 		runErr = &session.RunError{Code: "runner_error", Message: runnerFailureMessage(streamErr)}

@@ -30,6 +30,8 @@ type Agent struct {
 	// Workspace, when set, receives the files the agent reports with "workspace.file"
 	// native events (DeepAgents' virtual filesystem), so they show in its listing.
 	Workspace *workspace.Workspace
+	// RunTimeout, when set, ends a run still going after it failed (run_timeout).
+	RunTimeout time.Duration
 }
 
 // Config configures a Runtime.
@@ -110,6 +112,8 @@ type Runtime struct {
 	held        heldEnds        // run ends the store could not record yet
 	noSummarize map[string]bool // agents whose runner has no Summarize
 	caps        map[string]*runnerv1.Capabilities
+	agentErrs   map[string]string // unavailable agents → why (SetAgentError)
+	reloadErrs  map[string]string // agents whose last reload failed → why
 
 	hist        historyCache     // projected history of recently active sessions
 	memoryFreed func(events int) // Config.MemoryFreed, never nil
@@ -127,6 +131,10 @@ var errShutdown = errors.New("host shutting down")
 
 // errCancelled is the cancel cause of runs stopped by Cancel: they end cancelled.
 var errCancelled = errors.New("run cancelled")
+
+// errRunTimeout is the cancel cause of runs that outlived their agent's RunTimeout:
+// they end failed.
+var errRunTimeout = errors.New("run time limit reached")
 
 // New builds a Runtime. Call Recover once before serving.
 func New(cfg Config) (*Runtime, error) {
@@ -148,6 +156,8 @@ func New(cfg Config) (*Runtime, error) {
 		compacting:  map[string]bool{},
 		noSummarize: map[string]bool{},
 		caps:        map[string]*runnerv1.Capabilities{},
+		agentErrs:   map[string]string{},
+		reloadErrs:  map[string]string{},
 	}
 	if rt.log == nil {
 		rt.log = hclog.NewNullLogger()
@@ -220,14 +230,19 @@ type AgentInfo struct {
 	Framework   string
 }
 
-// Agents lists the hosted agents in the order they were configured (the command
-// line's): the first is every surface's default agent.
+// Agents lists the hosted agents that can serve, in the order they were configured (the
+// command line's): the first is every surface's default agent. Unavailable lists the others.
 func (rt *Runtime) Agents() []AgentInfo {
 	out := make([]AgentInfo, 0, len(rt.order))
+	rt.mu.Lock()
 	for _, n := range rt.order {
 		a := rt.agents[n]
+		if _, bad := rt.agentErrs[n]; bad {
+			continue
+		}
 		out = append(out, AgentInfo{Name: a.Name, Description: a.Description, Framework: a.Framework})
 	}
+	rt.mu.Unlock()
 	return out
 }
 
@@ -236,11 +251,23 @@ func (rt *Runtime) DefaultUser() string { return rt.defUser }
 
 func (rt *Runtime) agent(name string) (Agent, error) {
 	if a, ok := rt.agents[name]; ok {
+		if reason := rt.agentError(a.Name); reason != "" {
+			return Agent{}, unavailableErr(a.Name, reason)
+		}
 		return a, nil
 	}
 	if name == "" && len(rt.agents) == 1 {
 		for _, a := range rt.agents {
+			if reason := rt.agentError(a.Name); reason != "" {
+				return Agent{}, unavailableErr(a.Name, reason)
+			}
 			return a, nil
+		}
+	}
+	if name == "" {
+		// Of several agents only one can serve (the others are unavailable): it is the default.
+		if up := rt.Agents(); len(up) == 1 {
+			return rt.agents[up[0].Name], nil
 		}
 	}
 	names := make([]string, 0, len(rt.agents))
@@ -628,7 +655,13 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		// The closure lets go of the run request: execute holds it until it is sent.
 		sent := rr
 		rr = nil
-		rt.execute(runCtx, ag, r, sent)
+		ctx := runCtx
+		if ag.RunTimeout > 0 {
+			var stop context.CancelFunc
+			ctx, stop = context.WithTimeoutCause(runCtx, ag.RunTimeout, errRunTimeout)
+			defer stop()
+		}
+		rt.execute(ctx, ag, r, sent)
 		rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
 	})
 	return r, nil

@@ -33,9 +33,15 @@ def serve_project() -> None:
     prepare()
     get_logger()  # hclog JSON on stderr for load errors too (our logger is its child)
     from .bridges import make_runner
+    from .broken import BrokenRunner
     from .config import Settings
 
-    serve(make_runner(Settings.from_env()))
+    runner = make_runner(Settings.from_env())
+    if isinstance(runner, BrokenRunner):
+        # The agent is not ready: the process ends before the handshake, and the host
+        # marks the agent unavailable quoting the traceback make_runner logged to stderr.
+        raise SystemExit(1)
+    serve(runner)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ def make_runner(settings: Settings, *, checkpointer: DurableCheckpointer | None 
             return AdkRunner(settings, load_adk_entry(settings))
         entry = load_entry(settings)
     except Exception as exc:
-        log.error("cannot load the agent %s", settings.entry_point, exc_info=True)
+        # The message names the exception: the host quotes this line as why the agent
+        # is unavailable (the traceback follows in the record).
+        log.error("cannot load the agent %s: %s: %s", settings.entry_point, type(exc).__name__, exc, exc_info=True)
         return BrokenRunner(settings, exc)
     return runner_for(settings, entry, checkpointer=checkpointer)
 

@@ -159,6 +159,9 @@ def check_entry(settings: Settings) -> tuple[Check, ModuleType | None, str]:
         ), None, spec.attr
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] != spec.module.split(".")[0]:
+            local = local_package_check(exc, where, settings.project_dir)
+            if local is not None:
+                return local, None, spec.attr
             return Check("entry_module", False, f"{where}: {type(exc).__name__}: {exc}{project_frame(exc, settings.project_dir)}",
                          missing_package_fix(settings.project_dir)), None, spec.attr
         return Check(
@@ -197,6 +200,44 @@ def project_frame(exc: BaseException, project_dir: Path) -> str:
         if path.startswith(root + os.sep) and f"{os.sep}site-packages{os.sep}" not in path and f"{os.sep}." not in path[len(root):]:
             return f" at {os.path.relpath(path, root)}:{frame.lineno}"
     return ""
+
+
+def local_package(name: str, project_dir: Path) -> Path | None:
+    """The folder holding a package or module `name` of the user's own: in the project
+    (one level down) or in one of its parent directories. None when there is none, so
+    the missing module is one to install."""
+    root = project_dir.resolve()
+
+    def holds(base: Path) -> bool:
+        return (base / name).is_dir() or (base / f"{name}.py").is_file()
+
+    try:
+        subdirs = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith((".", "_")) and d.name not in ("venv", "node_modules"))
+    except OSError:
+        subdirs = []
+    for base in [*subdirs, *list(root.parents)[:4]]:
+        if holds(base):
+            return base
+    return None
+
+
+def local_package_check(exc: ModuleNotFoundError, where: str, project_dir: Path) -> Check | None:
+    """The check for a missing module that is a folder of the user's, not a PyPI
+    package: pip cannot install it; the project's path must include its folder."""
+    top = (exc.name or "").split(".")[0]
+    base = local_package(top, project_dir)
+    if base is None:
+        return None
+    rel = os.path.relpath(base, project_dir.resolve())
+    return Check(
+        "entry_module",
+        False,
+        f"{where}: {type(exc).__name__}: {exc}{project_frame(exc, project_dir)}; `{top}` is not a PyPI package but a "
+        f"folder of yours in {base}, which is not on the runner's path (the project directory, its src/, "
+        "and PYTHONPATH from .env or agentengine.yaml's `env:`)",
+        f"add its folder to the path in {project_dir / 'agentengine.yaml'}: `env: {{PYTHONPATH: {rel}}}` "
+        f"(relative to the project), or move `{top}` into the project",
+    )
 
 
 def missing_package_fix(project_dir: Path) -> str:
@@ -301,8 +342,34 @@ def check_runner_class(settings: Settings) -> Check:
     )
 
 
+def check_sdk_runner(module: ModuleType | None, attr: str) -> Check:
+    """A `framework: python` project's object: a Runner of the SDK (an instance, a
+    subclass or a zero-argument factory), as `python -m agentengine_runner` loads it."""
+    if module is None:
+        return Check("agent_variable", False, "not checked: the entry module did not import", "fix entry_module first")
+    from agentengine_runner import Runner
+
+    try:
+        obj = get_attr(module, attr)
+    except EntryPointError as exc:
+        fix = f"define {attr} in {module.__file__}: class {attr}(Runner): ... (or write its name after ':' in entry_point)"
+        return Check("agent_variable", False, str(exc), fix)
+    if isinstance(obj, Runner) or (isinstance(obj, type) and issubclass(obj, Runner)) or (callable(obj) and not isinstance(obj, type)):
+        return Check("agent_variable", True, f"{attr}: {getattr(obj, '__name__', type(obj).__name__)}")
+    return Check(
+        "agent_variable",
+        False,
+        f"{attr} is a {type(obj).__name__}, not an agentengine_runner.Runner",
+        f"make {attr} in {module.__file__} a subclass of agentengine_runner.Runner, an instance of one, or a function returning one",
+    )
+
+
 def run_checks(settings: Settings) -> list[Check]:
     project_dir = settings.project_dir
+    if settings.framework == "python":
+        framework = Check("framework", True, "a runner on the Python runner SDK (agentengine_runner, shipped with agentengine)")
+        entry, module, attr = check_entry(settings)
+        return [check_python(project_dir), check_runtime(project_dir), framework, entry, check_sdk_runner(module, attr)]
     checks = [check_python(project_dir), check_runtime(project_dir), check_framework(settings.framework, project_dir), check_checkpointer(settings)]
     if settings.runner_class:
         return [*checks, check_runner_class(settings)]

@@ -215,22 +215,19 @@ def test_serves_and_an_interrupt_survives_sigkill(tmp_path: Path, socket_dir: st
     assert "noise on stdout" not in first.stderr()
 
 
-def test_a_project_that_fails_to_import_still_serves(tmp_path: Path, socket_dir: str) -> None:
+def test_a_project_that_fails_to_import_exits_with_the_traceback(tmp_path: Path, socket_dir: str) -> None:
+    # Not ready until the module imported: no handshake, the traceback on stderr, exit 1.
     project = write_project(tmp_path / "bad", "import not_a_real_package_xyz\ngraph = None\n")
-    plugin = Plugin(project, socket_dir)
-    try:
-        described, runs = asyncio.run(call(plugin.target, request("a"), request("b")))
-        assert plugin.proc.poll() is None  # still serving after the failed runs
-    finally:
-        plugin.stop()
-    assert described.agent_name == "proc-agent"
-    assert "ModuleNotFoundError" in described.description
-    for events in runs:
-        assert [e.WhichOneof("event") for e in events] == ["error"]
-        err = events[0].error
-        assert err.message == "ModuleNotFoundError: No module named 'not_a_real_package_xyz'"
-        assert "import not_a_real_package_xyz" in err.detail  # the import traceback
-    assert "not_a_real_package_xyz" in plugin.stderr()
+    full = env_for(project)
+    full.update({MAGIC_COOKIE_KEY: MAGIC_COOKIE_VALUE, "PLUGIN_UNIX_SOCKET_DIR": socket_dir, "PLUGIN_PROTOCOL_VERSIONS": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-u", "-m", "agentengine_adapters"],
+        cwd=project, env=full, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 1, proc
+    assert proc.stdout == ""  # no handshake line
+    assert "Traceback" in proc.stderr and "import not_a_real_package_xyz" in proc.stderr
+    assert "ModuleNotFoundError: No module named 'not_a_real_package_xyz'" in proc.stderr
 
 
 def doctor(project: Path, **env: str) -> tuple[int, dict[str, Any], str]:
@@ -275,6 +272,24 @@ def test_doctor_on_broken_projects(tmp_path: Path) -> None:
     assert code == 1 and "ImportError: LiteLLM support requires" in entry["detail"], entry
     assert "at agent.py:2" in entry["detail"] and "site-packages" not in entry["detail"] + entry["fix"], entry
     assert entry["fix"] == f"agentengine setup {shlex.quote(str(in_lib))}"
+
+    # A package of the user's own, next to the project (or above it), is no pip install:
+    # the fix puts its folder on the project's path.
+    mono = tmp_path / "mono"
+    (mono / "common").mkdir(parents=True)
+    (mono / "common" / "__init__.py").write_text("X = 1\n")
+    local = write_project(mono / "agent", "import common\n", requirements="langgraph\n")
+    code, report, _ = doctor(local)
+    entry = {c["name"]: c for c in report["checks"]}["entry_module"]
+    assert code == 1 and "No module named 'common'" in entry["detail"], entry
+    assert "not a PyPI package but a folder of yours in " + str(mono) in entry["detail"], entry
+    assert "`env: {PYTHONPATH: ..}`" in entry["fix"] and "pip" not in entry["fix"], entry
+    lib_in_project = write_project(tmp_path / "inproj", "import shared\n")
+    (lib_in_project / "libs" / "shared").mkdir(parents=True)
+    (lib_in_project / "libs" / "shared" / "__init__.py").write_text("")
+    code, report, _ = doctor(lib_in_project)
+    entry = {c["name"]: c for c in report["checks"]}["entry_module"]
+    assert code == 1 and "`env: {PYTHONPATH: libs}`" in entry["fix"], entry
 
     wrong_var = write_project(tmp_path / "var", GOOD)
     code, report, _ = doctor(wrong_var, AGENTENGINE_ENTRY_POINT="agent.py:nope")

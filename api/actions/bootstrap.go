@@ -125,6 +125,29 @@ type bootstrapPayload struct {
 	SessionID      *string         `json:"SessionId"`
 	SessionBack    sessionBackend  `json:"SessionBackend"`
 	Model          modelRef        `json:"Model"`
+	// AgentProblems (an agentengine addition) lists the agents that cannot serve, and
+	// those serving their last good version because a reload of edited code failed, each
+	// with the error to fix: the bundled UI shows them in a banner.
+	AgentProblems []agentProblem `json:"AgentProblems,omitempty"`
+}
+
+// agentProblem is one entry of AgentProblems; Kind is "unavailable" or "reload_failed".
+type agentProblem struct {
+	AgentID string `json:"AgentId"`
+	Kind    string `json:"Kind"`
+	Error   string `json:"Error"`
+}
+
+// agentProblems collects the runtime's unavailable agents and failed reloads.
+func (s *Surface) agentProblems() []agentProblem {
+	var out []agentProblem
+	for _, a := range s.rt.Unavailable() {
+		out = append(out, agentProblem{AgentID: a.Name, Kind: "unavailable", Error: a.Error})
+	}
+	for _, a := range s.rt.ReloadErrors() {
+		out = append(out, agentProblem{AgentID: a.Name, Kind: "reload_failed", Error: a.Error})
+	}
+	return out
 }
 
 // bootstrap serves GetAgentUiBootstrap. Without AgentId it describes the only agent,
@@ -194,10 +217,11 @@ func (s *Surface) bootstrap(ctx context.Context, c *gin.Context, req *bootstrapR
 			Protocol: "responses", Runtime: "agentengine", Endpoint: "/v1/responses", Version: "v1",
 			Capabilities: transportAbility{Interrupt: true, Cancel: true},
 		}}},
-		Stream:      true,
-		SessionID:   sid,
-		SessionBack: sessionBackend{Backend: s.cfg.SessionBackend, Shared: s.cfg.SessionBackend == "postgres", ProductionSafe: s.cfg.SessionBackend == "postgres"},
-		Model:       modelRef{ID: a.Name, Source: "agent"},
+		Stream:        true,
+		SessionID:     sid,
+		SessionBack:   sessionBackend{Backend: s.cfg.SessionBackend, Shared: s.cfg.SessionBackend == "postgres", ProductionSafe: s.cfg.SessionBackend == "postgres"},
+		Model:         modelRef{ID: a.Name, Source: "agent"},
+		AgentProblems: s.agentProblems(),
 	}, nil
 }
 

@@ -1,6 +1,8 @@
 package actions_test
 
 import (
+	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/agentengine/agentengine/api/actions"
@@ -119,4 +121,30 @@ func TestListAgentModels(t *testing.T) {
 		t.Errorf("filtered %+v", d)
 	}
 	wantError(t, e.post("ListAgentModels", map[string]any{"AgentId": "gamma"}), 404, actions.CodeNotFound, "gamma")
+}
+
+// Agents that cannot serve, or whose reload failed, reach the UI with their error.
+func TestBootstrapAgentProblems(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.agents = []string{"alpha", "beta", "gamma"} })
+	var d struct {
+		Agents        []struct{ AgentId string }
+		AgentProblems []struct{ AgentId, Kind, Error string }
+	}
+	e.must("GetAgentUiBootstrap", map[string]any{}, &d)
+	if d.AgentProblems != nil {
+		t.Fatalf("problems with none: %+v", d.AgentProblems)
+	}
+	e.rt.SetAgentError("beta", errors.New("building the Go runner failed: undefined: x"))
+	e.rt.SetReloadError("gamma", errors.New("SyntaxError: invalid syntax (agent.py, line 3)"))
+	e.must("GetAgentUiBootstrap", map[string]any{}, &d)
+	want := []struct{ AgentId, Kind, Error string }{
+		{"beta", "unavailable", "building the Go runner failed: undefined: x"},
+		{"gamma", "reload_failed", "SyntaxError: invalid syntax (agent.py, line 3)"},
+	}
+	if !reflect.DeepEqual(d.AgentProblems, want) {
+		t.Fatalf("AgentProblems = %+v", d.AgentProblems)
+	}
+	if len(d.Agents) != 2 {
+		t.Fatalf("an unavailable agent is listed: %+v", d.Agents)
+	}
 }

@@ -115,9 +115,11 @@ type outItem struct {
 	// mcp_call only
 	serverLabel string
 	approvalID  string
-	output      *string
-	errText     *string
-	argsDone    bool
+	// mcp_approval_request only
+	message  string
+	output   *string
+	errText  *string
+	argsDone bool
 }
 
 func newResponseEncoder(base Response, opts encodeOptions, emit bool) *responseEncoder {
@@ -233,6 +235,9 @@ func (e *responseEncoder) stored(s *session.Event) {
 			e.dropPending(d.CallID) // the call waits for approval: it has not run
 			it := e.open(kindApproval, s.ItemID, func(it *outItem) {
 				it.callID, it.name, it.serverLabel = d.CallID, d.Name, e.opts.ServerLabel
+				if !e.opts.Ksadk { // KsADK's item has exactly its own fields
+					it.message = d.Message
+				}
 				it.text.Set(d.Arguments)
 			})
 			e.close(it, statusCompleted)
@@ -672,7 +677,7 @@ func (it *outItem) json(skeleton bool, spill *httpx.Spill) any {
 		}
 		return c
 	default:
-		return approvalRequestItem{ID: it.id, Type: kindApproval, Arguments: text, Name: it.name, ServerLabel: it.serverLabel}
+		return approvalRequestItem{ID: it.id, Type: kindApproval, Arguments: text, Name: it.name, ServerLabel: it.serverLabel, Message: it.message}
 	}
 }
 

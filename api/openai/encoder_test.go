@@ -89,7 +89,7 @@ func scenarios() map[string][]host.Event {
 		text("msg_3", "I need approval.").
 		stored(session.TypeAssistantMessage, "msg_3", session.AssistantMessageData{Text: "I need approval."}).
 		stored(session.TypeToolCall, "fc_3", session.ToolCallData{CallID: "call_3", Name: "delete_file", Arguments: `{"path":"notes.txt"}`}).
-		stored(session.TypeApprovalRequest, "apr_3", session.ApprovalRequestData{CallID: "call_3", Name: "delete_file", Arguments: `{"path":"notes.txt"}`}).
+		stored(session.TypeApprovalRequest, "apr_3", session.ApprovalRequestData{CallID: "call_3", Name: "delete_file", Arguments: `{"path":"notes.txt"}`, Message: "Delete notes.txt?"}).
 		end(session.StatusInterrupted, nil, nil)
 	failure := (&journal{}).opening().
 		text("msg_4", "Partial").

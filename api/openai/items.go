@@ -44,7 +44,7 @@ func itemOfEvent(ev session.Event) (json.RawMessage, bool) {
 		if err != nil {
 			return nil, false
 		}
-		return session.MustJSON(approvalRequestItem{ID: ev.ItemID, Type: kindApproval, Arguments: d.Arguments, Name: d.Name, ServerLabel: serverLabel}), true
+		return session.MustJSON(approvalRequestItem{ID: ev.ItemID, Type: kindApproval, Arguments: d.Arguments, Name: d.Name, ServerLabel: serverLabel, Message: d.Message}), true
 	}
 	return nil, false
 }

@@ -158,6 +158,9 @@ type approvalRequestItem struct {
 	Arguments   string `json:"arguments"`
 	Name        string `json:"name"`
 	ServerLabel string `json:"server_label"`
+	// Message is the agent's question for the person deciding, when it set one: not in
+	// OpenAI's item, which has no place for it (clients ignore fields they do not know).
+	Message string `json:"message,omitempty"`
 }
 
 // requestEcho is what a Responses request stores as the run's Meta: the fields a

@@ -138,3 +138,35 @@ func TestMisconfiguredProjectsGetClearErrors(t *testing.T) {
 }
 
 func writeText(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// A Go project whose SDK copy speaks an older runner protocol is told to update it, and
+// `agentengine sdk update` does.
+func TestSDKUpdateReplacesAnOldCopy(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, "", "init", "my-agent", "-f", "go"); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	sdk := filepath.Join(dir, "my-agent", "third_party", "agentengine", "pluginsdk", "sdk.go")
+	src, err := os.ReadFile(sdk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(src), `const ProtocolVersion = "1"`, `const ProtocolVersion = "0"`, 1)
+	if old == string(src) {
+		t.Fatal("the SDK copy has no ProtocolVersion 1 to age")
+	}
+	if err := os.WriteFile(sdk, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, dir, "", "run", "my-agent", "--port", "0", "--session-backend", "memory")
+	if err == nil || !strings.Contains(out, "speaks runner protocol 0, this agentengine speaks 1: run `agentengine sdk update my-agent`") {
+		t.Fatalf("run with an old SDK copy: %v\n%s", err, out)
+	}
+	if out, err := runCLI(t, dir, "", "sdk", "update", "my-agent"); err != nil || !strings.Contains(out, "runner protocol 1") {
+		t.Fatalf("sdk update: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, dir, "hi\n/exit\n", "run", "-i", "my-agent", "--session-backend", "memory")
+	if err != nil || !strings.Contains(out, "You said: hi") {
+		t.Fatalf("run after sdk update: %v\n%s", err, out)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -250,5 +251,65 @@ func TestLargeInputsWorkOrNameTheLimit(t *testing.T) {
 	code, b = post(strings.Repeat("x", 33<<20))
 	if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "limit of 32 MiB") {
 		t.Errorf("33 MiB input: %d %.300s", code, b)
+	}
+}
+
+// The first Ctrl-C drains; a second one exits at once, ending the runs in flight as
+// interrupted, each with exactly one terminal event, recorded in the store.
+func TestSecondSIGINTExitsAtOnce(t *testing.T) {
+	project := copyProject(t)
+	db := filepath.Join(t.TempDir(), "s.sqlite")
+	s := startServer(t, project, "--session-path", db, "--drain-timeout", "10m")
+	body := `{"model":"echo-go","stream":true,"input":"one two three four five six seven eight nine ten","model_options":{"delay_ms":5000}}`
+	first, second := drainStream(t, s.url, body), drainStream(t, s.url, body)
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	// The first interrupt is taken (the server says how to force it) before the second.
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if !strings.Contains(s.logs.String(), "Ctrl-C again to stop them now") {
+			return errors.New("no shutdown notice yet")
+		}
+		return nil
+	})
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("a forced exit is still a clean one: %v\n%s", err, s.logs)
+		}
+	case <-time.After(60 * time.Second): // far below the 10m drain the first Ctrl-C allowed
+		t.Fatalf("a second SIGINT did not end the process:\n%s", s.logs)
+	}
+	for i, stream := range []<-chan string{first, second} {
+		got := <-stream
+		if ts := terminals(got); len(ts) != 1 || ts[0] == "response.completed" {
+			t.Fatalf("run %d: terminal events %v, want one that is not completed:\n%s", i, ts, got)
+		}
+	}
+	// The store has each run ended once, interrupted.
+	out, err := runCLI(t, project, "", "sessions", "list", "--session-path", db)
+	if err != nil {
+		t.Fatalf("sessions list: %v\n%s", err, out)
+	}
+	ids := regexp.MustCompile(`\b(conv_|sess_)?[0-9a-zA-Z_-]{16,}\b`).FindAllString(out, -1)
+	ended := 0
+	for _, id := range ids {
+		exp, err := runCLI(t, project, "", "sessions", "export", id, "--session-path", db)
+		if err != nil {
+			continue // not a session id
+		}
+		n := strings.Count(exp, `"status":"interrupted"`)
+		if n != 1 || strings.Contains(exp, `"status":"completed"`) || strings.Contains(exp, `"status":"failed"`) {
+			t.Fatalf("session %s: %d interrupted ends:\n%s", id, n, exp)
+		}
+		ended++
+	}
+	if ended != 2 {
+		t.Fatalf("found %d sessions with an interrupted run, want 2:\n%s", ended, out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	agentengine "github.com/agentengine/agentengine"
+	"github.com/agentengine/agentengine/host/pybridge"
 )
 
 var validProjectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -31,6 +32,8 @@ Frameworks:
       .env.example, .gitignore. The first "agentengine run" creates NAME/.venv and
       installs the requirements. Without OPENAI_API_KEY (in NAME/.env) the agent uses
       offline_model.py, a small scripted stand-in for a language model.
+  python  a runner written on agentengine's Python runner SDK (shipped inside the
+      binary): agent.py, requirements.txt (only grpcio and protobuf), .gitignore.
   go  a Go runner built on agentengine's Go SDK, which is copied into
       NAME/third_party/agentengine so the project builds without fetching it.
 
@@ -50,7 +53,7 @@ Frameworks:
 		},
 	}
 	cmd.Flags().StringVar(&fromAgent, "from-agent", "", "wrap an existing agent (.py file or directory) as a project, in place")
-	cmd.Flags().StringVarP(&framework, "framework", "f", "langgraph", "framework of the new project: langgraph, langchain, deepagents, adk or go")
+	cmd.Flags().StringVarP(&framework, "framework", "f", "langgraph", "framework of the new project: langgraph, langchain, deepagents, adk, python or go")
 	return cmd
 }
 
@@ -60,11 +63,14 @@ func runInit(cmd *cobra.Command, dir, framework string) error {
 		return fmt.Errorf("%q is not a valid project name: use letters, digits, '.', '_' and '-'", name)
 	}
 	framework = strings.ToLower(strings.TrimSpace(framework))
-	if _, ok := pythonScaffolds()[framework]; !ok && framework != "go" {
-		return fmt.Errorf("--framework %q: use langgraph, langchain, deepagents, adk or go", framework)
+	if _, ok := pythonScaffolds()[framework]; !ok && framework != "go" && framework != "python" {
+		return fmt.Errorf("--framework %q: use langgraph, langchain, deepagents, adk, python (the Python runner SDK) or go", framework)
 	}
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("%s already exists; choose a new directory name", dir)
+	}
+	if framework == "python" {
+		return initSDKPython(cmd, dir, name)
 	}
 	if framework != "go" {
 		return initPython(cmd, dir, name, framework)
@@ -74,7 +80,7 @@ func runInit(cmd *cobra.Command, dir, framework string) error {
 		"main.go":          goAgentTemplate,
 		"go.mod":           fmt.Sprintf("module %s\n\ngo 1.26\n\nrequire github.com/agentengine/agentengine v0.0.0\n\nreplace github.com/agentengine/agentengine => ./third_party/agentengine\n", name),
 		".gitignore":       ".agentengine/\n",
-		"README.md":        fmt.Sprintf(goReadmeTemplate, name, name, name, name),
+		"README.md":        fmt.Sprintf(goReadmeTemplate, name, name, name, name, name),
 	}
 	for rel, content := range files {
 		if err := writeFile(filepath.Join(dir, rel), []byte(content)); err != nil {
@@ -113,6 +119,25 @@ func initPython(cmd *cobra.Command, dir, name, framework string) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "created %s (%s)\nrun it:  agentengine run %s      (the first run creates %s and installs requirements.txt)\nchat:    agentengine run -i %s\ncheck:   agentengine doctor %s\n",
 		dir, framework, dir, filepath.Join(dir, ".venv"), dir, dir)
+	return nil
+}
+
+func initSDKPython(cmd *cobra.Command, dir, name string) error {
+	reqs, err := pybridge.RunnerRequirements(agentengine.PythonBridge)
+	if err != nil {
+		return err
+	}
+	files, err := sdkPythonProjectFiles(dir, name, reqs)
+	if err != nil {
+		return err
+	}
+	for rel, content := range files {
+		if err := writeFile(filepath.Join(dir, rel), content); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "created %s (python: a runner on the Python runner SDK)\nrun it:  agentengine run %s      (the first run creates %s and installs requirements.txt)\nchat:    agentengine run -i %s\ncheck:   agentengine doctor %s\n",
+		dir, dir, filepath.Join(dir, ".venv"), dir, dir)
 	return nil
 }
 
@@ -183,5 +208,8 @@ An agentengine agent project with a Go runner.
     curl http://127.0.0.1:8080/v1/responses -H 'Content-Type: application/json' \
       -d '{"model":"%s","input":"hello","stream":true}'
 
-The agent is in main.go; third_party/agentengine holds the Go SDK it builds against.
+The agent is in main.go; third_party/agentengine holds the Go SDK it builds against,
+copied from the agentengine binary (go.mod's replace line points at it). After upgrading
+agentengine, run "agentengine sdk update %s" to replace the copy with the new binary's SDK;
+agentengine says so when a runner's copy speaks an older runner protocol.
 `

@@ -97,3 +97,43 @@ func pythonProjectFiles(dir, name, framework string) (map[string][]byte, error) 
 	files["requirements.txt"] = requirementsFile(s)
 	return files, nil
 }
+
+// sdkPythonProjectFiles renders the scaffold of a runner on the Python runner SDK
+// (`framework: python`): its requirements are only what the SDK needs.
+func sdkPythonProjectFiles(dir, name string, runnerReqs []string) (map[string][]byte, error) {
+	data := struct{ Name, Dir string }{name, dir}
+	files := map[string][]byte{}
+	for dst, src := range map[string]string{"agent.py": "templates/python/agent.py", "README.md": "templates/python/README.md"} {
+		raw, err := templates.ReadFile(src)
+		if err != nil {
+			return nil, err
+		}
+		t, err := template.New(src).Option("missingkey=error").Parse(string(raw))
+		if err != nil {
+			return nil, fmt.Errorf("template %s: %w", src, err)
+		}
+		var out bytes.Buffer
+		if err := t.Execute(&out, data); err != nil {
+			return nil, fmt.Errorf("template %s: %w", src, err)
+		}
+		files[dst] = out.Bytes()
+	}
+	gi, err := templates.ReadFile("templates/common/gitignore")
+	if err != nil {
+		return nil, err
+	}
+	files[".gitignore"] = gi
+	files["agentengine.yaml"] = []byte(fmt.Sprintf("# agentengine project: `agentengine run .` serves it, `agentengine doctor .` checks it.\n"+
+		"name: %s            # the OpenAI \"model\" id clients select\n"+
+		"framework: python     # a runner on the Python runner SDK\n"+
+		"entry_point: agent.py:Agent   # file.py:Runner (or package.module:Runner)\n"+
+		"# run_timeout: 10m     # a run still going after this ends failed (default: no limit)\n", name))
+	var b bytes.Buffer
+	b.WriteString("# The runner SDK ships inside agentengine; it needs only these. `agentengine run` installs\n")
+	b.WriteString("# them into .venv on the first run.\n")
+	for _, r := range runnerReqs {
+		b.WriteString(r + "\n")
+	}
+	files["requirements.txt"] = b.Bytes()
+	return files, nil
+}

@@ -55,13 +55,19 @@ type launchOptions struct {
 	progress  io.Writer
 	log       hclog.Logger
 	bridge    func() (pybridge.Bridge, error)
+	// binarySuffix names a reload's Go runner build apart from the running one's.
+	binarySuffix string
+	// checkedPython is an interpreter whose environment already passed CheckRunner (the
+	// running version's, on a reload): unless setup installs into it, it is not checked
+	// again, which saves a Python start per reload.
+	checkedPython string
 }
 
 // newAgentRunner prepares a project's environment and returns its (unstarted) runner.
 // A Python project that declares requirements but has no environment gets one first,
 // with pip's progress on the terminal.
 func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (agentRunner, error) {
-	bo := project.BuildOptions{Progress: o.progress}
+	bo := project.BuildOptions{Progress: o.progress, BinarySuffix: o.binarySuffix}
 	timeout := o.startWait
 	if p.IsPython() {
 		b, err := o.bridge()
@@ -72,12 +78,19 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if err != nil {
 			return nil, err
 		}
+		need, err := pyenv.Needed(p, opt.Runner)
+		if err != nil {
+			return nil, fmt.Errorf("prepare the Python environment of %s: %w", o.display, err)
+		}
 		if err := pyenv.Ensure(ctx, p, opt); err != nil {
 			return nil, fmt.Errorf("prepare the Python environment of %s: %w", o.display, err)
 		}
 		// An environment the runner cannot load in (protobuf or grpcio out of range) is
 		// reported here, naming the package, rather than as a failed runner start.
-		if err := pyenv.CheckRunner(ctx, p, opt.Runner, o.display); err != nil {
+		in, _ := p.FindPython()
+		if need.None() && o.checkedPython != "" && in.Path == o.checkedPython {
+			// Checked when the running version started, and nothing was installed since.
+		} else if err := pyenv.CheckRunner(ctx, p, opt.Runner, o.display); err != nil {
 			return nil, err
 		}
 		if err := pyenv.CheckRunnerClass(ctx, p, o.display); err != nil {
@@ -87,8 +100,13 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if timeout <= 0 {
 			timeout = pythonStartTimeout
 		}
-	} else if timeout <= 0 {
-		timeout = goStartTimeout
+	} else {
+		if err := checkSDKCopy(p, o.display); err != nil {
+			return nil, err
+		}
+		if timeout <= 0 {
+			timeout = goStartTimeout
+		}
 	}
 	l, err := p.RunnerLaunch(ctx, bo)
 	if err != nil {

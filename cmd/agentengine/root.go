@@ -30,7 +30,7 @@ KsADK projects run as they are: the commands take KsADK's flags, and a KsADK
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetIn(stdin)
-	root.AddCommand(newRunCmd(), newWebCmd(), newInitCmd(), newSetupCmd(), newDoctorCmd(), newSessionsCmd(), newReplayCmd(), newVersionCmd(), newMigrateCmd())
+	root.AddCommand(newRunCmd(), newWebCmd(), newInitCmd(), newSetupCmd(), newDoctorCmd(), newSessionsCmd(), newReplayCmd(), newVersionCmd(), newMigrateCmd(), newSDKCmd())
 	return root
 }
 

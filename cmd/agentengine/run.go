@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -37,6 +41,9 @@ type runOptions struct {
 	drain       time.Duration
 	maxRuns     int
 	maxState    int64
+	strict      bool
+	isolateEnv  bool
+	reload      bool
 	ksadk       ksadkRunFlags
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
@@ -88,6 +95,9 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.Int64Var(&o.maxState, "max-state-bytes", host.DefaultStateTierBytes, "largest size of each session state tier (app:, user: and session state, as JSON); a write that would grow a tier past it is refused with 413 (-1: no limit)")
 	f.IntVar(&o.maxRuns, "max-runs-per-user", 0, "most runs one user may have in progress at once; more are refused with 429 (0: no limit)")
 	f.DurationVar(&o.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or Ctrl-C, how long runs in progress may finish before they are interrupted")
+	f.BoolVar(&o.strict, "strict", false, "stop unless every agent's runner builds and starts (by default an agent that fails is marked unavailable, with its error in /health, and the others serve)")
+	f.BoolVar(&o.reload, "reload", false, "watch the projects' files and reload an agent when its code or config changes (runs in flight finish on the old code; a change that does not build or start keeps the last good version serving)")
+	f.BoolVar(&o.isolateEnv, "isolate-env", false, "give runners only the configured environment (.env, agentengine.yaml's env:) and PATH/HOME, not the shell's other variables")
 	o.ksadk.register(f, true)
 	return cmd
 }
@@ -146,12 +156,13 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 		defer ln.Close()
 	}
-	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, stallWait: o.stallWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, maxStateBytes: o.maxState})
+	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, stallWait: o.stallWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, maxStateBytes: o.maxState, strict: o.strict || o.interactive, isolateEnv: o.isolateEnv})
 	if err != nil {
 		return err
 	}
+	closeWait := 15 * time.Second
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		cctx, cancel := context.WithTimeout(context.Background(), closeWait)
 		defer cancel()
 		if err := st.close(cctx); err != nil {
 			log.Warn("shutdown", "error", err)
@@ -196,11 +207,28 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		names += a.Name
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "agentengine serving %s on http://%s (ready in %s; Ctrl-C to stop)\n", names, ln.Addr(), elapsed(start))
+	for _, a := range st.runtime.Unavailable() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "agent %s is unavailable (its error is above and in /health)\n", a.Name)
+	}
 	if logins != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "Browser login (works once, within %s): http://%s/login?code=%s\n", loginTTL, ln.Addr(), logins.Code())
 	}
 	if o.listening != nil {
 		o.listening(ln.Addr())
+	}
+	if o.reload {
+		rctx, stopReload := context.WithCancel(ctx)
+		reloaded := make(chan struct{})
+		go func() {
+			defer close(reloaded)
+			if err := newReloader(st, cmd.ErrOrStderr(), log, o.drain).run(rctx); err != nil {
+				log.Error("reload is off", "error", err)
+				fmt.Fprintf(cmd.ErrOrStderr(), "reload is off: %v\n", err)
+			}
+		}()
+		// Stopped before the runners close: a reload in progress must not outlive them.
+		defer func() { stopReload(); <-reloaded }()
+		fmt.Fprintln(cmd.ErrOrStderr(), "reload on: an edit to a project's files restarts its agent on the new code")
 	}
 	select {
 	case err := <-errc:
@@ -208,11 +236,32 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 			return fmt.Errorf("serve: %w", err)
 		}
 	case <-ctx.Done():
-		fmt.Fprintln(cmd.ErrOrStderr(), "shutting down")
+		fmt.Fprintf(cmd.ErrOrStderr(), "shutting down: runs in progress may finish for up to %s (Ctrl-C again to stop them now)\n", o.drain)
 	}
-	drain(log, srv, st.runtime, o.drain)
+	if drain(log, srv, st.runtime, o.drain, secondSignal(cmd.ErrOrStderr())) {
+		// The runners get no graceful wait either: their process groups are killed.
+		closeWait = forcedCloseWait
+	}
 	return nil
 }
+
+// secondSignal is closed at the next SIGINT or SIGTERM after the one that started the
+// shutdown: the user wants out now.
+func secondSignal(out io.Writer) <-chan struct{} {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	force := make(chan struct{})
+	go func() {
+		<-sig
+		signal.Stop(sig)
+		fmt.Fprintln(out, "second interrupt: ending the runs in progress as interrupted and exiting")
+		close(force)
+	}()
+	return force
+}
+
+// forcedCloseWait bounds closing the runners after a second Ctrl-C.
+const forcedCloseWait = 2 * time.Second
 
 // gcFloorBytes is the server's minimum heap goal (see package gcfloor).
 const gcFloorBytes = 64 << 20

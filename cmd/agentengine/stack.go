@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,14 @@ type stack struct {
 	uploads    *attach.Store
 	workspaces map[string]*workspace.Workspace
 	runners    []agentRunner
+	// slots are the agents' runners by project, in the order given (reload swaps them).
+	slots   []*agentSlot
+	project []*project.Project
+	display []string // each project's directory as the user wrote it
+	launch  launchOptions
+	// loadOpts are applied to a project each time it is loaded (again, on reload).
+	extraEnv   map[string]string
+	isolateEnv bool
 	runtime    *host.Runtime
 	log        hclog.Logger
 
@@ -61,6 +70,11 @@ type stackOptions struct {
 	maxRunsPerUser int
 	// maxStateBytes bounds each state tier (0: the default, negative: none).
 	maxStateBytes int64
+	// strict: any agent that fails to build, import or start stops the server (else it
+	// is marked unavailable and the others serve).
+	strict bool
+	// isolateEnv gives runners only their configured environment (run --isolate-env).
+	isolateEnv bool
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -82,6 +96,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 			p.Env = map[string]string{}
 		}
 		maps.Copy(p.Env, opt.env)
+		p.IsolateEnv = opt.isolateEnv
 		projects = append(projects, p)
 	}
 
@@ -100,33 +115,42 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
-	s := &stack{store: st, backend: sel.Backend, log: opt.log}
+	s := &stack{store: st, backend: sel.Backend, log: opt.log, extraEnv: opt.env, isolateEnv: opt.isolateEnv}
 
 	agents := make([]host.Agent, 0, len(projects))
 	lo := launchOptions{startWait: opt.startWait, stallWait: opt.stallWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
+	s.launch = lo
+	var failed []error
 	for i, p := range projects {
 		lo.display = opt.dirs[i]
-		r, err := newAgentRunner(ctx, p, lo)
-		if err != nil {
+		for _, w := range p.Warnings {
+			opt.log.Warn(w)
+		}
+		r, err := startAgentRunner(ctx, p, lo)
+		if err != nil && (opt.strict || ctx.Err() != nil) {
 			s.close(context.Background())
 			return nil, err
 		}
-		s.runners = append(s.runners, r)
-		if opt.progress != nil {
-			fmt.Fprintf(opt.progress, "==> starting runner %s (%s)\n", p.Name, p.Framework)
+		if err != nil {
+			failed = append(failed, err)
+			opt.log.Error("agent unavailable: its runner did not start; the other agents serve", "agent", p.Name, "error", err)
+			if opt.progress != nil {
+				fmt.Fprintf(opt.progress, "    agent %s is unavailable:\n%s\n", p.Name, indent(err.Error(), "      "))
+			}
 		}
-		started := time.Now()
-		if err := r.Start(ctx); err != nil {
-			s.close(context.Background())
-			return nil, startHint(p, lo.display, fmt.Errorf("start runner for %s: %w", p.Name, err))
-		}
-		if opt.progress != nil {
-			fmt.Fprintf(opt.progress, "    runner %s started in %s\n", p.Name, elapsed(started))
-		}
-		agents = append(agents, host.Agent{Name: p.Name, Description: p.Description, Framework: p.Framework, Runner: r})
+		slot := newSlot(p.Name, r, err)
+		s.slots = append(s.slots, slot)
+		s.project = append(s.project, p)
+		s.display = append(s.display, opt.dirs[i])
+		s.runners = append(s.runners, slot)
+		agents = append(agents, host.Agent{Name: p.Name, Description: p.Description, Framework: p.Framework, Runner: slot, RunTimeout: p.RunTimeout})
 		if p.OpenAICompat == "ksadk" {
 			s.ksadkAgents = append(s.ksadkAgents, p.Name)
 		}
+	}
+	if len(failed) == len(projects) {
+		s.close(context.Background())
+		return nil, errors.Join(failed...)
 	}
 
 	// Uploads live with the sessions of the first project; each agent has its workspace,
@@ -167,6 +191,11 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	}
 	trim.Shed = rt.ShedIdle
 	s.runtime = rt
+	for _, slot := range s.slots {
+		if slot.err != nil {
+			rt.SetAgentError(slot.name, slot.err)
+		}
+	}
 	if err := rt.Recover(ctx); err != nil {
 		s.close(context.Background())
 		return nil, err
@@ -199,4 +228,29 @@ func (s *stack) close(ctx context.Context) error {
 // the cache directory.
 func onceBridge() func() (pybridge.Bridge, error) {
 	return sync.OnceValues(extractBridge)
+}
+
+// startAgentRunner prepares, builds and starts a project's runner.
+func startAgentRunner(ctx context.Context, p *project.Project, lo launchOptions) (agentRunner, error) {
+	r, err := newAgentRunner(ctx, p, lo)
+	if err != nil {
+		return nil, err
+	}
+	if lo.progress != nil {
+		fmt.Fprintf(lo.progress, "==> starting runner %s (%s)\n", p.Name, p.Framework)
+	}
+	started := time.Now()
+	if err := r.Start(ctx); err != nil {
+		_ = r.Close(context.Background())
+		return nil, startHint(p, lo.display, fmt.Errorf("start runner for %s: %w", p.Name, err))
+	}
+	if lo.progress != nil {
+		fmt.Fprintf(lo.progress, "    runner %s started in %s\n", p.Name, elapsed(started))
+	}
+	return r, nil
+}
+
+// indent prefixes every line of s.
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }

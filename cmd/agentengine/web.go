@@ -25,6 +25,10 @@ type webOptions struct {
 	host   string
 	port   int
 	noOpen bool
+	// isolateEnv: as run --isolate-env.
+	isolateEnv bool
+	// reload: as run --reload, on by default here (as in adk web).
+	reload bool
 	ksadk  ksadkRunFlags
 }
 
@@ -53,6 +57,8 @@ to keep them elsewhere. A sessions.sqlite written by KsADK is imported on first 
 	f.StringVar(&o.host, "host", "127.0.0.1", "address to bind; non-loopback addresses require AGENTENGINE_TOKEN")
 	f.IntVarP(&o.port, "port", "p", 8080, "port to listen on (0 picks a free one)")
 	f.BoolVar(&o.noOpen, "no-open", false, "print the URL instead of opening the browser")
+	f.BoolVar(&o.reload, "reload", true, "reload the agent when its code or config changes (--reload=false to turn off)")
+	f.BoolVar(&o.isolateEnv, "isolate-env", false, "give the runner only the configured environment (.env, agentengine.yaml's env:) and PATH/HOME, not the shell's other variables")
 	o.ksadk.register(f, false)
 	return cmd
 }
@@ -61,6 +67,7 @@ func runWeb(cmd *cobra.Command, dirs []string, o webOptions) error {
 	ro := runOptions{
 		host: o.host, port: o.port, maxBody: 32 << 20, logLevel: "info",
 		store: webStore(dirs, os.LookupEnv), ksadk: o.ksadk, drain: defaultDrainTimeout,
+		isolateEnv: o.isolateEnv, reload: o.reload,
 	}
 	ro.listening = func(addr net.Addr) {
 		url := webURL(o.host, addr)

@@ -130,7 +130,11 @@ func (p *Project) checkDefines(e EntryPoint, file string, ferr func(string, ...a
 		return p.fieldErr("agent_variable", "%s does not define %q%s; fix: set `agent_variable` to the name of your graph, or write entry_point as %s:<name>",
 			rel, name, hint, e.Raw)
 	}
-	return ferr("%s does not define %q%s; fix: write the name of your compiled graph after ':'", rel, name, hint)
+	what := "your compiled graph"
+	if p.Framework == FrameworkPython {
+		what = "your Runner (class, instance or factory)"
+	}
+	return ferr("%s does not define %q%s; fix: write the name of %s after ':'", rel, name, hint, what)
 }
 
 // findModule resolves a dotted module name to a file in the project (or its src/).

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 )
@@ -29,7 +30,14 @@ const (
 	FrameworkLangChain  = "langchain"
 	FrameworkDeepAgents = "deepagents"
 	FrameworkADK        = "adk"
+	// FrameworkPython is a runner written on the Python runner SDK (agentengine_runner):
+	// entry_point names its Runner ("module:Runner" or "file.py:Runner").
+	FrameworkPython = "python"
 )
+
+// SDKRunnerVariable is the object a `framework: python` entry point without ":attr"
+// names (the SDK's `python -m agentengine_runner module` default).
+const SDKRunnerVariable = "runner"
 
 // Project is a loaded agent project.
 type Project struct {
@@ -43,12 +51,17 @@ type Project struct {
 	// Entry is the parsed entry point of a Python project.
 	Entry EntryPoint
 
+	// Warnings are things about the configuration worth saying that do not stop it
+	// loading (KsADK keys this host ignores).
+	Warnings []string
+
 	// entryFrom is the file the entry point came from when it is not ConfigPath.
 	entryFrom string
 }
 
 // Config is the content of agentengine.yaml. KsADK's fields come first; the rest are this
-// host's additions. Unknown fields are ignored so KsADK projects load unchanged.
+// host's additions. An unknown key is an error naming the nearest known one; KsADK's keys
+// this host does not use load with a warning (Project.Warnings).
 type Config struct {
 	Name          string `yaml:"name"`
 	Description   string `yaml:"description"`
@@ -74,15 +87,22 @@ type Config struct {
 	// in one process and default to one.
 	Processes    int `yaml:"-"`
 	MaxProcesses int `yaml:"-"`
-	// Env is extra environment for the runner; the runner sees only this, PATH/HOME
-	// and what the host needs to launch it.
+	// Env is extra environment for the runner, over the shell's and .env's.
 	Env map[string]string `yaml:"env"`
+	// IsolateEnv (run --isolate-env): the runner sees only the configured environment
+	// (.env, Env), PATH/HOME and the like, and what the host needs to launch it, none
+	// of the shell's other variables.
+	IsolateEnv bool `yaml:"-"`
 	// OpenAICompat selects the OpenAI-compatible API's shapes for this agent: "openai"
 	// (default) or "ksadk" (KsADK's tool-call, approval and stream shapes).
 	OpenAICompat string `yaml:"openai_compat"`
 	// Workspace says who the Web UI's workspace files belong to: "per-user" (default,
 	// each user has their own) or "shared" (one workspace for every user of the agent).
 	Workspace string `yaml:"workspace"`
+	// RunTimeoutSetting is `run_timeout` as written ("10m", "90s", or a number of
+	// seconds); read RunTimeout. A run still going after it ends failed (none by default).
+	RunTimeoutSetting any           `yaml:"run_timeout"`
+	RunTimeout        time.Duration `yaml:"-"`
 }
 
 // Workspace modes (Config.Workspace).
@@ -120,6 +140,11 @@ func Load(dir string) (*Project, error) {
 		p.ConfigPath = path
 		// KsADK reads these files as utf-8-sig.
 		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+		warnings, err := checkKeys(path, data)
+		if err != nil {
+			return nil, err
+		}
+		p.Warnings = warnings
 		if err := yaml.Unmarshal(data, &p.Config); err != nil {
 			return nil, fmt.Errorf("%s is not valid YAML: %w", path, err)
 		}
@@ -157,13 +182,16 @@ func (p *Project) normalise() error {
 	}
 	p.Framework = strings.ToLower(strings.TrimSpace(p.Framework))
 	switch p.Framework {
-	case FrameworkGo, FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK:
+	case FrameworkGo, FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK, FrameworkPython:
 	case "":
-		return p.fieldErr("framework", "missing: set it to one of go, langgraph, langchain, deepagents, adk")
+		return p.fieldErr("framework", "missing: set it to one of go, python, langgraph, langchain, deepagents, adk")
 	default:
-		return p.fieldErr("framework", "unknown framework %q: use one of go, langgraph, langchain, deepagents, adk", p.Framework)
+		return p.fieldErr("framework", "unknown framework %q: use one of go, python (a runner on the Python SDK), langgraph, langchain, deepagents, adk", p.Framework)
 	}
 	if err := p.normaliseProcesses(); err != nil {
+		return err
+	}
+	if err := p.normaliseRunTimeout(); err != nil {
 		return err
 	}
 	p.OpenAICompat = strings.ToLower(strings.TrimSpace(p.OpenAICompat))
@@ -198,10 +226,11 @@ func (p *Project) normalise() error {
 	return nil
 }
 
-// IsPython reports whether the project's runner is a Python framework bridge.
+// IsPython reports whether the project's runner is Python: a framework bridge or a
+// runner on the Python SDK.
 func (p *Project) IsPython() bool {
 	switch p.Framework {
-	case FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK:
+	case FrameworkLangGraph, FrameworkLangChain, FrameworkDeepAgents, FrameworkADK, FrameworkPython:
 		return true
 	}
 	return false
@@ -215,6 +244,9 @@ func (p *Project) normalisePython() error {
 	}
 	if p.AgentVariable == "" {
 		p.AgentVariable = DefaultAgentVariable
+		if p.Framework == FrameworkPython {
+			p.AgentVariable = SDKRunnerVariable
+		}
 	}
 	if p.RunnerClass = strings.TrimSpace(p.RunnerClass); p.RunnerClass != "" {
 		if err := p.checkRunnerClass(); err != nil {
@@ -335,4 +367,36 @@ func wholeNumber(v any) (int64, bool) {
 		return int64(n), true
 	}
 	return 0, false
+}
+
+// normaliseRunTimeout reads `run_timeout`: a Go duration ("90s", "10m") or a number of
+// seconds; 0 or absent is no limit.
+func (p *Project) normaliseRunTimeout() error {
+	bad := func(v any) error {
+		return p.fieldErr("run_timeout", "%v is not a time limit: write a duration such as 90s or 10m, or a number of seconds (0 or absent: no limit)", v)
+	}
+	switch v := p.RunTimeoutSetting.(type) {
+	case nil:
+		return nil
+	case string:
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 {
+			return bad(fmt.Sprintf("%q", v))
+		}
+		p.RunTimeout = d
+	default:
+		n, ok := v.(float64)
+		if !ok {
+			w, isWhole := wholeNumber(v)
+			if !isWhole {
+				return bad(v)
+			}
+			n = float64(w)
+		}
+		if n < 0 || n > float64(math.MaxInt64/int64(time.Second)) {
+			return bad(v)
+		}
+		p.RunTimeout = time.Duration(n * float64(time.Second))
+	}
+	return nil
 }

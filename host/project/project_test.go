@@ -266,7 +266,12 @@ func TestPythonEnvIsTheContract(t *testing.T) {
 		".venv/pyvenv.cfg":  "home = /usr/bin\n",
 		".venv/bin/python3": "#!/bin/sh\n",
 	})
-	t.Setenv("SECRET_OF_THE_HOST", "leak")
+	t.Setenv("FROM_THE_SHELL", "exported")
+	t.Setenv("SHARED", "shell")
+	t.Setenv("AGENTENGINE_TOKEN", "host-secret")
+	t.Setenv("KSADK_SESSION_DSN", "postgres://u:pw@db/x")
+	t.Setenv("AGENTENGINE_TEST_PG_DSN", "postgres://u:pw@db/y")
+	t.Setenv("PGPASSWORD", "pw")
 	t.Setenv("PYTHONPATH", "/host/path")
 	p, err := Load(dir)
 	if err != nil {
@@ -295,7 +300,8 @@ func TestPythonEnvIsTheContract(t *testing.T) {
 		"AGENTENGINE_ENTRY_POINT":    "./agent.py:graph",
 		"AGENTENGINE_AGENT_VARIABLE": "root_agent",
 		"AGENTENGINE_STATE_DIR":      filepath.Join(dir, ".agentengine"),
-		"PYTHONPATH":                 "/b/sdk:/b/adapters:lib",
+		"PYTHONPATH":                 "/b/sdk:/b/adapters:lib:/host/path",
+		"FROM_THE_SHELL":             "exported",
 		"OPENAI_API_KEY":             "sk-test",
 		"FROM_YAML":                  "y",
 		"SHARED":                     "yaml",
@@ -309,8 +315,25 @@ func TestPythonEnvIsTheContract(t *testing.T) {
 	if !strings.HasPrefix(env["PATH"], filepath.Join(venv, "bin")+string(os.PathListSeparator)) {
 		t.Errorf("PATH %q does not start with the venv's bin", env["PATH"])
 	}
-	if _, ok := env["SECRET_OF_THE_HOST"]; ok {
-		t.Error("the host's environment leaked into the runner")
+	for _, k := range []string{"AGENTENGINE_TOKEN", "KSADK_SESSION_DSN", "AGENTENGINE_TEST_PG_DSN", "PGPASSWORD"} {
+		if _, ok := env[k]; ok {
+			t.Errorf("agentengine's secret %s reached the runner", k)
+		}
+	}
+	// --isolate-env: only what is configured, and the basics.
+	p.IsolateEnv = true
+	l, err = p.RunnerLaunch(t.Context(), BuildOptions{PythonPath: []string{"/b/sdk", "/b/adapters"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isolated := map[string]string{}
+	for _, kv := range l.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		isolated[k] = v
+	}
+	if _, ok := isolated["FROM_THE_SHELL"]; ok || isolated["OPENAI_API_KEY"] != "sk-test" || isolated["SHARED"] != "yaml" ||
+		isolated["PYTHONPATH"] != "/b/sdk:/b/adapters:lib" || isolated["HOME"] != os.Getenv("HOME") {
+		t.Errorf("isolated environment %v", isolated)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".agentengine")); err != nil {
 		t.Errorf("state dir not created: %v", err)

@@ -42,7 +42,38 @@ func (p *Project) pythonLaunch(opt BuildOptions) (Launch, error) {
 		return l, err
 	}
 	l.Command = []string{in.Path, "-u", "-m", BridgeModule}
+	if p.Framework == FrameworkPython {
+		spec, err := p.sdkRunnerSpec()
+		if err != nil {
+			return l, err
+		}
+		l.Command = []string{in.Path, "-u", "-m", SDKModule, spec}
+	}
 	return l, nil
+}
+
+// SDKModule is the Python runner SDK's module; `python -m agentengine_runner module:attr`
+// imports the runner before the handshake, so a broken import never reports ready.
+const SDKModule = "agentengine_runner"
+
+// sdkRunnerSpec is the "module:attr" the SDK loads for a `framework: python` project:
+// a file path becomes its dotted module name, imported from the project directory (the
+// runner's working directory and first import path).
+func (p *Project) sdkRunnerSpec() (string, error) {
+	e := p.Entry
+	mod := e.Module
+	if e.File != "" {
+		rel, err := filepath.Rel(p.Dir, e.File)
+		if err != nil {
+			return "", p.fieldErr("entry_point", "%v", err)
+		}
+		rel = strings.TrimSuffix(filepath.ToSlash(rel), ".py")
+		mod = strings.ReplaceAll(rel, "/", ".")
+		if !dottedName.MatchString(mod) {
+			return "", p.fieldErr("entry_point", "%s cannot be imported as a module (each folder and the file name must be a Python identifier); fix: rename it, or write entry_point as package.module:%s", rel, e.Attr)
+		}
+	}
+	return mod + ":" + e.Attr, nil
 }
 
 // PythonEnv is the whole environment of the project's Python bridge (runner and
@@ -67,6 +98,9 @@ func (p *Project) PythonEnv(in Interpreter, bridgePath []string) ([]string, erro
 	pp := strings.Join(bridgePath, string(os.PathListSeparator))
 	if own := penv["PYTHONPATH"]; own != "" {
 		pp += string(os.PathListSeparator) + own
+	}
+	if shell := os.Getenv("PYTHONPATH"); shell != "" && !p.IsolateEnv {
+		pp += string(os.PathListSeparator) + shell
 	}
 	over["PYTHONPATH"] = pp
 	if in.Venv != "" {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/build"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Launch is how to start a project's runner process.
@@ -29,6 +31,9 @@ type BuildOptions struct {
 	// PythonPath lists the directories holding the Python bridge (agentengine_runner and
 	// agentengine_adapters); required for Python projects.
 	PythonPath []string
+	// BinarySuffix is appended to a built Go runner's file name: a reload builds next to
+	// the binary a running runner executes, never over it.
+	BinarySuffix string
 }
 
 // RunnerLaunch resolves the command that starts the project's runner, building a Go
@@ -69,6 +74,9 @@ func (p *Project) goRunner(ctx context.Context, opt BuildOptions) (string, error
 	if _, err := os.Stat(pkg); err != nil {
 		return "", p.fieldErr("entry_point", "%v: it must be the directory of the runner's Go main package", err)
 	}
+	if err := p.checkMainPackage(pkg); err != nil {
+		return "", err
+	}
 	goTool := opt.GoTool
 	if goTool == "" {
 		var err error
@@ -76,7 +84,7 @@ func (p *Project) goRunner(ctx context.Context, opt BuildOptions) (string, error
 			return "", p.fieldErr("entry_point", "building a Go runner needs the go command on PATH, or set `binary` to a prebuilt runner")
 		}
 	}
-	out := filepath.Join(p.StateDir(), "bin", p.Name)
+	out := filepath.Join(p.StateDir(), "bin", p.Name+opt.BinarySuffix)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", filepath.Dir(out), err)
 	}
@@ -84,7 +92,9 @@ func (p *Project) goRunner(ctx context.Context, opt BuildOptions) (string, error
 		fmt.Fprintf(opt.Progress, "building Go runner %s from %s\n", p.Name, pkg)
 	}
 	// go build is incremental: an unchanged runner links from the build cache quickly.
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", out, ".")
+	// Without the symbol table and DWARF (-s -w) the link takes about half as long, which
+	// is most of a reload; panics still print function names and lines.
+	cmd := exec.CommandContext(ctx, goTool, "build", "-ldflags=-s -w", "-o", out, ".")
 	cmd.Dir = pkg
 	cmd.Env = os.Environ()
 	msg, err := cmd.CombinedOutput()
@@ -96,6 +106,22 @@ func (p *Project) goRunner(ctx context.Context, opt BuildOptions) (string, error
 		return "", fmt.Errorf("%s: run go build: %w", p.ConfigPath, err)
 	}
 	return out, nil
+}
+
+// checkMainPackage reports an entry_point that is no Go main package, which go build
+// would turn into a non-executable archive (and the start into "permission denied").
+func (p *Project) checkMainPackage(dir string) error {
+	bp, err := build.ImportDir(dir, 0)
+	var noGo *build.NoGoError
+	switch {
+	case errors.As(err, &noGo):
+		return p.fieldErr("entry_point", "%s has no Go files: point entry_point at the directory of your runner's `package main` (whose main calls pluginsdk.Serve)", dir)
+	case err != nil:
+		return nil // go build reports it, with the compiler's words
+	case bp.Name != "main":
+		return p.fieldErr("entry_point", "%s is package %s, not a main package: point entry_point at the directory of your runner's `package main` (whose main calls pluginsdk.Serve), or make this package main", dir, bp.Name)
+	}
+	return nil
 }
 
 // Env is the project's own environment for its runner: langgraph.json's "env" object,
@@ -138,17 +164,50 @@ func (p *Project) ProjectEnv() (map[string]string, error) {
 	return env, nil
 }
 
-// hostBasics are the only variables of the host's environment a runner inherits.
+// hostBasics are the variables of the host's environment an isolated runner
+// (--isolate-env) still inherits: what a process needs to find programs and files.
 var hostBasics = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "SYSTEMROOT"}
 
-// runnerEnv is the runner's whole environment: the host's basics, the project's env,
-// then the overrides (the host's contract with the runner). Secrets in the host's
-// environment are not passed on.
+// hostSecrets are agentengine's own secrets, never passed to a runner: the API token,
+// the session database's DSN (it may hold a password) and libpq's password variables.
+var hostSecrets = map[string]bool{
+	"AGENTENGINE_TOKEN":        true,
+	"AGENTENGINE_TOKENS":       true,
+	"KSADK_SESSION_DSN":        true,
+	"PGPASSWORD":               true,
+	"PGPASSFILE":               true,
+	"PLUGIN_MIN_PORT":          true,
+	"PLUGIN_MAX_PORT":          true,
+	"PLUGIN_PROTOCOL_VERSIONS": true,
+}
+
+// HostSecret reports whether the host's variable k stays out of runners' environments.
+func HostSecret(k string) bool {
+	if hostSecrets[k] {
+		return true
+	}
+	// Any DSN of agentengine's (AGENTENGINE_TEST_PG_DSN, …) and go-plugin's own variables
+	// of a host this one runs under.
+	return (strings.HasPrefix(k, "AGENTENGINE_") && strings.HasSuffix(k, "_DSN")) || strings.HasPrefix(k, "PLUGIN_")
+}
+
+// runnerEnv is the runner's whole environment: the shell's (the host's environment minus
+// its secrets; only the basics with IsolateEnv), the project's env (.env, then
+// agentengine.yaml's env:), then the overrides (the host's contract with the runner).
 func (p *Project) runnerEnv(overrides map[string]string) ([]string, error) {
 	env := map[string]string{}
-	for _, k := range hostBasics {
-		if v, ok := os.LookupEnv(k); ok {
-			env[k] = v
+	if p.IsolateEnv {
+		for _, k := range hostBasics {
+			if v, ok := os.LookupEnv(k); ok {
+				env[k] = v
+			}
+		}
+	} else {
+		for _, kv := range os.Environ() {
+			k, v, ok := strings.Cut(kv, "=")
+			if ok && k != "" && !HostSecret(k) {
+				env[k] = v
+			}
 		}
 	}
 	penv, err := p.ProjectEnv()

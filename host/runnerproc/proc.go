@@ -86,8 +86,8 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	execCtx, hardKill := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(execCtx, cfg.Command[0], cfg.Command[1:]...)
 	cmd.Dir = cfg.Dir
-	// go-plugin appends its cookie and PLUGIN_* variables; with SkipHostEnv nothing else
-	// from the host's environment (secrets included) reaches the runner.
+	// go-plugin appends its cookie and PLUGIN_* variables; with SkipHostEnv the runner gets
+	// cfg.Env and nothing else (the project layer decides what of the shell's is in it).
 	cmd.Env = append(append(make([]string, 0, len(cfg.Env)+1), cfg.Env...), plugin.EnvUnixSocketDir+"="+dir)
 	// Own process group: the runner's children can be killed with it (go-plugin #136).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -210,7 +210,7 @@ func (e *ProtocolError) Error() string {
 	if got == "" {
 		got = "none"
 	}
-	return fmt.Sprintf("runner %q speaks runner protocol version %s, this agentengine speaks version %s: use the runner SDK that comes with this agentengine", e.Runner, got, e.Want)
+	return fmt.Sprintf("runner %q speaks runner protocol version %s, this agentengine speaks version %s: rebuild it with the runner SDK that comes with this agentengine (a Go project: `agentengine sdk update DIR` replaces its SDK copy)", e.Runner, got, e.Want)
 }
 
 // startFailed cleans up after a failed start and builds the error, quoting the runner's
@@ -223,11 +223,19 @@ func (s *Supervisor) startFailed(p *proc, err error) error {
 	p.terminate(context.Background(), s.cfg.KillTimeout)
 	s.log.Debug("go-plugin start error", "error", err)
 	reason := startReason(err, s.cfg.StartTimeout)
+	tail := p.stderr.lastLines()
+	if why := stderrReason(tail); why != "" {
+		reason = why
+	} else if len(tail) == 0 && strings.HasPrefix(reason, "the process closed stdout") {
+		// Nothing on stderr: most likely a program that never started serving.
+		reason += ": a runner serves by calling pluginsdk.Serve in its main (Go) or agentengine_runner.serve " +
+			"(Python); a program that returns or exits first never connects"
+	}
 	if st := p.waitedStatus(); st != "" {
 		reason += " (" + st + ")"
 	}
 	msg := fmt.Sprintf("runner %q: start %s: %s", s.cfg.Name, s.cfg.Command[0], reason)
-	if tail := p.stderr.lastLines(); len(tail) > 0 {
+	if len(tail) > 0 {
 		msg += "\nlast stderr lines:\n  " + strings.Join(tail, "\n  ")
 	}
 	return &startError{msg: msg, err: err}
@@ -253,8 +261,30 @@ func startReason(err error, timeout time.Duration) string {
 		return fmt.Sprintf("no go-plugin handshake within the start timeout (%s)", timeout)
 	case msg == "plugin exited before we could connect":
 		return "the process exited before the go-plugin handshake"
+	case strings.HasPrefix(msg, "incompatible API version with plugin"), strings.HasPrefix(msg, "incompatible core API version"):
+		// go-plugin's words: "Plugin version: 2, Client versions: [1]".
+		_, detail, _ := strings.Cut(msg, ". ")
+		return fmt.Sprintf("the runner's handshake version does not match this agentengine's (%s): it was built "+
+			"against another runner SDK; rebuild it with the pluginsdk that comes with this agentengine "+
+			"(a Go project: `agentengine sdk update DIR` replaces its SDK copy)", strings.TrimSpace(detail))
 	}
 	return msg
+}
+
+// cookieMismatch is what go-plugin's Serve writes to stderr when the host's magic
+// cookie is not the one the runner was built with.
+const cookieMismatch = "This binary is a plugin. These are not meant to be executed directly."
+
+// stderrReason explains a start failure from the runner's last stderr lines, when they
+// tell more than the handshake did.
+func stderrReason(tail []string) string {
+	for _, l := range tail {
+		if strings.Contains(l, cookieMismatch) {
+			return "the runner's go-plugin handshake (magic cookie) is not agentengine's: it serves with its own " +
+				"plugin.HandshakeConfig; serve with pluginsdk.Serve, which uses agentengine's"
+		}
+	}
+	return ""
 }
 
 type startError struct {

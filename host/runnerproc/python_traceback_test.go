@@ -71,7 +71,7 @@ func TestPythonTracebackKeepsItsLinesInTheHostLog(t *testing.T) {
 		t.Errorf("U+FFFD in the host log:\n%s", got)
 	}
 	for _, want := range []string{
-		"[ERROR] test: cannot load runner:",
+		"[ERROR] test: cannot load runner broken_agent: RuntimeError: kaputt: ünïcödé",
 		"\n  | Traceback (most recent call last):\n",
 		"broken_agent.py\", line 4, in <module>\n  |     load()\n",
 		"\n  | RuntimeError: kaputt: ünïcödé\n",

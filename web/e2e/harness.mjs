@@ -20,9 +20,10 @@ export function binary(tmp) {
   return out;
 }
 
-/** startServer runs agentengine on a free port and resolves with {url, proc, stderr()}. */
-export function startServer(bin) {
-  const proc = spawn(bin, ['run', 'examples/echo-go', '--port', '0', '--session-backend', 'memory'],
+/** startServer runs agentengine on a free port (serving examples/echo-go, or the projects
+ * given) and resolves with {url, proc, stderr()}. */
+export function startServer(bin, projects = ['examples/echo-go'], extra = []) {
+  const proc = spawn(bin, ['run', ...projects, '--port', '0', '--session-backend', 'memory', ...extra],
     { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   return new Promise((resolvePromise, reject) => {

@@ -357,6 +357,26 @@ function describeAgent() {
   $('agent').title = desc;
 }
 
+// Agents that cannot serve, or serve their last good version because a reload of edited
+// code failed, are shown with their error until it is fixed (checked again every few
+// seconds, so a save that fixes it clears the banner).
+const PROBLEMS_EVERY_MS = 4000;
+function showProblems(problems) {
+  const box = $('agent-problems');
+  clear(box);
+  for (const p of problems || []) {
+    const what = p.Kind === 'reload_failed'
+      ? `${p.AgentId}: the last edit did not load; the previous version still answers.`
+      : `${p.AgentId} is unavailable.`;
+    box.append(h('div', {}, h('strong', {}, what), '\n' + p.Error));
+  }
+  box.hidden = !box.childElementCount;
+}
+async function watchProblems() {
+  try { showProblems((await call('GetAgentUiBootstrap', {})).AgentProblems); } catch { /* the next check tries again */ }
+  setTimeout(watchProblems, PROBLEMS_EVERY_MS);
+}
+
 async function loadAgents() {
   const [boot, models] = await Promise.all([
     call('GetAgentUiBootstrap', {}),
@@ -374,6 +394,7 @@ async function loadAgents() {
   sel.value = state.agentId;
   describeAgent();
   $('file').disabled = boot.Capabilities?.Attachments === false;
+  showProblems(boot.AgentProblems);
 }
 
 async function onAgentChange() {
@@ -421,6 +442,7 @@ async function main() {
   if (id && state.sessions.some((s) => s.SessionId === id)) await openSession(id);
   else newChat();
   document.body.dataset.ready = 'true';
+  setTimeout(watchProblems, PROBLEMS_EVERY_MS);
 }
 
 main().catch((e) => { showError(e); document.body.dataset.ready = 'error'; });

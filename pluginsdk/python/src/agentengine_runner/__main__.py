@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> None:
         runner = load_runner(args[0])
     except Exception:
         # One structured line the host can show as the reason the runner did not start.
-        get_logger().error("cannot load runner", exc_info=True, extra={"spec": args[0]})
+        exc = sys.exc_info()[1]
+        get_logger().error(f"cannot load runner {args[0]}: {type(exc).__name__}: {exc}", exc_info=True, extra={"spec": args[0]})
         raise SystemExit(1) from None
     serve(runner)
 
