@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentengine/agentengine/host/workspace"
+	"github.com/agentengine/agentengine/internal/metrics"
 	"github.com/agentengine/agentengine/internal/textbuf"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
@@ -55,6 +56,8 @@ type Run struct {
 	// transcript: the turn's input carried earlier conversation items (a stateless
 	// client's transcript), each a history message of its own.
 	transcript bool
+	// surface is TurnRequest.Surface.
+	surface string
 }
 
 // Subscribe returns a cursor over the run's events, starting at journal index from.
@@ -113,6 +116,10 @@ type turnState struct {
 	usage       session.Usage
 	haveUsage   bool
 	interrupted bool
+	firstToken  bool // a text or reasoning delta was seen (time to first token)
+	// toolNames are the names of the run's tool calls by call id, for the metrics of
+	// results that leave the name out (kept only with metrics on).
+	toolNames   map[string]string
 	failure     *session.RunError
 	storeErr    error
 	checkpoints checkpointBuffer
@@ -294,6 +301,7 @@ func (ts *turnState) flushOnWatch() {
 func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 	switch e := ev.Event.(type) {
 	case *runnerv1.RunEvent_TextDelta:
+		ts.sawToken()
 		ts.flushReasoning()
 		if ts.msgID == "" {
 			ts.msgID = newID("msg_")
@@ -311,6 +319,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		}
 		ts.flushMessage()
 	case *runnerv1.RunEvent_ReasoningDelta:
+		ts.sawToken()
 		ts.flushMessage()
 		if ts.rsID == "" {
 			ts.rsID = newID("rs_")
@@ -334,6 +343,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 	case *runnerv1.RunEvent_ToolResult:
 		ts.flushAll()
 		t := e.ToolResult
+		ts.toolResult(t)
 		ts.store(session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
 	case *runnerv1.RunEvent_ApprovalRequest:
 		ts.flushAll()
@@ -351,6 +361,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			d.Detail = a.DetailJson
 		}
 		ts.store(session.NewEvent{Type: session.TypeApprovalRequest, ItemID: id, Data: session.MustJSON(d)})
+		ts.rt.metrics.ToolCall(ts.r.Agent, a.Name, metrics.ToolApprovalRequired)
 		ts.interrupted = true
 	case *runnerv1.RunEvent_StateDelta:
 		ts.flushAll()
@@ -366,6 +377,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		ts.usage.ReasoningTokens += u.ReasoningTokens
 		ts.usage.CachedTokens += u.CachedTokens
 		ts.haveUsage = true
+		ts.rt.metrics.Tokens(ts.r.Agent, u.Model, u.InputTokens, u.OutputTokens)
 	case *runnerv1.RunEvent_Error:
 		ts.flushAll()
 		code := e.Error.Code
@@ -399,6 +411,31 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		}
 		ts.checkpoints.drop(e.CheckpointDelete.ThreadId)
 	}
+}
+
+// sawToken records the time to the run's first token.
+func (ts *turnState) sawToken() {
+	if !ts.firstToken {
+		ts.firstToken = true
+		ts.rt.metrics.FirstToken(ts.r.Agent, time.Since(ts.r.CreatedAt))
+	}
+}
+
+// toolResult counts a tool call's outcome; a result may leave the tool's name out when
+// its call named it.
+func (ts *turnState) toolResult(t *runnerv1.ToolResult) {
+	if ts.rt.metrics == nil {
+		return
+	}
+	name := t.Name
+	if name == "" {
+		name = ts.toolNames[t.CallId]
+	}
+	status := metrics.ToolOK
+	if t.IsError {
+		status = metrics.ToolError
+	}
+	ts.rt.metrics.ToolCall(ts.r.Agent, name, status)
 }
 
 // NativeWorkspaceFile is the native event kind of a file the agent wrote or deleted:
@@ -496,7 +533,9 @@ func (ts *turnState) write(extra ...session.NewEvent) {
 		ts.releaseHeld(nil)
 		return
 	}
+	began := time.Now()
 	evs, err := ts.rt.store.Append(ctx, ts.r.Key, append(ts.deferred, extra...)...)
+	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
 	if err != nil {
 		ts.storeErr = err
 		ts.releaseHeld(nil)
@@ -560,6 +599,12 @@ func (ts *turnState) flushCall(callID string) {
 	if args == "" {
 		args = "{}"
 	}
+	if ts.rt.metrics != nil {
+		if ts.toolNames == nil {
+			ts.toolNames = map[string]string{}
+		}
+		ts.toolNames[callID] = c.name
+	}
 	ts.store(session.NewEvent{Type: session.TypeToolCall, ItemID: c.itemID, Data: session.MustJSON(session.ToolCallData{CallID: callID, Name: c.name, Arguments: args})})
 	delete(ts.calls, callID)
 	for i, id := range ts.callOrder {
@@ -590,7 +635,9 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
 	defer cancel()
 	start, closing := r.pending.whole(append(ts.deferred, ne))
+	began := time.Now()
 	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, start, closing...)
+	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
 	if start != nil && err == nil {
 		evs = evs[len(r.pending.opening):] // journaled when the run started
 		r.pending = nil
@@ -637,6 +684,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 		r.hist = rt.hist.extend(r.Key, stored)
 	}
 	r.j.close()
+	rt.metrics.RunEnded(r.Agent, r.surface, status, time.Since(r.CreatedAt))
 	// What outlives the run refers to rt and r only, not to ts: the turn's buffers (the
 	// message text, deferred items, checkpoints) go with the run's end, not with its
 	// retention. The timers refer to r weakly: a stopped timer can stay in the runtime's

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/internal/gopool"
+	"github.com/agentengine/agentengine/internal/metrics"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 )
@@ -57,6 +58,10 @@ type Config struct {
 	// (assistant_stream_snapshot), so that a host that dies mid-message loses at most
 	// about that much of it (default 250 ms; a message that ends sooner costs no write).
 	SnapshotInterval time.Duration
+	// Metrics, when set, counts runs, tokens, tool calls and store writes.
+	Metrics *metrics.Metrics
+	// StoreBackend names the store in metrics ("sqlite"); default "store".
+	StoreBackend string
 }
 
 // DefaultSnapshotInterval is Config.SnapshotInterval's default.
@@ -87,6 +92,9 @@ type Runtime struct {
 	userRuns       userRuns
 
 	snapshotEvery time.Duration
+
+	metrics      *metrics.Metrics
+	storeBackend string
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs
@@ -138,6 +146,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	rt.maxRunsPerUser = cfg.MaxRunsPerUser
 	rt.snapshotEvery = cmp.Or(cfg.SnapshotInterval, DefaultSnapshotInterval)
+	rt.metrics, rt.storeBackend = cfg.Metrics, cmp.Or(cfg.StoreBackend, "store")
 	if rt.retention <= 0 {
 		// Long enough for a dropped stream to reconnect and replay with the exact live
 		// sequence; short enough that finished runs' deltas don't pile up in memory.
@@ -563,7 +572,9 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		}
 		state = &st
 	} else {
+		began := time.Now()
 		stored, state, err = rt.startRun(ctx, run, opening)
+		rt.metrics.StoreWrite(rt.storeBackend, time.Since(began))
 	}
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
@@ -585,7 +596,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	r := &Run{rt: rt, Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
 		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,
 		j: newJournal(), done: make(chan struct{}), cancel: cancel, pending: pending, private: pending != nil,
-		transcript: len(req.Input.Items) > 0}
+		transcript: len(req.Input.Items) > 0, surface: req.Surface}
 	for i := range stored {
 		r.j.add(Event{Kind: KindStored, Stored: &stored[i]})
 	}
@@ -594,6 +605,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	rt.mu.Unlock()
 	rt.wg.Add(1)
 	started = true
+	rt.metrics.RunStarted(ag.Name)
 	// Only the user is captured of the request, and the run request is an argument: both
 	// may carry megabytes of input, which are let go once sent, not held to the run's end.
 	user := req.User

@@ -355,6 +355,7 @@ class EventMapper:
                 output_tokens=usage.candidates_token_count or 0,
                 reasoning_tokens=usage.thoughts_token_count or 0,
                 cached_tokens=usage.cached_content_token_count or 0,
+                model=event.model_version or "",
             )
 
     async def _final_text(self, parts: Sequence[types.Part]) -> None:

@@ -259,3 +259,11 @@ def test_missing_variable_gives_a_runner_that_describes_and_fails_runs(project: 
     for events in run(go):
         assert kinds(events) == ["error"]
         assert errors(events)[0].message.startswith("EntryPointError: module 'agent' has no attribute 'graph'")
+
+
+def test_model_name_comes_from_the_providers_response_metadata() -> None:
+    from agentengine_adapters.stream import model_name
+
+    assert model_name(AIMessage("x", response_metadata={"model_name": "gpt-x"})) == "gpt-x"
+    assert model_name(AIMessage("x", response_metadata={"model": "llama"})) == "llama"
+    assert model_name(AIMessage("x")) == ""

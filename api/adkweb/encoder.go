@@ -154,11 +154,14 @@ func (e *encoder) stored(s *session.Event) []Event {
 			return nil
 		}
 		code, msg, failed := e.failure(s.InvocationID, d)
-		if !failed {
+		if !failed && d.Usage == nil {
 			return nil
 		}
+		// The turn's usage, summed over its model calls, comes with its end: ADK puts
+		// each call's usage on that call's event, which the run has streamed already.
 		ev := base(0)
 		ev.ErrorCode, ev.ErrorMessage = code, msg
+		ev.UsageMetadata = usageMetadataOf(d.Usage)
 		return []Event{ev}
 	}
 	return nil
@@ -301,4 +304,20 @@ func seconds(t time.Time) float64 {
 		return 0
 	}
 	return float64(t.UnixMicro()) / 1e6
+}
+
+// usageMetadataOf is genai's GenerateContentResponseUsageMetadata of a usage (nil for
+// none). As in OpenAI's usage, our output tokens include the reasoning tokens; genai
+// counts thoughts apart from the candidates.
+func usageMetadataOf(u *session.Usage) *UsageMetadata {
+	if u == nil {
+		return nil
+	}
+	return &UsageMetadata{
+		PromptTokenCount:        u.InputTokens,
+		CandidatesTokenCount:    u.OutputTokens - u.ReasoningTokens,
+		ThoughtsTokenCount:      u.ReasoningTokens,
+		CachedContentTokenCount: u.CachedTokens,
+		TotalTokenCount:         u.InputTokens + u.OutputTokens,
+	}
 }

@@ -205,6 +205,9 @@ func TestEncoderPartials(t *testing.T) {
 	evs := encodeAll(scenarios()["text"], encodeOptions{Streaming: true})
 	acc := map[bool]string{}
 	for _, ev := range evs {
+		if ev.Content == nil {
+			continue // the turn's end, with its usage
+		}
 		p := ev.Content.Parts[0]
 		if ev.Partial {
 			acc[p.Thought] += *p.Text

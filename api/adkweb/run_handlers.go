@@ -133,7 +133,7 @@ func (h *Handler) prepareTurn(ctx context.Context, req *runRequest) (host.TurnRe
 	if in, aerr = withResponses(in, responses, sorted); aerr != nil {
 		return host.TurnRequest{}, aerr
 	}
-	turn := host.TurnRequest{App: agent.Name, User: key.User, SessionID: key.ID, InvocationID: host.NewID("run_"),
+	turn := host.TurnRequest{Surface: "adk", App: agent.Name, User: key.User, SessionID: key.ID, InvocationID: host.NewID("run_"),
 		Input: in, Meta: mustJSON(map[string]any{"surface": "adk-web", "streaming": req.Streaming})}
 	if len(req.StateDelta) > 2 { // not {}
 		turn.StateDelta = req.StateDelta

@@ -14,6 +14,7 @@ import (
 	"github.com/agentengine/agentengine/host/pyenv"
 	"github.com/agentengine/agentengine/host/runnerpool"
 	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/internal/metrics"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -53,6 +54,7 @@ type launchOptions struct {
 	progress  io.Writer
 	log       hclog.Logger
 	bridge    func() (pybridge.Bridge, error)
+	metrics   *metrics.Metrics
 }
 
 // newAgentRunner prepares a project's environment and returns its (unstarted) runner.
@@ -94,7 +96,10 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if i > 0 || p.Processes > 1 {
 			name = fmt.Sprintf("%s#%d", p.Name, i+1)
 		}
+		var ev runnerproc.Events
+		ev.Started, ev.Stopped, ev.Failed = o.metrics.Runner(p.Name)
 		return runnerproc.New(runnerproc.Config{
+			Events:       ev,
 			Name:         name,
 			Command:      l.Command,
 			Dir:          l.Dir,

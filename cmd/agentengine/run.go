@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/internal/gcfloor"
+	"github.com/agentengine/agentengine/internal/metrics"
 )
 
 type runOptions struct {
@@ -33,6 +34,7 @@ type runOptions struct {
 	drain       time.Duration
 	maxRuns     int
 	ksadk       ksadkRunFlags
+	metricsAddr string
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
 	listening func(addr net.Addr)
@@ -78,6 +80,7 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.DurationVar(&o.startWait, "runner-start-timeout", 0, "how long a runner may take to start (default 60s for Go, 120s for Python runners)")
 	f.IntVar(&o.maxRuns, "max-runs-per-user", 0, "most runs one user may have in progress at once; more are refused with 429 (0: no limit)")
 	f.DurationVar(&o.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or Ctrl-C, how long runs in progress may finish before they are interrupted")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port, no auth) instead of GET /metrics on the API")
 	o.ksadk.register(f, true)
 	return cmd
 }
@@ -133,7 +136,18 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 		defer ln.Close()
 	}
-	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns})
+	var mx *metrics.Metrics
+	if !o.interactive {
+		mx = metrics.New()
+	}
+	var metricsLn net.Listener
+	if o.metricsAddr != "" && !o.interactive {
+		if metricsLn, err = net.Listen("tcp", o.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %s: %w", o.metricsAddr, err)
+		}
+		defer metricsLn.Close()
+	}
+	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, metrics: mx})
 	if err != nil {
 		return err
 	}
@@ -171,7 +185,17 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		Logins:          logins,
 		UserHeader:      o.userHeader,
 		RateLimit:       o.rateLimit,
+		Metrics:         mx,
+		MetricsRoute:    metricsLn == nil,
 	})
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", mx.Handler())
+		msrv := api.NewServer(mux)
+		go func() { _ = msrv.Serve(metricsLn) }()
+		defer msrv.Close()
+		fmt.Fprintf(cmd.ErrOrStderr(), "metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
 	srv := api.NewServer(router)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

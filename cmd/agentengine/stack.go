@@ -17,6 +17,7 @@ import (
 	"github.com/agentengine/agentengine/host/project"
 	"github.com/agentengine/agentengine/host/pybridge"
 	"github.com/agentengine/agentengine/host/workspace"
+	"github.com/agentengine/agentengine/internal/metrics"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/backend"
 )
@@ -55,6 +56,8 @@ type stackOptions struct {
 	env map[string]string
 	// maxRunsPerUser caps each user's runs in progress (0: no cap).
 	maxRunsPerUser int
+	// metrics, when set, receives the runtime's and the runners' metrics.
+	metrics *metrics.Metrics
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -97,7 +100,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	s := &stack{store: st, backend: sel.Backend, log: opt.log}
 
 	agents := make([]host.Agent, 0, len(projects))
-	lo := launchOptions{startWait: opt.startWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
+	lo := launchOptions{startWait: opt.startWait, progress: opt.progress, log: opt.log, bridge: onceBridge(), metrics: opt.metrics}
 	for i, p := range projects {
 		lo.display = opt.dirs[i]
 		r, err := newAgentRunner(ctx, p, lo)
@@ -146,7 +149,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	}
 
 	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
-		MaxRunsPerUser: opt.maxRunsPerUser})
+		MaxRunsPerUser: opt.maxRunsPerUser, Metrics: opt.metrics, StoreBackend: s.backend})
 	if err != nil {
 		s.close(context.Background())
 		return nil, err
