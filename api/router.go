@@ -91,6 +91,9 @@ type Config struct {
 	// the caller serves Metrics.Handler on a listener of its own).
 	Metrics      *metrics.Metrics
 	MetricsRoute bool
+	// Trace, when set, runs first on every request: it starts the request's server span
+	// (OpenTelemetry's gin middleware), which the turn's spans are children of.
+	Trace gin.HandlerFunc
 	// Surfaces are mounted in order. The first one's error shape is also that of the
 	// paths no surface owns.
 	Surfaces []Surface
@@ -118,6 +121,9 @@ func NewRouter(cfg Config) *gin.Engine {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	if cfg.Trace != nil {
+		r.Use(cfg.Trace)
+	}
 	if cfg.Metrics != nil {
 		r.Use(observe(cfg.Metrics)) // first: it also counts the requests the guards refuse
 	}

@@ -14,6 +14,9 @@ import (
 	"time"
 	"weak"
 
+	"github.com/hashicorp/go-hclog"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -101,6 +104,12 @@ type turnState struct {
 	ctx context.Context
 	r   *Run
 	ag  Agent
+	// span is the turn's invoke_agent span (a no-op one when untraced); log is the
+	// runtime's logger with the span's ids.
+	span trace.Span
+	log  hclog.Logger
+	// toolStarts are the times tool calls were reported, for their spans (traced only).
+	toolStarts map[string]time.Time
 
 	mu    sync.Mutex
 	ended bool // finish has run: nothing is deferred any more
@@ -216,7 +225,11 @@ type openCall struct {
 }
 
 func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
-	ts := &turnState{rt: rt, ctx: ctx, r: r, ag: ag, calls: map[string]*openCall{}}
+	ts := &turnState{rt: rt, ctx: ctx, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx), log: rt.log}
+	if sc := ts.span.SpanContext(); sc.IsValid() {
+		// Every line logged during the turn joins its trace.
+		ts.log = rt.log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
+	}
 	r.j.setOnWatch(ts.flushOnWatch)
 	streamErr := ts.consume(ctx, ag, rr)
 	ts.mu.Lock()
@@ -228,7 +241,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 	case ts.storeErr != nil:
 		status = session.StatusFailed
 		runErr = &session.RunError{Code: "server_error", Message: "the session store failed while recording the run"}
-		rt.log.Error("store failed during run", "invocation", r.InvocationID, "error", ts.storeErr)
+		ts.log.Error("store failed during run", "invocation", r.InvocationID, "error", ts.storeErr)
 	case errors.Is(context.Cause(ctx), errCancelled):
 		status = session.StatusCancelled
 	case errors.Is(context.Cause(ctx), errShutdown):
@@ -237,7 +250,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 	case streamErr != nil:
 		status = session.StatusFailed
 		runErr = &session.RunError{Code: "runner_error", Message: runnerFailureMessage(streamErr)}
-		rt.log.Error("runner stream failed", "agent", ag.Name, "invocation", r.InvocationID, "error", streamErr)
+		ts.log.Error("runner stream failed", "agent", ag.Name, "invocation", r.InvocationID, "error", streamErr)
 	case ts.failure != nil:
 		status = session.StatusFailed
 	case ts.interrupted:
@@ -249,6 +262,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 		data.Usage = &u
 	}
 	ts.finish(status, data)
+	endTurnSpan(ts.span, data)
 }
 
 // runnerFailureMessage is the client-safe text for a broken runner stream.
@@ -259,7 +273,14 @@ func runnerFailureMessage(err error) string {
 	return "the agent's runner failed during the run"
 }
 
-func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequest) error {
+func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequest) (err error) {
+	ctx, span := ts.rt.runnerSpan(ctx, ag.Name, rr)
+	defer func() {
+		if err != nil {
+			span.SetStatus(otelcodes.Error, err.Error())
+		}
+		span.End()
+	}()
 	stream, err := ag.Runner.Run(ctx, rr)
 	if err != nil {
 		return fmt.Errorf("start run on runner: %w", err)
@@ -344,6 +365,14 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		ts.flushAll()
 		t := e.ToolResult
 		ts.toolResult(t)
+		if at, ok := ts.toolStarts[t.CallId]; ok {
+			delete(ts.toolStarts, t.CallId)
+			name := t.Name
+			if name == "" {
+				name = ts.toolNames[t.CallId]
+			}
+			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError)
+		}
 		ts.store(session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
 	case *runnerv1.RunEvent_ApprovalRequest:
 		ts.flushAll()
@@ -385,7 +414,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			code = "agent_error"
 		}
 		ts.failure = &session.RunError{Code: code, Message: e.Error.Message}
-		ts.rt.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
+		ts.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
 	case *runnerv1.RunEvent_Native:
 		if e.Native.Kind == NativeWorkspaceFile {
 			ts.workspaceFile(e.Native.DataJson)
@@ -451,7 +480,7 @@ func (ts *turnState) workspaceFile(data []byte) {
 	}
 	w, err := ts.ag.Workspace.For(ts.r.Key.User)
 	if err != nil {
-		ts.rt.log.Warn("could not open the user's workspace", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
+		ts.log.Warn("could not open the user's workspace", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
 		return
 	}
 	var f struct {
@@ -483,7 +512,7 @@ func (ts *turnState) workspaceFile(data []byte) {
 		}
 	}
 	if err != nil {
-		ts.rt.log.Warn("could not apply the agent's workspace file", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "path", f.Path, "error", err)
+		ts.log.Warn("could not apply the agent's workspace file", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "path", f.Path, "error", err)
 	}
 }
 
@@ -533,9 +562,10 @@ func (ts *turnState) write(extra ...session.NewEvent) {
 		ts.releaseHeld(nil)
 		return
 	}
-	began := time.Now()
+	began, end := time.Now(), ts.rt.storeSpan(ctx, "append")
 	evs, err := ts.rt.store.Append(ctx, ts.r.Key, append(ts.deferred, extra...)...)
 	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
+	end(err)
 	if err != nil {
 		ts.storeErr = err
 		ts.releaseHeld(nil)
@@ -599,7 +629,13 @@ func (ts *turnState) flushCall(callID string) {
 	if args == "" {
 		args = "{}"
 	}
-	if ts.rt.metrics != nil {
+	if ts.span.IsRecording() {
+		if ts.toolStarts == nil {
+			ts.toolStarts = map[string]time.Time{}
+		}
+		ts.toolStarts[callID] = time.Now()
+	}
+	if ts.rt.metrics != nil || ts.span.IsRecording() {
 		if ts.toolNames == nil {
 			ts.toolNames = map[string]string{}
 		}
@@ -635,15 +671,16 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
 	defer cancel()
 	start, closing := r.pending.whole(append(ts.deferred, ne))
-	began := time.Now()
+	began, end := time.Now(), ts.rt.storeSpan(ctx, "finish_run")
 	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, start, closing...)
 	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
+	end(err)
 	if start != nil && err == nil {
 		evs = evs[len(r.pending.opening):] // journaled when the run started
 		r.pending = nil
 	}
 	if err != nil {
-		ts.rt.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
+		ts.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
 		evs = nil
 		if start != nil {
 			// Nothing of the run is stored: all of it is held, unless no retry can help.
@@ -655,7 +692,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 			if len(ts.deferred) > 0 {
 				// What the run produced is still recorded when only its end cannot be.
 				if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
-					ts.rt.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
+					ts.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
 					held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
 				}
 			}

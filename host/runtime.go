@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/internal/gopool"
@@ -62,6 +65,10 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// StoreBackend names the store in metrics ("sqlite"); default "store".
 	StoreBackend string
+	// Tracer makes the turns' spans (nil: OpenTelemetry's no-op tracer, no spans).
+	Tracer trace.Tracer
+	// TraceUsers records the turn's user on its span (enduser.id); off by default.
+	TraceUsers bool
 }
 
 // DefaultSnapshotInterval is Config.SnapshotInterval's default.
@@ -95,6 +102,8 @@ type Runtime struct {
 
 	metrics      *metrics.Metrics
 	storeBackend string
+	tracer       trace.Tracer
+	traceUsers   bool
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs
@@ -147,6 +156,10 @@ func New(cfg Config) (*Runtime, error) {
 	rt.maxRunsPerUser = cfg.MaxRunsPerUser
 	rt.snapshotEvery = cmp.Or(cfg.SnapshotInterval, DefaultSnapshotInterval)
 	rt.metrics, rt.storeBackend = cfg.Metrics, cmp.Or(cfg.StoreBackend, "store")
+	rt.tracer, rt.traceUsers = cfg.Tracer, cfg.TraceUsers
+	if rt.tracer == nil {
+		rt.tracer = noop.NewTracerProvider().Tracer("")
+	}
 	if rt.retention <= 0 {
 		// Long enough for a dropped stream to reconnect and replay with the exact live
 		// sequence; short enough that finished runs' deltas don't pile up in memory.
@@ -489,11 +502,21 @@ func (rt *Runtime) Cancel(ctx context.Context, key session.Key, invocationID str
 
 // Start validates a turn, records it and starts the runner. The run is detached from
 // ctx: it goes on when the caller goes away, until it ends or is cancelled.
-func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
+func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err error) {
 	ag, err := rt.agent(req.App)
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := rt.startTurnSpan(ctx, ag.Name, req.Surface)
+	handed := false // to the run, which ends the span
+	defer func() {
+		if !handed {
+			if err != nil {
+				span.SetStatus(otelcodes.Error, ClientMessage(err))
+			}
+			span.End()
+		}
+	}()
 	req.App = ag.Name
 	if req.User == "" {
 		req.User = rt.defUser
@@ -572,9 +595,10 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		}
 		state = &st
 	} else {
-		began := time.Now()
+		began, end := time.Now(), rt.storeSpan(ctx, "start_run")
 		stored, state, err = rt.startRun(ctx, run, opening)
 		rt.metrics.StoreWrite(rt.storeBackend, time.Since(began))
+		end(err)
 	}
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
@@ -592,7 +616,9 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		}
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancelCause(rt.baseCtx)
+	rt.identifyTurn(span, key, req.InvocationID)
+	runCtx, cancel := context.WithCancelCause(trace.ContextWithSpan(rt.baseCtx, span))
+	handed = true
 	r := &Run{rt: rt, Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
 		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,
 		j: newJournal(), done: make(chan struct{}), cancel: cancel, pending: pending, private: pending != nil,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/internal/gcfloor"
 	"github.com/agentengine/agentengine/internal/metrics"
+	"github.com/agentengine/agentengine/internal/tracing"
 )
 
 type runOptions struct {
@@ -35,6 +37,8 @@ type runOptions struct {
 	maxRuns     int
 	ksadk       ksadkRunFlags
 	metricsAddr string
+	trace       bool
+	logFormat   string
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
 	listening func(addr net.Addr)
@@ -80,6 +84,8 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.DurationVar(&o.startWait, "runner-start-timeout", 0, "how long a runner may take to start (default 60s for Go, 120s for Python runners)")
 	f.IntVar(&o.maxRuns, "max-runs-per-user", 0, "most runs one user may have in progress at once; more are refused with 429 (0: no limit)")
 	f.DurationVar(&o.drain, "drain-timeout", defaultDrainTimeout, "on SIGTERM or Ctrl-C, how long runs in progress may finish before they are interrupted")
+	f.BoolVar(&o.trace, "trace", true, "trace each turn with OpenTelemetry: the last traces are kept in memory, and exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_TRACES_EXPORTER=otlp) is set")
+	f.StringVar(&o.logFormat, "log-format", "", "log format: text or json (one JSON object a line; same as --log-json)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port, no auth) instead of GET /metrics on the API")
 	o.ksadk.register(f, true)
 	return cmd
@@ -108,6 +114,13 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	}
 	if !o.interactive && !isLoopback(o.host) && o.token == "" && o.tokens == "" {
 		return fmt.Errorf("--host %s is not a loopback address: set --token (or AGENTENGINE_TOKEN) or --tokens so the API is not open to the network", o.host)
+	}
+	switch o.logFormat {
+	case "", "text":
+	case "json":
+		o.logJSON = true
+	default:
+		return fmt.Errorf("--log-format %q: use text or json", o.logFormat)
 	}
 	log, err := newLogger(cmd, o.logLevel, o.logJSON)
 	if err != nil {
@@ -147,7 +160,20 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 		defer metricsLn.Close()
 	}
-	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, metrics: mx})
+	var tr *tracing.Tracing
+	if o.trace && !o.ksadk.noTrace && !o.interactive {
+		if tr, err = tracing.New(ctx, tracing.Config{Getenv: os.Getenv, Version: versionString(), Recent: tracing.NewRecent(0, 0)}); err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tr.Shutdown(sctx); err != nil {
+				log.Warn("tracing shutdown", "error", err)
+			}
+		}()
+	}
+	st, err := openStack(ctx, stackOptions{tracing: tr, dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, metrics: mx})
 	if err != nil {
 		return err
 	}
@@ -187,6 +213,7 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		RateLimit:       o.rateLimit,
 		Metrics:         mx,
 		MetricsRoute:    metricsLn == nil,
+		Trace:           tr.Middleware(),
 	})
 	if metricsLn != nil {
 		mux := http.NewServeMux()

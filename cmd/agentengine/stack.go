@@ -18,6 +18,7 @@ import (
 	"github.com/agentengine/agentengine/host/pybridge"
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/internal/metrics"
+	"github.com/agentengine/agentengine/internal/tracing"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/backend"
 )
@@ -42,6 +43,9 @@ type stack struct {
 	runtime    *host.Runtime
 	log        hclog.Logger
 
+	// traces are the recent traces (nil when tracing is off).
+	traces *tracing.Recent
+
 	// ksadkAgents are the agents whose project sets openai_compat: ksadk.
 	ksadkAgents []string
 }
@@ -58,6 +62,8 @@ type stackOptions struct {
 	maxRunsPerUser int
 	// metrics, when set, receives the runtime's and the runners' metrics.
 	metrics *metrics.Metrics
+	// tracing, when set, traces the turns.
+	tracing *tracing.Tracing
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -97,7 +103,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
-	s := &stack{store: st, backend: sel.Backend, log: opt.log}
+	s := &stack{store: st, backend: sel.Backend, log: opt.log, traces: opt.tracing.Recent()}
 
 	agents := make([]host.Agent, 0, len(projects))
 	lo := launchOptions{startWait: opt.startWait, progress: opt.progress, log: opt.log, bridge: onceBridge(), metrics: opt.metrics}
@@ -149,7 +155,8 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	}
 
 	rt, err := host.New(host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
-		MaxRunsPerUser: opt.maxRunsPerUser, Metrics: opt.metrics, StoreBackend: s.backend})
+		MaxRunsPerUser: opt.maxRunsPerUser, Metrics: opt.metrics, StoreBackend: s.backend,
+		Tracer: opt.tracing.Tracer()})
 	if err != nil {
 		s.close(context.Background())
 		return nil, err

@@ -22,9 +22,13 @@ func newSurfaces(st *stack, log hclog.Logger) ([]api.Surface, error) {
 	if err != nil {
 		return nil, err
 	}
+	adk := adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb")}
+	if st.traces != nil {
+		adk.Traces = st.traces
+	}
 	return []api.Surface{
 		openai.New(openai.Config{Runtime: st.runtime, Logger: log.Named("openai"), KsadkAgents: st.ksadkAgents}),
-		adkweb.New(adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb")}),
+		adkweb.New(adk),
 		ui,
 		web.New(),
 	}, nil

@@ -1,0 +1,155 @@
+// Package otlptest is an OTLP trace receiver for tests: it accepts OTLP/HTTP protobuf
+// exports on an httptest server and OTLP/gRPC exports on a loopback gRPC server, and
+// keeps the spans it received.
+package otlptest
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+)
+
+// Span is a received span with what tests look at.
+type Span struct {
+	Service              string
+	TraceID, SpanID      string
+	ParentID             string // "" for a root
+	Name                 string
+	Kind                 tracepb.Span_SpanKind
+	Attributes           map[string]string
+	StatusCode           tracepb.Status_StatusCode
+	StartNanos, EndNanos uint64
+}
+
+// Receiver collects exported spans.
+type Receiver struct {
+	coltracepb.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	spans []Span
+}
+
+// HTTP serves OTLP/HTTP (POST /v1/traces, protobuf) until the test ends and returns its
+// base URL (for OTEL_EXPORTER_OTLP_ENDPOINT).
+func (r *Receiver) HTTP(t testing.TB) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/v1/traces" || req.Method != http.MethodPost {
+			http.NotFound(w, req)
+			return
+		}
+		b, err := io.ReadAll(req.Body)
+		var in coltracepb.ExportTraceServiceRequest
+		if err == nil {
+			err = proto.Unmarshal(b, &in)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.add(&in)
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// GRPC serves OTLP/gRPC on loopback until the test ends and returns its address.
+func (r *Receiver) GRPC(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(s, r)
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(s.Stop)
+	return ln.Addr().String()
+}
+
+// Export implements the OTLP gRPC trace service.
+func (r *Receiver) Export(_ context.Context, in *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	r.add(in)
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+func (r *Receiver) add(in *coltracepb.ExportTraceServiceRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rs := range in.GetResourceSpans() {
+		service := attrs(rs.GetResource().GetAttributes())["service.name"]
+		for _, ss := range rs.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				sp := Span{
+					Service: service, TraceID: hex.EncodeToString(s.GetTraceId()), SpanID: hex.EncodeToString(s.GetSpanId()),
+					Name: s.GetName(), Kind: s.GetKind(), Attributes: attrs(s.GetAttributes()),
+					StatusCode: s.GetStatus().GetCode(), StartNanos: s.GetStartTimeUnixNano(), EndNanos: s.GetEndTimeUnixNano(),
+				}
+				if len(s.GetParentSpanId()) > 0 {
+					sp.ParentID = hex.EncodeToString(s.GetParentSpanId())
+				}
+				r.spans = append(r.spans, sp)
+			}
+		}
+	}
+}
+
+// Spans returns what was received so far.
+func (r *Receiver) Spans() []Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Span(nil), r.spans...)
+}
+
+// WaitFor waits up to 20 s until ok holds for the received spans, and returns them.
+func (r *Receiver) WaitFor(t testing.TB, what string, ok func([]Span) bool) []Span {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		spans := r.Spans()
+		if ok(spans) {
+			return spans
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s; received %d spans: %+v", what, len(spans), spans)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func attrs(kvs []*commonpb.KeyValue) map[string]string {
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		m[kv.GetKey()] = value(kv.GetValue())
+	}
+	return m
+}
+
+func value(v *commonpb.AnyValue) string {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return x.StringValue
+	case *commonpb.AnyValue_IntValue:
+		return strconv.FormatInt(x.IntValue, 10)
+	case *commonpb.AnyValue_BoolValue:
+		if x.BoolValue {
+			return "true"
+		}
+		return "false"
+	}
+	b, _ := proto.Marshal(v)
+	return string(b)
+}
