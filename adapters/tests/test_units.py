@@ -267,3 +267,57 @@ def test_model_name_comes_from_the_providers_response_metadata() -> None:
     assert model_name(AIMessage("x", response_metadata={"model_name": "gpt-x"})) == "gpt-x"
     assert model_name(AIMessage("x", response_metadata={"model": "llama"})) == "llama"
     assert model_name(AIMessage("x")) == ""
+
+
+def test_genai_spans_for_model_and_tool_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentengine_runner.tracing import trace_scope
+    from langchain_core.tools import tool
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agentengine_adapters import otel
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    @tool
+    def lookup(q: str) -> str:
+        """Look q up."""
+        return q.upper()
+
+    answer = AIMessage(
+        "hi",
+        usage_metadata={"input_tokens": 7, "output_tokens": 2, "total_tokens": 9},
+        response_metadata={"model_name": "m1", "finish_reason": "stop"},
+    )
+    monkeypatch.delenv(otel.CAPTURE_ENV, raising=False)
+    assert otel.handlers() == []  # an untraced run gets no handler
+    with trace_scope({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}):
+        assert len(otel.handlers()) == 1
+        spans = otel.GenAISpans(tracer=provider.get_tracer("test"))
+        reply = ScriptedChatModel(responses=[answer]).invoke("a secret question", config={"callbacks": [spans]})
+        lookup.invoke({"q": "secret"}, config={"callbacks": [spans]})
+    got = {s.name.split()[0]: s for s in exporter.get_finished_spans()}
+    assert set(got) == {"chat", "execute_tool"}
+    for s in got.values():
+        assert format(s.context.trace_id, "032x") == "4bf92f3577b34da6a3ce929d0e0e4736"
+        assert s.parent is not None and format(s.parent.span_id, "016x") == "00f067aa0ba902b7"
+        assert not any("secret" in str(v) for v in (s.attributes or {}).values())
+    chat = dict(got["chat"].attributes or {})
+    assert chat["gen_ai.operation.name"] == "chat"
+    usage = reply.usage_metadata or {}
+    assert (chat["gen_ai.usage.input_tokens"], chat["gen_ai.usage.output_tokens"]) == (usage["input_tokens"], usage["output_tokens"])
+    assert usage["output_tokens"] > 0
+    assert chat["gen_ai.response.model"] == "m1" and "stop" in chat["gen_ai.response.finish_reasons"]
+    tool_attrs = dict(got["execute_tool"].attributes or {})
+    assert (tool_attrs["gen_ai.operation.name"], tool_attrs["gen_ai.tool.name"]) == ("execute_tool", "lookup")
+
+    # Opted in, the contents are recorded.
+    exporter.clear()
+    with trace_scope({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}):
+        spans = otel.GenAISpans(tracer=provider.get_tracer("test"), capture_content=True)
+        lookup.invoke({"q": "secret"}, config={"callbacks": [spans]})
+    (s,) = exporter.get_finished_spans()
+    assert "secret" in str((s.attributes or {})["gen_ai.tool.call.arguments"])

@@ -27,6 +27,7 @@ from .handshake import RUNNER_PROTOCOL
 from .hclog import get_logger
 from .runner import Runner, RunnerError, RunRequest, SummarizeRequest
 from .stdio import StdioHub
+from .tracing import trace_scope
 
 log = get_logger()
 
@@ -171,7 +172,7 @@ class RunnerService(runner_grpc.RunnerServicer):
         started = time.monotonic()
         checkpoints = RunCheckpoints(emit, req.checkpoints) if self._keeps_checkpoints() else None
         try:
-            with invocation_scope(ictx), checkpoint_scope(checkpoints):
+            with invocation_scope(ictx), checkpoint_scope(checkpoints), trace_scope(request.trace_context):
                 await self._runner.run(req, emit)
             # What the run saved (and any deferred usage) goes out before the stream ends.
             if checkpoints is not None:
