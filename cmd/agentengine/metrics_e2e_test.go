@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -15,7 +16,7 @@ var metricsLine = regexp.MustCompile(`metrics on (http://127\.0\.0\.1:\d+/metric
 // --metrics-addr serves the metrics on a listener of their own (and the API no longer
 // does); they count the server's turns and its live runner process.
 func TestMetricsOnTheirOwnListener(t *testing.T) {
-	s := startServer(t, copyProject(t), "--session-backend", "memory", "--metrics-addr", "127.0.0.1:0")
+	s := startServer(t, copyProject(t), "--session-backend", "memory", "--metrics-addr", "127.0.0.1:0", "--log-format", "json")
 	m := metricsLine.FindStringSubmatch(s.logs.String())
 	if m == nil {
 		t.Fatalf("no metrics line in:\n%s", s.logs)
@@ -63,6 +64,20 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 	}
 	if !strings.Contains(s.logs.String(), "metrics on") {
 		t.Error("the start log does not say where the metrics are")
+	}
+	// --log-format json: the log records are JSON objects, one a line.
+	records := 0
+	for _, line := range strings.Split(s.logs.String(), "\n") {
+		var rec map[string]any
+		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &rec) == nil && rec["@level"] != nil {
+			records++
+		}
+	}
+	if records == 0 {
+		t.Errorf("no JSON log record in:\n%s", s.logs)
+	}
+	if out, err := runCLI(t, t.TempDir(), "", "run", "--log-format", "xml"); err == nil || !strings.Contains(out, "--log-format") {
+		t.Errorf("--log-format xml: %v %s", err, out)
 	}
 }
 
