@@ -103,6 +103,7 @@ type Runtime struct {
 	metrics      *metrics.Metrics
 	storeBackend string
 	tracer       trace.Tracer
+	traced       bool // a tracer is configured
 	traceUsers   bool
 
 	mu          sync.Mutex
@@ -156,7 +157,7 @@ func New(cfg Config) (*Runtime, error) {
 	rt.maxRunsPerUser = cfg.MaxRunsPerUser
 	rt.snapshotEvery = cmp.Or(cfg.SnapshotInterval, DefaultSnapshotInterval)
 	rt.metrics, rt.storeBackend = cfg.Metrics, cmp.Or(cfg.StoreBackend, "store")
-	rt.tracer, rt.traceUsers = cfg.Tracer, cfg.TraceUsers
+	rt.tracer, rt.traceUsers, rt.traced = cfg.Tracer, cfg.TraceUsers, cfg.Tracer != nil
 	if rt.tracer == nil {
 		rt.tracer = noop.NewTracerProvider().Tracer("")
 	}
@@ -617,7 +618,11 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 		return nil, err
 	}
 	rt.identifyTurn(span, key, req.InvocationID)
-	runCtx, cancel := context.WithCancelCause(trace.ContextWithSpan(rt.baseCtx, span))
+	base := rt.baseCtx
+	if rt.traced {
+		base = trace.ContextWithSpan(base, span) // the run's spans are the turn's children
+	}
+	runCtx, cancel := context.WithCancelCause(base)
 	handed = true
 	r := &Run{rt: rt, Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
 		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
@@ -21,10 +22,16 @@ const (
 	attrStatus  = "agentengine.run.status"
 )
 
+// untracedEnd ends the store span of an untraced turn: there is none.
+func untracedEnd(error) {}
+
 // startTurnSpan starts a turn's invoke_agent span under ctx's span (the HTTP request's).
-// With tracing off the tracer is the no-op one: the span records nothing and costs no
-// allocation.
+// With tracing off (no tracer configured) it is a no-op span, and the turn's other span
+// helpers do nothing either: an untraced turn allocates nothing for its spans.
 func (rt *Runtime) startTurnSpan(ctx context.Context, agent, surface string) (context.Context, trace.Span) {
+	if !rt.traced {
+		return ctx, noop.Span{}
+	}
 	ctx, span := rt.tracer.Start(ctx, "invoke_agent "+agent, trace.WithSpanKind(trace.SpanKindInternal))
 	if span.IsRecording() {
 		span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agent))
@@ -48,6 +55,9 @@ func (rt *Runtime) identifyTurn(span trace.Span, key session.Key, invocationID s
 
 // storeSpan times a store write of the turn as a child span.
 func (rt *Runtime) storeSpan(ctx context.Context, op string) func(error) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return untracedEnd
+	}
 	_, span := rt.tracer.Start(ctx, "store "+op, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(semconv.DBSystemNameKey.String(rt.storeBackend), semconv.DBOperationName(op)))
 	return func(err error) {
@@ -61,6 +71,9 @@ func (rt *Runtime) storeSpan(ctx context.Context, op string) func(error) {
 // runnerSpan starts the runner call's span and hands its context to the runner in the
 // run request (W3C Trace Context): the runner's own spans join the turn's trace.
 func (rt *Runtime) runnerSpan(ctx context.Context, agent string, rr *runnerv1.RunRequest) (context.Context, trace.Span) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return ctx, noop.Span{}
+	}
 	ctx, span := rt.tracer.Start(ctx, "runner.run "+agent, trace.WithSpanKind(trace.SpanKindClient))
 	if sc := span.SpanContext(); sc.IsValid() && sc.IsSampled() {
 		carrier := propagation.MapCarrier{}
