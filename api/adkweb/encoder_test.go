@@ -130,7 +130,7 @@ func encodeAll(evs []host.Event, opts encodeOptions) []Event {
 	for _, ev := range evs {
 		out = append(out, enc.Add(ev)...)
 	}
-	return out
+	return append(out, enc.Flush()...)
 }
 
 // frameSSE frames events as /run_sse writes them.
