@@ -391,6 +391,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		}
 		ts.store(session.NewEvent{Type: session.TypeApprovalRequest, ItemID: id, Data: session.MustJSON(d)})
 		ts.rt.metrics.ToolCall(ts.r.Agent, a.Name, metrics.ToolApprovalRequired)
+		ts.approvalEvent(id, a.Name, a.CallId)
 		ts.interrupted = true
 	case *runnerv1.RunEvent_StateDelta:
 		ts.flushAll()

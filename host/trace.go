@@ -98,6 +98,15 @@ func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError
 	span.End(trace.WithTimestamp(end))
 }
 
+// approvalEvent marks on the turn's span that it stops to wait for an approval (the wait
+// itself spans turns: the answer comes with a later one).
+func (ts *turnState) approvalEvent(approvalID, tool, callID string) {
+	if ts.span.IsRecording() {
+		ts.span.AddEvent("approval_request", trace.WithAttributes(attribute.String("agentengine.approval.id", approvalID),
+			semconv.GenAIToolName(tool), semconv.GenAIToolCallID(callID)))
+	}
+}
+
 // endTurnSpan ends the invoke_agent span with the run's outcome and usage.
 func endTurnSpan(span trace.Span, data session.RunStatusData) {
 	if span.IsRecording() {

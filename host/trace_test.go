@@ -83,3 +83,32 @@ func TestTurnLogLinesJoinTheTrace(t *testing.T) {
 		t.Errorf("failed turn's span status %s", got)
 	}
 }
+
+// A turn that stops for an approval says so on its span.
+func TestApprovalWaitIsOnTheTurnSpan(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: serve(t, echoagent.New())}},
+		Tracer: tp.Tracer("test")})
+	r, err := rt.Start(context.Background(), host.TurnRequest{App: "echo", Input: text("please approve the deletion")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := r.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range spans.Ended() {
+		if !strings.HasPrefix(s.Name(), "invoke_agent") {
+			continue
+		}
+		for _, ev := range s.Events() {
+			if ev.Name == "approval_request" {
+				return
+			}
+		}
+		t.Fatalf("turn span events %v", s.Events())
+	}
+	t.Fatal("no turn span")
+}

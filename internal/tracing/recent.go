@@ -49,7 +49,7 @@ func (s Span) Attr(key string) (attribute.Value, bool) {
 func (s Span) size() int {
 	n := 160 + len(s.Name) + len(s.Error)
 	for _, kv := range s.Attributes {
-		n += 32 + len(kv.Key) + len(kv.Value.Emit())
+		n += 32 + len(kv.Key) + len(kv.Value.String())
 	}
 	return n
 }
@@ -154,7 +154,7 @@ func (r *Recent) Where(key, value string) []Span {
 	for _, id := range r.order {
 		t := r.traces[id]
 		for _, sp := range t.spans {
-			if v, ok := sp.Attr(key); ok && v.Emit() == value {
+			if v, ok := sp.Attr(key); ok && v.String() == value {
 				out = append(out, t.spans...)
 				break
 			}

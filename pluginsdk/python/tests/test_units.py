@@ -181,3 +181,11 @@ def test_trace_scope_joins_the_hosts_trace() -> None:
     assert not trace.get_current_span().get_span_context().is_valid
     with trace_scope({}):
         assert not trace.get_current_span().get_span_context().is_valid
+
+
+def test_trace_ids_for_log_lines() -> None:
+    from agentengine_runner.tracing import trace_ids
+
+    carrier = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+    assert trace_ids(carrier) == {"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7"}
+    assert trace_ids({}) == {} and trace_ids({"traceparent": "garbage"}) == {}

@@ -27,7 +27,7 @@ from .handshake import RUNNER_PROTOCOL
 from .hclog import get_logger
 from .runner import Runner, RunnerError, RunRequest, SummarizeRequest
 from .stdio import StdioHub
-from .tracing import trace_scope
+from .tracing import trace_ids, trace_scope
 
 log = get_logger()
 
@@ -168,7 +168,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             runner_type=self._framework_name(),
         )
         emit = Emitter(write, batches=batches)
-        ids = {"invocation_id": request.invocation_id, "session_id": request.session_id}
+        ids = {"invocation_id": request.invocation_id, "session_id": request.session_id, **trace_ids(request.trace_context)}
         started = time.monotonic()
         checkpoints = RunCheckpoints(emit, req.checkpoints) if self._keeps_checkpoints() else None
         try:

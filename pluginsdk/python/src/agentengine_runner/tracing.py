@@ -36,3 +36,12 @@ def trace_scope(carrier: Mapping[str, str]) -> Iterator[None]:
         yield
     finally:
         _otel_context.detach(token)
+
+
+def trace_ids(carrier: Mapping[str, str]) -> dict[str, str]:
+    """The trace and span ids of a W3C traceparent, for the run's log lines ({} when there
+    is none or it is malformed); no OpenTelemetry needed."""
+    parts = carrier.get("traceparent", "").split("-")
+    if len(parts) < 4 or len(parts[1]) != 32 or len(parts[2]) != 16:
+        return {}
+    return {"trace_id": parts[1], "span_id": parts[2]}
