@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -161,7 +162,8 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		defer metricsLn.Close()
 	}
 	var tr *tracing.Tracing
-	if o.trace && !o.ksadk.noTrace && !o.interactive {
+	// OTEL_SDK_DISABLED=true is OpenTelemetry's own off switch.
+	if o.trace && !o.ksadk.noTrace && !o.interactive && !strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
 		if tr, err = tracing.New(ctx, tracing.Config{Getenv: os.Getenv, Version: versionString(), Recent: tracing.NewRecent(0, 0)}); err != nil {
 			return err
 		}

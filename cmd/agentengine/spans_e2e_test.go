@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,5 +47,13 @@ func TestReplayPrintsTheTurnsSpanTree(t *testing.T) {
 	out, err = runCLI(t, project, "", "replay", "conv-spans", "--session-path", db, "--spans-from", quiet.url)
 	if err != nil || !strings.Contains(out, "no spans") {
 		t.Errorf("replay against an untraced server: %v\n%s", err, out)
+	}
+	// OpenTelemetry's own off switch works too.
+	t.Setenv("OTEL_SDK_DISABLED", "true")
+	off := startServer(t, copyProject(t), "--session-backend", "memory")
+	decode(t, post(t, off.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "hi", "conversation": "conv-off"}))
+	var spans []any
+	if resp := mustGet(t, off.url+"/debug/trace/session/conv-off"); resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&spans) != nil || len(spans) != 0 {
+		t.Errorf("OTEL_SDK_DISABLED=true server kept spans: %v", spans)
 	}
 }
