@@ -153,6 +153,19 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	var mx *metrics.Metrics
 	if !o.interactive {
 		mx = metrics.New()
+		if !strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
+			_, stop, err := mx.ExportOTLP(ctx, os.Getenv)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := stop(sctx); err != nil {
+					log.Warn("metrics export shutdown", "error", err)
+				}
+			}()
+		}
 	}
 	var metricsLn net.Listener
 	if o.metricsAddr != "" && !o.interactive {

@@ -1,13 +1,16 @@
 package metrics_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentengine/agentengine/internal/metrics"
+	"github.com/agentengine/agentengine/internal/otlptest"
 )
 
 // Every metric the Grafana dashboard in docs/ queries is one this package registers.
@@ -68,5 +71,34 @@ func TestDashboardQueriesExistingMetrics(t *testing.T) {
 	}
 	if queried == 0 {
 		t.Fatal("the dashboard queries nothing")
+	}
+}
+
+// With an OTLP endpoint in the environment the same metrics are pushed over OTLP too.
+func TestMetricsOverOTLP(t *testing.T) {
+	recv := &otlptest.Receiver{}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.HTTP(t))
+	m := metrics.New()
+	m.RunStarted("a")
+	m.RunEnded("a", "chat", "completed", time.Second)
+	name, shutdown, err := m.ExportOTLP(context.Background(), os.Getenv)
+	if err != nil || name != "otlp (http/protobuf)" {
+		t.Fatalf("ExportOTLP = %q, %v", name, err)
+	}
+	if err := shutdown(context.Background()); err != nil { // sends the last reading
+		t.Fatal(err)
+	}
+	for _, n := range []string{"agentengine_runs_total", "agentengine_turn_duration_seconds"} {
+		if !recv.Metric(n) {
+			t.Errorf("%s not received over OTLP", n)
+		}
+	}
+	for env, want := range map[string]string{"OTEL_METRICS_EXPORTER=none": "", "OTEL_METRICS_EXPORTER=statsd": "error"} {
+		k, v, _ := strings.Cut(env, "=")
+		t.Setenv(k, v)
+		name, _, err := m.ExportOTLP(context.Background(), os.Getenv)
+		if (want == "error") != (err != nil) || (want == "" && name != "") {
+			t.Errorf("%s: %q, %v", env, name, err)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -37,29 +38,44 @@ type Span struct {
 // Receiver collects exported spans.
 type Receiver struct {
 	coltracepb.UnimplementedTraceServiceServer
-	mu    sync.Mutex
-	spans []Span
+	mu      sync.Mutex
+	spans   []Span
+	metrics map[string]bool // names of the metrics received
 }
 
 // HTTP serves OTLP/HTTP (POST /v1/traces, protobuf) until the test ends and returns its
 // base URL (for OTEL_EXPORTER_OTLP_ENDPOINT).
 func (r *Receiver) HTTP(t testing.TB) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/v1/traces" || req.Method != http.MethodPost {
+		if req.Method != http.MethodPost || (req.URL.Path != "/v1/traces" && req.URL.Path != "/v1/metrics") {
 			http.NotFound(w, req)
 			return
 		}
 		b, err := io.ReadAll(req.Body)
-		var in coltracepb.ExportTraceServiceRequest
-		if err == nil {
-			err = proto.Unmarshal(b, &in)
+		var out []byte
+		if req.URL.Path == "/v1/metrics" {
+			var in colmetricspb.ExportMetricsServiceRequest
+			if err == nil {
+				err = proto.Unmarshal(b, &in)
+			}
+			if err == nil {
+				r.addMetrics(&in)
+				out, _ = proto.Marshal(&colmetricspb.ExportMetricsServiceResponse{})
+			}
+		} else {
+			var in coltracepb.ExportTraceServiceRequest
+			if err == nil {
+				err = proto.Unmarshal(b, &in)
+			}
+			if err == nil {
+				r.add(&in)
+				out, _ = proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+			}
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.add(&in)
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		_, _ = w.Write(out)
 	}))
@@ -105,6 +121,28 @@ func (r *Receiver) add(in *coltracepb.ExportTraceServiceRequest) {
 			}
 		}
 	}
+}
+
+func (r *Receiver) addMetrics(in *colmetricspb.ExportMetricsServiceRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.metrics == nil {
+		r.metrics = map[string]bool{}
+	}
+	for _, rm := range in.GetResourceMetrics() {
+		for _, sm := range rm.GetScopeMetrics() {
+			for _, m := range sm.GetMetrics() {
+				r.metrics[m.GetName()] = true
+			}
+		}
+	}
+}
+
+// Metric reports whether a metric of that name was received (over OTLP/HTTP).
+func (r *Receiver) Metric(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.metrics[name]
 }
 
 // Spans returns what was received so far.
