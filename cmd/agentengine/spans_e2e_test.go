@@ -2,9 +2,12 @@ package main_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentengine/agentengine/internal/otlptest"
 )
 
 // replay --spans-from prints the span tree of a turn the running server traced (kept in
@@ -55,5 +58,35 @@ func TestReplayPrintsTheTurnsSpanTree(t *testing.T) {
 	var spans []any
 	if resp := mustGet(t, off.url+"/debug/trace/session/conv-off"); resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&spans) != nil || len(spans) != 0 {
 		t.Errorf("OTEL_SDK_DISABLED=true server kept spans: %v", spans)
+	}
+}
+
+// The server exports its spans to the OTLP endpoint of the environment, and a client's
+// traceparent is the turn's trace.
+func TestServerExportsTheTurnOverOTLP(t *testing.T) {
+	recv := &otlptest.Receiver{}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.HTTP(t))
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	t.Setenv("OTEL_SERVICE_NAME", "ae-e2e")
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100") // export within 0.1 s, not 5
+	s := startServer(t, copyProject(t), "--session-backend", "memory")
+	const traceID = "0af7651916cd43dd8448eb211c80319c"
+	req, _ := http.NewRequest("POST", s.url+"/v1/responses", strings.NewReader(`{"model":"echo-go","input":"use the tool on paris"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", "00-"+traceID+"-b7ad6b7169203331-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	spans := recv.WaitFor(t, "the turn's spans", func(sp []otlptest.Span) bool {
+		names := map[string]bool{}
+		for _, s := range sp {
+			names[strings.Fields(s.Name)[0]] = s.TraceID == traceID && s.Service == "ae-e2e"
+		}
+		return names["POST"] && names["invoke_agent"] && names["runner.run"] && names["execute_tool"]
+	})
+	if len(spans) < 4 {
+		t.Fatalf("spans %+v", spans)
 	}
 }
