@@ -29,8 +29,11 @@ CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 
 def handlers() -> list[BaseCallbackHandler]:
-    """The callbacks to add to a run's config: a GenAISpans when the run is traced."""
+    """The callbacks to add to a run's config: a GenAISpans when the run is traced and the
+    process has a tracer provider (nobody configured one: its spans would go nowhere)."""
     if trace is None or not trace.get_current_span().get_span_context().is_valid:
+        return []
+    if isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return []
     return [GenAISpans()]
 

@@ -105,8 +105,8 @@ def test_adk_turn_spans_join_the_hosts_trace(project: Any, exporter: InMemorySpa
     assert roots, "no ADK span is a child of the host's runner call"
 
 
-def test_genai_spans_for_model_and_tool_calls(monkeypatch: pytest.MonkeyPatch) -> None:
-    exporter = InMemorySpanExporter()
+def test_genai_spans_for_model_and_tool_calls(monkeypatch: pytest.MonkeyPatch, exporter: InMemorySpanExporter) -> None:
+    exporter = InMemorySpanExporter()  # this test's own provider, apart from the process's
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
 
