@@ -6,11 +6,13 @@ package otlptest
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,6 +64,9 @@ func (r *Receiver) HTTP(t testing.TB) string {
 				r.addMetrics(&in)
 				out, _ = proto.Marshal(&colmetricspb.ExportMetricsServiceResponse{})
 			}
+		} else if strings.HasPrefix(req.Header.Get("Content-Type"), "application/json") {
+			err = r.addJSON(b)
+			out = []byte("{}")
 		} else {
 			var in coltracepb.ExportTraceServiceRequest
 			if err == nil {
@@ -143,6 +148,66 @@ func (r *Receiver) Metric(name string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.metrics[name]
+}
+
+// addJSON takes an OTLP/JSON trace export (ids in hex, as the OTLP JSON encoding has
+// them; only string, int and bool attribute values).
+func (r *Receiver) addJSON(b []byte) error {
+	type value struct {
+		StringValue *string `json:"stringValue"`
+		IntValue    *string `json:"intValue"`
+		BoolValue   *bool   `json:"boolValue"`
+	}
+	type kv struct {
+		Key   string `json:"key"`
+		Value value  `json:"value"`
+	}
+	var in struct {
+		ResourceSpans []struct {
+			Resource struct {
+				Attributes []kv `json:"attributes"`
+			} `json:"resource"`
+			ScopeSpans []struct {
+				Spans []struct {
+					TraceID      string `json:"traceId"`
+					SpanID       string `json:"spanId"`
+					ParentSpanID string `json:"parentSpanId"`
+					Name         string `json:"name"`
+					Kind         int32  `json:"kind"`
+					Attributes   []kv   `json:"attributes"`
+				} `json:"spans"`
+			} `json:"scopeSpans"`
+		} `json:"resourceSpans"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	str := func(kvs []kv) map[string]string {
+		m := map[string]string{}
+		for _, a := range kvs {
+			switch {
+			case a.Value.StringValue != nil:
+				m[a.Key] = *a.Value.StringValue
+			case a.Value.IntValue != nil:
+				m[a.Key] = *a.Value.IntValue
+			case a.Value.BoolValue != nil:
+				m[a.Key] = strconv.FormatBool(*a.Value.BoolValue)
+			}
+		}
+		return m
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rs := range in.ResourceSpans {
+		service := str(rs.Resource.Attributes)["service.name"]
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				r.spans = append(r.spans, Span{Service: service, TraceID: s.TraceID, SpanID: s.SpanID, ParentID: s.ParentSpanID,
+					Name: s.Name, Kind: tracepb.Span_SpanKind(s.Kind), Attributes: str(s.Attributes)})
+			}
+		}
+	}
+	return nil
 }
 
 // Spans returns what was received so far.
