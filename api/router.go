@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentengine/agentengine/api/internal/httpx"
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/metrics"
 )
 
 // Surface is a protocol surface (the OpenAI-compatible API, ADK's, the Web UI's action
@@ -85,6 +86,14 @@ type Config struct {
 	// client sending it slowly cannot hold a connection; it is set before auth, so it
 	// also bounds what the server drains of a refused request's body.
 	BodyReadTimeout time.Duration
+	// Metrics, when set, counts the requests answered and the streams open. With
+	// MetricsRoute the router also serves them on GET /metrics, behind its auth (else
+	// the caller serves Metrics.Handler on a listener of its own).
+	Metrics      *metrics.Metrics
+	MetricsRoute bool
+	// Trace, when set, runs first on every request: it starts the request's server span
+	// (OpenTelemetry's gin middleware), which the turn's spans are children of.
+	Trace gin.HandlerFunc
 	// Surfaces are mounted in order. The first one's error shape is also that of the
 	// paths no surface owns.
 	Surfaces []Surface
@@ -112,6 +121,12 @@ func NewRouter(cfg Config) *gin.Engine {
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	if cfg.Trace != nil {
+		r.Use(cfg.Trace)
+	}
+	if cfg.Metrics != nil {
+		r.Use(observe(cfg.Metrics)) // first: it also counts the requests the guards refuse
+	}
 	r.Use(g.recovery, g.bodyDeadline, g.hostCheck, g.originCheck, g.auth, g.rateLimit, g.bodyLimit)
 	// The body limit above is the only one: the surfaces read bodies within it.
 	r.Use(httpx.Limited(cfg.MaxBodyBytes))
@@ -120,6 +135,9 @@ func NewRouter(cfg Config) *gin.Engine {
 	r.GET("/readyz", g.ready)
 	if cfg.Logins != nil {
 		r.GET("/login", g.login)
+	}
+	if cfg.Metrics != nil && cfg.MetricsRoute {
+		r.GET("/metrics", gin.WrapH(cfg.Metrics.Handler()))
 	}
 	for _, s := range cfg.Surfaces {
 		s.Register(r)

@@ -14,10 +14,14 @@ import (
 	"time"
 	"weak"
 
+	"github.com/hashicorp/go-hclog"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/agentengine/agentengine/host/workspace"
+	"github.com/agentengine/agentengine/internal/metrics"
 	"github.com/agentengine/agentengine/internal/textbuf"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
@@ -55,6 +59,8 @@ type Run struct {
 	// transcript: the turn's input carried earlier conversation items (a stateless
 	// client's transcript), each a history message of its own.
 	transcript bool
+	// surface is TurnRequest.Surface.
+	surface string
 }
 
 // Subscribe returns a cursor over the run's events, starting at journal index from.
@@ -98,6 +104,12 @@ type turnState struct {
 	ctx context.Context
 	r   *Run
 	ag  Agent
+	// span is the turn's invoke_agent span (a no-op one when untraced); log is the
+	// runtime's logger with the span's ids.
+	span trace.Span
+	log  hclog.Logger
+	// toolStarts are the times tool calls were reported, for their spans (traced only).
+	toolStarts map[string]time.Time
 
 	mu    sync.Mutex
 	ended bool // finish has run: nothing is deferred any more
@@ -113,6 +125,10 @@ type turnState struct {
 	usage       session.Usage
 	haveUsage   bool
 	interrupted bool
+	firstToken  bool // a text or reasoning delta was seen (time to first token)
+	// toolNames are the names of the run's tool calls by call id, for the metrics of
+	// results that leave the name out (kept only with metrics on).
+	toolNames   map[string]string
 	failure     *session.RunError
 	storeErr    error
 	checkpoints checkpointBuffer
@@ -209,7 +225,11 @@ type openCall struct {
 }
 
 func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
-	ts := &turnState{rt: rt, ctx: ctx, r: r, ag: ag, calls: map[string]*openCall{}}
+	ts := &turnState{rt: rt, ctx: ctx, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx), log: rt.log}
+	if sc := ts.span.SpanContext(); sc.IsValid() {
+		// Every line logged during the turn joins its trace.
+		ts.log = rt.log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
+	}
 	r.j.setOnWatch(ts.flushOnWatch)
 	streamErr := ts.consume(ctx, ag, rr)
 	ts.mu.Lock()
@@ -221,7 +241,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 	case ts.storeErr != nil:
 		status = session.StatusFailed
 		runErr = &session.RunError{Code: "server_error", Message: "the session store failed while recording the run"}
-		rt.log.Error("store failed during run", "invocation", r.InvocationID, "error", ts.storeErr)
+		ts.log.Error("store failed during run", "invocation", r.InvocationID, "error", ts.storeErr)
 	case errors.Is(context.Cause(ctx), errCancelled):
 		status = session.StatusCancelled
 	case errors.Is(context.Cause(ctx), errShutdown):
@@ -234,7 +254,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 	case streamErr != nil:
 		status = session.StatusFailed
 		runErr = &session.RunError{Code: "runner_error", Message: runnerFailureMessage(streamErr)}
-		rt.log.Error("runner stream failed", "agent", ag.Name, "invocation", r.InvocationID, "error", streamErr)
+		ts.log.Error("runner stream failed", "agent", ag.Name, "invocation", r.InvocationID, "error", streamErr)
 	case ts.failure != nil:
 		status = session.StatusFailed
 	case ts.interrupted:
@@ -246,6 +266,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 		data.Usage = &u
 	}
 	ts.finish(status, data)
+	endTurnSpan(ts.span, data)
 }
 
 // runnerFailureMessage is the client-safe text for a broken runner stream.
@@ -262,7 +283,14 @@ func runnerFailureMessage(err error) string {
 	return "the agent's runner failed during the run"
 }
 
-func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequest) error {
+func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequest) (err error) {
+	ctx, span := ts.rt.runnerSpan(ctx, ag.Name, rr)
+	defer func() {
+		if err != nil {
+			span.SetStatus(otelcodes.Error, err.Error())
+		}
+		span.End()
+	}()
 	stream, err := ag.Runner.Run(ctx, rr)
 	if err != nil {
 		return fmt.Errorf("start run on runner: %w", err)
@@ -304,6 +332,7 @@ func (ts *turnState) flushOnWatch() {
 func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 	switch e := ev.Event.(type) {
 	case *runnerv1.RunEvent_TextDelta:
+		ts.sawToken()
 		ts.flushReasoning()
 		if ts.msgID == "" {
 			ts.msgID = newID("msg_")
@@ -321,6 +350,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		}
 		ts.flushMessage()
 	case *runnerv1.RunEvent_ReasoningDelta:
+		ts.sawToken()
 		ts.flushMessage()
 		if ts.rsID == "" {
 			ts.rsID = newID("rs_")
@@ -344,6 +374,15 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 	case *runnerv1.RunEvent_ToolResult:
 		ts.flushAll()
 		t := e.ToolResult
+		ts.toolResult(t)
+		if at, ok := ts.toolStarts[t.CallId]; ok {
+			delete(ts.toolStarts, t.CallId)
+			name := t.Name
+			if name == "" {
+				name = ts.toolNames[t.CallId]
+			}
+			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError)
+		}
 		ts.store(session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
 	case *runnerv1.RunEvent_ApprovalRequest:
 		ts.flushAll()
@@ -361,6 +400,8 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			d.Detail = a.DetailJson
 		}
 		ts.store(session.NewEvent{Type: session.TypeApprovalRequest, ItemID: id, Data: session.MustJSON(d)})
+		ts.rt.metrics.ToolCall(ts.r.Agent, a.Name, metrics.ToolApprovalRequired)
+		ts.approvalEvent(id, a.Name, a.CallId)
 		ts.interrupted = true
 	case *runnerv1.RunEvent_StateDelta:
 		ts.flushAll()
@@ -396,6 +437,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		ts.usage.ReasoningTokens += u.ReasoningTokens
 		ts.usage.CachedTokens += u.CachedTokens
 		ts.haveUsage = true
+		ts.rt.metrics.Tokens(ts.r.Agent, u.Model, u.InputTokens, u.OutputTokens)
 	case *runnerv1.RunEvent_Error:
 		ts.flushAll()
 		code := e.Error.Code
@@ -403,7 +445,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			code = "agent_error"
 		}
 		ts.failure = &session.RunError{Code: code, Message: e.Error.Message}
-		ts.rt.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
+		ts.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
 	case *runnerv1.RunEvent_Native:
 		if e.Native.Kind == NativeWorkspaceFile {
 			ts.workspaceFile(e.Native.DataJson)
@@ -431,6 +473,31 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 	}
 }
 
+// sawToken records the time to the run's first token.
+func (ts *turnState) sawToken() {
+	if !ts.firstToken {
+		ts.firstToken = true
+		ts.rt.metrics.FirstToken(ts.r.Agent, time.Since(ts.r.CreatedAt))
+	}
+}
+
+// toolResult counts a tool call's outcome; a result may leave the tool's name out when
+// its call named it.
+func (ts *turnState) toolResult(t *runnerv1.ToolResult) {
+	if ts.rt.metrics == nil {
+		return
+	}
+	name := t.Name
+	if name == "" {
+		name = ts.toolNames[t.CallId]
+	}
+	status := metrics.ToolOK
+	if t.IsError {
+		status = metrics.ToolError
+	}
+	ts.rt.metrics.ToolCall(ts.r.Agent, name, status)
+}
+
 // NativeWorkspaceFile is the native event kind of a file the agent wrote or deleted:
 // {"path", "content", "encoding" ("utf-8" or "base64"), "deleted"}.
 const NativeWorkspaceFile = "workspace.file"
@@ -444,7 +511,7 @@ func (ts *turnState) workspaceFile(data []byte) {
 	}
 	w, err := ts.ag.Workspace.For(ts.r.Key.User)
 	if err != nil {
-		ts.rt.log.Warn("could not open the user's workspace", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
+		ts.log.Warn("could not open the user's workspace", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
 		return
 	}
 	var f struct {
@@ -476,7 +543,7 @@ func (ts *turnState) workspaceFile(data []byte) {
 		}
 	}
 	if err != nil {
-		ts.rt.log.Warn("could not apply the agent's workspace file", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "path", f.Path, "error", err)
+		ts.log.Warn("could not apply the agent's workspace file", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "path", f.Path, "error", err)
 	}
 }
 
@@ -526,7 +593,10 @@ func (ts *turnState) write(extra ...session.NewEvent) {
 		ts.releaseHeld(nil)
 		return
 	}
+	began, end := time.Now(), ts.rt.storeSpan(ctx, "append")
 	evs, err := ts.rt.store.Append(ctx, ts.r.Key, append(ts.deferred, extra...)...)
+	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
+	end(err)
 	if err != nil {
 		ts.storeErr = err
 		ts.releaseHeld(nil)
@@ -590,6 +660,18 @@ func (ts *turnState) flushCall(callID string) {
 	if args == "" {
 		args = "{}"
 	}
+	if ts.span.IsRecording() {
+		if ts.toolStarts == nil {
+			ts.toolStarts = map[string]time.Time{}
+		}
+		ts.toolStarts[callID] = time.Now()
+	}
+	if ts.rt.metrics != nil || ts.span.IsRecording() {
+		if ts.toolNames == nil {
+			ts.toolNames = map[string]string{}
+		}
+		ts.toolNames[callID] = c.name
+	}
 	ts.store(session.NewEvent{Type: session.TypeToolCall, ItemID: c.itemID, Data: session.MustJSON(session.ToolCallData{CallID: callID, Name: c.name, Arguments: args})})
 	delete(ts.calls, callID)
 	for i, id := range ts.callOrder {
@@ -620,13 +702,16 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
 	defer cancel()
 	start, closing := r.pending.whole(append(ts.deferred, ne))
+	began, end := time.Now(), ts.rt.storeSpan(ctx, "finish_run")
 	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, start, closing...)
+	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
+	end(err)
 	if start != nil && err == nil {
 		evs = evs[len(r.pending.opening):] // journaled when the run started
 		r.pending = nil
 	}
 	if err != nil {
-		ts.rt.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
+		ts.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
 		evs = nil
 		if start != nil {
 			// Nothing of the run is stored: all of it is held, unless no retry can help.
@@ -638,7 +723,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 			if len(ts.deferred) > 0 {
 				// What the run produced is still recorded when only its end cannot be.
 				if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
-					ts.rt.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
+					ts.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
 					held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
 				}
 			}
@@ -667,6 +752,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 		r.hist = rt.hist.extend(r.Key, stored)
 	}
 	r.j.close()
+	rt.metrics.RunEnded(r.Agent, r.surface, status, time.Since(r.CreatedAt))
 	// What outlives the run refers to rt and r only, not to ts: the turn's buffers (the
 	// message text, deferred items, checkpoints) go with the run's end, not with its
 	// retention. The timers refer to r weakly: a stopped timer can stay in the runtime's

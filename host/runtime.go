@@ -14,9 +14,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/internal/gopool"
+	"github.com/agentengine/agentengine/internal/metrics"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 )
@@ -71,6 +75,14 @@ type Config struct {
 	// StateBudget bounds each state tier's size; a write that would grow a tier past it
 	// is refused with ErrStateTooLarge (a runner's, by failing its run).
 	StateBudget StateBudget
+	// Metrics, when set, counts runs, tokens, tool calls and store writes.
+	Metrics *metrics.Metrics
+	// StoreBackend names the store in metrics ("sqlite"); default "store".
+	StoreBackend string
+	// Tracer makes the turns' spans (nil: OpenTelemetry's no-op tracer, no spans).
+	Tracer trace.Tracer
+	// TraceUsers records the turn's user on its span (enduser.id); off by default.
+	TraceUsers bool
 }
 
 // DefaultSnapshotInterval is Config.SnapshotInterval's default.
@@ -103,8 +115,13 @@ type Runtime struct {
 
 	snapshotEvery time.Duration
 
-	stateBudget StateBudget
-	stateLocks  stateLocks
+	stateBudget  StateBudget
+	stateLocks   stateLocks
+	metrics      *metrics.Metrics
+	storeBackend string
+	tracer       trace.Tracer
+	traced       bool // a tracer is configured
+	traceUsers   bool
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs
@@ -165,6 +182,11 @@ func New(cfg Config) (*Runtime, error) {
 	rt.maxRunsPerUser = cfg.MaxRunsPerUser
 	rt.stateBudget = cfg.StateBudget.withDefaults()
 	rt.snapshotEvery = cmp.Or(cfg.SnapshotInterval, DefaultSnapshotInterval)
+	rt.metrics, rt.storeBackend = cfg.Metrics, cmp.Or(cfg.StoreBackend, "store")
+	rt.tracer, rt.traceUsers, rt.traced = cfg.Tracer, cfg.TraceUsers, cfg.Tracer != nil
+	if rt.tracer == nil {
+		rt.tracer = noop.NewTracerProvider().Tracer("")
+	}
 	if rt.retention <= 0 {
 		// Long enough for a dropped stream to reconnect and replay with the exact live
 		// sequence; short enough that finished runs' deltas don't pile up in memory.
@@ -530,11 +552,21 @@ func (rt *Runtime) Cancel(ctx context.Context, key session.Key, invocationID str
 
 // Start validates a turn, records it and starts the runner. The run is detached from
 // ctx: it goes on when the caller goes away, until it ends or is cancelled.
-func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
+func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err error) {
 	ag, err := rt.agent(req.App)
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := rt.startTurnSpan(ctx, ag.Name, req.Surface)
+	handed := false // to the run, which ends the span
+	defer func() {
+		if !handed {
+			if err != nil {
+				span.SetStatus(otelcodes.Error, ClientMessage(err))
+			}
+			span.End()
+		}
+	}()
 	req.App = ag.Name
 	if req.User == "" {
 		req.User = rt.defUser
@@ -613,7 +645,10 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		}
 		state = &st
 	} else {
+		began, end := time.Now(), rt.storeSpan(ctx, "start_run")
 		stored, state, err = rt.startRunInBudget(ctx, run, opening)
+		rt.metrics.StoreWrite(rt.storeBackend, time.Since(began))
+		end(err)
 	}
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
@@ -631,11 +666,17 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 		}
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancelCause(rt.baseCtx)
+	rt.identifyTurn(span, key, req.InvocationID)
+	base := rt.baseCtx
+	if rt.traced {
+		base = trace.ContextWithSpan(base, span) // the run's spans are the turn's children
+	}
+	runCtx, cancel := context.WithCancelCause(base)
+	handed = true
 	r := &Run{rt: rt, Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
 		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,
 		j: newJournal(), done: make(chan struct{}), cancel: cancel, pending: pending, private: pending != nil,
-		transcript: len(req.Input.Items) > 0}
+		transcript: len(req.Input.Items) > 0, surface: req.Surface}
 	for i := range stored {
 		r.j.add(Event{Kind: KindStored, Stored: &stored[i]})
 	}
@@ -644,6 +685,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (*Run, error) {
 	rt.mu.Unlock()
 	rt.wg.Add(1)
 	started = true
+	rt.metrics.RunStarted(ag.Name)
 	// Only the user is captured of the request, and the run request is an argument: both
 	// may carry megabytes of input, which are let go once sent, not held to the run's end.
 	user := req.User

@@ -50,6 +50,9 @@ type TurnRequest struct {
 	// input, and the runner runs the thread on from where its last run stopped (a failed
 	// or cancelled run resumed). See Runtime.CanContinue.
 	ContinueFrom *wire.CheckpointRef
+	// Surface names the API that started the turn ("responses", "chat", "adk", "actions",
+	// "cli"), for metrics and traces.
+	Surface string
 }
 
 // Input is a turn's normalised user input.

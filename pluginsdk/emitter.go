@@ -155,10 +155,13 @@ func (e *Emitter) StateDelta(delta map[string]any) error {
 }
 
 // Usage reports token usage; the host sums the usage events of a run.
-func (e *Emitter) Usage(u Usage) error {
+func (e *Emitter) Usage(u Usage) error { return e.UsageOf("", u) }
+
+// UsageOf reports the token usage of one call of model (metrics count tokens by model).
+func (e *Emitter) UsageOf(model string, u Usage) error {
 	return e.Send(&runnerv1.RunEvent{Event: &runnerv1.RunEvent_Usage{Usage: &runnerv1.Usage{
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		ReasoningTokens: u.ReasoningTokens, CachedTokens: u.CachedTokens,
+		ReasoningTokens: u.ReasoningTokens, CachedTokens: u.CachedTokens, Model: model,
 	}}})
 }
 

@@ -96,6 +96,9 @@ func TestEventsRoundTrip(t *testing.T) {
 		{"usage", func(e *pluginsdk.Emitter) error {
 			return e.Usage(pluginsdk.Usage{InputTokens: 1, OutputTokens: 2, ReasoningTokens: 3, CachedTokens: 4})
 		}, &runnerv1.RunEvent{Event: &runnerv1.RunEvent_Usage{Usage: &runnerv1.Usage{InputTokens: 1, OutputTokens: 2, ReasoningTokens: 3, CachedTokens: 4}}}},
+		{"usage of a model", func(e *pluginsdk.Emitter) error {
+			return e.UsageOf("m1", pluginsdk.Usage{InputTokens: 5, OutputTokens: 6})
+		}, &runnerv1.RunEvent{Event: &runnerv1.RunEvent_Usage{Usage: &runnerv1.Usage{InputTokens: 5, OutputTokens: 6, Model: "m1"}}}},
 		{"native", func(e *pluginsdk.Emitter) error { return e.Native("chunk", map[string]int{"n": 1}) },
 			&runnerv1.RunEvent{Event: &runnerv1.RunEvent_Native{Native: &runnerv1.Native{Framework: "go", Kind: "chunk", DataJson: []byte(`{"n":1}`)}}}},
 		{"raw send", func(e *pluginsdk.Emitter) error {

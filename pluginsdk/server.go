@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -73,6 +75,14 @@ func (s *runnerServer) Run(in *runnerv1.RunRequest, stream grpc.ServerStreamingS
 // Error event).
 func (s *runnerServer) serveRun(ctx context.Context, in *runnerv1.RunRequest, send func(*runnerv1.RunEvent) error) error {
 	log := s.log.With("invocation_id", in.GetInvocationId(), "session_id", in.GetSessionId())
+	if tc := in.GetTraceContext(); len(tc) > 0 {
+		// The turn's trace: spans the agent makes from ctx (with any OpenTelemetry
+		// tracer provider) are children of the host's runner call.
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(tc))
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			log = log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
+		}
+	}
 	emit := newEmitter(ctx, s.info.Framework, send)
 
 	req, err := decodeRequest(in, log)

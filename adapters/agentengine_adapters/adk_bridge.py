@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,15 @@ from google.adk.sessions import InMemorySessionService
 from google.genai import types
 
 from . import adk_session as proj
+
+# ADK records message contents on its spans unless told not to (its own knob defaults on);
+# the OpenTelemetry GenAI conventions record none unless the user opts in with
+# OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: its value decides, unless the
+# project set ADK's knob itself.
+os.environ.setdefault(
+    "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS",
+    "true" if os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").lower() == "true" else "false",
+)
 from .config import Settings
 from .loader import EntryPointError, get_attr, import_module, module_description, parse_entry, prepare_sys_path
 from .resume import Answer, host_resumes, parse_answers
@@ -355,6 +365,7 @@ class EventMapper:
                 output_tokens=usage.candidates_token_count or 0,
                 reasoning_tokens=usage.thoughts_token_count or 0,
                 cached_tokens=usage.cached_content_token_count or 0,
+                model=event.model_version or "",
             )
 
     async def _final_text(self, parts: Sequence[types.Part]) -> None:

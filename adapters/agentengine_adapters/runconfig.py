@@ -13,6 +13,8 @@ from typing import Any
 
 from agentengine_runner import InvocationContext, RunRequest, get_current_invocation_context
 
+from . import otel
+
 
 def invocation_context(request: RunRequest, framework: str) -> InvocationContext:
     current = get_current_invocation_context()
@@ -68,6 +70,9 @@ def run_config(request: RunRequest, ctx: InvocationContext) -> dict[str, Any]:
     }
     if ctx.app_name:
         config["run_name"] = ctx.app_name
+    spans = otel.handlers()  # model and tool spans, in a traced run only
+    if spans:
+        config["callbacks"] = spans
     return config
 
 

@@ -213,6 +213,7 @@ class EventWriter:
             output_tokens=int(u.get("output_tokens") or 0),
             reasoning_tokens=int(details_out.get("reasoning") or 0),
             cached_tokens=int(details_in.get("cache_read") or 0),
+            model=model_name(message),
         )
 
     # -- custom stream writer --------------------------------------------------------
@@ -249,3 +250,10 @@ def tool_output(message: ToolMessage) -> Any:
     if texts and len(texts) == len(content):
         return "".join(str(t) for t in texts)
     return content
+
+
+def model_name(message: AIMessage) -> str:
+    """The model that wrote message, as its provider reported it ("" when none did)."""
+    meta: Mapping[str, Any] = message.response_metadata or {}
+    name = meta.get("model_name") or meta.get("model") or ""
+    return name if isinstance(name, str) else ""

@@ -46,6 +46,8 @@ FRAMEWORK_MODULES = {
     "langchain": ("langchain", "langchain_openai"),
     "deepagents": ("deepagents",),
     "adk": ("google.adk", "openai"),
+    # OpenTelemetry's traces of LangGraph and ADK runs: the full environment only.
+    "otel": ("opentelemetry.sdk", "langgraph", "google.adk"),
 }
 FILE_FRAMEWORK = {
     "test_adk.py": "adk",
@@ -65,6 +67,7 @@ FILE_FRAMEWORK = {
     "test_process.py": "langgraph",
     "test_resume.py": "core",
     "test_runconfig.py": "core",
+    "test_traces.py": "otel",
     "test_units.py": "langgraph",
 }
 REQUIRED = os.environ.get("AGENTENGINE_TEST_FRAMEWORK", "").strip()

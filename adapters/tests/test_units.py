@@ -292,3 +292,12 @@ def test_a_hook_rewritten_text_keeps_the_turn_s_images() -> None:
     blocks = message.content_blocks
     assert [b["type"] for b in blocks] == ["text", "image"]
     assert blocks[0]["text"] == "Q: what is this?" and blocks[1]["url"] == "https://example.com/cat.png"
+
+
+def test_model_name_comes_from_the_providers_response_metadata() -> None:
+    from agentengine_adapters.stream import model_name
+
+    assert model_name(AIMessage("x", response_metadata={"model_name": "gpt-x"})) == "gpt-x"
+    assert model_name(AIMessage("x", response_metadata={"model": "llama"})) == "llama"
+    assert model_name(AIMessage("x")) == ""
+

@@ -362,7 +362,7 @@ func (s *Surface) resumeRun(ctx context.Context, c *gin.Context, req *resumeRunR
 // continueCheckpoint starts the run that continues cp's thread and answers with it.
 func (s *Surface) continueCheckpoint(ctx context.Context, c *gin.Context, l *lifecycle, cp checkpointPayload, req *resumeRunRequest) (any, *actionError) {
 	thread, _ := cp.FrameworkRef["thread_id"].(string)
-	t := host.TurnRequest{App: l.key.App, User: l.key.User, SessionID: l.key.ID,
+	t := host.TurnRequest{Surface: "actions", App: l.key.App, User: l.key.User, SessionID: l.key.ID,
 		// A repeated attempt reuses its invocation id, so it is refused (409) instead of
 		// running the thread twice.
 		InvocationID: cmp.Or(req.InvocationID, req.ResumeAttemptID),

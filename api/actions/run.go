@@ -150,7 +150,7 @@ func runFailureCode(status int) string {
 
 // runTurn validates a RunAgent request and maps it to a turn. It stores nothing.
 func (s *Surface) runTurn(ctx context.Context, c *gin.Context, req *runAgentRequest) (host.TurnRequest, string, *actionError) {
-	var t host.TurnRequest
+	t := host.TurnRequest{Surface: "actions"}
 	format := req.APIFormat
 	switch format {
 	case "":

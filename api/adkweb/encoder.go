@@ -41,6 +41,10 @@ type encoder struct {
 	// invocation, to project answers and to tell a confirmation wait from a failure.
 	approvals map[string]session.ApprovalRequestData
 	awaiting  map[string]bool
+	// held is the last model event, kept until the next host event tells whether it
+	// ends its turn: the turn's usage then goes on it, as ADK puts a model call's usage on
+	// that call's event.
+	held *Event
 }
 
 func newEncoder(agent, invocationID string, opts encodeOptions) *encoder {
@@ -48,8 +52,48 @@ func newEncoder(agent, invocationID string, opts encodeOptions) *encoder {
 		approvals: map[string]session.ApprovalRequestData{}, awaiting: map[string]bool{}}
 }
 
-// Add encodes one host event into zero or more ADK events.
+// Add encodes one host event into zero or more ADK events. The last model event may be
+// held back until the next host event or Flush.
 func (e *encoder) Add(ev host.Event) []Event {
+	return e.hold(e.add(ev))
+}
+
+// Flush returns the event held back, if any: call it after the last host event.
+func (e *encoder) Flush() []Event {
+	if e.held == nil {
+		return nil
+	}
+	out := []Event{*e.held}
+	e.held = nil
+	return out
+}
+
+// hold emits the held event before out, merging out's usage into it when out is only
+// the turn's usage, and holds out's last event instead when it is a model event.
+func (e *encoder) hold(out []Event) []Event {
+	if len(out) == 0 {
+		return nil
+	}
+	if len(out) == 1 && e.held != nil && usageOnly(out[0]) && out[0].InvocationID == e.held.InvocationID {
+		e.held.UsageMetadata = out[0].UsageMetadata
+		return e.Flush()
+	}
+	res := e.Flush()
+	last := out[len(out)-1]
+	if last.Partial || last.Content == nil || last.Content.Role != "model" {
+		return append(res, out...)
+	}
+	res = append(res, out[:len(out)-1]...)
+	e.held = &last
+	return res
+}
+
+// usageOnly reports an event carrying nothing but a turn's usage.
+func usageOnly(ev Event) bool {
+	return ev.UsageMetadata != nil && ev.Content == nil && ev.ErrorCode == "" && len(ev.Actions.StateDelta) <= 2 // {}
+}
+
+func (e *encoder) add(ev host.Event) []Event {
 	switch ev.Kind {
 	case host.KindTextDelta, host.KindReasoningDelta:
 		if !e.opts.Streaming || ev.Text == "" {
@@ -154,11 +198,14 @@ func (e *encoder) stored(s *session.Event) []Event {
 			return nil
 		}
 		code, msg, failed := e.failure(s.InvocationID, d)
-		if !failed {
+		if !failed && d.Usage == nil {
 			return nil
 		}
+		// The turn's usage, summed over its model calls, comes with its end: hold puts it
+		// on the turn's last model event (ADK puts each call's usage on that call's event).
 		ev := base(0)
 		ev.ErrorCode, ev.ErrorMessage = code, msg
+		ev.UsageMetadata = usageMetadataOf(d.Usage)
 		return []Event{ev}
 	}
 	return nil
@@ -301,4 +348,20 @@ func seconds(t time.Time) float64 {
 		return 0
 	}
 	return float64(t.UnixMicro()) / 1e6
+}
+
+// usageMetadataOf is genai's GenerateContentResponseUsageMetadata of a usage (nil for
+// none). As in OpenAI's usage, our output tokens include the reasoning tokens; genai
+// counts thoughts apart from the candidates.
+func usageMetadataOf(u *session.Usage) *UsageMetadata {
+	if u == nil {
+		return nil
+	}
+	return &UsageMetadata{
+		PromptTokenCount:        u.InputTokens,
+		CandidatesTokenCount:    u.OutputTokens - u.ReasoningTokens,
+		ThoughtsTokenCount:      u.ReasoningTokens,
+		CachedContentTokenCount: u.CachedTokens,
+		TotalTokenCount:         u.InputTokens + u.OutputTokens,
+	}
 }

@@ -130,7 +130,7 @@ func encodeAll(evs []host.Event, opts encodeOptions) []Event {
 	for _, ev := range evs {
 		out = append(out, enc.Add(ev)...)
 	}
-	return out
+	return append(out, enc.Flush()...)
 }
 
 // frameSSE frames events as /run_sse writes them.
@@ -205,6 +205,9 @@ func TestEncoderPartials(t *testing.T) {
 	evs := encodeAll(scenarios()["text"], encodeOptions{Streaming: true})
 	acc := map[bool]string{}
 	for _, ev := range evs {
+		if ev.Content == nil {
+			continue // the turn's end, with its usage
+		}
 		p := ev.Content.Parts[0]
 		if ev.Partial {
 			acc[p.Thought] += *p.Text

@@ -27,6 +27,8 @@ type Config struct {
 	MaxBodyBytes int64
 	// Version is what GET /version reports (default "dev").
 	Version string
+	// Traces, when set, answer the dev UI's debug trace routes (else they answer empty).
+	Traces Traces
 }
 
 // Handler serves the ADK-web routes.
@@ -36,6 +38,7 @@ type Handler struct {
 	keepAlive time.Duration
 	maxBody   int64
 	version   string
+	traces    Traces
 }
 
 // New builds the surface. A nil Runtime is a programming error and panics, as in
@@ -44,7 +47,7 @@ func New(cfg Config) *Handler {
 	if cfg.Runtime == nil {
 		panic("adkweb: a host runtime is required")
 	}
-	h := &Handler{rt: cfg.Runtime, log: cfg.Logger, keepAlive: cfg.KeepAlive, maxBody: cfg.MaxBodyBytes, version: cfg.Version}
+	h := &Handler{rt: cfg.Runtime, log: cfg.Logger, keepAlive: cfg.KeepAlive, maxBody: cfg.MaxBodyBytes, version: cfg.Version, traces: cfg.Traces}
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
 	}
@@ -70,6 +73,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	s.POST("/:session", handle(h.createSessionWithID))
 	s.PATCH("/:session", handle(h.patchSession))
 	s.DELETE("/:session", handle(h.deleteSession))
+	h.registerTraces(r)
 }
 
 // handle adapts a handler that returns its error, writing it in FastAPI's shape.
@@ -84,7 +88,7 @@ func (h *Handler) Owns(path string) bool {
 	case "/run", "/run_sse", "/list-apps", "/version":
 		return true
 	}
-	return strings.HasPrefix(path, "/apps/")
+	return strings.HasPrefix(path, "/apps/") || ownsTrace(path)
 }
 
 // WriteError writes {"detail": message} (api.Surface).

@@ -66,10 +66,14 @@ func TestRunSSEStreamedText(t *testing.T) {
 		t.Errorf("non-streaming finals %q partials %q", finals, partial)
 	}
 
-	// /run answers all events of the run as one array.
+	// /run answers all events of the run as one array; the last model event carries the
+	// turn's usage.
 	arr, ok := e.json("POST", "/run", runBody("alice", sid, "once more", true), http.StatusOK).([]any)
 	if !ok || len(arr) != 2 {
 		t.Fatalf("/run: %v", arr)
+	}
+	if u, _ := arr[1].(map[string]any)["usageMetadata"].(map[string]any); u == nil || u["totalTokenCount"].(float64) <= 0 {
+		t.Errorf("/run's last event has no usage: %v", arr[1])
 	}
 	last := arr[1].(map[string]any)
 	if last["partial"] != nil || parts(last)[0]["text"] != "Echo: once more" {

@@ -21,8 +21,8 @@ func (h *Handler) runSSE(c *gin.Context) *httpError {
 	}
 	s := sse.Start(c)
 	enc := newEncoder(run.Agent, run.InvocationID, encodeOptions{Streaming: req.Streaming})
-	err := sse.Follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, "ping", func(ev host.Event) error {
-		for _, out := range enc.Add(ev) {
+	write := func(evs []Event) error {
+		for _, out := range evs {
 			b, err := marshal(out)
 			if err != nil {
 				// ADK reports a broken stream in-band the same way.
@@ -35,7 +35,15 @@ func (h *Handler) runSSE(c *gin.Context) *httpError {
 			}
 		}
 		return nil
+	}
+	err := sse.Follow(c.Request.Context(), run.Subscribe(0), s, h.keepAlive, "ping", func(ev host.Event) error {
+		return write(enc.Add(ev))
 	})
+	if err == nil {
+		if err = write(enc.Flush()); err == nil {
+			err = s.Flush()
+		}
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		h.log.Debug("run_sse stream ended early", "invocation", run.InvocationID, "error", err)
 	}
@@ -57,6 +65,7 @@ func (h *Handler) run(c *gin.Context) *httpError {
 	for _, ev := range evs {
 		out = append(out, enc.Add(ev)...)
 	}
+	out = append(out, enc.Flush()...)
 	httpx.WriteJSON(c, http.StatusOK, out)
 	return nil
 }
@@ -136,7 +145,7 @@ func (h *Handler) prepareTurn(ctx context.Context, req *runRequest) (host.TurnRe
 	if in, aerr = withResponses(in, responses, sorted); aerr != nil {
 		return host.TurnRequest{}, aerr
 	}
-	turn := host.TurnRequest{App: agent.Name, User: key.User, SessionID: key.ID, InvocationID: host.NewID("run_"),
+	turn := host.TurnRequest{Surface: "adk", App: agent.Name, User: key.User, SessionID: key.ID, InvocationID: host.NewID("run_"),
 		Input: in, Meta: mustJSON(map[string]any{"surface": "adk-web", "streaming": req.Streaming})}
 	if len(req.StateDelta) > 2 { // not {}
 		turn.StateDelta = req.StateDelta

@@ -67,7 +67,7 @@ func TestSessionsCRUD(t *testing.T) {
 	e.runSSE(runBody("alice", "s1", "hello", false))
 	got := e.obj("GET", "/apps/echo/users/alice/sessions/s1", "", http.StatusOK)
 	evs := got["events"].([]any)
-	if len(evs) != 3 || evs[0].(map[string]any)["author"] != "user" || parts(evs[0].(map[string]any))[0]["text"] != "hello" {
+	if len(evs) != 3 || evs[2].(map[string]any)["usageMetadata"] == nil || evs[0].(map[string]any)["author"] != "user" || parts(evs[0].(map[string]any))[0]["text"] != "hello" {
 		t.Errorf("events %v", evs)
 	}
 	if status, _, b := e.do("DELETE", "/apps/echo/users/alice/sessions/s1", ""); status != http.StatusOK || string(b) != "null" {

@@ -21,6 +21,17 @@ type Event struct {
 	ID                 string   `json:"id"`
 	// Timestamp is seconds since the epoch, as ADK's float.
 	Timestamp float64 `json:"timestamp"`
+	// UsageMetadata is the turn's token usage, on the event that ends it.
+	UsageMetadata *UsageMetadata `json:"usageMetadata,omitempty"`
+}
+
+// UsageMetadata is genai's GenerateContentResponseUsageMetadata (the counts we have).
+type UsageMetadata struct {
+	PromptTokenCount        int64 `json:"promptTokenCount"`
+	CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
+	ThoughtsTokenCount      int64 `json:"thoughtsTokenCount,omitempty"`
+	CachedContentTokenCount int64 `json:"cachedContentTokenCount,omitempty"`
+	TotalTokenCount         int64 `json:"totalTokenCount"`
 }
 
 // Content is genai's Content.

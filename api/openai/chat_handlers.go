@@ -39,7 +39,7 @@ func (h *Handler) createChatCompletion(c *gin.Context, req *chatRequest, user st
 			req.SessionID = sid
 		}
 	}
-	turn := host.TurnRequest{App: agent.Name, Model: override, User: user, SessionID: req.SessionID, CreateIfMissing: true,
+	turn := host.TurnRequest{Surface: "chat", App: agent.Name, Model: override, User: user, SessionID: req.SessionID, CreateIfMissing: true,
 		Metadata: req.Metadata, ModelMetadata: req.ModelMetadata, ModelOptions: req.ModelOptions,
 		Instructions: chatInstructions(req.Messages),
 		Meta:         session.MustJSON(chatEcho{API: "chat.completions", Model: agent.Name})}

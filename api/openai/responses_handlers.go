@@ -73,7 +73,7 @@ func writeResponse(c *gin.Context, enc *responseEncoder) {
 
 // responsesTurn maps a request to a turn: agent, session, input and the echo.
 func (h *Handler) responsesTurn(ctx context.Context, req *responsesRequest, user string) (host.TurnRequest, requestEcho, *apiError) {
-	t := host.TurnRequest{User: user, Metadata: req.Metadata, ModelMetadata: req.ModelMetadata, ModelOptions: req.ModelOptions}
+	t := host.TurnRequest{Surface: "responses", User: user, Metadata: req.Metadata, ModelMetadata: req.ModelMetadata, ModelOptions: req.ModelOptions}
 	if req.Instructions != nil {
 		t.Instructions = *req.Instructions
 	}

@@ -22,6 +22,25 @@ type Writer struct {
 	buf *bufio.Writer
 }
 
+// ObserverKey is the gin context key under which a router may put an Observer.
+const ObserverKey = "agentengine.sse.observer"
+
+// doneKey holds what the Observer returned, for Ended.
+const doneKey = "agentengine.sse.done"
+
+// Observer is told when a request's stream starts (metrics count the streams open); the
+// function it returns is called by Ended when the request is over.
+type Observer func() (done func())
+
+// Ended tells the request's Observer that its stream, if it started one, is over.
+func Ended(c *gin.Context) {
+	if d, ok := c.Get(doneKey); ok {
+		if done, ok := d.(func()); ok {
+			done()
+		}
+	}
+}
+
 // Start sends the stream's headers. Errors found after this point can only be reported
 // in-band.
 func Start(c *gin.Context) *Writer {
@@ -31,6 +50,11 @@ func Start(c *gin.Context) *Writer {
 	h.Set("X-Accel-Buffering", "no") // tell reverse proxies not to buffer
 	c.Writer.WriteHeader(http.StatusOK)
 	c.Writer.WriteHeaderNow()
+	if o, ok := c.Get(ObserverKey); ok {
+		if observe, ok := o.(Observer); ok {
+			c.Set(doneKey, observe())
+		}
+	}
 	return &Writer{w: c.Writer, buf: bufio.NewWriterSize(c.Writer, 8<<10)}
 }
 

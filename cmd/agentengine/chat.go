@@ -48,7 +48,7 @@ func chat(ctx context.Context, rt *host.Runtime, in io.Reader, out io.Writer, op
 			fmt.Fprintln(out, chatHelp)
 			continue
 		}
-		req := host.TurnRequest{App: agent, SessionID: sessionID,
+		req := host.TurnRequest{Surface: "cli", App: agent, SessionID: sessionID,
 			Input: host.Input{Content: []session.ContentBlock{{Type: "input_text", Text: text}}}}
 		for {
 			r, err := rt.Start(ctx, req)
@@ -64,7 +64,7 @@ func chat(ctx context.Context, rt *host.Runtime, in io.Reader, out io.Writer, op
 			if len(approvals) == 0 {
 				break
 			}
-			req = host.TurnRequest{App: agent, SessionID: sessionID}
+			req = host.TurnRequest{Surface: "cli", App: agent, SessionID: sessionID}
 			for _, a := range approvals {
 				ok, err := askApproval(lines, out, a)
 				if err != nil {

@@ -19,7 +19,7 @@ type ksadkRunFlags struct {
 // register adds the flags; the terminal-chat ones only where there is a terminal chat.
 func (k *ksadkRunFlags) register(f *pflag.FlagSet, interactive bool) {
 	f.StringVar(&k.model, "model", "", "model for every turn: sets OPENAI_MODEL_NAME and MODEL_NAME for the agent, over .env and agentengine.yaml")
-	f.BoolVar(&k.noTrace, "no-trace", false, "turn off the agent's LangSmith tracing (agentengine itself sends no traces)")
+	f.BoolVar(&k.noTrace, "no-trace", false, "turn off tracing: agentengine's OpenTelemetry spans (same as --trace=false) and the agent's LangSmith tracing")
 	if !interactive {
 		return
 	}

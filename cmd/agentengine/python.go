@@ -14,6 +14,7 @@ import (
 	"github.com/agentengine/agentengine/host/pyenv"
 	"github.com/agentengine/agentengine/host/runnerpool"
 	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/internal/metrics"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -61,6 +62,7 @@ type launchOptions struct {
 	// running version's, on a reload): unless setup installs into it, it is not checked
 	// again, which saves a Python start per reload.
 	checkedPython string
+	metrics       *metrics.Metrics
 }
 
 // newAgentRunner prepares a project's environment and returns its (unstarted) runner.
@@ -117,7 +119,10 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if i > 0 || p.Processes > 1 {
 			name = fmt.Sprintf("%s#%d", p.Name, i+1)
 		}
+		var ev runnerproc.Events
+		ev.Started, ev.Stopped, ev.Failed = o.metrics.Runner(p.Name)
 		return runnerproc.New(runnerproc.Config{
+			Events:       ev,
 			Name:         name,
 			Command:      l.Command,
 			Dir:          l.Dir,

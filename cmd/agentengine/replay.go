@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,8 @@ type replayOptions struct {
 	sessionsOptions
 	after, before int64
 	format        string
+	// spansFrom is a running server to read the session's recent spans from.
+	spansFrom, token string
 }
 
 func newReplayCmd() *cobra.Command {
@@ -32,9 +35,13 @@ KSADK_SESSION_BACKEND/KSADK_STM_PATH, then DIR/.agentengine/ui/sessions.sqlite).
 Sessions imported from KsADK replay like any other.
 
 --after-seq-id and --before-seq-id bound the events by sequence number, both
-exclusive. --format json writes one event per line as JSON.`,
+exclusive. --format json writes one event per line as JSON.
+
+--spans-from URL also prints the span tree of each of the session's turns that the
+server at URL still keeps in memory (its recent traces; see docs/OBSERVABILITY.md).`,
 		Example: `  agentengine replay conv-1
-  agentengine replay conv-1 --after-seq-id 10 --format json`,
+  agentengine replay conv-1 --after-seq-id 10 --format json
+  agentengine replay conv-1 --spans-from http://127.0.0.1:8080`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, args[0], &o)
@@ -44,6 +51,8 @@ exclusive. --format json writes one event per line as JSON.`,
 	f.Int64Var(&o.after, "after-seq-id", 0, "replay only events after this sequence number (exclusive)")
 	f.Int64Var(&o.before, "before-seq-id", 0, "replay only events before this sequence number (exclusive; 0: to the end)")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
+	f.StringVar(&o.spansFrom, "spans-from", "", "also print the span trees of the session's turns, read from the running server at this URL")
+	f.StringVar(&o.token, "token", "", "bearer token for --spans-from; also AGENTENGINE_TOKEN")
 	f.StringVarP(&o.dir, "dir", "C", ".", "project directory")
 	f.StringVar(&o.app, "app", "", "agent name (default: the project's name)")
 	f.StringVar(&o.user, "user", "user", "user id")
@@ -82,6 +91,15 @@ func runReplay(cmd *cobra.Command, id string, o *replayOptions) error {
 		for _, e := range evs {
 			replayLine(out, e)
 		}
+		if o.spansFrom == "" {
+			return nil
+		}
+		spans, err := fetchSpans(ctx, o.spansFrom, cmp.Or(o.token, envOr("AGENTENGINE_TOKEN", "")), id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out)
+		printSpanTrees(out, spans)
 		return nil
 	})
 }

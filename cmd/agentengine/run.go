@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/gcfloor"
+	"github.com/agentengine/agentengine/internal/metrics"
+	"github.com/agentengine/agentengine/internal/tracing"
 )
 
 type runOptions struct {
@@ -45,6 +48,9 @@ type runOptions struct {
 	isolateEnv  bool
 	reload      bool
 	ksadk       ksadkRunFlags
+	metricsAddr string
+	trace       bool
+	logFormat   string
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
 	listening func(addr net.Addr)
@@ -98,6 +104,9 @@ Sessions are stored in DIR/.agentengine/ui/sessions.sqlite (the first DIR) unles
 	f.BoolVar(&o.strict, "strict", false, "stop unless every agent's runner builds and starts (by default an agent that fails is marked unavailable, with its error in /health, and the others serve)")
 	f.BoolVar(&o.reload, "reload", false, "watch the projects' files and reload an agent when its code or config changes (runs in flight finish on the old code; a change that does not build or start keeps the last good version serving)")
 	f.BoolVar(&o.isolateEnv, "isolate-env", false, "give runners only the configured environment (.env, agentengine.yaml's env:) and PATH/HOME, not the shell's other variables")
+	f.BoolVar(&o.trace, "trace", true, "trace each turn with OpenTelemetry: the last traces are kept in memory, and exported over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_TRACES_EXPORTER=otlp) is set")
+	f.StringVar(&o.logFormat, "log-format", "", "log format: text or json (one JSON object a line; same as --log-json)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address (host:port, no auth) instead of GET /metrics on the API")
 	o.ksadk.register(f, true)
 	return cmd
 }
@@ -129,6 +138,13 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	if !o.interactive && !isLoopback(o.host) && o.token == "" && o.tokens == "" {
 		return fmt.Errorf("--host %s is not a loopback address: set --token (or AGENTENGINE_TOKEN) or --tokens so the API is not open to the network", o.host)
 	}
+	switch o.logFormat {
+	case "", "text":
+	case "json":
+		o.logJSON = true
+	default:
+		return fmt.Errorf("--log-format %q: use text or json", o.logFormat)
+	}
 	log, err := newLogger(cmd, o.logLevel, o.logJSON)
 	if err != nil {
 		return err
@@ -156,7 +172,45 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		}
 		defer ln.Close()
 	}
-	st, err := openStack(ctx, stackOptions{dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, stallWait: o.stallWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, maxStateBytes: o.maxState, strict: o.strict || o.interactive, isolateEnv: o.isolateEnv})
+	var mx *metrics.Metrics
+	if !o.interactive {
+		mx = metrics.New()
+		if !strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
+			_, stop, err := mx.ExportOTLP(ctx, os.Getenv)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := stop(sctx); err != nil {
+					log.Warn("metrics export shutdown", "error", err)
+				}
+			}()
+		}
+	}
+	var metricsLn net.Listener
+	if o.metricsAddr != "" && !o.interactive {
+		if metricsLn, err = net.Listen("tcp", o.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %s: %w", o.metricsAddr, err)
+		}
+		defer metricsLn.Close()
+	}
+	var tr *tracing.Tracing
+	// OTEL_SDK_DISABLED=true is OpenTelemetry's own off switch.
+	if o.trace && !o.ksadk.noTrace && !o.interactive && !strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
+		if tr, err = tracing.New(ctx, tracing.Config{Getenv: os.Getenv, Version: versionString(), Recent: tracing.NewRecent(0, 0)}); err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tr.Shutdown(sctx); err != nil {
+				log.Warn("tracing shutdown", "error", err)
+			}
+		}()
+	}
+	st, err := openStack(ctx, stackOptions{tracing: tr, dirs: dirs, store: o.store, log: log, progress: cmd.ErrOrStderr(), startWait: o.startWait, stallWait: o.stallWait, env: o.ksadk.runnerEnv(), maxRunsPerUser: o.maxRuns, maxStateBytes: o.maxState, strict: o.strict || o.interactive, isolateEnv: o.isolateEnv, metrics: mx})
 	if err != nil {
 		return err
 	}
@@ -195,7 +249,18 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		Logins:          logins,
 		UserHeader:      o.userHeader,
 		RateLimit:       o.rateLimit,
+		Metrics:         mx,
+		MetricsRoute:    metricsLn == nil,
+		Trace:           tr.Middleware(),
 	})
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", mx.Handler())
+		msrv := api.NewServer(mux)
+		go func() { _ = msrv.Serve(metricsLn) }()
+		defer msrv.Close()
+		fmt.Fprintf(cmd.ErrOrStderr(), "metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
 	srv := api.NewServer(router)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

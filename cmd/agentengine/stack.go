@@ -19,6 +19,8 @@ import (
 	"github.com/agentengine/agentengine/host/pybridge"
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/internal/memtrim"
+	"github.com/agentengine/agentengine/internal/metrics"
+	"github.com/agentengine/agentengine/internal/tracing"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/backend"
 	"github.com/agentengine/agentengine/session/postgres"
@@ -52,6 +54,9 @@ type stack struct {
 	runtime    *host.Runtime
 	log        hclog.Logger
 
+	// traces are the recent traces (nil when tracing is off).
+	traces *tracing.Recent
+
 	// ksadkAgents are the agents whose project sets openai_compat: ksadk.
 	ksadkAgents []string
 }
@@ -75,6 +80,10 @@ type stackOptions struct {
 	strict bool
 	// isolateEnv gives runners only their configured environment (run --isolate-env).
 	isolateEnv bool
+	// metrics, when set, receives the runtime's and the runners' metrics.
+	metrics *metrics.Metrics
+	// tracing, when set, traces the turns.
+	tracing *tracing.Tracing
 }
 
 func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
@@ -115,10 +124,10 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
-	s := &stack{store: st, backend: sel.Backend, log: opt.log, extraEnv: opt.env, isolateEnv: opt.isolateEnv}
+	s := &stack{store: st, backend: sel.Backend, log: opt.log, extraEnv: opt.env, isolateEnv: opt.isolateEnv, traces: opt.tracing.Recent()}
 
 	agents := make([]host.Agent, 0, len(projects))
-	lo := launchOptions{startWait: opt.startWait, stallWait: opt.stallWait, progress: opt.progress, log: opt.log, bridge: onceBridge()}
+	lo := launchOptions{startWait: opt.startWait, stallWait: opt.stallWait, progress: opt.progress, log: opt.log, bridge: onceBridge(), metrics: opt.metrics}
 	s.launch = lo
 	var failed []error
 	for i, p := range projects {
@@ -180,7 +189,8 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	trim := &memtrim.Trimmer{}
 	cfg := host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
 		MaxRunsPerUser: opt.maxRunsPerUser, MemoryFreed: trim.Add,
-		StateBudget: host.StateBudget{App: opt.maxStateBytes, User: opt.maxStateBytes, Session: opt.maxStateBytes}}
+		StateBudget: host.StateBudget{App: opt.maxStateBytes, User: opt.maxStateBytes, Session: opt.maxStateBytes},
+		Metrics:     opt.metrics, StoreBackend: s.backend, Tracer: opt.tracing.Tracer()}
 	if pg, ok := st.(*postgres.Store); ok && pg.Clustered() {
 		cfg.Cluster = pg // replicas share this store: runs relay, cancel and hand over through it
 	}

@@ -27,9 +27,13 @@ func newSurfaces(st *stack, log hclog.Logger, o surfaceOptions) ([]api.Surface, 
 	if err != nil {
 		return nil, err
 	}
+	adk := adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb")}
+	if st.traces != nil {
+		adk.Traces = st.traces
+	}
 	return []api.Surface{
 		openai.New(openai.Config{Runtime: st.runtime, Logger: log.Named("openai"), KsadkAgents: st.ksadkAgents}),
-		adkweb.New(adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb")}),
+		adkweb.New(adk),
 		ui,
 		a2a.New(a2a.Config{Runtime: st.runtime, Logger: log.Named("a2a"), PublicURL: o.publicURL, Bearer: o.bearer,
 			PushAllowPrivate: o.pushAllowPrivate}),

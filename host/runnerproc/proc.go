@@ -56,9 +56,10 @@ type proc struct {
 	active atomic.Int64
 
 	// closing: the supervisor stops this process on purpose (Close); its exit is no crash.
-	closing  bool // guarded by Supervisor.mu
-	killOnce sync.Once
-	killDone chan struct{}
+	closing   bool // guarded by Supervisor.mu
+	unhealthy bool // retired for failing health checks; guarded by Supervisor.mu
+	killOnce  sync.Once
+	killDone  chan struct{}
 }
 
 // dispenser is the host-side plugin: pluginsdk's client plus a hook that keeps go-plugin's

@@ -100,6 +100,25 @@ type Config struct {
 	// serves. A run that is merely slow (a long model call) is left alone: its process
 	// answers the health check.
 	StallTimeout time.Duration
+	// Events, when set, is told of the processes' starts and ends (for metrics).
+	Events Events
+}
+
+// Events are callbacks for a supervisor's process lifecycle; nil ones are skipped. They
+// run on the supervisor's goroutines and must not block.
+type Events struct {
+	// Started: a process is up and serves calls. Stopped: it is gone (exited, retired or
+	// closed); each Started is followed by one Stopped.
+	Started, Stopped func()
+	// Failed: a process ended or failed to start without being asked to; reason is
+	// "exited", "unhealthy" or "start_failed".
+	Failed func(reason string)
+}
+
+func (e Events) failed(reason string) {
+	if e.Failed != nil {
+		e.Failed(reason)
+	}
 }
 
 // Backoff paces restarts: the first restart after a failure is immediate, then the delay
@@ -456,6 +475,7 @@ func (s *Supervisor) start(a *attempt) {
 			return
 		}
 		s.log.Error("runner failed to start", "error", err, "next_start_in", retry)
+		s.cfg.Events.failed("start_failed")
 		a.err = err
 		return
 	case closed:
@@ -470,6 +490,9 @@ func (s *Supervisor) start(a *attempt) {
 	s.wedged = nil
 	s.procs[p] = struct{}{}
 	s.mu.Unlock()
+	if s.cfg.Events.Started != nil {
+		s.cfg.Events.Started()
+	}
 	go s.monitor(p)
 }
 
@@ -530,7 +553,7 @@ func (s *Supervisor) monitor(p *proc) {
 			misses++
 			p.log.Warn("runner health check failed", "error", err, "misses", misses)
 			if misses >= 2 {
-				s.retire(p, "health checks failed")
+				s.retire(p, reasonUnhealthy)
 			}
 		}
 	}
@@ -545,6 +568,7 @@ func (s *Supervisor) exited(p *proc) {
 		s.cur = nil
 	}
 	crashed := !p.closing
+	unhealthy := p.unhealthy
 	var retry time.Duration
 	if crashed {
 		if time.Since(p.started) >= s.cfg.Backoff.Reset {
@@ -555,6 +579,11 @@ func (s *Supervisor) exited(p *proc) {
 	s.mu.Unlock()
 	p.markDead(cause)
 	if crashed {
+		reason := "exited"
+		if unhealthy {
+			reason = "unhealthy"
+		}
+		s.cfg.Events.failed(reason)
 		p.log.Error("runner process exited unexpectedly", "status", st,
 			"uptime", time.Since(p.started).Round(time.Millisecond), "next_start_in", retry)
 	} else {
@@ -596,6 +625,9 @@ func (s *Supervisor) wedge(p *proc, pingErr error) {
 	go func() { _, _ = s.get(context.Background()) }()
 }
 
+// reasonUnhealthy retires a process that failed its health checks.
+const reasonUnhealthy = "health checks failed"
+
 // retire takes a process out of service and stops it; its exit is then counted as a
 // failure by exited.
 func (s *Supervisor) retire(p *proc, reason string) {
@@ -604,6 +636,9 @@ func (s *Supervisor) retire(p *proc, reason string) {
 		s.cur = nil
 	}
 	closing := p.closing
+	if !closing && p.dead.Err() == nil && reason == reasonUnhealthy {
+		p.unhealthy = true
+	}
 	s.mu.Unlock()
 	if closing || p.dead.Err() != nil {
 		return
@@ -615,8 +650,12 @@ func (s *Supervisor) retire(p *proc, reason string) {
 
 func (s *Supervisor) forget(p *proc) {
 	s.mu.Lock()
+	_, had := s.procs[p]
 	delete(s.procs, p)
 	s.mu.Unlock()
+	if had && s.cfg.Events.Stopped != nil {
+		s.cfg.Events.Stopped()
+	}
 }
 
 // Close stops the runner: in-flight runs fail with ErrClosed, the process gets a graceful

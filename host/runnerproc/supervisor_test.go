@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -322,10 +323,33 @@ func TestRunnerEnvironmentIsOnlyConfigured(t *testing.T) {
 	}
 }
 
+// lifecycle records a supervisor's Events.
+type lifecycle struct {
+	mu               sync.Mutex
+	started, stopped int
+	failed           []string
+}
+
+func (l *lifecycle) events() runnerproc.Events {
+	return runnerproc.Events{
+		Started: func() { l.mu.Lock(); l.started++; l.mu.Unlock() },
+		Stopped: func() { l.mu.Lock(); l.stopped++; l.mu.Unlock() },
+		Failed:  func(r string) { l.mu.Lock(); l.failed = append(l.failed, r); l.mu.Unlock() },
+	}
+}
+
+func (l *lifecycle) get() (started, stopped int, failed []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started, l.stopped, append([]string(nil), l.failed...)
+}
+
 func TestKillMidStreamFailsRunAndRestarts(t *testing.T) {
+	var lc lifecycle
 	s, sink := newSupervisor(t, runnerproc.Config{
 		Command: []string{bin("echo-go")},
 		Env:     []string{"ECHO_DELAY_MS=1", "ECHO_DELTAS=100000"},
+		Events:  lc.events(),
 	})
 	ctx := ctxT(t)
 	st, err := s.Run(ctx, runReq("long stream", ""))
@@ -367,6 +391,10 @@ func TestKillMidStreamFailsRunAndRestarts(t *testing.T) {
 	}
 	waitGone(t, "killed runner's process group", func() bool { return groupGone(pid) })
 	waitGone(t, "crash log record", func() bool { return sink.find(t, "error", "runner process exited unexpectedly") != nil })
+	// Metrics see two processes started, the killed one gone, one unasked exit.
+	if started, stopped, failed := lc.get(); started != 2 || stopped != 1 || !slices.Equal(failed, []string{"exited"}) {
+		t.Fatalf("events: started %d, stopped %d, failed %v; want 2, 1, [exited]", started, stopped, failed)
+	}
 }
 
 // A run sent while the runner's lane has broken but the process is not yet known dead
@@ -528,7 +556,9 @@ func TestStartErrors(t *testing.T) {
 }
 
 func TestBackoffAfterFailedStarts(t *testing.T) {
+	var lc lifecycle
 	s, _ := newSupervisor(t, runnerproc.Config{
+		Events:  lc.events(),
 		Command: []string{bin("banner")},
 		Backoff: runnerproc.Backoff{Initial: time.Minute},
 	})
@@ -550,6 +580,10 @@ func TestBackoffAfterFailedStarts(t *testing.T) {
 	}
 	if err := s.Startable(); !errors.Is(err, runnerproc.ErrBackoff) {
 		t.Fatalf("Startable while backing off = %v", err)
+	}
+	// Two real attempts failed; the refusals while backing off started nothing.
+	if started, _, failed := lc.get(); started != 0 || !slices.Equal(failed, []string{"start_failed", "start_failed"}) {
+		t.Fatalf("events: started %d, failed %v", started, failed)
 	}
 	// Readiness follows: a host whose agent's runner cannot start is not ready.
 	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "banner", Runner: s}}})
@@ -630,7 +664,9 @@ func TestCloseDuringSlowStart(t *testing.T) {
 }
 
 func TestHungRunnerIsReplaced(t *testing.T) {
+	var lc lifecycle
 	s, sink := newSupervisor(t, runnerproc.Config{
+		Events:         lc.events(),
 		Command:        []string{bin("echo-go")},
 		HealthInterval: 100 * time.Millisecond,
 		HealthTimeout:  100 * time.Millisecond,
@@ -653,6 +689,10 @@ func TestHungRunnerIsReplaced(t *testing.T) {
 	waitGone(t, "hung runner's group", func() bool { return groupGone(pid) })
 	if sink.find(t, "warn", "retiring runner process") == nil {
 		t.Error("no retire record")
+	}
+	waitGone(t, "the hung runner's unhealthy end", func() bool { _, _, f := lc.get(); return len(f) > 0 })
+	if _, _, failed := lc.get(); !slices.Equal(failed, []string{"unhealthy"}) {
+		t.Fatalf("failed events %v, want [unhealthy]", failed)
 	}
 }
 

@@ -26,6 +26,9 @@ const (
 	EnvDeltas  = "ECHO_DELTAS"   // number of text deltas of a default reply
 )
 
+// Model names the echo agent's "model" in its usage reports.
+const Model = "echo"
+
 // MaxDeltas bounds the deltas of a reply: a client-chosen count must not make the agent
 // allocate without limit.
 const MaxDeltas = 10000
@@ -245,7 +248,7 @@ func (t *turn) echo(in string) error {
 	if _, err := t.stream(deltas); err != nil {
 		return err
 	}
-	return t.emit.Usage(pluginsdk.Usage{
+	return t.emit.UsageOf(Model, pluginsdk.Usage{
 		InputTokens: int64(len(strings.Fields(in)) + historyWords(t.req.Payload.History)),
 		// As in OpenAI's usage, output tokens include the reasoning tokens.
 		OutputTokens:    int64(len(deltas) + len(strings.Fields(strings.Join(thought, "")))),
@@ -284,7 +287,7 @@ func (t *turn) useTool(in string) error {
 	if _, err := t.stream(deltas); err != nil {
 		return err
 	}
-	return t.emit.Usage(pluginsdk.Usage{InputTokens: int64(len(strings.Fields(in))), OutputTokens: int64(len(deltas))})
+	return t.emit.UsageOf(Model, pluginsdk.Usage{InputTokens: int64(len(strings.Fields(in))), OutputTokens: int64(len(deltas))})
 }
 
 type lookupResult struct {

@@ -165,3 +165,28 @@ def test_broker_records_host_announcements(tmp_path: object) -> None:
             await server.stop(0)
 
     asyncio.run(main())
+
+
+def test_trace_scope_joins_the_hosts_trace() -> None:
+    # OpenTelemetry is optional: the compatibility environments do not have it.
+    trace = pytest.importorskip("opentelemetry.trace")
+
+    from agentengine_runner.tracing import available, trace_scope
+
+    assert available()
+    carrier = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+    with trace_scope(carrier):
+        sc = trace.get_current_span().get_span_context()
+        assert format(sc.trace_id, "032x") == "4bf92f3577b34da6a3ce929d0e0e4736"
+        assert format(sc.span_id, "016x") == "00f067aa0ba902b7" and sc.is_remote
+    assert not trace.get_current_span().get_span_context().is_valid
+    with trace_scope({}):
+        assert not trace.get_current_span().get_span_context().is_valid
+
+
+def test_trace_ids_for_log_lines() -> None:
+    from agentengine_runner.tracing import trace_ids
+
+    carrier = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+    assert trace_ids(carrier) == {"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7"}
+    assert trace_ids({}) == {} and trace_ids({"traceparent": "garbage"}) == {}

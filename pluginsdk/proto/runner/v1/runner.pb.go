@@ -268,7 +268,10 @@ type RunRequest struct {
 	// The session's saved checkpoints (the latest of each thread and namespace, with their
 	// pending writes), sent to runners whose capabilities include checkpoints. A runner
 	// that holds a thread's newer state already keeps its own.
-	Checkpoints   []*Checkpoint `protobuf:"bytes,7,rep,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	Checkpoints []*Checkpoint `protobuf:"bytes,7,rep,name=checkpoints,proto3" json:"checkpoints,omitempty"`
+	// The turn's trace context in W3C Trace Context form ("traceparent", "tracestate"),
+	// when the host traces the turn: the runner's spans join the host's trace.
+	TraceContext  map[string]string `protobuf:"bytes,8,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -348,6 +351,13 @@ func (x *RunRequest) GetSessionContextJson() []byte {
 func (x *RunRequest) GetCheckpoints() []*Checkpoint {
 	if x != nil {
 		return x.Checkpoints
+	}
+	return nil
+}
+
+func (x *RunRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
 	}
 	return nil
 }
@@ -1163,8 +1173,10 @@ type Usage struct {
 	OutputTokens    int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
 	ReasoningTokens int64                  `protobuf:"varint,3,opt,name=reasoning_tokens,json=reasoningTokens,proto3" json:"reasoning_tokens,omitempty"`
 	CachedTokens    int64                  `protobuf:"varint,4,opt,name=cached_tokens,json=cachedTokens,proto3" json:"cached_tokens,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The model that used the tokens, when the runner knows it (metrics label it by model).
+	Model         string `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
@@ -1223,6 +1235,13 @@ func (x *Usage) GetCachedTokens() int64 {
 		return x.CachedTokens
 	}
 	return 0
+}
+
+func (x *Usage) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
 }
 
 // The run failed. The runner ends the stream after sending it.
@@ -1919,7 +1938,7 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\x10multimodal_input\x18\x03 \x01(\bR\x0fmultimodalInput\x12\x1c\n" +
 	"\tsummarize\x18\x04 \x01(\bR\tsummarize\x12 \n" +
 	"\vcheckpoints\x18\x05 \x01(\bR\vcheckpoints\x12'\n" +
-	"\x0fexpands_payload\x18\x06 \x01(\bR\x0eexpandsPayload\"\x9e\x02\n" +
+	"\x0fexpands_payload\x18\x06 \x01(\bR\x0eexpandsPayload\"\xb9\x03\n" +
 	"\n" +
 	"RunRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
@@ -1929,7 +1948,11 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\rinvocation_id\x18\x04 \x01(\tR\finvocationId\x12!\n" +
 	"\fpayload_json\x18\x05 \x01(\fR\vpayloadJson\x120\n" +
 	"\x14session_context_json\x18\x06 \x01(\fR\x12sessionContextJson\x12C\n" +
-	"\vcheckpoints\x18\a \x03(\v2!.agentengine.runner.v1.CheckpointR\vcheckpoints\"\xb7\b\n" +
+	"\vcheckpoints\x18\a \x03(\v2!.agentengine.runner.v1.CheckpointR\vcheckpoints\x12X\n" +
+	"\rtrace_context\x18\b \x03(\v23.agentengine.runner.v1.RunRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb7\b\n" +
 	"\bRunEvent\x12A\n" +
 	"\n" +
 	"text_delta\x18\x01 \x01(\v2 .agentengine.runner.v1.TextDeltaH\x00R\ttextDelta\x12G\n" +
@@ -1986,12 +2009,13 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\n" +
 	"StateDelta\x12\x1d\n" +
 	"\n" +
-	"delta_json\x18\x01 \x01(\fR\tdeltaJson\"\x9f\x01\n" +
+	"delta_json\x18\x01 \x01(\fR\tdeltaJson\"\xb5\x01\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12)\n" +
 	"\x10reasoning_tokens\x18\x03 \x01(\x03R\x0freasoningTokens\x12#\n" +
-	"\rcached_tokens\x18\x04 \x01(\x03R\fcachedTokens\"M\n" +
+	"\rcached_tokens\x18\x04 \x01(\x03R\fcachedTokens\x12\x14\n" +
+	"\x05model\x18\x05 \x01(\tR\x05model\"M\n" +
 	"\x05Error\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x16\n" +
@@ -2052,7 +2076,7 @@ func file_runner_v1_runner_proto_rawDescGZIP() []byte {
 	return file_runner_v1_runner_proto_rawDescData
 }
 
-var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_runner_v1_runner_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: agentengine.runner.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: agentengine.runner.v1.DescribeResponse
@@ -2079,42 +2103,44 @@ var file_runner_v1_runner_proto_goTypes = []any{
 	(*LaneFrame)(nil),         // 22: agentengine.runner.v1.LaneFrame
 	(*LaneCancel)(nil),        // 23: agentengine.runner.v1.LaneCancel
 	(*LaneEnd)(nil),           // 24: agentengine.runner.v1.LaneEnd
+	nil,                       // 25: agentengine.runner.v1.RunRequest.TraceContextEntry
 }
 var file_runner_v1_runner_proto_depIdxs = []int32{
 	2,  // 0: agentengine.runner.v1.DescribeResponse.capabilities:type_name -> agentengine.runner.v1.Capabilities
 	17, // 1: agentengine.runner.v1.RunRequest.checkpoints:type_name -> agentengine.runner.v1.Checkpoint
-	6,  // 2: agentengine.runner.v1.RunEvent.text_delta:type_name -> agentengine.runner.v1.TextDelta
-	7,  // 3: agentengine.runner.v1.RunEvent.message_done:type_name -> agentengine.runner.v1.MessageDone
-	8,  // 4: agentengine.runner.v1.RunEvent.reasoning_delta:type_name -> agentengine.runner.v1.ReasoningDelta
-	9,  // 5: agentengine.runner.v1.RunEvent.tool_call_delta:type_name -> agentengine.runner.v1.ToolCallDelta
-	10, // 6: agentengine.runner.v1.RunEvent.tool_call:type_name -> agentengine.runner.v1.ToolCall
-	11, // 7: agentengine.runner.v1.RunEvent.tool_result:type_name -> agentengine.runner.v1.ToolResult
-	12, // 8: agentengine.runner.v1.RunEvent.approval_request:type_name -> agentengine.runner.v1.ApprovalRequest
-	13, // 9: agentengine.runner.v1.RunEvent.state_delta:type_name -> agentengine.runner.v1.StateDelta
-	14, // 10: agentengine.runner.v1.RunEvent.usage:type_name -> agentengine.runner.v1.Usage
-	15, // 11: agentengine.runner.v1.RunEvent.error:type_name -> agentengine.runner.v1.Error
-	16, // 12: agentengine.runner.v1.RunEvent.native:type_name -> agentengine.runner.v1.Native
-	17, // 13: agentengine.runner.v1.RunEvent.checkpoint:type_name -> agentengine.runner.v1.Checkpoint
-	18, // 14: agentengine.runner.v1.RunEvent.checkpoint_write:type_name -> agentengine.runner.v1.CheckpointWrite
-	19, // 15: agentengine.runner.v1.RunEvent.checkpoint_delete:type_name -> agentengine.runner.v1.CheckpointDelete
-	5,  // 16: agentengine.runner.v1.RunEvent.batch:type_name -> agentengine.runner.v1.RunEventBatch
-	4,  // 17: agentengine.runner.v1.RunEventBatch.events:type_name -> agentengine.runner.v1.RunEvent
-	18, // 18: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
-	3,  // 19: agentengine.runner.v1.LaneFrame.start:type_name -> agentengine.runner.v1.RunRequest
-	23, // 20: agentengine.runner.v1.LaneFrame.cancel:type_name -> agentengine.runner.v1.LaneCancel
-	4,  // 21: agentengine.runner.v1.LaneFrame.event:type_name -> agentengine.runner.v1.RunEvent
-	24, // 22: agentengine.runner.v1.LaneFrame.end:type_name -> agentengine.runner.v1.LaneEnd
-	0,  // 23: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
-	3,  // 24: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
-	20, // 25: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
-	1,  // 26: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
-	4,  // 27: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
-	21, // 28: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
-	26, // [26:29] is the sub-list for method output_type
-	23, // [23:26] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	25, // 2: agentengine.runner.v1.RunRequest.trace_context:type_name -> agentengine.runner.v1.RunRequest.TraceContextEntry
+	6,  // 3: agentengine.runner.v1.RunEvent.text_delta:type_name -> agentengine.runner.v1.TextDelta
+	7,  // 4: agentengine.runner.v1.RunEvent.message_done:type_name -> agentengine.runner.v1.MessageDone
+	8,  // 5: agentengine.runner.v1.RunEvent.reasoning_delta:type_name -> agentengine.runner.v1.ReasoningDelta
+	9,  // 6: agentengine.runner.v1.RunEvent.tool_call_delta:type_name -> agentengine.runner.v1.ToolCallDelta
+	10, // 7: agentengine.runner.v1.RunEvent.tool_call:type_name -> agentengine.runner.v1.ToolCall
+	11, // 8: agentengine.runner.v1.RunEvent.tool_result:type_name -> agentengine.runner.v1.ToolResult
+	12, // 9: agentengine.runner.v1.RunEvent.approval_request:type_name -> agentengine.runner.v1.ApprovalRequest
+	13, // 10: agentengine.runner.v1.RunEvent.state_delta:type_name -> agentengine.runner.v1.StateDelta
+	14, // 11: agentengine.runner.v1.RunEvent.usage:type_name -> agentengine.runner.v1.Usage
+	15, // 12: agentengine.runner.v1.RunEvent.error:type_name -> agentengine.runner.v1.Error
+	16, // 13: agentengine.runner.v1.RunEvent.native:type_name -> agentengine.runner.v1.Native
+	17, // 14: agentengine.runner.v1.RunEvent.checkpoint:type_name -> agentengine.runner.v1.Checkpoint
+	18, // 15: agentengine.runner.v1.RunEvent.checkpoint_write:type_name -> agentengine.runner.v1.CheckpointWrite
+	19, // 16: agentengine.runner.v1.RunEvent.checkpoint_delete:type_name -> agentengine.runner.v1.CheckpointDelete
+	5,  // 17: agentengine.runner.v1.RunEvent.batch:type_name -> agentengine.runner.v1.RunEventBatch
+	4,  // 18: agentengine.runner.v1.RunEventBatch.events:type_name -> agentengine.runner.v1.RunEvent
+	18, // 19: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
+	3,  // 20: agentengine.runner.v1.LaneFrame.start:type_name -> agentengine.runner.v1.RunRequest
+	23, // 21: agentengine.runner.v1.LaneFrame.cancel:type_name -> agentengine.runner.v1.LaneCancel
+	4,  // 22: agentengine.runner.v1.LaneFrame.event:type_name -> agentengine.runner.v1.RunEvent
+	24, // 23: agentengine.runner.v1.LaneFrame.end:type_name -> agentengine.runner.v1.LaneEnd
+	0,  // 24: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
+	3,  // 25: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
+	20, // 26: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
+	1,  // 27: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
+	4,  // 28: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
+	21, // 29: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
+	27, // [27:30] is the sub-list for method output_type
+	24, // [24:27] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_runner_v1_runner_proto_init() }
@@ -2151,7 +2177,7 @@ func file_runner_v1_runner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runner_v1_runner_proto_rawDesc), len(file_runner_v1_runner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -217,13 +217,16 @@ class Emitter:
         output_tokens: int = 0,
         reasoning_tokens: int = 0,
         cached_tokens: int = 0,
+        model: str = "",
     ) -> None:
+        """Token usage of a model call (model, when known, labels the host's metrics)."""
         event = pb.RunEvent(
             usage=pb.Usage(
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
                 reasoning_tokens=reasoning_tokens,
                 cached_tokens=cached_tokens,
+                model=model,
             )
         )
         if self._batches:

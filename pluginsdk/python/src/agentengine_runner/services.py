@@ -27,6 +27,7 @@ from .handshake import RUNNER_PROTOCOL
 from .hclog import get_logger
 from .runner import Runner, RunnerError, RunRequest, SummarizeRequest
 from .stdio import StdioHub
+from .tracing import trace_ids, trace_scope
 
 log = get_logger()
 
@@ -167,11 +168,11 @@ class RunnerService(runner_grpc.RunnerServicer):
             runner_type=self._framework_name(),
         )
         emit = Emitter(write, batches=batches)
-        ids = {"invocation_id": request.invocation_id, "session_id": request.session_id}
+        ids = {"invocation_id": request.invocation_id, "session_id": request.session_id, **trace_ids(request.trace_context)}
         started = time.monotonic()
         checkpoints = RunCheckpoints(emit, req.checkpoints) if self._keeps_checkpoints() else None
         try:
-            with invocation_scope(ictx), checkpoint_scope(checkpoints):
+            with invocation_scope(ictx), checkpoint_scope(checkpoints), trace_scope(request.trace_context):
                 await self._runner.run(req, emit)
             # What the run saved (and any deferred usage) goes out before the stream ends.
             if checkpoints is not None:

@@ -42,7 +42,14 @@ class Capabilities(_message.Message):
     def __init__(self, streaming: bool = ..., resume: bool = ..., multimodal_input: bool = ..., summarize: bool = ..., checkpoints: bool = ..., expands_payload: bool = ...) -> None: ...
 
 class RunRequest(_message.Message):
-    __slots__ = ("app_name", "user_id", "session_id", "invocation_id", "payload_json", "session_context_json", "checkpoints")
+    __slots__ = ("app_name", "user_id", "session_id", "invocation_id", "payload_json", "session_context_json", "checkpoints", "trace_context")
+    class TraceContextEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     APP_NAME_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -50,6 +57,7 @@ class RunRequest(_message.Message):
     PAYLOAD_JSON_FIELD_NUMBER: _ClassVar[int]
     SESSION_CONTEXT_JSON_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINTS_FIELD_NUMBER: _ClassVar[int]
+    TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     app_name: str
     user_id: str
     session_id: str
@@ -57,7 +65,8 @@ class RunRequest(_message.Message):
     payload_json: bytes
     session_context_json: bytes
     checkpoints: _containers.RepeatedCompositeFieldContainer[Checkpoint]
-    def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., invocation_id: _Optional[str] = ..., payload_json: _Optional[bytes] = ..., session_context_json: _Optional[bytes] = ..., checkpoints: _Optional[_Iterable[_Union[Checkpoint, _Mapping]]] = ...) -> None: ...
+    trace_context: _containers.ScalarMap[str, str]
+    def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., invocation_id: _Optional[str] = ..., payload_json: _Optional[bytes] = ..., session_context_json: _Optional[bytes] = ..., checkpoints: _Optional[_Iterable[_Union[Checkpoint, _Mapping]]] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class RunEvent(_message.Message):
     __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native", "checkpoint", "checkpoint_write", "checkpoint_delete", "batch")
@@ -172,16 +181,18 @@ class StateDelta(_message.Message):
     def __init__(self, delta_json: _Optional[bytes] = ...) -> None: ...
 
 class Usage(_message.Message):
-    __slots__ = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens")
+    __slots__ = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens", "model")
     INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     REASONING_TOKENS_FIELD_NUMBER: _ClassVar[int]
     CACHED_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
     input_tokens: int
     output_tokens: int
     reasoning_tokens: int
     cached_tokens: int
-    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., reasoning_tokens: _Optional[int] = ..., cached_tokens: _Optional[int] = ...) -> None: ...
+    model: str
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., reasoning_tokens: _Optional[int] = ..., cached_tokens: _Optional[int] = ..., model: _Optional[str] = ...) -> None: ...
 
 class Error(_message.Message):
     __slots__ = ("message", "code", "detail")

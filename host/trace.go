@@ -1,0 +1,123 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/session"
+)
+
+// Span attributes of agentengine's own that the GenAI conventions lack.
+const (
+	attrRunID   = "agentengine.run.id"
+	attrSurface = "agentengine.surface"
+	attrStatus  = "agentengine.run.status"
+)
+
+// untracedEnd ends the store span of an untraced turn: there is none.
+func untracedEnd(error) {}
+
+// startTurnSpan starts a turn's invoke_agent span under ctx's span (the HTTP request's).
+// With tracing off (no tracer configured) it is a no-op span, and the turn's other span
+// helpers do nothing either: an untraced turn allocates nothing for its spans.
+func (rt *Runtime) startTurnSpan(ctx context.Context, agent, surface string) (context.Context, trace.Span) {
+	if !rt.traced {
+		return ctx, noop.Span{}
+	}
+	ctx, span := rt.tracer.Start(ctx, "invoke_agent "+agent, trace.WithSpanKind(trace.SpanKindInternal))
+	if span.IsRecording() {
+		span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agent))
+		if surface != "" {
+			span.SetAttributes(attribute.String(attrSurface, surface))
+		}
+	}
+	return ctx, span
+}
+
+// identifyTurn names the turn's session, run and (when configured) user on its span.
+func (rt *Runtime) identifyTurn(span trace.Span, key session.Key, invocationID string) {
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(semconv.GenAIConversationID(key.ID), attribute.String(attrRunID, invocationID))
+	if rt.traceUsers {
+		span.SetAttributes(semconv.EnduserID(key.User))
+	}
+}
+
+// storeSpan times a store write of the turn as a child span.
+func (rt *Runtime) storeSpan(ctx context.Context, op string) func(error) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return untracedEnd
+	}
+	_, span := rt.tracer.Start(ctx, "store "+op, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(semconv.DBSystemNameKey.String(rt.storeBackend), semconv.DBOperationName(op)))
+	return func(err error) {
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
+
+// runnerSpan starts the runner call's span and hands its context to the runner in the
+// run request (W3C Trace Context): the runner's own spans join the turn's trace.
+func (rt *Runtime) runnerSpan(ctx context.Context, agent string, rr *runnerv1.RunRequest) (context.Context, trace.Span) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return ctx, noop.Span{}
+	}
+	ctx, span := rt.tracer.Start(ctx, "runner.run "+agent, trace.WithSpanKind(trace.SpanKindClient))
+	if sc := span.SpanContext(); sc.IsValid() && sc.IsSampled() {
+		carrier := propagation.MapCarrier{}
+		propagation.TraceContext{}.Inject(ctx, carrier)
+		rr.TraceContext = carrier
+	}
+	return ctx, span
+}
+
+// toolSpan records a tool call the runner reported, from its call to its result, as the
+// host saw them: runners that make no spans of their own still show their tools.
+func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError bool) {
+	if !ts.span.IsRecording() {
+		return
+	}
+	ctx := trace.ContextWithSpan(context.Background(), ts.span)
+	_, span := ts.rt.tracer.Start(ctx, "execute_tool "+name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name), semconv.GenAIToolCallID(callID)))
+	if isError {
+		span.SetStatus(codes.Error, "the tool reported an error")
+	}
+	span.End(trace.WithTimestamp(end))
+}
+
+// approvalEvent marks on the turn's span that it stops to wait for an approval (the wait
+// itself spans turns: the answer comes with a later one).
+func (ts *turnState) approvalEvent(approvalID, tool, callID string) {
+	if ts.span.IsRecording() {
+		ts.span.AddEvent("approval_request", trace.WithAttributes(attribute.String("agentengine.approval.id", approvalID),
+			semconv.GenAIToolName(tool), semconv.GenAIToolCallID(callID)))
+	}
+}
+
+// endTurnSpan ends the invoke_agent span with the run's outcome and usage.
+func endTurnSpan(span trace.Span, data session.RunStatusData) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String(attrStatus, data.Status))
+		if u := data.Usage; u != nil {
+			span.SetAttributes(semconv.GenAIUsageInputTokens(int(u.InputTokens)), semconv.GenAIUsageOutputTokens(int(u.OutputTokens)))
+		}
+		if data.Error != nil {
+			span.SetStatus(codes.Error, data.Error.Code)
+			span.SetAttributes(semconv.ErrorTypeKey.String(data.Error.Code))
+		}
+	}
+	span.End()
+}

@@ -1,0 +1,114 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/echoagent"
+	"github.com/agentengine/agentengine/session/memory"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A line the host logs during a traced turn carries the turn's trace and span ids (a
+// failing agent's error here), in JSON when the logger writes JSON.
+func TestTurnLogLinesJoinTheTrace(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	var logs lockedBuffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &logs, JSONFormat: true, Level: hclog.Debug})
+	rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: serve(t, echoagent.New())}},
+		Logger: log, Tracer: tp.Tracer("test")})
+	r, err := rt.Start(context.Background(), host.TurnRequest{App: "echo", Input: text("fail")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := r.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var turn sdktrace.ReadOnlySpan
+	for _, s := range spans.Ended() {
+		if strings.HasPrefix(s.Name(), "invoke_agent") {
+			turn = s
+		}
+	}
+	if turn == nil {
+		t.Fatalf("no invoke_agent span among %d", len(spans.Ended()))
+	}
+	found := false
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q is not JSON: %v", line, err)
+		}
+		if rec["@message"] != "agent reported an error" {
+			continue
+		}
+		found = true
+		if rec["trace_id"] != turn.SpanContext().TraceID().String() || rec["span_id"] != turn.SpanContext().SpanID().String() {
+			t.Errorf("log line %v does not name the turn's span %s/%s", rec, turn.SpanContext().TraceID(), turn.SpanContext().SpanID())
+		}
+	}
+	if !found {
+		t.Fatalf("no error line in:\n%s", logs.String())
+	}
+	if got := turn.Status().Code.String(); got != "Error" {
+		t.Errorf("failed turn's span status %s", got)
+	}
+}
+
+// A turn that stops for an approval says so on its span.
+func TestApprovalWaitIsOnTheTurnSpan(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: serve(t, echoagent.New())}},
+		Tracer: tp.Tracer("test")})
+	r, err := rt.Start(context.Background(), host.TurnRequest{App: "echo", Input: text("please approve the deletion")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := r.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range spans.Ended() {
+		if !strings.HasPrefix(s.Name(), "invoke_agent") {
+			continue
+		}
+		for _, ev := range s.Events() {
+			if ev.Name == "approval_request" {
+				return
+			}
+		}
+		t.Fatalf("turn span events %v", s.Events())
+	}
+	t.Fatal("no turn span")
+}
