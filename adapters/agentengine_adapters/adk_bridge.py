@@ -18,6 +18,7 @@ Per turn (see adk_session.py for the projection):
    | `function_response` | `tool_result` with the same id |
    | `actions.state_delta` | `state_delta` (app:/user: prefixes kept, temp: dropped) |
    | `usage_metadata` (final events) | `usage` |
+   | the event's own fields (author, turn_complete, finish_reason, usage_metadata, ...) | native `event.meta`, before the event's items (the host stores it with them) |
    | `adk_request_confirmation` call / long-running tool call | `approval_request`, and the run ends |
    | `error_code` on a model response | Error (RunnerError `model_error`) |
 
@@ -60,6 +61,34 @@ log = logging.getLogger("agentengine_runner.adapters.adk")
 INVALID_RESUME = "invalid_resume"
 CONFIRMATION = "confirmation"
 LONG_RUNNING = "long_running"
+
+# The native event kind whose data the host stores with the items that follow it (see
+# host.NativeEventMeta): ADK's own fields of the event those items come from, so that the
+# ADK-web surface writes events as ADK does (the agent's name as author, usage, finish
+# reason, turn completion).
+EVENT_META = "event.meta"
+# Event fields relayed in event.meta (those of the ADK version at hand; content, ids,
+# times and the state and confirmation actions travel as runner events already).
+META_FIELDS = (
+    "author",
+    "branch",
+    "partial",
+    "turn_complete",
+    "finish_reason",
+    "usage_metadata",
+    "model_version",
+    "interrupted",
+    "custom_metadata",
+    "grounding_metadata",
+    "citation_metadata",
+    "cache_metadata",
+    "avg_logprobs",
+    "input_transcription",
+    "output_transcription",
+    "node_info",
+    "long_running_tool_ids",
+)
+META_ACTIONS = ("transfer_to_agent", "escalate", "skip_summarization", "end_of_agent")
 
 
 # -- loading -------------------------------------------------------------------------------
@@ -320,6 +349,7 @@ class EventMapper:
         self._long_running: set[str] = set()
         self._answered: set[str] = set()
         self._events: list[Event] = []
+        self._meta: dict[str, Any] | None = None
 
     async def on_event(self, event: Event) -> None:
         if event.author == "user":
@@ -328,6 +358,11 @@ class EventMapper:
             message = event.error_message or "the model returned no content"
             raise RunnerError(f"ADK model error {event.error_code}: {message}", "model_error")
         parts = list(event.content.parts or []) if event.content else []
+        meta = event_meta(event)
+        if meta != self._meta:
+            # Partials of one response share theirs: sent once, not per token.
+            self._meta = meta
+            await self.emit.native("adk", EVENT_META, meta)
         if event.partial:
             for part in parts:
                 if part.text and part.thought:
@@ -415,6 +450,17 @@ class EventMapper:
             pending.events = proj.dump_events(
                 [e for e in self._events if ids & _ids(e)]
             )
+
+
+def event_meta(event: Event) -> dict[str, Any]:
+    """The event's own fields, as ADK serialises them (camelCase, no nulls)."""
+    fields = {f for f in META_FIELDS if f in type(event).model_fields}
+    meta: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True, include=fields)
+    actions_fields = {f for f in META_ACTIONS if f in type(event.actions).model_fields}
+    actions = event.actions.model_dump(mode="json", by_alias=True, exclude_none=True, include=actions_fields)
+    if actions:
+        meta["actions"] = actions
+    return meta
 
 
 def _ids(event: Event) -> set[str | None]:
