@@ -19,7 +19,9 @@ func (metaAgent) Info() pluginsdk.Info { return pluginsdk.Info{Name: "meta", Fra
 
 func (metaAgent) Run(_ context.Context, _ *pluginsdk.Request, emit *pluginsdk.Emitter) error {
 	steps := []func() error{
-		func() error { return emit.Native(host.NativeEventMeta, map[string]any{"author": "assistant", "usageMetadata": map[string]int{"totalTokenCount": 3}}) },
+		func() error {
+			return emit.Native(host.NativeEventMeta, map[string]any{"author": "assistant", "usageMetadata": map[string]int{"totalTokenCount": 3}})
+		},
 		func() error { return emit.ToolCall("c1", "get_weather", `{"city":"Paris"}`) },
 		func() error { return emit.Native(host.NativeEventMeta, map[string]any{"author": "assistant"}) },
 		func() error { return emit.ToolResult("c1", "get_weather", `{"sunny":true}`, false) },
@@ -27,7 +29,9 @@ func (metaAgent) Run(_ context.Context, _ *pluginsdk.Request, emit *pluginsdk.Em
 		func() error { return emit.Native(host.NativeEventMeta, "not an object") },
 		func() error { return emit.Text("no meta") },
 		func() error { return emit.MessageDone("no meta") },
-		func() error { return emit.Native(host.NativeEventMeta, map[string]any{"author": "assistant", "turnComplete": true}) },
+		func() error {
+			return emit.Native(host.NativeEventMeta, map[string]any{"author": "assistant", "turnComplete": true})
+		},
 		func() error { return emit.Text("done") },
 	}
 	for _, s := range steps {

@@ -41,15 +41,58 @@ type encoder struct {
 	// invocation, to project answers and to tell a confirmation wait from a failure.
 	approvals map[string]session.ApprovalRequestData
 	awaiting  map[string]bool
+	// partialMeta is the runner's latest event meta in a live journal (the fields of
+	// the partial events that follow); authors remembers the agent that wrote each
+	// invocation's last item, for its events that carry no meta (state deltas, errors).
+	partialMeta *eventMeta
+	authors     map[string]string
+	// held is a tool result kept back until the next event: ADK writes the state delta
+	// a tool made on its function response event, where the runner reports it next.
+	held *Event
 }
 
 func newEncoder(agent, invocationID string, opts encodeOptions) *encoder {
 	return &encoder{opts: opts, agent: agent, inv: invocationID, names: map[string]string{},
-		approvals: map[string]session.ApprovalRequestData{}, awaiting: map[string]bool{}}
+		approvals: map[string]session.ApprovalRequestData{}, awaiting: map[string]bool{}, authors: map[string]string{}}
 }
 
 // Add encodes one host event into zero or more ADK events.
 func (e *encoder) Add(ev host.Event) []Event {
+	if s := ev.Stored; ev.Kind == host.KindStored && s != nil && e.held != nil && s.Type == session.TypeStateDelta &&
+		s.InvocationID == e.held.InvocationID && isObject(s.Data) {
+		held := *e.held
+		e.held = nil
+		e.last = s.Time
+		held.Actions.StateDelta = s.Data
+		return []Event{held}
+	}
+	out := e.add(ev)
+	if len(out) == 0 && !(ev.Kind == host.KindStored && ev.Stored != nil && ev.Stored.Type == session.TypeRunStatus) {
+		return nil
+	}
+	if e.held != nil {
+		out = append([]Event{*e.held}, out...)
+		e.held = nil
+	}
+	if n := len(out); n > 0 && ev.Kind == host.KindStored && ev.Stored.Type == session.TypeToolResult {
+		last := out[n-1]
+		e.held = &last
+		out = out[:n-1]
+	}
+	return out
+}
+
+// Flush returns the event held back, if any: call it when the input ends.
+func (e *encoder) Flush() []Event {
+	if e.held == nil {
+		return nil
+	}
+	held := *e.held
+	e.held = nil
+	return []Event{held}
+}
+
+func (e *encoder) add(ev host.Event) []Event {
 	switch ev.Kind {
 	case host.KindTextDelta, host.KindReasoningDelta:
 		if !e.opts.Streaming || ev.Text == "" {
@@ -65,8 +108,15 @@ func (e *encoder) Add(ev host.Event) []Event {
 			return nil
 		}
 		return e.stored(ev.Stored)
-	case host.KindToolArgsDelta, host.KindNative:
-		// Argument deltas and native events have no ADK counterpart.
+	case host.KindNative:
+		if ev.Name == host.NativeEventMeta {
+			var m eventMeta
+			if json.Unmarshal([]byte(ev.Text), &m) == nil {
+				e.partialMeta = &m
+			}
+		}
+	case host.KindToolArgsDelta:
+		// Argument deltas have no ADK counterpart.
 	}
 	return nil
 }
@@ -74,7 +124,7 @@ func (e *encoder) Add(ev host.Event) []Event {
 // partial is a delta as ADK streams it: partial text (or thought) with the delta only;
 // the stored event that ends the item carries the whole text.
 func (e *encoder) partial(ev host.Event) Event {
-	return Event{
+	out := Event{
 		Content:      &Content{Role: "model", Parts: []Part{textPart(ev.Text, ev.Kind == host.KindReasoningDelta)}},
 		Partial:      true,
 		InvocationID: e.inv,
@@ -83,11 +133,26 @@ func (e *encoder) partial(ev host.Event) Event {
 		ID:           e.inv + "-p" + strconv.Itoa(ev.Index),
 		Timestamp:    seconds(e.last),
 	}
+	e.partialMeta.apply(&out)
+	return out
 }
 
 func (e *encoder) stored(s *session.Event) []Event {
+	var meta *eventMeta
+	switch s.Type {
+	case session.TypeAssistantMessage, session.TypeReasoning, session.TypeToolCall, session.TypeToolResult, session.TypeApprovalRequest:
+		meta = metaOf(s.Data)
+	}
+	author := s.Author
+	if meta != nil && meta.Author != "" {
+		e.authors[s.InvocationID] = meta.Author
+	} else if a := e.authors[s.InvocationID]; a != "" && s.Author != "user" {
+		author = a // the agent's own name, as the invocation's items reported it
+	}
 	base := func(k int) Event {
-		return Event{InvocationID: s.InvocationID, Author: s.Author, Actions: noActions(), ID: eventID(s, k), Timestamp: seconds(s.Time)}
+		ev := Event{InvocationID: s.InvocationID, Author: author, Actions: noActions(), ID: eventID(s, k), Timestamp: seconds(s.Time)}
+		meta.apply(&ev)
+		return ev
 	}
 	with := func(role string, parts ...Part) []Event {
 		ev := base(0)
@@ -195,7 +260,7 @@ func (e *encoder) confirmation(s *session.Event, d session.ApprovalRequestData, 
 	})
 	ev := base(len(out))
 	ev.Content = &Content{Role: "model", Parts: []Part{{FunctionCall: &FunctionCall{ID: id, Name: confirmationFunction, Args: args}}}}
-	ev.LongRunningToolIDs = []string{id}
+	ev.LongRunningToolIDs = &[]string{id}
 	return append(out, ev)
 }
 
