@@ -137,6 +137,7 @@ class Pending:
     call: types.FunctionCall  # the original tool call
     events: list[dict[str, Any]] = field(default_factory=list)  # ADK events to restore
     hint: str = ""
+    payload: Any = None  # the ToolConfirmation payload the tool asked with
 
     def detail(self) -> dict[str, Any]:
         return {
@@ -145,6 +146,7 @@ class Pending:
             "approval_id": self.approval_id,
             "original_call": self.call.model_dump(mode="json", exclude_none=True),
             "hint": self.hint,
+            "payload": self.payload,
             "adk_events": self.events,
         }
 
@@ -419,6 +421,7 @@ class EventMapper:
                     approval_id=call_id,
                     call=original_call,
                     hint=str(confirmation.get("hint") or "") if isinstance(confirmation, Mapping) else "",
+                    payload=confirmation.get("payload") if isinstance(confirmation, Mapping) else None,
                 )
             )
             return

@@ -24,6 +24,9 @@ type encodeOptions struct {
 	// UserEvents emits user-authored events. A run's stream leaves them out, as ADK's
 	// Runner does not yield the user's own message; a session replay includes them.
 	UserEvents bool
+	// NodeInfo gives every event a nodeInfo (ADK 2.x's events all have one, the user's
+	// and those without a node {"path": ""}); set when the runner's event meta has them.
+	NodeInfo bool
 }
 
 // encoder turns host events (a run's journal, or a session's stored events) into ADK
@@ -138,11 +141,7 @@ func (e *encoder) partial(ev host.Event) Event {
 }
 
 func (e *encoder) stored(s *session.Event) []Event {
-	var meta *eventMeta
-	switch s.Type {
-	case session.TypeAssistantMessage, session.TypeReasoning, session.TypeToolCall, session.TypeToolResult, session.TypeApprovalRequest:
-		meta = metaOf(s.Data)
-	}
+	meta := storedMeta(s)
 	author := s.Author
 	if meta != nil && meta.Author != "" {
 		e.authors[s.InvocationID] = meta.Author
@@ -152,6 +151,12 @@ func (e *encoder) stored(s *session.Event) []Event {
 	base := func(k int) Event {
 		ev := Event{InvocationID: s.InvocationID, Author: author, Actions: noActions(), ID: eventID(s, k), Timestamp: seconds(s.Time)}
 		meta.apply(&ev)
+		if meta != nil && ev.NodeInfo != nil {
+			e.opts.NodeInfo = true
+		}
+		if ev.NodeInfo == nil && e.opts.NodeInfo {
+			ev.NodeInfo = json.RawMessage(`{"path":""}`)
+		}
 		return ev
 	}
 	with := func(role string, parts ...Part) []Event {
@@ -245,23 +250,56 @@ func (e *encoder) confirmation(s *session.Event, d session.ApprovalRequestData, 
 	if hint == "" {
 		hint = fmt.Sprintf("Please approve or reject the tool call %s() by responding with a FunctionResponse with an expected ToolConfirmation payload.", d.Name)
 	}
-	tc := ToolConfirmation{Hint: hint, Payload: d.Detail}
-	var out []Event
+	tc := ToolConfirmation{Hint: hint, Payload: confirmationPayload(d.Detail)}
+	// The runner's event meta is that of the ADK event that came last: ADK 2.x writes the
+	// confirmation call first and then the placeholder response (which skips
+	// summarization), earlier versions the other way round.
+	meta := storedMeta(s)
+	callFirst := meta != nil && meta.Actions.SkipSummarization
+	var placeholder *Event
 	if d.CallID != "" {
 		ev := base(0)
 		ev.Content = &Content{Role: "user", Parts: []Part{{FunctionResponse: &FunctionResponse{
 			ID: d.CallID, Name: d.Name, Response: mustJSON(map[string]string{"error": confirmationPending})}}}}
 		ev.Actions.RequestedToolConfirmations[d.CallID] = tc
-		out = append(out, ev)
+		ev.LongRunningToolIDs = nil
+		placeholder = &ev
 	}
 	args := mustJSON(confirmationArgs{
 		Original:     FunctionCall{ID: d.CallID, Args: argsObject(d.Arguments), Name: d.Name},
 		Confirmation: tc,
 	})
-	ev := base(len(out))
-	ev.Content = &Content{Role: "model", Parts: []Part{{FunctionCall: &FunctionCall{ID: id, Name: confirmationFunction, Args: args}}}}
-	ev.LongRunningToolIDs = &[]string{id}
-	return append(out, ev)
+	call := base(0)
+	call.Content = &Content{Role: "model", Parts: []Part{{FunctionCall: &FunctionCall{ID: id, Name: confirmationFunction, Args: args}}}}
+	call.LongRunningToolIDs = &[]string{id}
+	call.Actions.SkipSummarization = false
+	switch {
+	case placeholder == nil:
+		return []Event{call}
+	case callFirst:
+		placeholder.ID = eventID(s, 1)
+		return []Event{call, *placeholder}
+	default:
+		call.ID = eventID(s, 1)
+		return []Event{*placeholder, call}
+	}
+}
+
+// confirmationPayload is the payload of a confirmation request: the approval's detail,
+// except for the ADK bridge's, which is its own resume data and carries the payload
+// ADK's tool asked with (if any) under "payload".
+func confirmationPayload(detail json.RawMessage) json.RawMessage {
+	var d struct {
+		Framework string          `json:"framework"`
+		Payload   json.RawMessage `json:"payload"`
+	}
+	if json.Unmarshal(detail, &d) == nil && d.Framework == "adk" {
+		if len(d.Payload) == 0 || string(d.Payload) == "null" {
+			return nil
+		}
+		return d.Payload
+	}
+	return detail
 }
 
 // answer is the user's function response that a stored approval response records: the
@@ -344,6 +382,16 @@ func (e *encoder) userParts(d session.UserMessageData) []Part {
 		parts = append(parts, Part{FunctionResponse: &FunctionResponse{ID: it.CallID, Name: e.names[it.CallID], Response: resultObject(out, false)}})
 	}
 	return parts
+}
+
+// storedMeta is the runner's event meta stored with an item (host.NativeEventMeta); only
+// the item types that carry one are read (a state delta's data is the delta itself).
+func storedMeta(s *session.Event) *eventMeta {
+	switch s.Type {
+	case session.TypeAssistantMessage, session.TypeReasoning, session.TypeToolCall, session.TypeToolResult, session.TypeApprovalRequest:
+		return metaOf(s.Data)
+	}
+	return nil
 }
 
 // eventID names the k-th ADK event of a stored event: unique because invocation ids

@@ -240,7 +240,14 @@ func sessionJSON(s session.Session, st session.State, evs []session.Event) Sessi
 	for k, v := range st.Session {
 		out.State[k] = v
 	}
-	enc := newEncoder(s.App, "", encodeOptions{UserEvents: true})
+	opts := encodeOptions{UserEvents: true}
+	for i := range evs {
+		if m := storedMeta(&evs[i]); m != nil && m.NodeInfo != nil {
+			opts.NodeInfo = true // events before the first that has one get it too
+			break
+		}
+	}
+	enc := newEncoder(s.App, "", opts)
 	for i := range evs {
 		out.Events = append(out.Events, enc.Add(host.Event{Index: i, Kind: host.KindStored, Stored: &evs[i]})...)
 	}
