@@ -18,7 +18,7 @@ Per turn (see adk_session.py for the projection):
    | `function_response` | `tool_result` with the same id |
    | `actions.state_delta` | `state_delta` (app:/user: prefixes kept, temp: dropped) |
    | `usage_metadata` (final events) | `usage` |
-   | the event's own fields (author, turn_complete, finish_reason, usage_metadata, ...) | native `event.meta`, before the event's items (the host stores it with them) |
+   | the event's own fields (author, turn_complete, usage_metadata, ...) | native `event.meta`, before the event's items |
    | `adk_request_confirmation` call / long-running tool call | `approval_request`, and the run ends |
    | `error_code` on a model response | Error (RunnerError `model_error`) |
 
