@@ -70,6 +70,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	s.POST("/:session", handle(h.createSessionWithID))
 	s.PATCH("/:session", handle(h.patchSession))
 	s.DELETE("/:session", handle(h.deleteSession))
+	h.registerDev(r)
 }
 
 // handle adapts a handler that returns its error, writing it in FastAPI's shape.
@@ -84,7 +85,7 @@ func (h *Handler) Owns(path string) bool {
 	case "/run", "/run_sse", "/list-apps", "/version":
 		return true
 	}
-	return strings.HasPrefix(path, "/apps/")
+	return strings.HasPrefix(path, "/apps/") || devOwns(path)
 }
 
 // WriteError writes {"detail": message} (api.Surface).
