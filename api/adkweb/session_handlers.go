@@ -94,11 +94,15 @@ func (h *Handler) createSession(c *gin.Context) *httpError {
 	if aerr != nil {
 		return aerr
 	}
-	id, state, aerr := parseCreateSession(body)
+	id, state, raw, aerr := parseCreateSession(body)
 	if aerr != nil {
 		return aerr
 	}
-	return h.create(c, session.Key{App: app, User: user, ID: id}, state)
+	events, aerr := importEvents(raw, app)
+	if aerr != nil {
+		return aerr
+	}
+	return h.create(c, session.Key{App: app, User: user, ID: id}, state, events...)
 }
 
 // createSessionWithID serves ADK's deprecated POST .../sessions/{id}, whose body is
@@ -121,10 +125,19 @@ func (h *Handler) createSessionWithID(c *gin.Context) *httpError {
 
 // create makes the session, then writes its initial state as a state delta outside any
 // run (hidden from its events, as ADK's initial state is). If that write fails the
-// session is removed again.
-func (h *Handler) create(c *gin.Context, key session.Key, state []byte) *httpError {
+// session is removed again. Imported events (a session exported from ADK's dev UI)
+// follow it, in one write.
+func (h *Handler) create(c *gin.Context, key session.Key, state []byte, imported ...session.NewEvent) *httpError {
 	if aerr := appStateWrite(c, state); aerr != nil {
 		return aerr
+	}
+	for _, e := range imported {
+		if e.StateDelta == nil {
+			continue
+		}
+		if aerr := appStateWrite(c, e.StateDelta); aerr != nil {
+			return aerr
+		}
 	}
 	ctx := c.Request.Context()
 	if key.ID != "" {
@@ -141,6 +154,15 @@ func (h *Handler) create(c *gin.Context, key session.Key, state []byte) *httpErr
 			aerr := fromHostError(h.log, "initial state", err)
 			if derr := h.rt.DeleteSession(context.WithoutCancel(ctx), sess.Key); derr != nil {
 				h.log.Error("remove session after failed initial state", "session", sess.ID, "error", derr)
+			}
+			return aerr
+		}
+	}
+	if len(imported) > 0 {
+		if _, err := h.rt.ImportEvents(ctx, sess.Key, imported...); err != nil {
+			aerr := fromHostError(h.log, "import events", err)
+			if derr := h.rt.DeleteSession(context.WithoutCancel(ctx), sess.Key); derr != nil {
+				h.log.Error("remove session after a failed import", "session", sess.ID, "error", derr)
 			}
 			return aerr
 		}

@@ -98,27 +98,27 @@ type Actions struct {
 // eventMeta is the ADK event's own fields the runner reported (the "meta" of stored
 // items; see host.NativeEventMeta), in ADK's JSON.
 type eventMeta struct {
-	Author              string          `json:"author"`
-	Branch              string          `json:"branch"`
-	TurnComplete        bool            `json:"turnComplete"`
-	FinishReason        string          `json:"finishReason"`
-	Interrupted         bool            `json:"interrupted"`
-	UsageMetadata       json.RawMessage `json:"usageMetadata"`
-	GroundingMetadata   json.RawMessage `json:"groundingMetadata"`
-	CitationMetadata    json.RawMessage `json:"citationMetadata"`
-	CacheMetadata       json.RawMessage `json:"cacheMetadata"`
-	CustomMetadata      json.RawMessage `json:"customMetadata"`
-	ModelVersion        string          `json:"modelVersion"`
-	AvgLogprobs         json.RawMessage `json:"avgLogprobs"`
-	InputTranscription  json.RawMessage `json:"inputTranscription"`
-	OutputTranscription json.RawMessage `json:"outputTranscription"`
-	NodeInfo            json.RawMessage `json:"nodeInfo"`
-	LongRunningToolIDs  *[]string       `json:"longRunningToolIds"`
+	Author              string          `json:"author,omitempty"`
+	Branch              string          `json:"branch,omitempty"`
+	TurnComplete        bool            `json:"turnComplete,omitempty"`
+	FinishReason        string          `json:"finishReason,omitempty"`
+	Interrupted         bool            `json:"interrupted,omitempty"`
+	UsageMetadata       json.RawMessage `json:"usageMetadata,omitempty"`
+	GroundingMetadata   json.RawMessage `json:"groundingMetadata,omitempty"`
+	CitationMetadata    json.RawMessage `json:"citationMetadata,omitempty"`
+	CacheMetadata       json.RawMessage `json:"cacheMetadata,omitempty"`
+	CustomMetadata      json.RawMessage `json:"customMetadata,omitempty"`
+	ModelVersion        string          `json:"modelVersion,omitempty"`
+	AvgLogprobs         json.RawMessage `json:"avgLogprobs,omitempty"`
+	InputTranscription  json.RawMessage `json:"inputTranscription,omitempty"`
+	OutputTranscription json.RawMessage `json:"outputTranscription,omitempty"`
+	NodeInfo            json.RawMessage `json:"nodeInfo,omitempty"`
+	LongRunningToolIDs  *[]string       `json:"longRunningToolIds,omitempty"`
 	Actions             struct {
-		SkipSummarization bool   `json:"skipSummarization"`
-		TransferToAgent   string `json:"transferToAgent"`
-		Escalate          bool   `json:"escalate"`
-		EndOfAgent        bool   `json:"endOfAgent"`
+		SkipSummarization bool   `json:"skipSummarization,omitempty"`
+		TransferToAgent   string `json:"transferToAgent,omitempty"`
+		Escalate          bool   `json:"escalate,omitempty"`
+		EndOfAgent        bool   `json:"endOfAgent,omitempty"`
 	} `json:"actions"`
 }
 
