@@ -205,6 +205,7 @@ class AdkRunner(Runner):
             agent_name=self.settings.agent_name,
             description=description,
             capabilities=Capabilities(streaming=True, resume=True, multimodal_input=True),
+            native=dev_info(self.entry.obj, self.agent),
         )
 
     def _key(self, request: RunRequest) -> tuple[str, str, str]:
@@ -453,6 +454,55 @@ class EventMapper:
             pending.events = proj.dump_events(
                 [e for e in self._events if ids & _ids(e)]
             )
+
+
+def dev_info(obj: BaseAgent | App, agent: BaseAgent) -> dict[str, Any] | None:
+    """What ADK's dev UI draws the agent from, computed by the installed google-adk as its
+    dev server does: the app info (build_graph) and, for the root and every agent below it,
+    the DOT graphs of its workflows in light and dark mode (build_graph_image ?node=).
+    None when this google-adk has no such helpers (before 2.0) or they fail."""
+    try:
+        from google.adk.cli.dev_server import DevServer
+        from google.adk.cli.utils.graph_serialization import serialize_app_info
+        from google.adk.cli.utils.graph_visualization import plot_workflow_graph
+
+        app = obj if isinstance(obj, App) else App(name=_identifier(agent.name), root_agent=agent)
+        app_info: dict[str, Any] = serialize_app_info(app)
+        graphs: dict[str, dict[str, Any]] = {"light": {}, "dark": {}}
+        for node in _node_paths(app_info.get("root_agent") or {}):
+            # The dev server's own navigation (plain functions of the app info).
+            target = DevServer._navigate_to_node(None, app_info, node)  # type: ignore[arg-type]
+            if target is None:
+                continue
+            scope = {"root_agent": target} if node else app_info
+            workflows = DevServer._get_all_sub_workflows(None, scope, node)  # type: ignore[arg-type]
+            workflows.setdefault(node, target)
+            for mode, dark in (("light", False), ("dark", True)):
+                dots = {}
+                for path, info in workflows.items():
+                    dot = plot_workflow_graph({"root_agent": info}, format="dot", dark_mode=dark)
+                    if dot:
+                        dots[path] = {"dotSrc": dot}
+                graphs[mode][node] = dots
+        return {"app_info": json.loads(json.dumps(app_info, default=str)), "graphs": graphs}
+    except Exception:  # an ADK without these helpers, or an agent they cannot draw
+        log.debug("no dev UI graph for the agent", exc_info=True)
+        return None
+
+
+def _node_paths(agent: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """"" (the root) and the "a/b" path of every agent or node below it."""
+    paths = [prefix]
+    children = [*(agent.get("sub_agents") or []), *(agent.get("nodes") or []), *((agent.get("graph") or {}).get("nodes") or [])]
+    for child in children:
+        name = child.get("name") if isinstance(child, Mapping) else None
+        if name:
+            paths += _node_paths(child, f"{prefix}/{name}" if prefix else str(name))
+    return paths
+
+
+def _identifier(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "app"
 
 
 def event_meta(event: Event) -> dict[str, Any]:

@@ -97,6 +97,22 @@ def test_describe(adk: Any) -> None:
     assert d.capabilities.resume
 
 
+def test_describe_reports_what_adks_dev_ui_draws(adk: Any) -> None:
+    native = adk().describe().native
+    try:
+        import google.adk.cli.utils.graph_visualization  # noqa: F401
+    except ImportError:  # google-adk before 2.0 has no such helpers: no graphs
+        assert native is None
+        return
+    assert native["app_info"]["root_agent"]["name"] == "assistant"
+    assert {t["name"] for t in native["app_info"]["root_agent"]["tools"]} >= {"get_weather", "delete_file"}
+    for mode in ("light", "dark"):
+        dot = native["graphs"][mode][""][""]["dotSrc"]
+        assert "digraph" in dot and "get_weather" in dot
+    assert native["graphs"]["light"] != native["graphs"]["dark"]
+    json.dumps(native)  # what the runner sends as native_json
+
+
 def test_streamed_text_is_not_counted_twice(adk: Any) -> None:
     events = run(lambda: turn(adk(), "hi there"))
     deltas = of(events, "text_delta")

@@ -1,6 +1,7 @@
 package adkweb
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 
 // The dev routes ADK's dev UI calls besides sessions and runs, at google-adk 2.x's
 // paths (/dev/apps/{app}/...) and the earlier ones. What agentengine does not offer
-// (agent graphs, evaluations, the YAML builder, live audio and video) is answered in the
+// (evaluations, the YAML builder, live audio and video) is answered in the
 // shape the UI expects for "nothing there" or with an error it shows, never with a 404
 // it would throw on.
 
@@ -109,13 +110,42 @@ func (h *Handler) noEvals(c *gin.Context) *httpError {
 	return detail(http.StatusNotImplemented, noEvals)
 }
 
-// buildGraph serves ADK's app info (build_graph): the root agent as agentengine knows
-// it, by name and description. Its tools and sub-agents are not known outside the
-// runner, so the UI shows the agent alone.
+// devInfo is what the ADK bridge reports of the loaded agent for the dev UI
+// (host.Runtime.AgentNative): ADK's app info and, per node and mode, the DOT graphs
+// of its workflows, all computed by the installed google-adk.
+type devInfo struct {
+	AppInfo json.RawMessage                                    `json:"app_info"`
+	Graphs  map[string]map[string]map[string]map[string]string `json:"graphs"`
+}
+
+// devInfoOf reads the agent's dev info (nil when its runner reports none: another
+// framework, or a google-adk without the helpers).
+func (h *Handler) devInfoOf(c *gin.Context, app string) (*devInfo, *httpError) {
+	raw, err := h.rt.AgentNative(c.Request.Context(), app)
+	if err != nil {
+		return nil, fromHostError(h.log, "describe agent", err)
+	}
+	var d devInfo
+	if raw == nil || json.Unmarshal(raw, &d) != nil || len(d.AppInfo) == 0 {
+		return nil, nil
+	}
+	return &d, nil
+}
+
+// buildGraph serves ADK's app info (build_graph) as the ADK bridge computed it; for
+// agents whose runner reports none, the root agent by name and description.
 func (h *Handler) buildGraph(c *gin.Context) *httpError {
 	app, aerr := h.app(c)
 	if aerr != nil {
 		return aerr
+	}
+	d, aerr := h.devInfoOf(c, app)
+	if aerr != nil {
+		return aerr
+	}
+	if d != nil {
+		c.Data(http.StatusOK, "application/json", d.AppInfo)
+		return nil
 	}
 	desc := ""
 	for _, a := range h.rt.Agents() {
@@ -127,26 +157,46 @@ func (h *Handler) buildGraph(c *gin.Context) *httpError {
 	return nil
 }
 
-// buildGraphImage serves build_graph_image: no graphs ({} in google-adk 2.x's shape of
-// one DOT source per sub-workflow; {"dotSrc": ""} in 1.x's), which the UI shows as "not
-// available". dark_mode must be a boolean, as FastAPI checks it.
+// buildGraphImage serves build_graph_image: google-adk 2.x's shape, one DOT source
+// per workflow path under ?node= (the root without it), or the earlier {"dotSrc"} of
+// the root agent. Agents without graphs get {} ({"dotSrc": ""}), which the UI shows as
+// "not available". dark_mode must be a boolean, as FastAPI checks it.
 func (h *Handler) buildGraphImage(perPath bool) func(*gin.Context) *httpError {
 	return func(c *gin.Context) *httpError {
-		if _, aerr := h.app(c); aerr != nil {
+		app, aerr := h.app(c)
+		if aerr != nil {
 			return aerr
 		}
+		mode := "light"
 		if v, ok := c.GetQuery("dark_mode"); ok {
-			switch v {
-			case "true", "false", "1", "0", "True", "False", "yes", "no", "on", "off":
+			switch strings.ToLower(v) {
+			case "true", "1", "yes", "on":
+				mode = "dark"
+			case "false", "0", "no", "off":
 			default:
 				return invalid("bool_parsing", []any{"query", "dark_mode"}, "Input should be a valid boolean, unable to interpret input")
 			}
 		}
+		d, aerr := h.devInfoOf(c, app)
+		if aerr != nil {
+			return aerr
+		}
+		node := c.Query("node")
+		var graphs map[string]map[string]string
+		if d != nil {
+			var ok bool
+			if graphs, ok = d.Graphs[mode][node]; !ok && node != "" {
+				return detail(http.StatusNotFound, "Node not found: %s", node)
+			}
+		}
 		if perPath {
-			httpx.WriteJSON(c, http.StatusOK, map[string]any{})
+			if graphs == nil {
+				graphs = map[string]map[string]string{}
+			}
+			httpx.WriteJSON(c, http.StatusOK, graphs)
 			return nil
 		}
-		httpx.WriteJSON(c, http.StatusOK, gin.H{"dotSrc": ""})
+		httpx.WriteJSON(c, http.StatusOK, gin.H{"dotSrc": graphs[""]["dotSrc"]})
 		return nil
 	}
 }

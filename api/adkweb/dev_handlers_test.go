@@ -10,6 +10,15 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"google.golang.org/grpc"
+
+	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/apitest"
+	"github.com/agentengine/agentengine/internal/echoagent"
+	"github.com/agentengine/agentengine/pluginsdk/inprocess"
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/session/memory"
 )
 
 // TestDevRoutes: every dev route ADK's dev UI calls answers in ADK's shape, at google-adk
@@ -127,5 +136,57 @@ func TestDevRoutesAreOwned(t *testing.T) {
 	status, _, b := newEnv(t).do("DELETE", "/config/telemetry", "")
 	if status != http.StatusMethodNotAllowed || !strings.Contains(string(b), `"detail"`) {
 		t.Errorf("DELETE /config/telemetry = %d %s", status, b)
+	}
+}
+
+// nativeRunner is a runner whose Describe reports a native description, as the ADK
+// bridge does.
+type nativeRunner struct {
+	runnerv1.RunnerClient
+	native string
+}
+
+func (n nativeRunner) Describe(ctx context.Context, in *runnerv1.DescribeRequest, opts ...grpc.CallOption) (*runnerv1.DescribeResponse, error) {
+	d, err := n.RunnerClient.Describe(ctx, in, opts...)
+	if err != nil {
+		return nil, err
+	}
+	d.NativeJson = []byte(n.native)
+	return d, nil
+}
+
+// TestGraphRoutesServeTheRunnersGraphs: build_graph and build_graph_image answer what the
+// runner computed from the loaded agent (app info, DOT per node and mode).
+func TestGraphRoutesServeTheRunnersGraphs(t *testing.T) {
+	client, stop := inprocess.Serve(echoagent.New())
+	t.Cleanup(stop)
+	native := `{"app_info":{"name":"assistant","root_agent":{"name":"assistant","sub_agents":[{"name":"helper"}]}},
+		"graphs":{"light":{"":{"":{"dotSrc":"digraph {a}"}},"helper":{"helper":{"dotSrc":"digraph {h}"}}},
+		          "dark":{"":{"":{"dotSrc":"digraph {A}"}},"helper":{"helper":{"dotSrc":"digraph {H}"}}}}}`
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "adk", Framework: "adk", Runner: nativeRunner{client, native}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, rt: rt, srv: apitest.Serve(t, api.NewRouter(api.Config{Runtime: rt, Surfaces: []api.Surface{New(Config{Runtime: rt})}}), rt, func() {})}
+	for _, tc := range []struct {
+		path   string
+		status int
+		want   string
+	}{
+		{"/dev/apps/adk/build_graph", 200, `{"name":"assistant","root_agent":{"name":"assistant","sub_agents":[{"name":"helper"}]}}`},
+		{"/dev/build_graph/adk", 200, `{"name":"assistant","root_agent":{"name":"assistant","sub_agents":[{"name":"helper"}]}}`},
+		{"/dev/apps/adk/build_graph_image?dark_mode=false", 200, `{"":{"dotSrc":"digraph {a}"}}`},
+		{"/dev/apps/adk/build_graph_image?dark_mode=true", 200, `{"":{"dotSrc":"digraph {A}"}}`},
+		{"/dev/apps/adk/build_graph_image?dark_mode=true&node=helper", 200, `{"helper":{"dotSrc":"digraph {H}"}}`},
+		{"/dev/build_graph_image/adk?dark_mode=true", 200, `{"dotSrc":"digraph {A}"}`},
+		{"/dev/apps/adk/build_graph_image?node=nobody", 404, `{"detail":"Node not found: nobody"}`},
+	} {
+		status, _, b := e.do("GET", tc.path, "")
+		var got, want any
+		_ = json.Unmarshal(b, &got)
+		_ = json.Unmarshal([]byte(tc.want), &want)
+		if status != tc.status || string(mustJSON(got)) != string(mustJSON(want)) {
+			t.Errorf("GET %s = %d %s, want %d %s", tc.path, status, b, tc.status, tc.want)
+		}
 	}
 }

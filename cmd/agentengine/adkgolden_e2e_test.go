@@ -29,6 +29,8 @@ var recordADK = flag.Bool("record-adk", false, "record the ADK event goldens fro
 type adkScenario struct {
 	name string
 	run  func(c adkClient) []any
+	// dev: recorded from `adk web` (the dev UI's routes), not `adk api_server`.
+	dev bool
 }
 
 // adkClient talks to an ADK web API (adk api_server or agentengine) for one app.
@@ -94,6 +96,14 @@ func (c adkClient) runSSE(session, text string) []any {
 	return evs
 }
 
+func (c adkClient) get(path string) any {
+	var v any
+	if err := json.Unmarshal(c.do(http.MethodGet, strings.ReplaceAll(path, "{app}", c.app), nil), &v); err != nil {
+		c.t.Fatal(err)
+	}
+	return v
+}
+
 func (c adkClient) getSession(id string) any {
 	var s any
 	if err := json.Unmarshal(c.do(http.MethodGet, "/apps/"+c.app+"/users/u1/sessions/"+id, nil), &s); err != nil {
@@ -104,16 +114,21 @@ func (c adkClient) getSession(id string) any {
 
 func adkScenarios() []adkScenario {
 	return []adkScenario{
-		{"run_text", func(c adkClient) []any { c.session("s1"); return c.run("s1", "hello there") }},
-		{"run_tool", func(c adkClient) []any { c.session("s2"); return c.run("s2", "weather city=Paris") }},
-		{"run_sse_streaming", func(c adkClient) []any { c.session("s3"); return c.runSSE("s3", "hello there") }},
-		{"run_sse_tool", func(c adkClient) []any { c.session("s4"); return c.runSSE("s4", "weather city=Berlin") }},
-		{"run_confirmation", func(c adkClient) []any { c.session("s6"); return c.run("s6", "delete file path=/tmp/x") }},
-		{"session", func(c adkClient) []any {
+		{name: "run_text", run: func(c adkClient) []any { c.session("s1"); return c.run("s1", "hello there") }},
+		{name: "run_tool", run: func(c adkClient) []any { c.session("s2"); return c.run("s2", "weather city=Paris") }},
+		{name: "run_sse_streaming", run: func(c adkClient) []any { c.session("s3"); return c.runSSE("s3", "hello there") }},
+		{name: "run_sse_tool", run: func(c adkClient) []any { c.session("s4"); return c.runSSE("s4", "weather city=Berlin") }},
+		{name: "run_confirmation", run: func(c adkClient) []any { c.session("s6"); return c.run("s6", "delete file path=/tmp/x") }},
+		{name: "session", run: func(c adkClient) []any {
 			c.session("s5")
 			c.run("s5", "hello there")
 			c.run("s5", "weather city=Rome")
 			return []any{c.getSession("s5")}
+		}},
+		// The agent graph ADK's dev UI draws, computed from the loaded agent.
+		{name: "dev_graph", dev: true, run: func(c adkClient) []any {
+			return []any{c.get("/dev/apps/{app}/build_graph"), c.get("/dev/apps/{app}/build_graph_image?dark_mode=false"),
+				c.get("/dev/apps/{app}/build_graph_image?dark_mode=true")}
 		}},
 	}
 }
@@ -127,7 +142,8 @@ func TestADKEventsMatchADKAPIServer(t *testing.T) {
 	py := needPython(t)
 	golden := filepath.Join("testdata", "adk_api_server")
 	if *recordADK {
-		recordADKGoldens(t, py, golden)
+		recordADKGoldens(t, py, golden, "api_server", false)
+		recordADKGoldens(t, py, golden, "web", true)
 	}
 	dir := copyPyProject(t, "../../examples/adk-assistant", "")
 	s := startPython(t, dir)
@@ -256,9 +272,10 @@ func diffJSON(a, b any, path string) []string {
 	return []string{fmt.Sprintf("%s: %s != %s", path, aj, bj)}
 }
 
-// recordADKGoldens serves the example with `adk api_server` (the agent as an app package
-// named "assistant", sessions in memory) and writes each scenario's events.
-func recordADKGoldens(t *testing.T, py, dir string) {
+// recordADKGoldens serves the example with `adk <server>` (api_server, or web for the dev
+// routes; the agent as an app package named "assistant", sessions in memory) and writes
+// each of its scenarios' answers.
+func recordADKGoldens(t *testing.T, py, dir, server string, dev bool) {
 	t.Helper()
 	agents := t.TempDir()
 	app := filepath.Join(agents, "assistant")
@@ -283,7 +300,7 @@ func recordADKGoldens(t *testing.T, py, dir string) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(py, "-m", "google.adk.cli", "api_server", "--port", fmt.Sprint(port), "--session_service_uri", "memory://", agents)
+	cmd := exec.Command(py, "-m", "google.adk.cli", server, "--port", fmt.Sprint(port), "--session_service_uri", "memory://", agents)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+app, "OPENAI_API_KEY=")
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -308,6 +325,9 @@ func recordADKGoldens(t *testing.T, py, dir string) {
 	}
 	version, _ := exec.Command(py, "-c", "import google.adk; print(google.adk.__version__)").Output()
 	for _, sc := range adkScenarios() {
+		if sc.dev != dev {
+			continue
+		}
 		b, err := json.MarshalIndent(sc.run(c), "", "  ")
 		if err != nil {
 			t.Fatal(err)
@@ -316,8 +336,8 @@ func recordADKGoldens(t *testing.T, py, dir string) {
 			t.Fatal(err)
 		}
 	}
-	readme := "Events written by `adk api_server` (google-adk " + strings.TrimSpace(string(version)) + ") for examples/adk-assistant,\n" +
-		"recorded by `go test ./cmd/agentengine -run TestADKEventsMatchADKAPIServer -record-adk`.\n"
+	readme := "Events written by `adk api_server` (dev_*.json: `adk web`), google-adk " + strings.TrimSpace(string(version)) +
+		", for examples/adk-assistant,\nrecorded by `go test ./cmd/agentengine -run TestADKEventsMatchADKAPIServer -record-adk`.\n"
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(readme), 0o644); err != nil {
 		t.Fatal(err)
 	}
