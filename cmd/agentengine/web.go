@@ -49,7 +49,7 @@ to keep them elsewhere. A sessions.sqlite written by KsADK is imported on first 
 
 For a Google ADK project whose environment has google-adk, ADK's own dev UI is served
 as well, at http://localhost:PORT/dev-ui/, from the files of that installed google-adk
-(see docs/ADK-DEV-UI.md).`,
+(see docs/web-api.md).`,
 		Example: `  agentengine web
   agentengine web my-agent -p 9000 --no-open
   agentengine web my-agent --model gpt-4o-mini`,
