@@ -58,6 +58,10 @@ func TestImportedADKSessionExportsAsItWasImported(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"events": src["events"], "state": src["state"]})
 	created := e.obj("POST", "/apps/echo/users/u1/sessions", string(body), http.StatusOK)
 	got := e.obj("GET", "/apps/echo/users/u1/sessions/"+str(created["id"]), "", http.StatusOK)
+	// The import is answered with the session's events, as ADK answers.
+	if w, g := withoutIDs(got["events"]), withoutIDs(created["events"]); !reflect.DeepEqual(w, g) {
+		t.Errorf("the import's answer differs from the session:\n%v\n%v", g, w)
+	}
 	if w, g := withoutIDs(src["events"]), withoutIDs(got["events"]); !reflect.DeepEqual(w, g) {
 		for _, d := range diffs(w, g, "$") {
 			t.Error(d)

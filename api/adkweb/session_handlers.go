@@ -167,7 +167,8 @@ func (h *Handler) create(c *gin.Context, key session.Key, state []byte, imported
 			return aerr
 		}
 	}
-	return h.respondSession(c, sess.Key, false)
+	// An imported session is answered with its events, as ADK answers (the dev UI shows them).
+	return h.respondSession(c, sess.Key, len(imported) > 0)
 }
 
 // getSession serves GET .../sessions/{id} with its events.
