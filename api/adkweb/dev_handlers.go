@@ -22,6 +22,7 @@ const (
 	noEvals     = "agentengine does not run ADK evaluations: there are no eval sets or results"
 	noLive      = "agentengine does not serve live audio/video (run_live); use text chat"
 	noTelemetry = "agentengine sends no telemetry: there is no consent to record"
+	noDeploy    = "agentengine does not deploy agents from the dev UI"
 )
 
 func (h *Handler) registerDev(r gin.IRouter) {
@@ -51,6 +52,32 @@ func (h *Handler) registerDev(r gin.IRouter) {
 	r.GET("/dev/build_graph_image/:app", handle(h.buildGraphImage(false)))
 	r.GET("/dev/apps/:app/builder", handle(h.builder))
 	r.GET("/builder/app/:app", handle(h.builder))
+	// An event's graph (the agent graph with the event's call highlighted) is not drawn:
+	// {} is ADK's answer for an event it has no graph for, which the UI shows as none.
+	r.GET("/dev/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.noGraph))
+	r.GET("/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.noGraph))
+	r.GET("/dev/apps/:app/graph", handle(h.noGraph))
+	// ADK's agent tests (JSON files under the agent's tests/) are not run.
+	r.GET("/dev/apps/:app/tests", handle(h.list(false)))
+	r.GET("/dev/apps/:app/deploy/*what", handle(h.noDeploy))
+	r.POST("/dev/apps/:app/deploy/*what", handle(h.noDeploy))
+}
+
+// noGraph answers a graph ADK's UI may ask for and agentengine does not draw: {}.
+func (h *Handler) noGraph(c *gin.Context) *httpError {
+	if _, aerr := h.app(c); aerr != nil {
+		return aerr
+	}
+	httpx.WriteJSON(c, http.StatusOK, map[string]any{})
+	return nil
+}
+
+// noDeploy refuses the UI's deploy form.
+func (h *Handler) noDeploy(c *gin.Context) *httpError {
+	if _, aerr := h.app(c); aerr != nil {
+		return aerr
+	}
+	return detail(http.StatusNotImplemented, noDeploy)
 }
 
 // devOwns reports the dev routes' paths (Owns).

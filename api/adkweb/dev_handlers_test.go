@@ -64,6 +64,14 @@ func TestDevRoutes(t *testing.T) {
 		{"GET", "/dev/apps/nope/builder", "", nil, 404, "App not found"},
 
 		{"GET", "/run_live?app_name=echo&user_id=u&session_id=s", "", nil, 400, noLive},
+
+		{"GET", "/dev/apps/echo/users/u/sessions/s/events/e/graph", "", nil, 200, `{}`},
+		{"GET", "/apps/echo/users/u/sessions/s/events/e/graph", "", nil, 200, `{}`},
+		{"GET", "/dev/apps/echo/graph?dark_mode=true", "", nil, 200, `{}`},
+		{"GET", "/dev/apps/nope/graph", "", nil, 404, "App not found"},
+		{"GET", "/dev/apps/echo/tests", "", nil, 200, `[]`},
+		{"GET", "/dev/apps/echo/deploy/defaults", "", nil, 501, noDeploy},
+		{"POST", "/dev/apps/echo/deploy/cloud_run", `{}`, nil, 501, noDeploy},
 	}
 	for _, tc := range tests {
 		status, h, b := e.do(tc.method, tc.path, tc.body, tc.headers...)
