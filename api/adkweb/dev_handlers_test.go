@@ -124,7 +124,7 @@ func TestRunLiveIsRefusedOverTheWebSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.CloseNow()
+	defer func() { _ = ws.CloseNow() }()
 	_, _, err = ws.Read(ctx)
 	var ce websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != websocket.StatusUnsupportedData || ce.Reason != noLive {
