@@ -38,12 +38,13 @@ const inlineHandler = "this.media='all'"
 
 // CSP is the Content-Security-Policy of the UI's responses: scripts, connections,
 // workers and frames of this origin only; inline styles (Angular components set them) and
-// the stylesheet loader above; fonts of this origin only, so that a browser fetches
+// the stylesheet loader above; WebAssembly ('wasm-unsafe-eval', not JavaScript's eval: the
+// UI draws agent graphs with Graphviz compiled to WebAssembly); fonts of this origin only, so that a browser fetches
 // nothing from elsewhere (ADK's index.html names a web font service: its icons then show
 // as their ligature names).
 func CSP() string {
 	sum := sha256.Sum256([]byte(inlineHandler))
-	return "default-src 'self'; script-src 'self' 'unsafe-hashes' 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
+	return "default-src 'self'; script-src 'self' 'wasm-unsafe-eval' 'unsafe-hashes' 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
 		"style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; " +
 		"worker-src 'self' blob:; media-src 'self' blob: data:; frame-src 'self' blob:; object-src 'none'; base-uri 'self'; " +
 		"form-action 'self'; frame-ancestors 'self'"

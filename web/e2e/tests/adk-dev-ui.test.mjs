@@ -80,6 +80,10 @@ describe('ADK dev UI served by agentengine web', () => {
     page = await browser.context.newPage();
     page.setDefaultTimeout(30_000);
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    // CSP violations, but the web fonts of other origins ADK's page names (refused on purpose).
+    page.on('console', (m) => {
+      if (m.type() === 'error' && /Content.Security.Policy/i.test(m.text()) && !/font/i.test(m.text())) problems.push(`csp: ${m.text()}`);
+    });
     page.on('response', (r) => {
       const u = new URL(r.url());
       if (u.origin !== srv.url) return; // the font service of ADK's index.html is blocked by the CSP
@@ -112,6 +116,8 @@ describe('ADK dev UI served by agentengine web', () => {
     // The model's answer after the tool ran, and the tool call and result shown as chips.
     await page.getByText('Tool results:', { exact: false }).first().waitFor();
     await page.getByText('get_weather', { exact: false }).first().waitFor();
+    // The agent graph the runner computed, drawn by the UI (Graphviz in WebAssembly).
+    await page.locator('svg .node').first().waitFor();
     await shot(page, 'adk-dev-ui-chat');
     // The session is ours: the ADK web API lists it with the agent's own events.
     const sessions = await (await fetch(`${srv.url}/apps/adk-assistant/users/user/sessions`)).json();
