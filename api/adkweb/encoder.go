@@ -256,6 +256,10 @@ func (e *encoder) confirmation(s *session.Event, d session.ApprovalRequestData, 
 	// summarization), earlier versions the other way round.
 	meta := storedMeta(s)
 	callFirst := meta != nil && meta.Actions.SkipSummarization
+	callRole := "model"
+	if o := adkConfirmationOrder(d.Detail, id, d.CallID); o.known {
+		callFirst, callRole = o.callFirst, o.callRole
+	}
 	var placeholder *Event
 	if d.CallID != "" {
 		ev := base(0)
@@ -270,7 +274,7 @@ func (e *encoder) confirmation(s *session.Event, d session.ApprovalRequestData, 
 		Confirmation: tc,
 	})
 	call := base(0)
-	call.Content = &Content{Role: "model", Parts: []Part{{FunctionCall: &FunctionCall{ID: id, Name: confirmationFunction, Args: args}}}}
+	call.Content = &Content{Role: callRole, Parts: []Part{{FunctionCall: &FunctionCall{ID: id, Name: confirmationFunction, Args: args}}}}
 	call.LongRunningToolIDs = &[]string{id}
 	call.Actions.SkipSummarization = false
 	switch {
@@ -283,6 +287,55 @@ func (e *encoder) confirmation(s *session.Event, d session.ApprovalRequestData, 
 		call.ID = eventID(s, 1)
 		return []Event{*placeholder, call}
 	}
+}
+
+// confirmationOrder is how the ADK that asked for a confirmation wrote its two events.
+type confirmationOrder struct {
+	known     bool
+	callFirst bool   // the adk_request_confirmation call before the placeholder response
+	callRole  string // the call's content role ("model" in google-adk 2.x, "user" before)
+}
+
+// adkConfirmationOrder reads the ADK bridge's approval detail, which keeps the ADK events
+// of the pending call (adk_events): the order and role ADK gave the confirmation call
+// (approval id) and the guarded call's placeholder response (call id).
+func adkConfirmationOrder(detail json.RawMessage, approvalID, callID string) confirmationOrder {
+	var d struct {
+		Framework string `json:"framework"`
+		Events    []struct {
+			Content *struct {
+				Role  string `json:"role"`
+				Parts []struct {
+					FunctionCall     *struct{ ID string } `json:"functionCall"`
+					FunctionResponse *struct{ ID string } `json:"functionResponse"`
+				} `json:"parts"`
+			} `json:"content"`
+		} `json:"adk_events"`
+	}
+	if json.Unmarshal(detail, &d) != nil || d.Framework != "adk" {
+		return confirmationOrder{}
+	}
+	call, resp := -1, -1
+	var o confirmationOrder
+	for i, ev := range d.Events {
+		if ev.Content == nil {
+			continue
+		}
+		for _, p := range ev.Content.Parts {
+			fc, fr := p.FunctionCall, p.FunctionResponse
+			if fc != nil && fc.ID == approvalID && call < 0 {
+				call, o.callRole = i, ev.Content.Role
+			}
+			if fr != nil && fr.ID == callID && resp < 0 {
+				resp = i
+			}
+		}
+	}
+	if call < 0 || o.callRole == "" {
+		return confirmationOrder{}
+	}
+	o.known, o.callFirst = true, resp < 0 || call < resp
+	return o
 }
 
 // confirmationPayload is the payload of a confirmation request: the approval's detail,
