@@ -1,6 +1,7 @@
 package adkweb
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -49,53 +50,20 @@ type encoder struct {
 	// invocation's last item, for its events that carry no meta (state deltas, errors).
 	partialMeta *eventMeta
 	authors     map[string]string
-	// held is a tool result kept back until the next event: ADK writes the state delta
-	// a tool made on its function response event, where the runner reports it next.
-	held *Event
+	// shown remembers, per invocation, the state delta last shown on an event through
+	// its meta (ADK writes a tool's state delta on its function response event), so that
+	// the state_delta item the host stored for it is not shown twice.
+	shown map[string]string
 }
 
 func newEncoder(agent, invocationID string, opts encodeOptions) *encoder {
 	return &encoder{opts: opts, agent: agent, inv: invocationID, names: map[string]string{},
-		approvals: map[string]session.ApprovalRequestData{}, awaiting: map[string]bool{}, authors: map[string]string{}}
+		approvals: map[string]session.ApprovalRequestData{}, awaiting: map[string]bool{}, authors: map[string]string{},
+		shown: map[string]string{}}
 }
 
 // Add encodes one host event into zero or more ADK events.
 func (e *encoder) Add(ev host.Event) []Event {
-	if s := ev.Stored; ev.Kind == host.KindStored && s != nil && e.held != nil && s.Type == session.TypeStateDelta &&
-		s.InvocationID == e.held.InvocationID && isObject(s.Data) {
-		held := *e.held
-		e.held = nil
-		e.last = s.Time
-		held.Actions.StateDelta = s.Data
-		return []Event{held}
-	}
-	out := e.add(ev)
-	if len(out) == 0 && !(ev.Kind == host.KindStored && ev.Stored != nil && ev.Stored.Type == session.TypeRunStatus) {
-		return nil
-	}
-	if e.held != nil {
-		out = append([]Event{*e.held}, out...)
-		e.held = nil
-	}
-	if n := len(out); n > 0 && ev.Kind == host.KindStored && ev.Stored.Type == session.TypeToolResult {
-		last := out[n-1]
-		e.held = &last
-		out = out[:n-1]
-	}
-	return out
-}
-
-// Flush returns the event held back, if any: call it when the input ends.
-func (e *encoder) Flush() []Event {
-	if e.held == nil {
-		return nil
-	}
-	held := *e.held
-	e.held = nil
-	return []Event{held}
-}
-
-func (e *encoder) add(ev host.Event) []Event {
 	switch ev.Kind {
 	case host.KindTextDelta, host.KindReasoningDelta:
 		if !e.opts.Streaming || ev.Text == "" {
@@ -151,6 +119,9 @@ func (e *encoder) stored(s *session.Event) []Event {
 	base := func(k int) Event {
 		ev := Event{InvocationID: s.InvocationID, Author: author, Actions: noActions(), ID: eventID(s, k), Timestamp: seconds(s.Time)}
 		meta.apply(&ev)
+		if meta != nil && isObject(meta.Actions.StateDelta) {
+			e.shown[s.InvocationID] = compactJSON(meta.Actions.StateDelta)
+		}
 		if meta != nil && ev.NodeInfo != nil {
 			e.opts.NodeInfo = true
 		}
@@ -214,6 +185,10 @@ func (e *encoder) stored(s *session.Event) []Event {
 		// state, not an event, as in ADK.
 		if s.InvocationID == "" || !isObject(s.Data) {
 			return nil
+		}
+		if shown, ok := e.shown[s.InvocationID]; ok && shown == compactJSON(s.Data) {
+			delete(e.shown, s.InvocationID)
+			return nil // already on the event that made it
 		}
 		ev := base(0)
 		ev.Actions.StateDelta = s.Data
@@ -435,6 +410,15 @@ func (e *encoder) userParts(d session.UserMessageData) []Part {
 		parts = append(parts, Part{FunctionResponse: &FunctionResponse{ID: it.CallID, Name: e.names[it.CallID], Response: resultObject(out, false)}})
 	}
 	return parts
+}
+
+// compactJSON is raw without insignificant space (raw itself if it is not JSON).
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 // storedMeta is the runner's event meta stored with an item (host.NativeEventMeta); only

@@ -39,13 +39,6 @@ func (h *Handler) runSSE(c *gin.Context) *httpError {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		h.log.Debug("run_sse stream ended early", "invocation", run.InvocationID, "error", err)
 	}
-	if err == nil {
-		for _, out := range enc.Flush() {
-			if b, merr := marshal(out); merr == nil {
-				_ = s.Event("", "", b)
-			}
-		}
-	}
 	return nil
 }
 
@@ -64,7 +57,6 @@ func (h *Handler) run(c *gin.Context) *httpError {
 	for _, ev := range evs {
 		out = append(out, enc.Add(ev)...)
 	}
-	out = append(out, enc.Flush()...)
 	httpx.WriteJSON(c, http.StatusOK, out)
 	return nil
 }

@@ -274,7 +274,6 @@ func sessionJSON(s session.Session, st session.State, evs []session.Event) Sessi
 	for i := range evs {
 		out.Events = append(out.Events, enc.Add(host.Event{Index: i, Kind: host.KindStored, Stored: &evs[i]})...)
 	}
-	out.Events = append(out.Events, enc.Flush()...)
 	return out
 }
 

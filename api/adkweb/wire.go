@@ -115,10 +115,13 @@ type eventMeta struct {
 	NodeInfo            json.RawMessage `json:"nodeInfo,omitempty"`
 	LongRunningToolIDs  *[]string       `json:"longRunningToolIds,omitempty"`
 	Actions             struct {
-		SkipSummarization bool   `json:"skipSummarization,omitempty"`
-		TransferToAgent   string `json:"transferToAgent,omitempty"`
-		Escalate          bool   `json:"escalate,omitempty"`
-		EndOfAgent        bool   `json:"endOfAgent,omitempty"`
+		// StateDelta is the state delta of the event (which the runner also reports, and
+		// the host stores, as a state_delta item after the event's items).
+		StateDelta        json.RawMessage `json:"stateDelta,omitempty"`
+		SkipSummarization bool            `json:"skipSummarization,omitempty"`
+		TransferToAgent   string          `json:"transferToAgent,omitempty"`
+		Escalate          bool            `json:"escalate,omitempty"`
+		EndOfAgent        bool            `json:"endOfAgent,omitempty"`
 	} `json:"actions"`
 }
 
@@ -146,6 +149,9 @@ func (m *eventMeta) apply(ev *Event) {
 	}
 	a := &ev.Actions
 	a.SkipSummarization, a.TransferToAgent, a.Escalate, a.EndOfAgent = m.Actions.SkipSummarization, m.Actions.TransferToAgent, m.Actions.Escalate, m.Actions.EndOfAgent
+	if isObject(m.Actions.StateDelta) && !ev.Partial {
+		a.StateDelta = m.Actions.StateDelta
+	}
 }
 
 // metaOf reads the meta stored with an item's data (nil without one).
