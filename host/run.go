@@ -114,6 +114,10 @@ type turnState struct {
 	mu    sync.Mutex
 	ended bool // finish has run: nothing is deferred any more
 
+	// meta is the data of the runner's latest event.meta native event: stored with the
+	// transcript items that follow it (see NativeEventMeta).
+	meta json.RawMessage
+
 	msgID       string
 	msgText     textbuf.Text
 	msgSince    time.Time // the message's first delta or last stream snapshot
@@ -447,8 +451,11 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		ts.failure = &session.RunError{Code: code, Message: e.Error.Message}
 		ts.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
 	case *runnerv1.RunEvent_Native:
-		if e.Native.Kind == NativeWorkspaceFile {
+		switch e.Native.Kind {
+		case NativeWorkspaceFile:
 			ts.workspaceFile(e.Native.DataJson)
+		case NativeEventMeta:
+			ts.eventMeta(e.Native.DataJson)
 		}
 		ts.r.j.add(Event{Kind: KindNative, Name: e.Native.Kind, Text: string(e.Native.DataJson)})
 	case *runnerv1.RunEvent_Checkpoint:
@@ -501,6 +508,53 @@ func (ts *turnState) toolResult(t *runnerv1.ToolResult) {
 // NativeWorkspaceFile is the native event kind of a file the agent wrote or deleted:
 // {"path", "content", "encoding" ("utf-8" or "base64"), "deleted"}.
 const NativeWorkspaceFile = "workspace.file"
+
+// NativeEventMeta is the native event kind of a framework's own fields of the items that
+// follow it (a JSON object, e.g. ADK's author, usageMetadata, finishReason): the host
+// stores it with each of them, under the item data's "meta" key, until the next one. A
+// surface that speaks the framework's wire format (ADK web) writes them back.
+const NativeEventMeta = "event.meta"
+
+// maxEventMeta bounds what a runner may attach to each item.
+const maxEventMeta = 16 << 10
+
+// carriesMeta reports the item types that carry the event meta; a state delta's data is
+// the delta itself and cannot.
+func carriesMeta(typ string) bool {
+	switch typ {
+	case session.TypeAssistantMessage, session.TypeReasoning, session.TypeToolCall, session.TypeToolResult, session.TypeApprovalRequest:
+		return true
+	}
+	return false
+}
+
+// eventMeta keeps an event.meta for the items that follow; a bad one is dropped (and the
+// items go without), as it is the framework's detail, not the transcript.
+func (ts *turnState) eventMeta(data []byte) {
+	data = bytes.TrimSpace(data)
+	if len(data) > maxEventMeta || len(data) < 2 || data[0] != '{' || !json.Valid(data) {
+		ts.rt.log.Warn("dropped an event.meta that is not a JSON object (or is too large)", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "bytes", len(data))
+		ts.meta = nil
+		return
+	}
+	ts.meta = append(json.RawMessage(nil), data...)
+}
+
+// withMeta adds "meta": meta to the JSON object data.
+func withMeta(data, meta json.RawMessage) json.RawMessage {
+	d := bytes.TrimSpace(data)
+	if len(d) < 2 || d[0] != '{' || d[len(d)-1] != '}' {
+		return data
+	}
+	out := make([]byte, 0, len(d)+len(meta)+10)
+	out = append(out, d[:len(d)-1]...)
+	if len(bytes.TrimSpace(d[1:len(d)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"meta":`...)
+	out = append(out, meta...)
+	return append(out, '}')
+}
 
 // workspaceFile applies a workspace.file event to the workspace of the run's user (the
 // agent's shared one unless it is per user). A bad event is logged, not fatal: the file
@@ -569,6 +623,9 @@ func (ts *turnState) store(ne session.NewEvent) {
 		return
 	}
 	ne.InvocationID = ts.r.InvocationID
+	if ts.meta != nil && carriesMeta(ne.Type) {
+		ne.Data = withMeta(ne.Data, ts.meta)
+	}
 	if ne.Author == "" {
 		ne.Author = ts.r.Agent
 	}

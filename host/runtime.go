@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -326,6 +327,26 @@ func (rt *Runtime) ResolveAgent(name string) (AgentInfo, error) {
 		return AgentInfo{}, err
 	}
 	return AgentInfo{Name: a.Name, Description: a.Description, Framework: a.Framework}, nil
+}
+
+// AgentNative returns the framework-native description of the agent its runner reported
+// in Describe (DescribeResponse.native_json; nil when it sent none): the ADK bridge's
+// is the app info and graphs ADK's dev UI shows.
+func (rt *Runtime) AgentNative(ctx context.Context, name string) (json.RawMessage, error) {
+	ag, err := rt.agent(name)
+	if err != nil {
+		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	d, err := ag.Runner.Describe(dctx, &runnerv1.DescribeRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: describe the agent's runner: %w", ErrUnavailable, err)
+	}
+	if n := d.GetNativeJson(); len(n) > 0 && json.Valid(n) {
+		return n, nil
+	}
+	return nil, nil
 }
 
 // capabilities returns what the agent's runner reported in Describe (the supervisor

@@ -147,6 +147,42 @@ func (rt *Runtime) AppendEvents(ctx context.Context, key session.Key, evs ...ses
 	return out, notFound(key, err)
 }
 
+// ImportEvents writes a conversation recorded elsewhere (a session exported from Google
+// ADK's dev UI) into a session: its messages, reasoning, tool calls and results and
+// state deltas, as if runs had written them, so that the next turn continues it. It is
+// meant for a session just created for the import; no run may be in progress in it.
+func (rt *Runtime) ImportEvents(ctx context.Context, key session.Key, evs ...session.NewEvent) ([]session.Event, error) {
+	for _, e := range evs {
+		switch e.Type {
+		case session.TypeUserMessage, session.TypeAssistantMessage, session.TypeReasoning, session.TypeToolCall,
+			session.TypeToolResult, session.TypeStateDelta:
+		default:
+			return nil, clientErr(ErrInvalidInput, "", "events of type %q cannot be imported", e.Type)
+		}
+		if e.InvocationID == "" {
+			return nil, clientErr(ErrInvalidInput, "", "an imported event needs an invocation id")
+		}
+	}
+	rt.mu.Lock()
+	for rk, r := range rt.runs {
+		if rk.session != key {
+			continue
+		}
+		select {
+		case <-r.Done():
+		default:
+			rt.mu.Unlock()
+			return nil, clientErr(ErrRunActive, "", "a run is in progress in session %s", key.ID)
+		}
+	}
+	rt.mu.Unlock()
+	out, err := rt.store.Append(ctx, key, evs...)
+	if errors.Is(err, session.ErrInvalid) {
+		return nil, clientErr(ErrInvalidInput, "", "invalid event: %v", err)
+	}
+	return out, notFound(key, err)
+}
+
 // LiveRun returns the in-memory run of an invocation if it is still there (live or
 // recently finished); surfaces that follow runs use Open otherwise.
 func (rt *Runtime) LiveRun(key session.Key, invocationID string) (*Run, bool) {

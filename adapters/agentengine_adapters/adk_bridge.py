@@ -18,6 +18,7 @@ Per turn (see adk_session.py for the projection):
    | `function_response` | `tool_result` with the same id |
    | `actions.state_delta` | `state_delta` (app:/user: prefixes kept, temp: dropped) |
    | `usage_metadata` (final events) | `usage` |
+   | the event's own fields (author, turn_complete, usage_metadata, ...) | native `event.meta`, before the event's items |
    | `adk_request_confirmation` call / long-running tool call | `approval_request`, and the run ends |
    | `error_code` on a model response | Error (RunnerError `model_error`) |
 
@@ -71,6 +72,34 @@ INVALID_RESUME = "invalid_resume"
 CONFIRMATION = "confirmation"
 LONG_RUNNING = "long_running"
 
+# The native event kind whose data the host stores with the items that follow it (see
+# host.NativeEventMeta): ADK's own fields of the event those items come from, so that the
+# ADK-web surface writes events as ADK does (the agent's name as author, usage, finish
+# reason, turn completion).
+EVENT_META = "event.meta"
+# Event fields relayed in event.meta (those of the ADK version at hand; content, ids,
+# times and the state and confirmation actions travel as runner events already).
+META_FIELDS = (
+    "author",
+    "branch",
+    "partial",
+    "turn_complete",
+    "finish_reason",
+    "usage_metadata",
+    "model_version",
+    "interrupted",
+    "custom_metadata",
+    "grounding_metadata",
+    "citation_metadata",
+    "cache_metadata",
+    "avg_logprobs",
+    "input_transcription",
+    "output_transcription",
+    "node_info",
+    "long_running_tool_ids",
+)
+META_ACTIONS = ("transfer_to_agent", "escalate", "skip_summarization", "end_of_agent")
+
 
 # -- loading -------------------------------------------------------------------------------
 
@@ -118,6 +147,7 @@ class Pending:
     call: types.FunctionCall  # the original tool call
     events: list[dict[str, Any]] = field(default_factory=list)  # ADK events to restore
     hint: str = ""
+    payload: Any = None  # the ToolConfirmation payload the tool asked with
 
     def detail(self) -> dict[str, Any]:
         return {
@@ -126,6 +156,7 @@ class Pending:
             "approval_id": self.approval_id,
             "original_call": self.call.model_dump(mode="json", exclude_none=True),
             "hint": self.hint,
+            "payload": self.payload,
             "adk_events": self.events,
         }
 
@@ -184,6 +215,7 @@ class AdkRunner(Runner):
             agent_name=self.settings.agent_name,
             description=description,
             capabilities=Capabilities(streaming=True, resume=True, multimodal_input=True),
+            native=dev_info(self.entry.obj, self.agent),
         )
 
     def _key(self, request: RunRequest) -> tuple[str, str, str]:
@@ -330,6 +362,7 @@ class EventMapper:
         self._long_running: set[str] = set()
         self._answered: set[str] = set()
         self._events: list[Event] = []
+        self._meta: dict[str, Any] | None = None
 
     async def on_event(self, event: Event) -> None:
         if event.author == "user":
@@ -338,6 +371,11 @@ class EventMapper:
             message = event.error_message or "the model returned no content"
             raise RunnerError(f"ADK model error {event.error_code}: {message}", "model_error")
         parts = list(event.content.parts or []) if event.content else []
+        meta = event_meta(event)
+        if meta != self._meta:
+            # Partials of one response share theirs: sent once, not per token.
+            self._meta = meta
+            await self.emit.native("adk", EVENT_META, meta)
         if event.partial:
             for part in parts:
                 if part.text and part.thought:
@@ -395,6 +433,7 @@ class EventMapper:
                     approval_id=call_id,
                     call=original_call,
                     hint=str(confirmation.get("hint") or "") if isinstance(confirmation, Mapping) else "",
+                    payload=confirmation.get("payload") if isinstance(confirmation, Mapping) else None,
                 )
             )
             return
@@ -426,6 +465,71 @@ class EventMapper:
             pending.events = proj.dump_events(
                 [e for e in self._events if ids & _ids(e)]
             )
+
+
+def dev_info(obj: BaseAgent | App, agent: BaseAgent) -> dict[str, Any] | None:
+    """What ADK's dev UI draws the agent from, computed by the installed google-adk as its
+    dev server does: the app info (build_graph) and, for the root and every agent below it,
+    the DOT graphs of its workflows in light and dark mode (build_graph_image ?node=).
+    None when this google-adk has no such helpers (before 2.0) or they fail."""
+    try:
+        from google.adk.cli.dev_server import DevServer
+        from google.adk.cli.utils.graph_serialization import serialize_app_info
+        from google.adk.cli.utils.graph_visualization import plot_workflow_graph
+
+        app = obj if isinstance(obj, App) else App(name=_identifier(agent.name), root_agent=agent)
+        app_info: dict[str, Any] = serialize_app_info(app)
+        graphs: dict[str, dict[str, Any]] = {"light": {}, "dark": {}}
+        for node in _node_paths(app_info.get("root_agent") or {}):
+            # The dev server's own navigation (plain functions of the app info).
+            target = DevServer._navigate_to_node(None, app_info, node)  # type: ignore[arg-type]
+            if target is None:
+                continue
+            scope = {"root_agent": target} if node else app_info
+            workflows = DevServer._get_all_sub_workflows(None, scope, node)  # type: ignore[arg-type]
+            workflows.setdefault(node, target)
+            for mode, dark in (("light", False), ("dark", True)):
+                dots = {}
+                for path, info in workflows.items():
+                    dot = plot_workflow_graph({"root_agent": info}, format="dot", dark_mode=dark)
+                    if dot:
+                        dots[path] = {"dotSrc": dot}
+                graphs[mode][node] = dots
+        return {"app_info": json.loads(json.dumps(app_info, default=str)), "graphs": graphs}
+    except Exception:  # an ADK without these helpers, or an agent they cannot draw
+        log.debug("no dev UI graph for the agent", exc_info=True)
+        return None
+
+
+def _node_paths(agent: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """"" (the root) and the "a/b" path of every agent or node below it."""
+    paths = [prefix]
+    children = [*(agent.get("sub_agents") or []), *(agent.get("nodes") or []), *((agent.get("graph") or {}).get("nodes") or [])]
+    for child in children:
+        name = child.get("name") if isinstance(child, Mapping) else None
+        if name:
+            paths += _node_paths(child, f"{prefix}/{name}" if prefix else str(name))
+    return paths
+
+
+def _identifier(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "app"
+
+
+def event_meta(event: Event) -> dict[str, Any]:
+    """The event's own fields, as ADK serialises them (camelCase, no nulls)."""
+    fields = {f for f in META_FIELDS if f in type(event).model_fields}
+    meta: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True, include=fields)
+    actions_fields = {f for f in META_ACTIONS if f in type(event.actions).model_fields}
+    actions = event.actions.model_dump(mode="json", by_alias=True, exclude_none=True, include=actions_fields)
+    # The state delta as the host stores it (temp: keys dropped, as ADK's session drops
+    # them), so that it is shown on this event, where ADK writes it.
+    delta = proj.host_state_delta(event.actions.state_delta)
+    if delta:
+        actions["stateDelta"] = json.loads(json.dumps(delta, default=str))
+    if actions:
+        meta["actions"] = actions
+    return meta
 
 
 def _ids(event: Event) -> set[str | None]:

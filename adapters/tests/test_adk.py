@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from agentengine_runner.testing import collect, make_request
-from conftest import errors, kinds, make_runner, of, run, text
+from conftest import errors, kinds, make_runner, natives, of, run, text
 
 from agentengine_adapters.adk_bridge import AdkRunner
 from agentengine_adapters.broken import BrokenRunner
@@ -97,6 +97,22 @@ def test_describe(adk: Any) -> None:
     assert d.capabilities.resume
 
 
+def test_describe_reports_what_adks_dev_ui_draws(adk: Any) -> None:
+    native = adk().describe().native
+    try:
+        import google.adk.cli.utils.graph_visualization  # noqa: F401
+    except ImportError:  # google-adk before 2.0 has no such helpers: no graphs
+        assert native is None
+        return
+    assert native["app_info"]["root_agent"]["name"] == "assistant"
+    assert {t["name"] for t in native["app_info"]["root_agent"]["tools"]} >= {"get_weather", "delete_file"}
+    for mode in ("light", "dark"):
+        dot = native["graphs"][mode][""][""]["dotSrc"]
+        assert "digraph" in dot and "get_weather" in dot
+    assert native["graphs"]["light"] != native["graphs"]["dark"]
+    json.dumps(native)  # what the runner sends as native_json
+
+
 def test_streamed_text_is_not_counted_twice(adk: Any) -> None:
     events = run(lambda: turn(adk(), "hi there"))
     deltas = of(events, "text_delta")
@@ -105,6 +121,22 @@ def test_streamed_text_is_not_counted_twice(adk: Any) -> None:
     assert [m.text for m in of(events, "message_done")] == ["You said: hi there"]
     assert of(events, "usage")[0].output_tokens > 0
     assert not errors(events)
+
+
+def test_each_adk_event_reports_its_own_fields_before_its_items(adk: Any) -> None:
+    events = run(lambda: turn(adk(), "weather city=Paris"))
+    metas = natives(events, "event.meta")
+    # The agent's own name, not the project's; usage with the model's responses; the
+    # turn's end with its last one.
+    assert metas and {m["author"] for m in metas} == {"assistant"}
+    assert metas[0]["usageMetadata"]["totalTokenCount"] > 0
+    assert metas[-1]["turnComplete"] is True and metas[-1]["finishReason"] == "STOP"
+    kinds_ = kinds(events)
+    first_meta = next(i for i, e in enumerate(events) if e.WhichOneof("event") == "native" and e.native.kind == "event.meta")
+    assert first_meta < kinds_.index("tool_call")
+    # Partials of one response share their meta: not one per token.
+    streamed = run(lambda: turn(adk(), "say a few more words please"))
+    assert len(natives(streamed, "event.meta")) < len(of(streamed, "text_delta"))
 
 
 def test_thoughts_become_reasoning(adk: Any) -> None:

@@ -47,5 +47,13 @@
 //     that cannot be run (functionCall, executableCode, ...) are 400.
 //   - Request bodies must be JSON (or carry no Content-Type), which keeps browsers from
 //     sending them cross-site without a CORS preflight.
-//   - Not served: artifacts, memory, evals, traces, /run_live, app-info and the builder.
+//   - ADK's own event fields (author = the agent's name, turnComplete, finishReason,
+//     usageMetadata, nodeInfo, ...) come from the runner's event meta stored with each
+//     item (host.NativeEventMeta); a tool's state delta is written on its function
+//     response event, as ADK does.
+//   - Dev routes ADK's dev UI calls (dev_handlers.go): telemetry config (off), the agent
+//     graph the runner computed (build_graph, build_graph_image), empty eval lists,
+//     the builder's read route, run_live refused over its WebSocket. A session created
+//     with events imports them (import.go).
+//   - Not served: artifacts, memory, running evals, app-info and the builder's writes.
 package adkweb

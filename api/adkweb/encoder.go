@@ -1,6 +1,7 @@
 package adkweb
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -24,6 +25,9 @@ type encodeOptions struct {
 	// UserEvents emits user-authored events. A run's stream leaves them out, as ADK's
 	// Runner does not yield the user's own message; a session replay includes them.
 	UserEvents bool
+	// NodeInfo gives every event a nodeInfo (ADK 2.x's events all have one, the user's
+	// and those without a node {"path": ""}); set when the runner's event meta has them.
+	NodeInfo bool
 }
 
 // encoder turns host events (a run's journal, or a session's stored events) into ADK
@@ -45,11 +49,21 @@ type encoder struct {
 	// ends its turn: the turn's usage then goes on it, as ADK puts a model call's usage on
 	// that call's event.
 	held *Event
+	// partialMeta is the runner's latest event meta in a live journal (the fields of
+	// the partial events that follow); authors remembers the agent that wrote each
+	// invocation's last item, for its events that carry no meta (state deltas, errors).
+	partialMeta *eventMeta
+	authors     map[string]string
+	// shown remembers, per invocation, the state delta last shown on an event through
+	// its meta (ADK writes a tool's state delta on its function response event), so that
+	// the state_delta item the host stored for it is not shown twice.
+	shown map[string]string
 }
 
 func newEncoder(agent, invocationID string, opts encodeOptions) *encoder {
 	return &encoder{opts: opts, agent: agent, inv: invocationID, names: map[string]string{},
-		approvals: map[string]session.ApprovalRequestData{}, awaiting: map[string]bool{}}
+		approvals: map[string]session.ApprovalRequestData{}, awaiting: map[string]bool{}, authors: map[string]string{},
+		shown: map[string]string{}}
 }
 
 // Add encodes one host event into zero or more ADK events. The last model event may be
@@ -75,7 +89,9 @@ func (e *encoder) hold(out []Event) []Event {
 		return nil
 	}
 	if len(out) == 1 && e.held != nil && usageOnly(out[0]) && out[0].InvocationID == e.held.InvocationID {
-		e.held.UsageMetadata = out[0].UsageMetadata
+		if len(e.held.UsageMetadata) == 0 { // an ADK runner's event carries its own call's usage
+			e.held.UsageMetadata = out[0].UsageMetadata
+		}
 		return e.Flush()
 	}
 	res := e.Flush()
@@ -90,7 +106,7 @@ func (e *encoder) hold(out []Event) []Event {
 
 // usageOnly reports an event carrying nothing but a turn's usage.
 func usageOnly(ev Event) bool {
-	return ev.UsageMetadata != nil && ev.Content == nil && ev.ErrorCode == "" && len(ev.Actions.StateDelta) <= 2 // {}
+	return len(ev.UsageMetadata) > 0 && ev.Content == nil && ev.ErrorCode == "" && len(ev.Actions.StateDelta) <= 2 // {}
 }
 
 func (e *encoder) add(ev host.Event) []Event {
@@ -109,8 +125,15 @@ func (e *encoder) add(ev host.Event) []Event {
 			return nil
 		}
 		return e.stored(ev.Stored)
-	case host.KindToolArgsDelta, host.KindNative:
-		// Argument deltas and native events have no ADK counterpart.
+	case host.KindNative:
+		if ev.Name == host.NativeEventMeta {
+			var m eventMeta
+			if json.Unmarshal([]byte(ev.Text), &m) == nil {
+				e.partialMeta = &m
+			}
+		}
+	case host.KindToolArgsDelta:
+		// Argument deltas have no ADK counterpart.
 	}
 	return nil
 }
@@ -118,7 +141,7 @@ func (e *encoder) add(ev host.Event) []Event {
 // partial is a delta as ADK streams it: partial text (or thought) with the delta only;
 // the stored event that ends the item carries the whole text.
 func (e *encoder) partial(ev host.Event) Event {
-	return Event{
+	out := Event{
 		Content:      &Content{Role: "model", Parts: []Part{textPart(ev.Text, ev.Kind == host.KindReasoningDelta)}},
 		Partial:      true,
 		InvocationID: e.inv,
@@ -127,11 +150,31 @@ func (e *encoder) partial(ev host.Event) Event {
 		ID:           e.inv + "-p" + strconv.Itoa(ev.Index),
 		Timestamp:    seconds(e.last),
 	}
+	e.partialMeta.apply(&out)
+	return out
 }
 
 func (e *encoder) stored(s *session.Event) []Event {
+	meta := storedMeta(s)
+	author := s.Author
+	if meta != nil && meta.Author != "" {
+		e.authors[s.InvocationID] = meta.Author
+	} else if a := e.authors[s.InvocationID]; a != "" && s.Author != "user" {
+		author = a // the agent's own name, as the invocation's items reported it
+	}
 	base := func(k int) Event {
-		return Event{InvocationID: s.InvocationID, Author: s.Author, Actions: noActions(), ID: eventID(s, k), Timestamp: seconds(s.Time)}
+		ev := Event{InvocationID: s.InvocationID, Author: author, Actions: noActions(), ID: eventID(s, k), Timestamp: seconds(s.Time)}
+		meta.apply(&ev)
+		if meta != nil && isObject(meta.Actions.StateDelta) {
+			e.shown[s.InvocationID] = compactJSON(meta.Actions.StateDelta)
+		}
+		if meta != nil && ev.NodeInfo != nil {
+			e.opts.NodeInfo = true
+		}
+		if ev.NodeInfo == nil && e.opts.NodeInfo {
+			ev.NodeInfo = json.RawMessage(`{"path":""}`)
+		}
+		return ev
 	}
 	with := func(role string, parts ...Part) []Event {
 		ev := base(0)
@@ -189,6 +232,10 @@ func (e *encoder) stored(s *session.Event) []Event {
 		if s.InvocationID == "" || !isObject(s.Data) {
 			return nil
 		}
+		if shown, ok := e.shown[s.InvocationID]; ok && shown == compactJSON(s.Data) {
+			delete(e.shown, s.InvocationID)
+			return nil // already on the event that made it
+		}
 		ev := base(0)
 		ev.Actions.StateDelta = s.Data
 		return []Event{ev}
@@ -227,23 +274,109 @@ func (e *encoder) confirmation(s *session.Event, d session.ApprovalRequestData, 
 	if hint == "" {
 		hint = fmt.Sprintf("Please approve or reject the tool call %s() by responding with a FunctionResponse with an expected ToolConfirmation payload.", d.Name)
 	}
-	tc := ToolConfirmation{Hint: hint, Payload: d.Detail}
-	var out []Event
+	tc := ToolConfirmation{Hint: hint, Payload: confirmationPayload(d.Detail)}
+	// The runner's event meta is that of the ADK event that came last: ADK 2.x writes the
+	// confirmation call first and then the placeholder response (which skips
+	// summarization), earlier versions the other way round.
+	meta := storedMeta(s)
+	callFirst := meta != nil && meta.Actions.SkipSummarization
+	callRole := "model"
+	if o := adkConfirmationOrder(d.Detail, id, d.CallID); o.known {
+		callFirst, callRole = o.callFirst, o.callRole
+	}
+	var placeholder *Event
 	if d.CallID != "" {
 		ev := base(0)
 		ev.Content = &Content{Role: "user", Parts: []Part{{FunctionResponse: &FunctionResponse{
 			ID: d.CallID, Name: d.Name, Response: mustJSON(map[string]string{"error": confirmationPending})}}}}
 		ev.Actions.RequestedToolConfirmations[d.CallID] = tc
-		out = append(out, ev)
+		ev.LongRunningToolIDs = nil
+		placeholder = &ev
 	}
 	args := mustJSON(confirmationArgs{
 		Original:     FunctionCall{ID: d.CallID, Args: argsObject(d.Arguments), Name: d.Name},
 		Confirmation: tc,
 	})
-	ev := base(len(out))
-	ev.Content = &Content{Role: "model", Parts: []Part{{FunctionCall: &FunctionCall{ID: id, Name: confirmationFunction, Args: args}}}}
-	ev.LongRunningToolIDs = []string{id}
-	return append(out, ev)
+	call := base(0)
+	call.Content = &Content{Role: callRole, Parts: []Part{{FunctionCall: &FunctionCall{ID: id, Name: confirmationFunction, Args: args}}}}
+	call.LongRunningToolIDs = &[]string{id}
+	call.Actions.SkipSummarization = false
+	switch {
+	case placeholder == nil:
+		return []Event{call}
+	case callFirst:
+		placeholder.ID = eventID(s, 1)
+		return []Event{call, *placeholder}
+	default:
+		call.ID = eventID(s, 1)
+		return []Event{*placeholder, call}
+	}
+}
+
+// confirmationOrder is how the ADK that asked for a confirmation wrote its two events.
+type confirmationOrder struct {
+	known     bool
+	callFirst bool   // the adk_request_confirmation call before the placeholder response
+	callRole  string // the call's content role ("model" in google-adk 2.x, "user" before)
+}
+
+// adkConfirmationOrder reads the ADK bridge's approval detail, which keeps the ADK events
+// of the pending call (adk_events): the order and role ADK gave the confirmation call
+// (approval id) and the guarded call's placeholder response (call id).
+func adkConfirmationOrder(detail json.RawMessage, approvalID, callID string) confirmationOrder {
+	var d struct {
+		Framework string `json:"framework"`
+		Events    []struct {
+			Content *struct {
+				Role  string `json:"role"`
+				Parts []struct {
+					FunctionCall     *struct{ ID string } `json:"functionCall"`
+					FunctionResponse *struct{ ID string } `json:"functionResponse"`
+				} `json:"parts"`
+			} `json:"content"`
+		} `json:"adk_events"`
+	}
+	if json.Unmarshal(detail, &d) != nil || d.Framework != "adk" {
+		return confirmationOrder{}
+	}
+	call, resp := -1, -1
+	var o confirmationOrder
+	for i, ev := range d.Events {
+		if ev.Content == nil {
+			continue
+		}
+		for _, p := range ev.Content.Parts {
+			fc, fr := p.FunctionCall, p.FunctionResponse
+			if fc != nil && fc.ID == approvalID && call < 0 {
+				call, o.callRole = i, ev.Content.Role
+			}
+			if fr != nil && fr.ID == callID && resp < 0 {
+				resp = i
+			}
+		}
+	}
+	if call < 0 || o.callRole == "" {
+		return confirmationOrder{}
+	}
+	o.known, o.callFirst = true, resp < 0 || call < resp
+	return o
+}
+
+// confirmationPayload is the payload of a confirmation request: the approval's detail,
+// except for the ADK bridge's, which is its own resume data and carries the payload
+// ADK's tool asked with (if any) under "payload".
+func confirmationPayload(detail json.RawMessage) json.RawMessage {
+	var d struct {
+		Framework string          `json:"framework"`
+		Payload   json.RawMessage `json:"payload"`
+	}
+	if json.Unmarshal(detail, &d) == nil && d.Framework == "adk" {
+		if len(d.Payload) == 0 || string(d.Payload) == "null" {
+			return nil
+		}
+		return d.Payload
+	}
+	return detail
 }
 
 // answer is the user's function response that a stored approval response records: the
@@ -328,6 +461,25 @@ func (e *encoder) userParts(d session.UserMessageData) []Part {
 	return parts
 }
 
+// compactJSON is raw without insignificant space (raw itself if it is not JSON).
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// storedMeta is the runner's event meta stored with an item (host.NativeEventMeta); only
+// the item types that carry one are read (a state delta's data is the delta itself).
+func storedMeta(s *session.Event) *eventMeta {
+	switch s.Type {
+	case session.TypeAssistantMessage, session.TypeReasoning, session.TypeToolCall, session.TypeToolResult, session.TypeApprovalRequest:
+		return metaOf(s.Data)
+	}
+	return nil
+}
+
 // eventID names the k-th ADK event of a stored event: unique because invocation ids
 // are, and stable because seqs are.
 func eventID(s *session.Event, k int) string {
@@ -353,15 +505,15 @@ func seconds(t time.Time) float64 {
 // usageMetadataOf is genai's GenerateContentResponseUsageMetadata of a usage (nil for
 // none). As in OpenAI's usage, our output tokens include the reasoning tokens; genai
 // counts thoughts apart from the candidates.
-func usageMetadataOf(u *session.Usage) *UsageMetadata {
+func usageMetadataOf(u *session.Usage) json.RawMessage {
 	if u == nil {
 		return nil
 	}
-	return &UsageMetadata{
+	return session.MustJSON(UsageMetadata{
 		PromptTokenCount:        u.InputTokens,
 		CandidatesTokenCount:    u.OutputTokens - u.ReasoningTokens,
 		ThoughtsTokenCount:      u.ReasoningTokens,
 		CachedContentTokenCount: u.CachedTokens,
 		TotalTokenCount:         u.InputTokens + u.OutputTokens,
-	}
+	})
 }

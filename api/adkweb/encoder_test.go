@@ -119,6 +119,23 @@ func scenarios() map[string][]host.Event {
 			delta(host.KindTextDelta, "msg_1", "Echo: ").
 			stored(session.TypeAssistantMessage, "msg_1", session.AssistantMessageData{Text: "Echo: "}).
 			end(session.StatusCancelled, nil),
+		// An ADK runner's items with the ADK events' own fields (event meta): the agent's
+		// name as author, usage, the turn's end; the tool's state delta lands on its
+		// function response event.
+		"adk": newJournal().opening("weather city=Paris").
+			add(host.Event{Kind: host.KindNative, Name: host.NativeEventMeta, Text: `{"author":"assistant","usageMetadata":{"promptTokenCount":2,"totalTokenCount":3},"nodeInfo":{"path":"assistant@1"},"longRunningToolIds":[]}`}).
+			stored(session.TypeToolCall, "fc_1", withMeta(session.ToolCallData{CallID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+				`{"author":"assistant","usageMetadata":{"promptTokenCount":2,"totalTokenCount":3},"nodeInfo":{"path":"assistant@1"},"longRunningToolIds":[]}`)).
+			add(host.Event{Kind: host.KindNative, Name: host.NativeEventMeta, Text: `{"author":"assistant","nodeInfo":{"path":"assistant@1"},"actions":{"stateDelta":{"user:last_city":"Paris"}}}`}).
+			stored(session.TypeToolResult, "", withMeta(session.ToolResultData{CallID: "call_1", Name: "get_weather", Output: `{"forecast":"sunny"}`},
+				`{"author":"assistant","nodeInfo":{"path":"assistant@1"},"actions":{"stateDelta":{"user:last_city":"Paris"}}}`)).
+			storedAs(session.TypeStateDelta, "echo", "", json.RawMessage(`{"user:last_city":"Paris"}`), json.RawMessage(`{"user:last_city":"Paris"}`)).
+			add(host.Event{Kind: host.KindNative, Name: host.NativeEventMeta, Text: `{"author":"assistant","partial":true,"nodeInfo":{"path":"assistant@1"}}`}).
+			delta(host.KindTextDelta, "msg_1", "Sunny ").delta(host.KindTextDelta, "msg_1", "in Paris.").
+			add(host.Event{Kind: host.KindNative, Name: host.NativeEventMeta, Text: `{"author":"assistant","turnComplete":true,"finishReason":"STOP","usageMetadata":{"totalTokenCount":9},"nodeInfo":{"path":"assistant@1"}}`}).
+			stored(session.TypeAssistantMessage, "msg_1", withMeta(session.AssistantMessageData{Text: "Sunny in Paris."},
+				`{"author":"assistant","turnComplete":true,"finishReason":"STOP","usageMetadata":{"totalTokenCount":9},"nodeInfo":{"path":"assistant@1"}}`)).
+			end(session.StatusCompleted, nil),
 		"shutdown": newJournal().opening("slow").
 			end(session.StatusInterrupted, &session.RunError{Code: "host_shutdown", Message: "the host shut down during the run"}),
 	}
@@ -131,6 +148,16 @@ func encodeAll(evs []host.Event, opts encodeOptions) []Event {
 		out = append(out, enc.Add(ev)...)
 	}
 	return append(out, enc.Flush()...)
+}
+
+// withMeta is data as the host stores it after a runner's event meta.
+func withMeta(data any, meta string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(session.MustJSON(data), &m); err != nil {
+		panic(err)
+	}
+	m["meta"] = json.RawMessage(meta)
+	return session.MustJSON(m)
 }
 
 // frameSSE frames events as /run_sse writes them.
@@ -263,4 +290,26 @@ func TestSessionProjection(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "session.json", indent(t, raw))
+}
+
+// TestStateDeltaShownOnceWhereADKWritesIt: a state delta the event meta carries is shown
+// on that event; the state_delta item stored for it is not shown again, another one is.
+func TestStateDeltaShownOnceWhereADKWritesIt(t *testing.T) {
+	meta := `{"author":"assistant","actions":{"stateDelta":{"a":1}}}`
+	evs := newJournal().opening("go").
+		stored(session.TypeToolResult, "", withMeta(session.ToolResultData{CallID: "c1", Name: "t", Output: `{}`}, meta)).
+		storedAs(session.TypeStateDelta, "echo", "", json.RawMessage(`{ "a": 1 }`), json.RawMessage(`{"a":1}`)).
+		storedAs(session.TypeStateDelta, "echo", "", json.RawMessage(`{"b":2}`), json.RawMessage(`{"b":2}`)).
+		end(session.StatusCompleted, nil)
+	out := encodeAll(evs, encodeOptions{})
+	var deltas []string
+	for _, ev := range out {
+		if string(ev.Actions.StateDelta) != "{}" {
+			deltas = append(deltas, string(ev.Actions.StateDelta)+" by "+ev.Author)
+		}
+	}
+	want := []string{`{"a":1} by assistant`, `{"b":2} by assistant`}
+	if len(deltas) != len(want) || deltas[0] != want[0] || deltas[1] != want[1] {
+		t.Fatalf("state deltas %q, want %q", deltas, want)
+	}
 }

@@ -74,6 +74,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	s.PATCH("/:session", handle(h.patchSession))
 	s.DELETE("/:session", handle(h.deleteSession))
 	h.registerTraces(r)
+	h.registerDev(r)
 }
 
 // handle adapts a handler that returns its error, writing it in FastAPI's shape.
@@ -88,7 +89,7 @@ func (h *Handler) Owns(path string) bool {
 	case "/run", "/run_sse", "/list-apps", "/version":
 		return true
 	}
-	return strings.HasPrefix(path, "/apps/") || ownsTrace(path)
+	return strings.HasPrefix(path, "/apps/") || ownsTrace(path) || devOwns(path)
 }
 
 // WriteError writes {"detail": message} (api.Surface).

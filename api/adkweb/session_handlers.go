@@ -94,11 +94,15 @@ func (h *Handler) createSession(c *gin.Context) *httpError {
 	if aerr != nil {
 		return aerr
 	}
-	id, state, aerr := parseCreateSession(body)
+	id, state, raw, aerr := parseCreateSession(body)
 	if aerr != nil {
 		return aerr
 	}
-	return h.create(c, session.Key{App: app, User: user, ID: id}, state)
+	events, aerr := importEvents(raw, app)
+	if aerr != nil {
+		return aerr
+	}
+	return h.create(c, session.Key{App: app, User: user, ID: id}, state, events...)
 }
 
 // createSessionWithID serves ADK's deprecated POST .../sessions/{id}, whose body is
@@ -121,10 +125,19 @@ func (h *Handler) createSessionWithID(c *gin.Context) *httpError {
 
 // create makes the session, then writes its initial state as a state delta outside any
 // run (hidden from its events, as ADK's initial state is). If that write fails the
-// session is removed again.
-func (h *Handler) create(c *gin.Context, key session.Key, state []byte) *httpError {
+// session is removed again. Imported events (a session exported from ADK's dev UI)
+// follow it, in one write.
+func (h *Handler) create(c *gin.Context, key session.Key, state []byte, imported ...session.NewEvent) *httpError {
 	if aerr := appStateWrite(c, state); aerr != nil {
 		return aerr
+	}
+	for _, e := range imported {
+		if e.StateDelta == nil {
+			continue
+		}
+		if aerr := appStateWrite(c, e.StateDelta); aerr != nil {
+			return aerr
+		}
 	}
 	ctx := c.Request.Context()
 	if key.ID != "" {
@@ -145,7 +158,17 @@ func (h *Handler) create(c *gin.Context, key session.Key, state []byte) *httpErr
 			return aerr
 		}
 	}
-	return h.respondSession(c, sess.Key, false)
+	if len(imported) > 0 {
+		if _, err := h.rt.ImportEvents(ctx, sess.Key, imported...); err != nil {
+			aerr := fromHostError(h.log, "import events", err)
+			if derr := h.rt.DeleteSession(context.WithoutCancel(ctx), sess.Key); derr != nil {
+				h.log.Error("remove session after a failed import", "session", sess.ID, "error", derr)
+			}
+			return aerr
+		}
+	}
+	// An imported session is answered with its events, as ADK answers (the dev UI shows them).
+	return h.respondSession(c, sess.Key, len(imported) > 0)
 }
 
 // getSession serves GET .../sessions/{id} with its events.
@@ -240,7 +263,14 @@ func sessionJSON(s session.Session, st session.State, evs []session.Event) Sessi
 	for k, v := range st.Session {
 		out.State[k] = v
 	}
-	enc := newEncoder(s.App, "", encodeOptions{UserEvents: true})
+	opts := encodeOptions{UserEvents: true}
+	for i := range evs {
+		if m := storedMeta(&evs[i]); m != nil && m.NodeInfo != nil {
+			opts.NodeInfo = true // events before the first that has one get it too
+			break
+		}
+	}
+	enc := newEncoder(s.App, "", opts)
 	for i := range evs {
 		out.Events = append(out.Events, enc.Add(host.Event{Index: i, Kind: host.KindStored, Stored: &evs[i]})...)
 	}

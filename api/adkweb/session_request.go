@@ -3,38 +3,30 @@ package adkweb
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 )
 
-// parseCreateSession validates ADK's CreateSessionRequest (an empty body is none).
-func parseCreateSession(body []byte) (id string, state []byte, aerr *httpError) {
+// parseCreateSession validates ADK's CreateSessionRequest (an empty body is none):
+// events, when given, are those of a session being imported.
+func parseCreateSession(body []byte) (id string, state []byte, events []json.RawMessage, aerr *httpError) {
 	if isEmptyBody(body) {
-		return "", nil, nil
+		return "", nil, nil, nil
 	}
 	o, aerr := decodeObject(body, []any{"body"})
 	if aerr != nil {
-		return "", nil, aerr
+		return "", nil, nil, aerr
 	}
 	if id, aerr = o.str("sessionId", "session_id", false); aerr != nil {
-		return "", nil, aerr
+		return "", nil, nil, aerr
 	}
 	if state, aerr = o.dict("state", "state"); aerr != nil {
-		return "", nil, aerr
+		return "", nil, nil, aerr
 	}
 	evs, name, aerr := o.get("events", "events")
 	if aerr != nil {
-		return "", nil, aerr
+		return "", nil, nil, aerr
 	}
-	if evs != nil {
-		var list []json.RawMessage
-		if json.Unmarshal(evs, &list) != nil {
-			return "", nil, invalid("list_type", o.at(name), "Input should be a valid list")
-		}
-		if len(list) > 0 {
-			return "", nil, detail(http.StatusBadRequest, "creating a session with events is not supported: events are written by runs; send the messages with /run_sse")
-		}
-	}
-	return id, state, nil
+	events, aerr = importedEventsOf(evs, name, o)
+	return id, state, events, aerr
 }
 
 // parseState validates a body that is a state object (or empty).

@@ -47,11 +47,11 @@ func TestSessionsCRUD(t *testing.T) {
 	if s["id"] != "s3" || s["state"].(map[string]any)["k"] != "v" {
 		t.Errorf("created with id %v", s)
 	}
-	// Taken ids are 409; initial events are not supported and create nothing.
+	// Taken ids are 409; initial events that cannot be imported create nothing.
 	if m := e.obj("POST", "/apps/echo/users/alice/sessions", `{"sessionId":"s1"}`, http.StatusConflict); m["detail"] != "Session already exists: s1" {
 		t.Errorf("conflict %v", m)
 	}
-	e.obj("POST", "/apps/echo/users/alice/sessions", `{"sessionId":"s4","events":[{"author":"user"}]}`, http.StatusBadRequest)
+	e.obj("POST", "/apps/echo/users/alice/sessions", `{"sessionId":"s4","events":[{"author":"a","content":{"parts":[{"executableCode":{"code":"1"}}]}}]}`, http.StatusBadRequest)
 	e.obj("GET", "/apps/echo/users/alice/sessions/s4", "", http.StatusNotFound)
 
 	list := e.json("GET", "/apps/echo/users/alice/sessions", "", http.StatusOK).([]any)

@@ -11,18 +11,31 @@ type Event struct {
 	Content      *Content `json:"content,omitempty"`
 	Partial      bool     `json:"partial,omitempty"`
 	TurnComplete bool     `json:"turnComplete,omitempty"`
-	ErrorCode    string   `json:"errorCode,omitempty"`
-	ErrorMessage string   `json:"errorMessage,omitempty"`
-	InvocationID string   `json:"invocationId"`
-	Author       string   `json:"author"`
-	Actions      Actions  `json:"actions"`
-	// LongRunningToolIDs names the function calls the run is waiting on (ADK sends a set).
-	LongRunningToolIDs []string `json:"longRunningToolIds,omitempty"`
-	ID                 string   `json:"id"`
+	// The model response's own fields, as the runner reported them (event meta).
+	FinishReason        string          `json:"finishReason,omitempty"`
+	ErrorCode           string          `json:"errorCode,omitempty"`
+	ErrorMessage        string          `json:"errorMessage,omitempty"`
+	Interrupted         bool            `json:"interrupted,omitempty"`
+	UsageMetadata       json.RawMessage `json:"usageMetadata,omitempty"`
+	GroundingMetadata   json.RawMessage `json:"groundingMetadata,omitempty"`
+	CitationMetadata    json.RawMessage `json:"citationMetadata,omitempty"`
+	CacheMetadata       json.RawMessage `json:"cacheMetadata,omitempty"`
+	CustomMetadata      json.RawMessage `json:"customMetadata,omitempty"`
+	ModelVersion        string          `json:"modelVersion,omitempty"`
+	AvgLogprobs         json.RawMessage `json:"avgLogprobs,omitempty"`
+	InputTranscription  json.RawMessage `json:"inputTranscription,omitempty"`
+	OutputTranscription json.RawMessage `json:"outputTranscription,omitempty"`
+	InvocationID        string          `json:"invocationId"`
+	Author              string          `json:"author"`
+	Branch              string          `json:"branch,omitempty"`
+	Actions             Actions         `json:"actions"`
+	NodeInfo            json.RawMessage `json:"nodeInfo,omitempty"`
+	// LongRunningToolIDs names the function calls the run is waiting on (ADK sends a
+	// set; ADK 2.x sends [] with every function call).
+	LongRunningToolIDs *[]string `json:"longRunningToolIds,omitempty"`
+	ID                 string    `json:"id"`
 	// Timestamp is seconds since the epoch, as ADK's float.
 	Timestamp float64 `json:"timestamp"`
-	// UsageMetadata is the turn's token usage, on the event that ends it.
-	UsageMetadata *UsageMetadata `json:"usageMetadata,omitempty"`
 }
 
 // UsageMetadata is genai's GenerateContentResponseUsageMetadata (the counts we have).
@@ -85,6 +98,80 @@ type Actions struct {
 	RequestedAuthConfigs json.RawMessage `json:"requestedAuthConfigs"`
 	// RequestedToolConfirmations is keyed by the guarded function call's id.
 	RequestedToolConfirmations map[string]ToolConfirmation `json:"requestedToolConfirmations"`
+	SkipSummarization          bool                        `json:"skipSummarization,omitempty"`
+	TransferToAgent            string                      `json:"transferToAgent,omitempty"`
+	Escalate                   bool                        `json:"escalate,omitempty"`
+	EndOfAgent                 bool                        `json:"endOfAgent,omitempty"`
+}
+
+// eventMeta is the ADK event's own fields the runner reported (the "meta" of stored
+// items; see host.NativeEventMeta), in ADK's JSON.
+type eventMeta struct {
+	Author              string          `json:"author,omitempty"`
+	Branch              string          `json:"branch,omitempty"`
+	TurnComplete        bool            `json:"turnComplete,omitempty"`
+	FinishReason        string          `json:"finishReason,omitempty"`
+	Interrupted         bool            `json:"interrupted,omitempty"`
+	UsageMetadata       json.RawMessage `json:"usageMetadata,omitempty"`
+	GroundingMetadata   json.RawMessage `json:"groundingMetadata,omitempty"`
+	CitationMetadata    json.RawMessage `json:"citationMetadata,omitempty"`
+	CacheMetadata       json.RawMessage `json:"cacheMetadata,omitempty"`
+	CustomMetadata      json.RawMessage `json:"customMetadata,omitempty"`
+	ModelVersion        string          `json:"modelVersion,omitempty"`
+	AvgLogprobs         json.RawMessage `json:"avgLogprobs,omitempty"`
+	InputTranscription  json.RawMessage `json:"inputTranscription,omitempty"`
+	OutputTranscription json.RawMessage `json:"outputTranscription,omitempty"`
+	NodeInfo            json.RawMessage `json:"nodeInfo,omitempty"`
+	LongRunningToolIDs  *[]string       `json:"longRunningToolIds,omitempty"`
+	Actions             struct {
+		// StateDelta is the state delta of the event (which the runner also reports, and
+		// the host stores, as a state_delta item after the event's items).
+		StateDelta        json.RawMessage `json:"stateDelta,omitempty"`
+		SkipSummarization bool            `json:"skipSummarization,omitempty"`
+		TransferToAgent   string          `json:"transferToAgent,omitempty"`
+		Escalate          bool            `json:"escalate,omitempty"`
+		EndOfAgent        bool            `json:"endOfAgent,omitempty"`
+	} `json:"actions"`
+}
+
+// apply writes m's fields into ev (the author only when m names one). Partial
+// events take everything but the turn's end.
+func (m *eventMeta) apply(ev *Event) {
+	if m == nil {
+		return
+	}
+	if m.Author != "" {
+		ev.Author = m.Author
+	}
+	ev.Branch = m.Branch
+	ev.UsageMetadata, ev.ModelVersion, ev.NodeInfo = m.UsageMetadata, m.ModelVersion, m.NodeInfo
+	ev.GroundingMetadata, ev.CitationMetadata, ev.CacheMetadata = m.GroundingMetadata, m.CitationMetadata, m.CacheMetadata
+	ev.CustomMetadata, ev.AvgLogprobs = m.CustomMetadata, m.AvgLogprobs
+	ev.InputTranscription, ev.OutputTranscription = m.InputTranscription, m.OutputTranscription
+	ev.Interrupted = m.Interrupted
+	if !ev.Partial {
+		ev.TurnComplete, ev.FinishReason = m.TurnComplete, m.FinishReason
+	}
+	if ev.LongRunningToolIDs == nil && m.LongRunningToolIDs != nil {
+		ids := append([]string{}, (*m.LongRunningToolIDs)...)
+		ev.LongRunningToolIDs = &ids
+	}
+	a := &ev.Actions
+	a.SkipSummarization, a.TransferToAgent, a.Escalate, a.EndOfAgent = m.Actions.SkipSummarization, m.Actions.TransferToAgent, m.Actions.Escalate, m.Actions.EndOfAgent
+	if isObject(m.Actions.StateDelta) && !ev.Partial {
+		a.StateDelta = m.Actions.StateDelta
+	}
+}
+
+// metaOf reads the meta stored with an item's data (nil without one).
+func metaOf(data json.RawMessage) *eventMeta {
+	var d struct {
+		Meta *eventMeta `json:"meta"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return nil
+	}
+	return d.Meta
 }
 
 // ToolConfirmation is ADK's ToolConfirmation.

@@ -54,6 +54,8 @@ type runOptions struct {
 	// listening, when set, is called once the server accepts connections (web opens
 	// the browser there).
 	listening func(addr net.Addr)
+	// moreSurfaces, when set, adds surfaces to the served ones (web's ADK dev UI).
+	moreSurfaces func(ctx context.Context, st *stack) []api.Surface
 }
 
 func newRunCmd() *cobra.Command {
@@ -229,6 +231,9 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	surfaces, err := newSurfaces(st, log, surfaceOptions{publicURL: o.publicURL, bearer: o.token != "" || keys != nil, pushAllowPrivate: o.pushPrivate})
 	if err != nil {
 		return err
+	}
+	if o.moreSurfaces != nil {
+		surfaces = append(surfaces, o.moreSurfaces(ctx, st)...)
 	}
 	// With a key required, the browser UI gets in through a one-time login URL.
 	var logins *api.Logins

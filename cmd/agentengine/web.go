@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentengine/agentengine/api"
+	"github.com/agentengine/agentengine/api/adkdevui"
+	"github.com/agentengine/agentengine/host/project"
 	"github.com/agentengine/agentengine/session/backend"
 )
 
@@ -44,7 +49,11 @@ does, with the Web UI at http://localhost:PORT/, and open that page in the brows
 Sessions are kept in DIR/.agentengine/ui/sessions.sqlite, so conversations started in
 the browser survive restarts; set KSADK_SESSION_BACKEND or KSADK_STM_PATH in the shell
 to keep them elsewhere. A sessions.sqlite written by KsADK is imported on first use
-(see docs/MIGRATING.md).`,
+(see docs/MIGRATING.md).
+
+For a Google ADK project whose environment has google-adk, ADK's own dev UI is served
+as well, at http://localhost:PORT/dev-ui/, from the files of that installed google-adk
+(see docs/web-api.md).`,
 		Example: `  agentengine web
   agentengine web my-agent -p 9000 --no-open
   agentengine web my-agent --model gpt-4o-mini`,
@@ -69,9 +78,24 @@ func runWeb(cmd *cobra.Command, dirs []string, o webOptions) error {
 		store: webStore(dirs, os.LookupEnv), ksadk: o.ksadk, drain: defaultDrainTimeout,
 		isolateEnv: o.isolateEnv, reload: o.reload,
 	}
+	devUI := "" // what web says about ADK's dev UI
+	ro.moreSurfaces = func(ctx context.Context, st *stack) []api.Surface {
+		s, note := adkDevUI(ctx, dirs)
+		devUI = note
+		if s == nil {
+			return nil
+		}
+		return []api.Surface{s}
+	}
 	ro.listening = func(addr net.Addr) {
 		url := webURL(o.host, addr)
 		fmt.Fprintf(cmd.ErrOrStderr(), "Web UI: %s\n", url)
+		switch {
+		case strings.HasPrefix(devUI, "/"):
+			fmt.Fprintf(cmd.ErrOrStderr(), "ADK dev UI: %s\n", strings.TrimSuffix(url, "/")+devUI)
+		case devUI != "":
+			fmt.Fprintf(cmd.ErrOrStderr(), "ADK dev UI: not served: %s\n", devUI)
+		}
 		if o.noOpen {
 			return
 		}
@@ -80,6 +104,31 @@ func runWeb(cmd *cobra.Command, dirs []string, o webOptions) error {
 		}
 	}
 	return runRun(cmd, dirs, ro)
+}
+
+// adkDevUI serves ADK's dev UI from the google-adk installed in the environment of the
+// first ADK project among dirs. note is the UI's path when it is served, else why not
+// ("" without ADK projects).
+func adkDevUI(ctx context.Context, dirs []string) (s api.Surface, note string) {
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	for _, d := range dirs {
+		p, err := project.Load(d)
+		if err != nil || p.Framework != project.FrameworkADK {
+			continue
+		}
+		in, err := p.FindPython()
+		if err != nil {
+			return nil, fmt.Sprintf("%s: %v", p.Name, err)
+		}
+		loc, err := adkdevui.Locate(ctx, in.Path)
+		if err != nil {
+			return nil, fmt.Sprintf("%s (%s): %v", p.Name, in.Path, err)
+		}
+		return adkdevui.New(loc.Dir), adkdevui.Path
+	}
+	return nil, ""
 }
 
 // webStore is the local SQLite store of the project unless the shell chose a store.

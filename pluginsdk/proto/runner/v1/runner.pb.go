@@ -81,7 +81,11 @@ type DescribeResponse struct {
 	// go-plugin socket, where the runner also serves runs as LaneFrames; empty: it does not.
 	// The host then sends runs there instead of calling Run: one long-lived connection
 	// carries every run, so a run costs no gRPC call (about 0.5 ms in Python's grpc.aio).
-	RunLane       string `protobuf:"bytes,6,opt,name=run_lane,json=runLane,proto3" json:"run_lane,omitempty"`
+	RunLane string `protobuf:"bytes,6,opt,name=run_lane,json=runLane,proto3" json:"run_lane,omitempty"`
+	// A framework-native description of the loaded agent, as JSON (empty: none). The ADK
+	// bridge sends {"app_info": <ADK's app info>, "graphs": {"light"|"dark": {node: {path:
+	// {"dotSrc": <DOT>}}}}}: what ADK's dev UI reads from build_graph and build_graph_image.
+	NativeJson    []byte `protobuf:"bytes,7,opt,name=native_json,json=nativeJson,proto3" json:"native_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -156,6 +160,13 @@ func (x *DescribeResponse) GetRunLane() string {
 		return x.RunLane
 	}
 	return ""
+}
+
+func (x *DescribeResponse) GetNativeJson() []byte {
+	if x != nil {
+		return x.NativeJson
+	}
+	return nil
 }
 
 type Capabilities struct {
@@ -1923,7 +1934,7 @@ var File_runner_v1_runner_proto protoreflect.FileDescriptor
 const file_runner_v1_runner_proto_rawDesc = "" +
 	"\n" +
 	"\x16runner/v1/runner.proto\x12\x15agentengine.runner.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\x80\x02\n" +
+	"\x0fDescribeRequest\"\xa1\x02\n" +
 	"\x10DescribeResponse\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\tR\x0fprotocolVersion\x12\x1c\n" +
 	"\tframework\x18\x02 \x01(\tR\tframework\x12\x1d\n" +
@@ -1931,7 +1942,9 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"agent_name\x18\x03 \x01(\tR\tagentName\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12G\n" +
 	"\fcapabilities\x18\x05 \x01(\v2#.agentengine.runner.v1.CapabilitiesR\fcapabilities\x12\x19\n" +
-	"\brun_lane\x18\x06 \x01(\tR\arunLane\"\xd8\x01\n" +
+	"\brun_lane\x18\x06 \x01(\tR\arunLane\x12\x1f\n" +
+	"\vnative_json\x18\a \x01(\fR\n" +
+	"nativeJson\"\xd8\x01\n" +
 	"\fCapabilities\x12\x1c\n" +
 	"\tstreaming\x18\x01 \x01(\bR\tstreaming\x12\x16\n" +
 	"\x06resume\x18\x02 \x01(\bR\x06resume\x12)\n" +

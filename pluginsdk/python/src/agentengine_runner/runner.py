@@ -37,6 +37,9 @@ class Description:
     agent_name: str
     description: str = ""
     capabilities: Capabilities = field(default_factory=Capabilities)
+    # A framework-native description of the loaded agent (JSON-encodable), sent as
+    # DescribeResponse.native_json; the ADK bridge's is what ADK's dev UI draws graphs from.
+    native: Any = None
 
 
 @dataclass(frozen=True)

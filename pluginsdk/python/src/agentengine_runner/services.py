@@ -117,6 +117,7 @@ class RunnerService(runner_grpc.RunnerServicer):
                 expands_payload=True,
             ),
             run_lane=self.run_lane,
+            native_json=b"" if d.native is None else json.dumps(d.native, separators=(",", ":"), default=str).encode(),
         )
 
     async def Run(self, request: pb.RunRequest, context: grpc.aio.ServicerContext) -> None:

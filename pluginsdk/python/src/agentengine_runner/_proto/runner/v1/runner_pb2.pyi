@@ -10,20 +10,22 @@ class DescribeRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class DescribeResponse(_message.Message):
-    __slots__ = ("protocol_version", "framework", "agent_name", "description", "capabilities", "run_lane")
+    __slots__ = ("protocol_version", "framework", "agent_name", "description", "capabilities", "run_lane", "native_json")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_FIELD_NUMBER: _ClassVar[int]
     AGENT_NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     RUN_LANE_FIELD_NUMBER: _ClassVar[int]
+    NATIVE_JSON_FIELD_NUMBER: _ClassVar[int]
     protocol_version: str
     framework: str
     agent_name: str
     description: str
     capabilities: Capabilities
     run_lane: str
-    def __init__(self, protocol_version: _Optional[str] = ..., framework: _Optional[str] = ..., agent_name: _Optional[str] = ..., description: _Optional[str] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., run_lane: _Optional[str] = ...) -> None: ...
+    native_json: bytes
+    def __init__(self, protocol_version: _Optional[str] = ..., framework: _Optional[str] = ..., agent_name: _Optional[str] = ..., description: _Optional[str] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., run_lane: _Optional[str] = ..., native_json: _Optional[bytes] = ...) -> None: ...
 
 class Capabilities(_message.Message):
     __slots__ = ("streaming", "resume", "multimodal_input", "summarize", "checkpoints", "expands_payload")
