@@ -58,12 +58,15 @@ type encoder struct {
 	// its meta (ADK writes a tool's state delta on its function response event), so that
 	// the state_delta item the host stored for it is not shown twice.
 	shown map[string]string
+	// usageShown remembers the invocations whose events carried a model call's usage
+	// (an ADK runner's): their turn's summed usage is not shown again.
+	usageShown map[string]bool
 }
 
 func newEncoder(agent, invocationID string, opts encodeOptions) *encoder {
 	return &encoder{opts: opts, agent: agent, inv: invocationID, names: map[string]string{},
 		approvals: map[string]session.ApprovalRequestData{}, awaiting: map[string]bool{}, authors: map[string]string{},
-		shown: map[string]string{}}
+		shown: map[string]string{}, usageShown: map[string]bool{}}
 }
 
 // Add encodes one host event into zero or more ADK events. The last model event may be
@@ -88,11 +91,22 @@ func (e *encoder) hold(out []Event) []Event {
 	if len(out) == 0 {
 		return nil
 	}
-	if len(out) == 1 && e.held != nil && usageOnly(out[0]) && out[0].InvocationID == e.held.InvocationID {
-		if len(e.held.UsageMetadata) == 0 { // an ADK runner's event carries its own call's usage
+	if len(out) == 1 && usageOnly(out[0]) {
+		inv := out[0].InvocationID
+		if e.held != nil && inv == e.held.InvocationID && len(e.held.UsageMetadata) == 0 {
 			e.held.UsageMetadata = out[0].UsageMetadata
+			return e.Flush()
 		}
-		return e.Flush()
+		if e.usageShown[inv] || (e.held != nil && inv == e.held.InvocationID) {
+			// An ADK runner's events carry each model call's own usage, as ADK's do: the
+			// turn's sum would be an event ADK never writes.
+			return e.Flush()
+		}
+	}
+	for _, ev := range out {
+		if len(ev.UsageMetadata) > 0 && !usageOnly(ev) {
+			e.usageShown[ev.InvocationID] = true
+		}
 	}
 	res := e.Flush()
 	last := out[len(out)-1]
