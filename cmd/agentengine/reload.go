@@ -68,19 +68,29 @@ func newReloader(st *stack, out io.Writer, log hclog.Logger, drain time.Duration
 	return &reloader{st: st, out: out, log: log.Named("reload"), drain: drain, gen: map[int]int{}}
 }
 
-// run watches until ctx ends.
-func (r *reloader) run(ctx context.Context) error {
+// watch starts watching the projects' files. It returns once every folder is watched, so
+// that an edit made after it returns (right after "serving", say) is never missed; run
+// then acts on the changes.
+func (r *reloader) watch() (*fsnotify.Watcher, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return fmt.Errorf("watch for changes: %w", err)
+		return nil, fmt.Errorf("watch for changes: %w", err)
 	}
+	for i, p := range r.st.project {
+		if err := addTree(w, p.Dir); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("watch %s: %w", r.st.display[i], err)
+		}
+	}
+	return w, nil
+}
+
+// run reloads the projects as w reports changes, until ctx ends; it closes w.
+func (r *reloader) run(ctx context.Context, w *fsnotify.Watcher) {
 	defer w.Close()
 	dirs := map[string]int{} // project dir → index
 	for i, p := range r.st.project {
 		dirs[p.Dir] = i
-		if err := addTree(w, p.Dir); err != nil {
-			return fmt.Errorf("watch %s: %w", r.st.display[i], err)
-		}
 	}
 	kicks := make([]chan struct{}, len(r.st.project))
 	var wg sync.WaitGroup
@@ -92,15 +102,15 @@ func (r *reloader) run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case err, ok := <-w.Errors:
 			if !ok {
-				return nil
+				return
 			}
 			r.log.Warn("file watcher", "error", err)
 		case ev, ok := <-w.Events:
 			if !ok {
-				return nil
+				return
 			}
 			i, rel, ok := owner(dirs, ev.Name)
 			if !ok || ignoredPath(rel) {

@@ -266,6 +266,24 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 		defer msrv.Close()
 		fmt.Fprintf(cmd.ErrOrStderr(), "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
+	if o.reload {
+		// Watching starts before "serving" is printed: an edit made right after it counts.
+		r := newReloader(st, cmd.ErrOrStderr(), log, o.drain)
+		if w, err := r.watch(); err != nil {
+			log.Error("reload is off", "error", err)
+			fmt.Fprintf(cmd.ErrOrStderr(), "reload is off: %v\n", err)
+		} else {
+			rctx, stopReload := context.WithCancel(ctx)
+			reloaded := make(chan struct{})
+			go func() {
+				defer close(reloaded)
+				r.run(rctx, w)
+			}()
+			// Stopped before the runners close: a reload in progress must not outlive them.
+			defer func() { stopReload(); <-reloaded }()
+			fmt.Fprintln(cmd.ErrOrStderr(), "reload on: an edit to a project's files restarts its agent on the new code")
+		}
+	}
 	srv := api.NewServer(router)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -285,20 +303,6 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	}
 	if o.listening != nil {
 		o.listening(ln.Addr())
-	}
-	if o.reload {
-		rctx, stopReload := context.WithCancel(ctx)
-		reloaded := make(chan struct{})
-		go func() {
-			defer close(reloaded)
-			if err := newReloader(st, cmd.ErrOrStderr(), log, o.drain).run(rctx); err != nil {
-				log.Error("reload is off", "error", err)
-				fmt.Fprintf(cmd.ErrOrStderr(), "reload is off: %v\n", err)
-			}
-		}()
-		// Stopped before the runners close: a reload in progress must not outlive them.
-		defer func() { stopReload(); <-reloaded }()
-		fmt.Fprintln(cmd.ErrOrStderr(), "reload on: an edit to a project's files restarts its agent on the new code")
 	}
 	select {
 	case err := <-errc:
