@@ -411,15 +411,14 @@ func decodeV1Send(params json.RawMessage) (*a2a.MessageSendParams, error) {
 	return out, nil
 }
 
-// sdkRole reads a 1.0 role: its enum name, or its number as protobuf JSON allows.
+// sdkRole reads a 1.0 role: its enum name, or its number as protobuf JSON allows. A
+// client sends only user messages.
 func sdkRole(v any) (a2a.MessageRole, error) {
 	switch v {
 	case nil, "ROLE_UNSPECIFIED", float64(0):
 		return "", nil
 	case "ROLE_USER", float64(1):
 		return a2a.MessageRoleUser, nil
-	case "ROLE_AGENT", float64(2):
-		return a2a.MessageRoleAgent, nil
 	}
 	b, _ := json.Marshal(v)
 	return "", fmt.Errorf(`message.role must be "ROLE_USER", not %s: %w`, b, a2a.ErrInvalidParams)
