@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -138,7 +139,7 @@ func serveV1(c *gin.Context, h *handler, req *v1Request) {
 			req.Method, v, versionHeader, ProtocolVersionV1, errVersionNotSupported))
 		return
 	}
-	ctx := c.Request.Context()
+	ctx := context.WithValue(c.Request.Context(), v1CallKey{}, true)
 	params := req.Params
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")
@@ -254,6 +255,15 @@ func serveV1(c *gin.Context, h *handler, req *v1Request) {
 	default: // ListTasks
 		writeV1(c, req.ID, nil, fmt.Errorf("%s is not supported by this server: %w", req.Method, a2a.ErrUnsupportedOperation))
 	}
+}
+
+// v1CallKey marks the context of a 1.0 request, for what the handler keeps past the call
+// (a push config's webhook body).
+type v1CallKey struct{}
+
+func isV1Call(ctx context.Context) bool {
+	v, _ := ctx.Value(v1CallKey{}).(bool)
+	return v
 }
 
 // isV1Version reports whether an A2A-Version header value is 1.0 (patch ignored).

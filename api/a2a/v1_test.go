@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentengine/agentengine/host"
 )
@@ -331,5 +332,36 @@ func TestV1Tenancy(t *testing.T) {
 	}
 	if got := alice.v1Result("echo", "GetTask", map[string]any{"id": id}); state(got) != "TASK_STATE_COMPLETED" {
 		t.Errorf("alice %v", got)
+	}
+}
+
+// A webhook a 1.0 client set gets 1.0's body, a StreamResponse holding the task.
+func TestV1PushNotificationBody(t *testing.T) {
+	e := newEnv(t, envOptions{pushAllowPrivate: true}).v1()
+	hook := newReceiver(t, 0)
+	p := v1Msg(v1Text("please approve deleting notes.txt"))
+	p["configuration"] = map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{
+		"url": hook.srv.URL + "/hook", "token": "client-token", "authentication": map[string]any{"scheme": "Bearer", "credentials": "hook-secret"},
+	}}
+	id := obj(e.v1Result("echo", "SendMessage", p)["task"])["id"]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		hook.mu.Lock()
+		got := append([]map[string]any(nil), hook.got...)
+		auth := append([]string(nil), hook.auth...)
+		tokens := append([]string(nil), hook.tokens...)
+		hook.mu.Unlock()
+		if n := len(got); n > 0 {
+			if task := obj(got[n-1]["task"]); task != nil && state(task) == "TASK_STATE_INPUT_REQUIRED" {
+				if task["id"] != id || tokens[n-1] != "client-token" || auth[n-1] != "Bearer hook-secret" {
+					t.Errorf("delivered %v %q %q", task, tokens[n-1], auth[n-1])
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no input-required task delivered; got %v", got)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
