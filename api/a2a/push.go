@@ -50,7 +50,7 @@ type pushes struct {
 	mu      sync.Mutex
 	configs map[pushKey][]a2a.PushConfig
 	// v1 holds the ids of the configs an A2A 1.0 client set: their webhooks get 1.0's
-	// body (a StreamResponse: {"task": …}), the others 0.3's (the task).
+	// body (a StreamResponse: {"task": …}) too, the others 0.3's (the task) alone.
 	v1       map[pushKey]map[string]bool
 	followed map[string]bool // runs (session/invocation) a deliverer follows
 }
@@ -231,7 +231,14 @@ func (p *pushes) deliver(k pushKey, task *a2a.Task) {
 		p.log.Error("a2a push: encode task", "task", task.ID, "error", err)
 		return
 	}
-	v1Body, err := json.Marshal(map[string]any{"task": v1Task(task)})
+	// A 1.0 client's webhook gets 1.0's StreamResponse ({"task": …}) inside the 0.3 task
+	// JSON: receivers written for either version read it (1.0 readers skip the 0.3
+	// members, 0.3 readers the "task" member), whichever SDK the client that set the
+	// webhook used for the call.
+	both := map[string]any{}
+	_ = json.Unmarshal(body, &both)
+	both["task"] = v1Task(task)
+	v1Body, err := json.Marshal(both)
 	if err != nil {
 		p.log.Error("a2a push: encode task", "task", task.ID, "error", err)
 		return

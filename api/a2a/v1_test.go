@@ -335,7 +335,8 @@ func TestV1Tenancy(t *testing.T) {
 	}
 }
 
-// A webhook a 1.0 client set gets 1.0's body, a StreamResponse holding the task.
+// A webhook a 1.0 client set gets 1.0's body, a StreamResponse holding the task, inside
+// the 0.3 task JSON (for receivers written for 0.3).
 func TestV1PushNotificationBody(t *testing.T) {
 	e := newEnv(t, envOptions{pushAllowPrivate: true}).v1()
 	hook := newReceiver(t, 0)
@@ -353,7 +354,7 @@ func TestV1PushNotificationBody(t *testing.T) {
 		hook.mu.Unlock()
 		if n := len(got); n > 0 {
 			if task := obj(got[n-1]["task"]); task != nil && state(task) == "TASK_STATE_INPUT_REQUIRED" {
-				if task["id"] != id || tokens[n-1] != "client-token" || auth[n-1] != "Bearer hook-secret" {
+				if task["id"] != id || got[n-1]["id"] != id || state(got[n-1]) != "input-required" || tokens[n-1] != "client-token" || auth[n-1] != "Bearer hook-secret" {
 					t.Errorf("delivered %v %q %q", task, tokens[n-1], auth[n-1])
 				}
 				return
