@@ -503,6 +503,7 @@ func v1State(s a2a.TaskState) string {
 		return "TASK_STATE_REJECTED"
 	case a2a.TaskStateAuthRequired:
 		return "TASK_STATE_AUTH_REQUIRED"
+	case a2a.TaskStateUnspecified, a2a.TaskStateUnknown:
 	}
 	return "TASK_STATE_UNSPECIFIED"
 }
@@ -579,6 +580,7 @@ func v1Message(m *a2a.Message) map[string]any {
 		out["role"] = "ROLE_USER"
 	case a2a.MessageRoleAgent:
 		out["role"] = "ROLE_AGENT"
+	case a2a.MessageRoleUnspecified:
 	}
 	putNonEmpty(out, "contextId", m.ContextID)
 	putNonEmpty(out, "taskId", string(m.TaskID))
