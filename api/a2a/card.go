@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -63,7 +64,26 @@ func (s *Surface) writeCard(c *gin.Context, name string) {
 		}}
 		card.Security = []a2a.SecurityRequirements{{bearerScheme: a2a.SecuritySchemeScopes{}}}
 	}
-	httpx.WriteJSON(c, http.StatusOK, card)
+	httpx.WriteJSON(c, http.StatusOK, cardWithV1(card, url, s.bearer))
+}
+
+// cardWithV1 adds A2A 1.0's fields to a 0.3 card, so one card serves clients of both:
+// supportedInterfaces lists the endpoint twice, for 1.0 (first: 1.0 clients pick it) and
+// for 0.3 (the same URL: the JSON-RPC method names tell the versions apart). 1.0 clients
+// read supportedInterfaces and securityRequirements; 0.3 clients read url,
+// preferredTransport, protocolVersion and security, and ignore the rest.
+func cardWithV1(card *a2a.AgentCard, url string, bearer bool) map[string]any {
+	b, _ := json.Marshal(card)
+	out := map[string]any{}
+	_ = json.Unmarshal(b, &out)
+	out["supportedInterfaces"] = []map[string]any{
+		{"url": url, "protocolBinding": string(a2a.TransportProtocolJSONRPC), "protocolVersion": ProtocolVersionV1},
+		{"url": url, "protocolBinding": string(a2a.TransportProtocolJSONRPC), "protocolVersion": ProtocolVersion},
+	}
+	if bearer {
+		out["securityRequirements"] = []map[string]any{{"schemes": map[string]any{string(bearerScheme): map[string]any{"list": []string{}}}}}
+	}
+	return out
 }
 
 // baseURL is the server's URL as clients reach it: PublicURL, else the request's.

@@ -248,7 +248,7 @@ func (h *handler) start(ctx context.Context, p *a2a.MessageSendParams) (*task, *
 		t, run, err := h.resume(ctx, m, opts)
 		if err == nil {
 			if p.Config != nil && p.Config.PushConfig != nil {
-				if _, err := h.s.push.set(pushKeyOf(t), *p.Config.PushConfig); err != nil {
+				if _, err := h.s.push.set(pushKeyOf(t), *p.Config.PushConfig, isV1Call(ctx)); err != nil {
 					h.s.log.Warn("a2a: push config of a resumed task", "task", t.id, "error", err)
 				}
 			}
@@ -270,7 +270,7 @@ func (h *handler) start(ctx context.Context, p *a2a.MessageSendParams) (*task, *
 	}
 	t := &task{id: a2a.TaskID(id), key: run.Key, runs: []*host.Run{run}}
 	if p.Config != nil && p.Config.PushConfig != nil {
-		if _, err := h.s.push.set(pushKeyOf(t), *p.Config.PushConfig); err != nil {
+		if _, err := h.s.push.set(pushKeyOf(t), *p.Config.PushConfig, isV1Call(ctx)); err != nil {
 			h.s.log.Warn("a2a: push config of a started task", "task", id, "error", err)
 		}
 		h.s.push.follow(t, run)

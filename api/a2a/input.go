@@ -20,7 +20,7 @@ func contentBlocks(parts a2a.ContentParts) ([]session.ContentBlock, error) {
 		case a2a.TextPart:
 			out = append(out, session.ContentBlock{Type: "input_text", Text: p.Text})
 		case a2a.DataPart:
-			b, err := json.Marshal(p.Data)
+			b, err := json.Marshal(dataValue(p))
 			if err != nil {
 				return nil, fmt.Errorf("message.parts[%d]: the data is not JSON: %w", i, a2a.ErrInvalidParams)
 			}
@@ -107,7 +107,7 @@ func verdictOf(parts a2a.ContentParts) (verdict, bool) {
 func resumeValue(parts a2a.ContentParts) (string, bool) {
 	for _, p := range parts {
 		if d, ok := p.(a2a.DataPart); ok {
-			b, err := json.Marshal(d.Data)
+			b, err := json.Marshal(dataValue(d))
 			if err != nil {
 				return "", false
 			}

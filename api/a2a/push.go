@@ -47,8 +47,11 @@ type pushes struct {
 	retries      int
 	allowPrivate bool
 
-	mu       sync.Mutex
-	configs  map[pushKey][]a2a.PushConfig
+	mu      sync.Mutex
+	configs map[pushKey][]a2a.PushConfig
+	// v1 holds the ids of the configs an A2A 1.0 client set: their webhooks get 1.0's
+	// body (a StreamResponse: {"task": …}) too, the others 0.3's (the task) alone.
+	v1       map[pushKey]map[string]bool
 	followed map[string]bool // runs (session/invocation) a deliverer follows
 }
 
@@ -60,7 +63,7 @@ func newPushes(log hclog.Logger, allowPrivate bool, timeout time.Duration, retri
 		retries = DefaultPushRetries
 	}
 	p := &pushes{log: log, retries: retries, allowPrivate: allowPrivate,
-		configs: map[pushKey][]a2a.PushConfig{}, followed: map[string]bool{}}
+		configs: map[pushKey][]a2a.PushConfig{}, v1: map[pushKey]map[string]bool{}, followed: map[string]bool{}}
 	dialer := &net.Dialer{Timeout: timeout, Control: p.checkDial}
 	p.client = &http.Client{Timeout: timeout, Transport: &http.Transport{
 		DialContext: dialer.DialContext, TLSHandshakeTimeout: timeout, ResponseHeaderTimeout: timeout, MaxIdleConnsPerHost: 2,
@@ -110,8 +113,8 @@ func (p *pushes) validate(c *a2a.PushConfig) error {
 }
 
 // set stores a config of a task (its id defaults to the task id; a config with the same
-// id is replaced) and returns it.
-func (p *pushes) set(k pushKey, c a2a.PushConfig) (a2a.PushConfig, error) {
+// id is replaced) and returns it; v1 says a 1.0 client set it.
+func (p *pushes) set(k pushKey, c a2a.PushConfig, v1 bool) (a2a.PushConfig, error) {
 	if err := p.validate(&c); err != nil {
 		return c, err
 	}
@@ -121,17 +124,41 @@ func (p *pushes) set(k pushKey, c a2a.PushConfig) (a2a.PushConfig, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.configs[k]
+	found := false
 	for i := range list {
 		if list[i].ID == c.ID {
-			list[i] = c
-			return c, nil
+			list[i], found = c, true
 		}
 	}
-	if len(list) >= maxPushConfigs {
-		return c, fmt.Errorf("a task has at most %d push notification configs: %w", maxPushConfigs, a2a.ErrInvalidParams)
+	if !found {
+		if len(list) >= maxPushConfigs {
+			return c, fmt.Errorf("a task has at most %d push notification configs: %w", maxPushConfigs, a2a.ErrInvalidParams)
+		}
+		p.configs[k] = append(list, c)
 	}
-	p.configs[k] = append(list, c)
+	p.markV1(k, c.ID, v1)
 	return c, nil
+}
+
+// markV1 records (or forgets) that a config is a 1.0 client's; p.mu is held.
+func (p *pushes) markV1(k pushKey, id string, v1 bool) {
+	switch {
+	case v1 && p.v1[k] == nil:
+		p.v1[k] = map[string]bool{id: true}
+	case v1:
+		p.v1[k][id] = true
+	default:
+		delete(p.v1[k], id)
+		if len(p.v1[k]) == 0 {
+			delete(p.v1, k)
+		}
+	}
+}
+
+func (p *pushes) isV1(k pushKey, id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.v1[k][id]
 }
 
 func (p *pushes) list(k pushKey) []a2a.PushConfig {
@@ -159,6 +186,7 @@ func (p *pushes) remove(k pushKey, id string) bool {
 	for i := range list {
 		if list[i].ID == id {
 			p.configs[k] = append(list[:i:i], list[i+1:]...)
+			p.markV1(k, id, false)
 			if len(p.configs[k]) == 0 {
 				delete(p.configs, k)
 			}
@@ -203,8 +231,24 @@ func (p *pushes) deliver(k pushKey, task *a2a.Task) {
 		p.log.Error("a2a push: encode task", "task", task.ID, "error", err)
 		return
 	}
+	// A 1.0 client's webhook gets 1.0's StreamResponse ({"task": …}) inside the 0.3 task
+	// JSON: receivers written for either version read it (1.0 readers skip the 0.3
+	// members, 0.3 readers the "task" member), whichever SDK the client that set the
+	// webhook used for the call.
+	both := map[string]any{}
+	_ = json.Unmarshal(body, &both)
+	both["task"] = v1Task(task)
+	v1Body, err := json.Marshal(both)
+	if err != nil {
+		p.log.Error("a2a push: encode task", "task", task.ID, "error", err)
+		return
+	}
 	for _, c := range p.list(k) {
-		if err := p.post(c, body); err != nil {
+		b := body
+		if p.isV1(k, c.ID) {
+			b = v1Body
+		}
+		if err := p.post(c, b); err != nil {
 			p.log.Warn("a2a push notification not delivered", "task", task.ID, "config", c.ID, "state", task.Status.State, "error", err)
 		}
 	}
@@ -278,7 +322,7 @@ func (h *handler) OnSetTaskPushConfig(ctx context.Context, p *a2a.TaskPushConfig
 	if err != nil {
 		return nil, err
 	}
-	c, err := h.s.push.set(pushKeyOf(t), p.Config)
+	c, err := h.s.push.set(pushKeyOf(t), p.Config, isV1Call(ctx))
 	if err != nil {
 		return nil, err
 	}

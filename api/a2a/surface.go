@@ -128,8 +128,13 @@ func (s *Surface) jsonrpc(c *gin.Context) {
 		s.WriteError(c, http.StatusRequestEntityTooLarge, "invalid_request", "the request body could not be read: "+err.Error())
 		return
 	}
+	h := &handler{s: s, agent: agent.Name}
+	if req, ok := isV1(body); ok {
+		serveV1(c, h, req)
+		return
+	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(body))
-	a2asrv.NewJSONRPCHandler(&handler{s: s, agent: agent.Name}).ServeHTTP(c.Writer, c.Request)
+	a2asrv.NewJSONRPCHandler(h).ServeHTTP(c.Writer, c.Request)
 	if !c.Writer.Written() {
 		var req struct {
 			ID any `json:"id"`

@@ -1,8 +1,10 @@
 """The A2A Python SDK (a2a-sdk) as a client of the agents' A2A surface.
 
-a2a-sdk speaks A2A 1.0 and, for agents whose card says 0.3 (as agentengine's do), the 0.3
-JSON-RPC binding through its compatibility layer: these tests go through that client's
-card resolution, transport selection and event handling, unchanged."""
+a2a-sdk speaks A2A 1.0 and, through its compatibility layer, 0.3. agentengine's cards list
+both (1.0 first): the client picks 1.0 by itself, and these tests go through that client's
+card resolution, transport selection and event handling, unchanged; one test takes the
+card's 0.3 interface alone, so the compatibility layer against the 0.3 binding is covered
+too."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import threading
 import time
 import uuid
 from contextlib import aclosing
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
@@ -99,6 +101,44 @@ def test_card_resolution(server: Server) -> None:  # noqa: F811
         assert (f"{server.origin}/a2a/{MODEL}", "JSONRPC", "0.3.0") in urls
 
     run(go())
+
+
+async def recorded_methods(base: str, card_filter: Callable[[AgentCard], None] | None = None) -> tuple[list[str], Task]:
+    """Sends one message with a client over the card (card_filter, when set, edits it
+    first) and returns the JSON-RPC methods the client called, and the task."""
+    methods: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        if request.method == "POST":
+            methods.append(json.loads(request.content)["method"])
+
+    hc = httpx.AsyncClient(timeout=30, event_hooks={"request": [record]})
+    async with aclosing(hc):
+        card = await A2ACardResolver(hc, f"{base}/a2a/{MODEL}").get_agent_card()
+        if card_filter is not None:
+            card_filter(card)
+        client = ClientFactory(ClientConfig(httpx_client=hc, streaming=False)).create(card)
+        events = await collect(client.send_message(SendMessageRequest(message=message(Part(text="which version?")))))
+    assert len(events) == 1 and events[0].HasField("task"), events
+    return methods, events[0].task
+
+
+def test_default_client_speaks_1_0(server: Server) -> None:  # noqa: F811
+    methods, task = run(recorded_methods(server.origin))
+    assert methods == ["SendMessage"]
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED and artifact_text(task) == "Echo: which version?"
+
+
+def test_0_3_interface_through_the_compat_layer(server: Server) -> None:  # noqa: F811
+    def only_0_3(card: AgentCard) -> None:
+        keep = [i for i in card.supported_interfaces if i.protocol_version.startswith("0.3")]
+        assert len(keep) == 1, card.supported_interfaces
+        del card.supported_interfaces[:]
+        card.supported_interfaces.extend(keep)
+
+    methods, task = run(recorded_methods(server.origin, only_0_3))
+    assert methods == ["message/send"]
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED and artifact_text(task) == "Echo: which version?"
 
 
 def test_send(server: Server) -> None:  # noqa: F811

@@ -1,8 +1,9 @@
 // The A2A JS SDK (@a2a-js/sdk, pinned in package.json) as a client of the agents' A2A
-// surface. The SDK speaks A2A 1.0 and, opted in with legacyCompat, the 0.3 JSON-RPC
-// binding the agents' cards announce: card resolution, send, stream, history on a
-// context, an approval round trip, cancel, resubscribe, get-task with historyLength and
-// per-user keys.
+// surface, opted in to its 0.3 compat layer (legacyCompat), as clients of 0.3-only agents
+// configure it: with the agents' cards listing 1.0 and 0.3, it still picks 1.0. Card
+// resolution, send, stream, history on a context, an approval round trip, cancel,
+// resubscribe, get-task with historyLength and per-user keys. (a2a-v1.test.mjs: the
+// default client, and the 0.3 transport.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
