@@ -170,3 +170,48 @@ func TestBootstrapCheckpointResumeFromCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// ksadk-web creates its session with CreateSession for the bootstrap agent, then sends the
+// first RunAgent with the picked agent as Model: that blank session moves to the picked
+// agent (same id) and the picked agent answers; a session with history does not move.
+func TestRunAgentModelTakesOverABlankSession(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.agents = []string{"zeta", "alpha"} })
+	var created struct{ Session struct{ SessionId, AgentId string } }
+	e.must("CreateSession", map[string]any{"AgentId": "zeta"}, &created)
+	sid := created.Session.SessionId
+	if sid == "" || created.Session.AgentId != "zeta" {
+		t.Fatalf("CreateSession %+v", created)
+	}
+	var a struct {
+		Model     string `json:"model"`
+		SessionID string `json:"session_id"`
+	}
+	e.must("RunAgent", map[string]any{"AgentId": "zeta", "Model": "alpha", "SessionId": sid, "Messages": userMessages("one")}, &a)
+	if a.Model != "alpha" || a.SessionID != sid {
+		t.Fatalf("first turn of a blank session with Model alpha: %+v", a)
+	}
+	var got struct{ Session struct{ SessionId, AgentId string } }
+	e.must("GetSession", map[string]any{"AgentId": "zeta", "SessionId": sid}, &got)
+	if got.Session.AgentId != "alpha" {
+		t.Fatalf("session after the move %+v", got)
+	}
+	var own struct{ Total int }
+	e.must("ListSessions", map[string]any{"AgentId": "zeta", "AgentOnly": true}, &own)
+	if own.Total != 0 {
+		t.Fatalf("zeta still lists the moved session: %+v", own)
+	}
+	// zeta's session with a turn in it stays zeta's.
+	e.must("CreateSession", map[string]any{"AgentId": "zeta"}, &created)
+	used := created.Session.SessionId
+	e.must("RunAgent", map[string]any{"AgentId": "zeta", "SessionId": used, "Messages": userMessages("hi")}, &a)
+	wantError(t, e.post("RunAgent", map[string]any{"AgentId": "zeta", "Model": "alpha", "SessionId": used, "Messages": userMessages("x")}),
+		400, actions.CodeInvalidParameter, "zeta", "alpha")
+	// Another user's blank session is not there for the caller, and stays mallory's.
+	e.must("CreateSession", map[string]any{"AgentId": "zeta", "SessionId": "sess_mallory"}, nil, "X-AgentEngine-User", "mallory")
+	wantError(t, e.post("RunAgent", map[string]any{"AgentId": "zeta", "Model": "alpha", "SessionId": "sess_mallory", "Messages": userMessages("x")}),
+		404, actions.CodeNotFound)
+	e.must("GetSession", map[string]any{"AgentId": "zeta", "SessionId": "sess_mallory"}, &got, "X-AgentEngine-User", "mallory")
+	if got.Session.AgentId != "zeta" {
+		t.Fatalf("mallory's session %+v", got)
+	}
+}

@@ -188,8 +188,8 @@ func (s *Surface) runTurn(ctx context.Context, c *gin.Context, req *runAgentRequ
 	}
 	if toAgent && routed != app {
 		if req.SessionID != "" {
-			if _, err := s.rt.Session(ctx, session.Key{App: app, User: user, ID: req.SessionID}); err == nil {
-				return t, "", invalid("session %q belongs to agent %q; start a new session to talk to %q", req.SessionID, app, routed)
+			if e := s.rehome(ctx, session.Key{App: app, User: user, ID: req.SessionID}, routed); e != nil {
+				return t, "", e
 			}
 		}
 		app = routed

@@ -114,6 +114,39 @@ func (s *Surface) routedAgent(model string) (string, bool) {
 	return "", false
 }
 
+// rehome moves a blank session of key.App (no event, no session state: ksadk-web creates
+// its session with CreateSession for the bootstrap agent before the first RunAgent, whose
+// Model may pick another agent) to agent, keeping its id. A session with history stays
+// its agent's: talking to another agent takes a new session. A session that is not there
+// is left alone (the run creates it).
+func (s *Surface) rehome(ctx context.Context, key session.Key, agent string) *actionError {
+	sess, err := s.rt.Session(ctx, key)
+	if errors.Is(err, host.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return s.fromHost("RunAgent", err)
+	}
+	taken := invalid("session %q belongs to agent %q; start a new session to talk to %q", key.ID, key.App, agent)
+	if sess.LastSeq > 0 || sess.ActiveInvocationID != "" {
+		return taken
+	}
+	st, err := s.rt.State(ctx, key)
+	if err != nil {
+		return s.fromHost("RunAgent", err)
+	}
+	if len(st.Session) > 0 {
+		return taken
+	}
+	if _, err := s.rt.CreateSession(ctx, session.Key{App: agent, User: key.User, ID: key.ID}); err != nil {
+		return s.fromHost("RunAgent", err)
+	}
+	if err := s.rt.DeleteSession(ctx, key); err != nil && !errors.Is(err, host.ErrNotFound) {
+		return s.fromHost("RunAgent", err)
+	}
+	return nil
+}
+
 // existing loads the caller's session; another user's is as absent as an unknown one.
 func (s *Surface) existing(ctx context.Context, action string, key session.Key) (session.Session, *actionError) {
 	sess, err := s.rt.Session(ctx, key)
