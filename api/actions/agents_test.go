@@ -176,7 +176,9 @@ func TestBootstrapCheckpointResumeFromCapabilities(t *testing.T) {
 // agent (same id) and the picked agent answers; a session with history does not move.
 func TestRunAgentModelTakesOverABlankSession(t *testing.T) {
 	e := newEnv(t, func(o *envOptions) { o.agents = []string{"zeta", "alpha"} })
-	var created struct{ Session struct{ SessionId, AgentId string } }
+	var created struct {
+		Session struct{ SessionId, AgentId string }
+	}
 	e.must("CreateSession", map[string]any{"AgentId": "zeta"}, &created)
 	sid := created.Session.SessionId
 	if sid == "" || created.Session.AgentId != "zeta" {
@@ -190,7 +192,9 @@ func TestRunAgentModelTakesOverABlankSession(t *testing.T) {
 	if a.Model != "alpha" || a.SessionID != sid {
 		t.Fatalf("first turn of a blank session with Model alpha: %+v", a)
 	}
-	var got struct{ Session struct{ SessionId, AgentId string } }
+	var got struct {
+		Session struct{ SessionId, AgentId string }
+	}
 	e.must("GetSession", map[string]any{"AgentId": "zeta", "SessionId": sid}, &got)
 	if got.Session.AgentId != "alpha" {
 		t.Fatalf("session after the move %+v", got)
