@@ -219,3 +219,42 @@ func TestRunAgentModelTakesOverABlankSession(t *testing.T) {
 		t.Fatalf("mallory's session %+v", got)
 	}
 }
+
+// After a reload ksadk-web restores the session it showed with ListSessionMessages and no
+// AgentId: with several agents hosted, a session's actions without AgentId go to the
+// agent whose session it is; without such a session AgentId is still required.
+func TestSessionActionsWithoutAgentIdFindTheSessionsAgent(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.agents = []string{"zeta", "alpha"} })
+	var a struct {
+		SessionID string `json:"session_id"`
+	}
+	e.must("RunAgent", map[string]any{"AgentId": "alpha", "Messages": userMessages("one two")}, &a)
+	d := e.messages(map[string]any{"SessionId": a.SessionID})
+	if got := roles(d.Messages); got != "ua" {
+		t.Fatalf("messages without AgentId: %s", got)
+	}
+	var got struct{ Session struct{ AgentId string } }
+	e.must("GetSession", map[string]any{"SessionId": a.SessionID}, &got)
+	if got.Session.AgentId != "alpha" {
+		t.Fatalf("GetSession without AgentId: %+v", got)
+	}
+	var next struct {
+		Model     string `json:"model"`
+		SessionID string `json:"session_id"`
+	}
+	e.must("RunAgent", map[string]any{"SessionId": a.SessionID, "Messages": userMessages("three")}, &next)
+	if next.Model != "alpha" || next.SessionID != a.SessionID {
+		t.Fatalf("RunAgent without AgentId in alpha's session: %+v", next)
+	}
+	for _, body := range []map[string]any{
+		{"SessionId": "sess_unknown"},
+		{"SessionId": a.SessionID, "UserId": "mallory"},
+	} {
+		headers := []string{}
+		if body["UserId"] != nil {
+			headers = []string{"X-AgentEngine-User", "mallory"}
+			delete(body, "UserId")
+		}
+		wantError(t, e.post("ListSessionMessages", body, headers...), 400, actions.CodeMissingParameter, "AgentId", "zeta", "alpha")
+	}
+}

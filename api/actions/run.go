@@ -170,7 +170,7 @@ func (s *Surface) runTurn(ctx context.Context, c *gin.Context, req *runAgentRequ
 	if e != nil {
 		return t, "", e
 	}
-	app, user, e := s.owner(c, req.scoped)
+	app, user, e := s.sessionOwner(c, req.scoped, req.SessionID)
 	if e != nil {
 		return t, "", e
 	}
