@@ -143,8 +143,12 @@ func TestPendingApprovalComesBackAfterReload(t *testing.T) {
 	if !ok || got.ApprovalRequestId != approvalID || got.Status != "paused" {
 		t.Fatalf("the tool block's entry %+v (ok %v): no pending approval to answer; ToolEvents %+v", got, ok, m.ToolEvents)
 	}
-	// Answering it from the reloaded page resumes the run.
-	res := e.run(map[string]any{"SessionId": ask.SessionID, "PreviousResponseId": ask.ID,
+	// Answering it from the reloaded page resumes the run. ksadk-web's tool card sends
+	// the block's ToolCallId as PreviousResponseId; KsADK only keeps it as metadata.
+	if toolBlock.ToolCallId == "" {
+		t.Fatalf("tool block without its call id: %+v", toolBlock)
+	}
+	res := e.run(map[string]any{"SessionId": ask.SessionID, "PreviousResponseId": toolBlock.ToolCallId,
 		"ResponsesInput": []map[string]any{{"type": "mcp_approval_response", "approval_request_id": got.ApprovalRequestId, "approve": true}}})
 	if res.OutputText != "Approved: deleted notes.txt." {
 		t.Fatalf("resume %+v", res)
