@@ -143,8 +143,12 @@ func TestPendingApprovalComesBackAfterReload(t *testing.T) {
 	if !ok || got.ApprovalRequestId != approvalID || got.Status != "paused" {
 		t.Fatalf("the tool block's entry %+v (ok %v): no pending approval to answer; ToolEvents %+v", got, ok, m.ToolEvents)
 	}
-	// Answering it from the reloaded page resumes the run.
-	res := e.run(map[string]any{"SessionId": ask.SessionID, "PreviousResponseId": ask.ID,
+	// Answering it from the reloaded page resumes the run. ksadk-web's tool card sends
+	// the block's ToolCallId as PreviousResponseId; KsADK only keeps it as metadata.
+	if toolBlock.ToolCallId == "" {
+		t.Fatalf("tool block without its call id: %+v", toolBlock)
+	}
+	res := e.run(map[string]any{"SessionId": ask.SessionID, "PreviousResponseId": toolBlock.ToolCallId,
 		"ResponsesInput": []map[string]any{{"type": "mcp_approval_response", "approval_request_id": got.ApprovalRequestId, "approve": true}}})
 	if res.OutputText != "Approved: deleted notes.txt." {
 		t.Fatalf("resume %+v", res)
@@ -168,5 +172,93 @@ func TestBootstrapCheckpointResumeFromCapabilities(t *testing.T) {
 		if lc.CheckpointResume != c.want || d.Capabilities.ResumeRun != c.want || !lc.Checkpoints || !lc.Enabled {
 			t.Errorf("AgentId %q: CheckpointResume %v ResumeRun %v, want %v", c.agent, lc.CheckpointResume, d.Capabilities.ResumeRun, c.want)
 		}
+	}
+}
+
+// ksadk-web creates its session with CreateSession for the bootstrap agent, then sends the
+// first RunAgent with the picked agent as Model: that blank session moves to the picked
+// agent (same id) and the picked agent answers; a session with history does not move.
+func TestRunAgentModelTakesOverABlankSession(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.agents = []string{"zeta", "alpha"} })
+	var created struct {
+		Session struct{ SessionId, AgentId string }
+	}
+	e.must("CreateSession", map[string]any{"AgentId": "zeta"}, &created)
+	sid := created.Session.SessionId
+	if sid == "" || created.Session.AgentId != "zeta" {
+		t.Fatalf("CreateSession %+v", created)
+	}
+	var a struct {
+		Model     string `json:"model"`
+		SessionID string `json:"session_id"`
+	}
+	e.must("RunAgent", map[string]any{"AgentId": "zeta", "Model": "alpha", "SessionId": sid, "Messages": userMessages("one")}, &a)
+	if a.Model != "alpha" || a.SessionID != sid {
+		t.Fatalf("first turn of a blank session with Model alpha: %+v", a)
+	}
+	var got struct {
+		Session struct{ SessionId, AgentId string }
+	}
+	e.must("GetSession", map[string]any{"AgentId": "zeta", "SessionId": sid}, &got)
+	if got.Session.AgentId != "alpha" {
+		t.Fatalf("session after the move %+v", got)
+	}
+	var own struct{ Total int }
+	e.must("ListSessions", map[string]any{"AgentId": "zeta", "AgentOnly": true}, &own)
+	if own.Total != 0 {
+		t.Fatalf("zeta still lists the moved session: %+v", own)
+	}
+	// zeta's session with a turn in it stays zeta's.
+	e.must("CreateSession", map[string]any{"AgentId": "zeta"}, &created)
+	used := created.Session.SessionId
+	e.must("RunAgent", map[string]any{"AgentId": "zeta", "SessionId": used, "Messages": userMessages("hi")}, &a)
+	wantError(t, e.post("RunAgent", map[string]any{"AgentId": "zeta", "Model": "alpha", "SessionId": used, "Messages": userMessages("x")}),
+		400, actions.CodeInvalidParameter, "zeta", "alpha")
+	// Another user's blank session is not there for the caller, and stays mallory's.
+	e.must("CreateSession", map[string]any{"AgentId": "zeta", "SessionId": "sess_mallory"}, nil, "X-AgentEngine-User", "mallory")
+	wantError(t, e.post("RunAgent", map[string]any{"AgentId": "zeta", "Model": "alpha", "SessionId": "sess_mallory", "Messages": userMessages("x")}),
+		404, actions.CodeNotFound)
+	e.must("GetSession", map[string]any{"AgentId": "zeta", "SessionId": "sess_mallory"}, &got, "X-AgentEngine-User", "mallory")
+	if got.Session.AgentId != "zeta" {
+		t.Fatalf("mallory's session %+v", got)
+	}
+}
+
+// After a reload ksadk-web restores the session it showed with ListSessionMessages and no
+// AgentId: with several agents hosted, a session's actions without AgentId go to the
+// agent whose session it is; without such a session AgentId is still required.
+func TestSessionActionsWithoutAgentIdFindTheSessionsAgent(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.agents = []string{"zeta", "alpha"} })
+	var a struct {
+		SessionID string `json:"session_id"`
+	}
+	e.must("RunAgent", map[string]any{"AgentId": "alpha", "Messages": userMessages("one two")}, &a)
+	d := e.messages(map[string]any{"SessionId": a.SessionID})
+	if got := roles(d.Messages); got != "ua" {
+		t.Fatalf("messages without AgentId: %s", got)
+	}
+	var got struct{ Session struct{ AgentId string } }
+	e.must("GetSession", map[string]any{"SessionId": a.SessionID}, &got)
+	if got.Session.AgentId != "alpha" {
+		t.Fatalf("GetSession without AgentId: %+v", got)
+	}
+	var next struct {
+		Model     string `json:"model"`
+		SessionID string `json:"session_id"`
+	}
+	e.must("RunAgent", map[string]any{"SessionId": a.SessionID, "Messages": userMessages("three")}, &next)
+	if next.Model != "alpha" || next.SessionID != a.SessionID {
+		t.Fatalf("RunAgent without AgentId in alpha's session: %+v", next)
+	}
+	for _, body := range []map[string]any{
+		{"SessionId": "sess_unknown"},
+		{"SessionId": a.SessionID, "UserId": "mallory"},
+	} {
+		headers := []string{}
+		if body["UserId"] != nil {
+			headers = []string{"X-AgentEngine-User", "mallory"}
+			delete(body, "UserId")
+		}
+		wantError(t, e.post("ListSessionMessages", body, headers...), 400, actions.CodeMissingParameter, "AgentId", "zeta", "alpha")
 	}
 }

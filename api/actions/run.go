@@ -170,7 +170,7 @@ func (s *Surface) runTurn(ctx context.Context, c *gin.Context, req *runAgentRequ
 	if e != nil {
 		return t, "", e
 	}
-	app, user, e := s.owner(c, req.scoped)
+	app, user, e := s.sessionOwner(c, req.scoped, req.SessionID)
 	if e != nil {
 		return t, "", e
 	}
@@ -188,8 +188,8 @@ func (s *Surface) runTurn(ctx context.Context, c *gin.Context, req *runAgentRequ
 	}
 	if toAgent && routed != app {
 		if req.SessionID != "" {
-			if _, err := s.rt.Session(ctx, session.Key{App: app, User: user, ID: req.SessionID}); err == nil {
-				return t, "", invalid("session %q belongs to agent %q; start a new session to talk to %q", req.SessionID, app, routed)
+			if e := s.rehome(ctx, session.Key{App: app, User: user, ID: req.SessionID}, routed); e != nil {
+				return t, "", e
 			}
 		}
 		app = routed
@@ -239,21 +239,9 @@ func present(raw json.RawMessage) bool {
 // the caller, or the session of PreviousResponseId (both must then agree).
 func (s *Surface) continued(ctx context.Context, t *host.TurnRequest, previous string) *actionError {
 	if previous != "" {
-		rec, err := s.rt.RunByResponseID(ctx, t.User, previous)
-		if err != nil {
-			e := s.fromHost("RunAgent", err)
-			if e.Status == http.StatusNotFound {
-				e.Message = "PreviousResponseId " + previous + " not found"
-			}
+		if e := s.previousResponse(ctx, t, previous); e != nil {
 			return e
 		}
-		if rec.Key.App != t.App {
-			return invalid("PreviousResponseId %q belongs to agent %q, not %q", previous, rec.Key.App, t.App)
-		}
-		if t.SessionID != "" && t.SessionID != rec.Key.ID {
-			return invalid("PreviousResponseId %q belongs to session %q, not SessionId %q", previous, rec.Key.ID, t.SessionID)
-		}
-		t.SessionID = rec.Key.ID
 	}
 	if t.SessionID != "" {
 		key := session.Key{App: t.App, User: t.User, ID: t.SessionID}
@@ -266,6 +254,32 @@ func (s *Surface) continued(ctx context.Context, t *host.TurnRequest, previous s
 	}
 	// A client-chosen InvocationId already used in the session is refused by host.Start
 	// (409); runs are indexed per session, so ids of other sessions cannot collide.
+	return nil
+}
+
+// previousResponse continues t from PreviousResponseId. With a SessionId the session is
+// the conversation, and an id that names no response of the caller is passed over, as
+// KsADK does (it keeps PreviousResponseId as metadata only): ksadk-web answers an
+// approval it rebuilt after a reload with the tool block's ToolCallId there.
+func (s *Surface) previousResponse(ctx context.Context, t *host.TurnRequest, previous string) *actionError {
+	rec, err := s.rt.RunByResponseID(ctx, t.User, previous)
+	if err != nil {
+		e := s.fromHost("RunAgent", err)
+		if e.Status == http.StatusNotFound {
+			if t.SessionID != "" {
+				return nil
+			}
+			e.Message = "PreviousResponseId " + previous + " not found"
+		}
+		return e
+	}
+	if rec.Key.App != t.App {
+		return invalid("PreviousResponseId %q belongs to agent %q, not %q", previous, rec.Key.App, t.App)
+	}
+	if t.SessionID != "" && t.SessionID != rec.Key.ID {
+		return invalid("PreviousResponseId %q belongs to session %q, not SessionId %q", previous, rec.Key.ID, t.SessionID)
+	}
+	t.SessionID = rec.Key.ID
 	return nil
 }
 

@@ -68,11 +68,42 @@ func (s *Surface) sessionKey(c *gin.Context, sc scoped, sessionID string) (sessi
 	if e := requireID("SessionId", sessionID); e != nil {
 		return session.Key{}, e
 	}
-	app, user, e := s.owner(c, sc)
+	app, user, e := s.sessionOwner(c, sc, sessionID)
 	if e != nil {
 		return session.Key{}, e
 	}
 	return s.ownKey(c.Request.Context(), session.Key{App: app, User: user, ID: sessionID}), nil
+}
+
+// sessionOwner is owner, except that a request naming a session but no agent, while
+// several agents are hosted, goes to the agent whose session it is: ksadk-web restores
+// the session it showed before a reload with ListSessionMessages carrying no AgentId
+// (KsADK hosts one agent). Without such a session AgentId stays required.
+func (s *Surface) sessionOwner(c *gin.Context, sc scoped, sessionID string) (app, user string, e *actionError) {
+	if sc.AgentID == "" && sessionID != "" && len(s.rt.Agents()) > 1 && checkID("SessionId", sessionID) == nil {
+		if user, e = s.user(c, sc.UserID); e != nil {
+			return "", "", e
+		}
+		if key, ok := s.findSession(c.Request.Context(), session.Key{User: user, ID: sessionID}); ok {
+			return key.App, user, nil
+		}
+	}
+	return s.owner(c, sc)
+}
+
+// findSession looks key's session up among the hosted agents (key.App is skipped), in
+// command-line order.
+func (s *Surface) findSession(ctx context.Context, key session.Key) (session.Key, bool) {
+	for _, a := range s.rt.Agents() {
+		if a.Name == key.App {
+			continue
+		}
+		other := session.Key{App: a.Name, User: key.User, ID: key.ID}
+		if _, err := s.rt.Session(ctx, other); err == nil {
+			return other, true
+		}
+	}
+	return key, false
 }
 
 // ownKey is key with the agent that owns the session. A UI that knows one agent
@@ -88,16 +119,8 @@ func (s *Surface) ownKey(ctx context.Context, key session.Key) session.Key {
 	if _, err := s.rt.Session(ctx, key); !errors.Is(err, host.ErrNotFound) {
 		return key
 	}
-	for _, a := range agents {
-		if a.Name == key.App {
-			continue
-		}
-		other := session.Key{App: a.Name, User: key.User, ID: key.ID}
-		if _, err := s.rt.Session(ctx, other); err == nil {
-			return other
-		}
-	}
-	return key
+	other, _ := s.findSession(ctx, key)
+	return other
 }
 
 // routedAgent is the hosted agent RunAgent's Model names, if it names one: ksadk-web's
@@ -112,6 +135,39 @@ func (s *Surface) routedAgent(model string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// rehome moves a blank session of key.App (no event, no session state: ksadk-web creates
+// its session with CreateSession for the bootstrap agent before the first RunAgent, whose
+// Model may pick another agent) to agent, keeping its id. A session with history stays
+// its agent's: talking to another agent takes a new session. A session that is not there
+// is left alone (the run creates it).
+func (s *Surface) rehome(ctx context.Context, key session.Key, agent string) *actionError {
+	sess, err := s.rt.Session(ctx, key)
+	if errors.Is(err, host.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return s.fromHost("RunAgent", err)
+	}
+	taken := invalid("session %q belongs to agent %q; start a new session to talk to %q", key.ID, key.App, agent)
+	if sess.LastSeq > 0 || sess.ActiveInvocationID != "" {
+		return taken
+	}
+	st, err := s.rt.State(ctx, key)
+	if err != nil {
+		return s.fromHost("RunAgent", err)
+	}
+	if len(st.Session) > 0 {
+		return taken
+	}
+	if _, err := s.rt.CreateSession(ctx, session.Key{App: agent, User: key.User, ID: key.ID}); err != nil {
+		return s.fromHost("RunAgent", err)
+	}
+	if err := s.rt.DeleteSession(ctx, key); err != nil && !errors.Is(err, host.ErrNotFound) {
+		return s.fromHost("RunAgent", err)
+	}
+	return nil
 }
 
 // existing loads the caller's session; another user's is as absent as an unknown one.

@@ -122,3 +122,62 @@ export function minimalPdf(text) {
   out += `trailer\n<< /Size ${objs.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(out, 'latin1');
 }
+
+/**
+ * ksadkWebDir finds ksadk-web, KsADK's React UI as the ksadk wheel ships it built
+ * (ksadk/server/static): KSADK_WEB_DIR, else what scripts/ksadk-web.sh cached. Returns ''
+ * when there is none.
+ */
+export function ksadkWebDir() {
+  if (process.env.KSADK_WEB_DIR) return resolve(process.env.KSADK_WEB_DIR);
+  try {
+    return execFileSync('bash', [join(ROOT, 'scripts', 'ksadk-web.sh'), '--offline'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch { return ''; }
+}
+
+const KSADK_UI_PATHS = new Set(['/', '/chat', '/build', '/deploy']);
+const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css',
+  '.svg': 'image/svg+xml', '.woff2': 'font/woff2', '.woff': 'font/woff', '.ttf': 'font/ttf',
+  '.png': 'image/png', '.json': 'application/json', '.wasm': 'application/wasm' };
+
+/**
+ * serveKsadkWeb serves ksadk-web's files from dir on one origin with agentengine (at
+ * upstream), as KsADK's own server does: its UI routes answer index.html, a file of the
+ * bundle answers itself, anything else (/agentengine/api/v1/..., /v1/...) goes to
+ * agentengine unchanged, streams included. Resolves with {url, close()}.
+ */
+export async function serveKsadkWeb(dir, upstream) {
+  const { createServer, request } = await import('node:http');
+  const { readFile, stat } = await import('node:fs/promises');
+  const { extname, normalize, sep } = await import('node:path');
+  const up = new URL(upstream);
+  const root = resolve(dir);
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (req.method === 'GET') {
+      const file = KSADK_UI_PATHS.has(path) ? join(root, 'index.html') : normalize(join(root, path));
+      if (file.startsWith(root + sep)) {
+        try {
+          if ((await stat(file)).isFile()) {
+            res.writeHead(200, { 'Content-Type': MIME[extname(file)] || 'application/octet-stream' });
+            res.end(await readFile(file));
+            return;
+          }
+        } catch { /* not a file of the bundle: agentengine's */ }
+      }
+    }
+    const out = request({ host: up.hostname, port: up.port, method: req.method, path: req.url,
+      headers: { ...req.headers, host: up.host } }, (r) => {
+      res.writeHead(r.statusCode, r.headers);
+      r.pipe(res);
+    });
+    out.on('error', (e) => { if (!res.headersSent) res.writeHead(502); res.end(String(e)); });
+    req.pipe(out);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }),
+  };
+}
