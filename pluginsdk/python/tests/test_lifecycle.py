@@ -236,7 +236,11 @@ def test_stderr_is_hclog_json(plugin: Plugin) -> None:
 @pytest.mark.parametrize(
     ("spec", "extra", "message"),
     [
-        ("no_such_module", {}, "cannot load runner"),
+        (
+            "no_such_module",
+            {},
+            "cannot load runner no_such_module: ModuleNotFoundError: No module named 'no_such_module'",
+        ),
         (DEMO, {"PLUGIN_UNIX_SOCKET_DIR": "/nonexistent-dir"}, "runner cannot serve"),
     ],
 )
