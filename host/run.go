@@ -50,15 +50,9 @@ type Run struct {
 	timers []*time.Timer
 	// rt is the runtime that runs it (nil for a run read back from the store).
 	rt *Runtime
-	// pending is the run's start while it is not recorded yet (see pendingStart); only
-	// the run's goroutine uses it, under its turnState's lock.
-	pending *pendingStart
 	// private is set when nobody but the client that started the run can know of it
-	// before it ends: its start was pending (so far or still).
+	// before it ends: an unannounced turn in a session the runtime named for it.
 	private bool
-	// transcript: the turn's input carried earlier conversation items (a stateless
-	// client's transcript), each a history message of its own.
-	transcript bool
 	// surface is TurnRequest.Surface.
 	surface string
 }
@@ -415,7 +409,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		}
 		ne := session.NewEvent{Type: session.TypeStateDelta, Data: e.StateDelta.DeltaJson, StateDelta: e.StateDelta.DeltaJson}
 		unlock := ts.rt.stateLocks.lock(ts.r.Key.App)
-		if err := ts.rt.checkStateBudget(context.WithoutCancel(ts.ctx), ts.r.Key, ts.r.pending != nil, []session.NewEvent{ne}); err != nil {
+		if err := ts.rt.checkStateBudget(context.WithoutCancel(ts.ctx), ts.r.Key, false, []session.NewEvent{ne}); err != nil {
 			unlock()
 			var ce *ClientError
 			if !errors.As(err, &ce) {
@@ -645,11 +639,6 @@ func (ts *turnState) store(ne session.NewEvent) {
 func (ts *turnState) write(extra ...session.NewEvent) {
 	// The store must record what happened even when the run is being cancelled.
 	ctx := context.WithoutCancel(ts.ctx)
-	if err := ts.recordStart(ctx); err != nil {
-		ts.storeErr = err
-		ts.releaseHeld(nil)
-		return
-	}
 	began, end := time.Now(), ts.rt.storeSpan(ctx, "append")
 	evs, err := ts.rt.store.Append(ctx, ts.r.Key, append(ts.deferred, extra...)...)
 	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
@@ -758,37 +747,25 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 		Checkpoints: ts.checkpoints.save()}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
 	defer cancel()
-	start, closing := r.pending.whole(append(ts.deferred, ne))
 	began, end := time.Now(), ts.rt.storeSpan(ctx, "finish_run")
-	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, start, closing...)
+	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, append(ts.deferred, ne)...)
 	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
 	end(err)
-	if start != nil && err == nil {
-		evs = evs[len(r.pending.opening):] // journaled when the run started
-		r.pending = nil
-	}
 	if err != nil {
 		ts.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
 		evs = nil
-		if start != nil {
-			// Nothing of the run is stored: all of it is held, unless no retry can help.
-			if !errors.Is(err, session.ErrInvalid) && !errors.Is(err, session.ErrExists) {
-				ts.rt.holdEnd(r.Key, r.InvocationID, status, start, closing)
+		held := []session.NewEvent{ne}
+		if len(ts.deferred) > 0 {
+			// What the run produced is still recorded when only its end cannot be.
+			if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
+				ts.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
+				held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
 			}
-		} else {
-			held := []session.NewEvent{ne}
-			if len(ts.deferred) > 0 {
-				// What the run produced is still recorded when only its end cannot be.
-				if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
-					ts.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
-					held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
-				}
-			}
-			if !errors.Is(err, session.ErrNotFound) {
-				// Never a session stuck in progress: the end counts from now and is
-				// written when the store recovers.
-				ts.rt.holdEnd(r.Key, r.InvocationID, status, nil, held)
-			}
+		}
+		if !errors.Is(err, session.ErrNotFound) {
+			// Never a session stuck in progress: the end counts from now and is
+			// written when the store recovers.
+			ts.rt.holdEnd(r.Key, r.InvocationID, status, held)
 		}
 		// The deferred items' places are filled first (with what the run produced, when
 		// not stored): the unrecorded end comes after them.
@@ -805,9 +782,7 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	// Before done: a client's next turn, sent as soon as this one ends, then finds the
 	// history up to date and reads nothing of it.
 	rt := ts.rt
-	if stored := r.j.stored(); !rt.skipFirstTurnHistory(r, stored) {
-		r.hist = rt.hist.extend(r.Key, stored)
-	}
+	r.hist = rt.hist.extend(r.Key, r.j.stored())
 	r.j.close()
 	rt.metrics.RunEnded(r.Agent, r.surface, status, time.Since(r.CreatedAt))
 	// What outlives the run refers to rt and r only, not to ts: the turn's buffers (the

@@ -653,24 +653,10 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 		Status: session.StatusInProgress, Meta: req.Meta, CreatedAt: now, UpdatedAt: now,
 		CreateSession: create,
 	}
-	var (
-		stored  []session.Event
-		state   *session.State
-		pending *pendingStart
-	)
-	if startsLater(req, resumes) {
-		pending, stored = newPendingStart(run, opening)
-		st, err := rt.store.NewSessionState(ctx, key.App, key.User)
-		if err != nil {
-			return nil, fmt.Errorf("load state: %w", err)
-		}
-		state = &st
-	} else {
-		began, end := time.Now(), rt.storeSpan(ctx, "start_run")
-		stored, state, err = rt.startRunInBudget(ctx, run, opening)
-		rt.metrics.StoreWrite(rt.storeBackend, time.Since(began))
-		end(err)
-	}
+	began, end := time.Now(), rt.storeSpan(ctx, "start_run")
+	stored, state, err := rt.startRunInBudget(ctx, run, opening)
+	rt.metrics.StoreWrite(rt.storeBackend, time.Since(began))
+	end(err)
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
 	}
@@ -682,9 +668,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 	}
 	rr, err := rt.buildRunRequest(ctx, sess, state, req, resumes, stored[0].Seq, files, caps)
 	if err != nil {
-		if pending == nil { // else nothing was recorded
-			rt.abortStart(key, req.InvocationID, ag.Name, err)
-		}
+		rt.abortStart(key, req.InvocationID, ag.Name, err)
 		return nil, err
 	}
 	rt.identifyTurn(span, key, req.InvocationID)
@@ -696,8 +680,8 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 	handed = true
 	r := &Run{rt: rt, Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
 		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,
-		j: newJournal(), done: make(chan struct{}), cancel: cancel, pending: pending, private: pending != nil,
-		transcript: len(req.Input.Items) > 0, surface: req.Surface}
+		j: newJournal(), done: make(chan struct{}), cancel: cancel,
+		private: req.Unannounced && req.SessionID == "", surface: req.Surface}
 	for i := range stored {
 		r.j.add(Event{Kind: KindStored, Stored: &stored[i]})
 	}
