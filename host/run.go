@@ -94,10 +94,9 @@ func (r *Run) Wait(ctx context.Context) ([]Event, error) {
 // turnState aggregates a runner's stream into durable events. mu serialises the run's
 // goroutine with flushOnWatch, which stores the deferred items when a follower joins.
 type turnState struct {
-	rt  *Runtime
-	ctx context.Context
-	r   *Run
-	ag  Agent
+	rt *Runtime
+	r  *Run
+	ag Agent
 	// span is the turn's invoke_agent span (a no-op one when untraced); log is the
 	// runtime's logger with the span's ids.
 	span trace.Span
@@ -223,16 +222,16 @@ type openCall struct {
 }
 
 func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
-	ts := &turnState{rt: rt, ctx: ctx, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx), log: rt.log}
+	ts := &turnState{rt: rt, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx), log: rt.log}
 	if sc := ts.span.SpanContext(); sc.IsValid() {
 		// Every line logged during the turn joins its trace.
 		ts.log = rt.log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
 	}
-	r.j.setOnWatch(ts.flushOnWatch)
+	r.j.setOnWatch(func() { ts.flushOnWatch(ctx) })
 	streamErr := ts.consume(ctx, ag, rr)
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	ts.flushAll()
+	ts.flushAll(ctx)
 
 	status, runErr := session.StatusCompleted, ts.failure
 	switch {
@@ -263,7 +262,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 		u := ts.usage
 		data.Usage = &u
 	}
-	ts.finish(status, data)
+	ts.finish(ctx, status, data)
 	endTurnSpan(ts.span, data)
 }
 
@@ -282,14 +281,14 @@ func runnerFailureMessage(err error) string {
 }
 
 func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequest) (err error) {
-	ctx, span := ts.rt.runnerSpan(ctx, ag.Name, rr)
+	rctx, span := ts.rt.runnerSpan(ctx, ag.Name, rr)
 	defer func() {
 		if err != nil {
 			span.SetStatus(otelcodes.Error, err.Error())
 		}
 		span.End()
 	}()
-	stream, err := ag.Runner.Run(ctx, rr)
+	stream, err := ag.Runner.Run(rctx, rr)
 	if err != nil {
 		return fmt.Errorf("start run on runner: %w", err)
 	}
@@ -299,7 +298,7 @@ func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequ
 			return nil
 		}
 		if err != nil {
-			if ctx.Err() != nil {
+			if rctx.Err() != nil {
 				return nil // cancelled or shutting down: the cause decides the status
 			}
 			return err
@@ -310,7 +309,7 @@ func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequ
 				continue // batches do not nest
 			}
 			if ts.storeErr == nil && ts.failure == nil { // else drain: the outcome is decided
-				ts.handle(e)
+				ts.handle(ctx, e)
 			}
 		}
 		ts.mu.Unlock()
@@ -319,58 +318,58 @@ func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequ
 
 // flushOnWatch stores the deferred items now that someone follows the run, instead of
 // with the runner's next event, which may be long in coming.
-func (ts *turnState) flushOnWatch() {
+func (ts *turnState) flushOnWatch(ctx context.Context) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if !ts.ended && len(ts.deferred) > 0 && ts.storeErr == nil {
-		ts.write()
+		ts.write(ctx)
 	}
 }
 
-func (ts *turnState) handle(ev *runnerv1.RunEvent) {
+func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 	switch e := ev.Event.(type) {
 	case *runnerv1.RunEvent_TextDelta:
 		ts.sawToken()
-		ts.flushReasoning()
+		ts.flushReasoning(ctx)
 		if ts.msgID == "" {
 			ts.msgID = newID("msg_")
 		}
 		ts.msgText.Add(e.TextDelta.Text)
 		ts.r.j.add(Event{Kind: KindTextDelta, ItemID: ts.msgID, Text: e.TextDelta.Text})
-		ts.snapshotText(time.Now())
+		ts.snapshotText(ctx, time.Now())
 	case *runnerv1.RunEvent_MessageDone:
-		ts.flushReasoning()
+		ts.flushReasoning(ctx)
 		if e.MessageDone.Text != "" {
 			if ts.msgID == "" {
 				ts.msgID = newID("msg_")
 			}
 			ts.msgText.Set(e.MessageDone.Text)
 		}
-		ts.flushMessage()
+		ts.flushMessage(ctx)
 	case *runnerv1.RunEvent_ReasoningDelta:
 		ts.sawToken()
-		ts.flushMessage()
+		ts.flushMessage(ctx)
 		if ts.rsID == "" {
 			ts.rsID = newID("rs_")
 		}
 		ts.rsText.Add(e.ReasoningDelta.Text)
 		ts.r.j.add(Event{Kind: KindReasoningDelta, ItemID: ts.rsID, Text: e.ReasoningDelta.Text})
 	case *runnerv1.RunEvent_ToolCallDelta:
-		ts.flushMessage()
-		ts.flushReasoning()
+		ts.flushMessage(ctx)
+		ts.flushReasoning(ctx)
 		c := ts.call(e.ToolCallDelta.CallId, e.ToolCallDelta.Name)
 		c.args = append(c.args, e.ToolCallDelta.ArgumentsDelta...)
 		ts.r.j.add(Event{Kind: KindToolArgsDelta, ItemID: c.itemID, CallID: e.ToolCallDelta.CallId, Name: c.name, Text: e.ToolCallDelta.ArgumentsDelta})
 	case *runnerv1.RunEvent_ToolCall:
-		ts.flushMessage()
-		ts.flushReasoning()
+		ts.flushMessage(ctx)
+		ts.flushReasoning(ctx)
 		c := ts.call(e.ToolCall.CallId, e.ToolCall.Name)
 		if e.ToolCall.Arguments != "" {
 			c.args = []byte(e.ToolCall.Arguments)
 		}
-		ts.flushCall(e.ToolCall.CallId)
+		ts.flushCall(ctx, e.ToolCall.CallId)
 	case *runnerv1.RunEvent_ToolResult:
-		ts.flushAll()
+		ts.flushAll(ctx)
 		t := e.ToolResult
 		ts.toolResult(t)
 		if at, ok := ts.toolStarts[t.CallId]; ok {
@@ -381,9 +380,9 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			}
 			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError)
 		}
-		ts.store(session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
+		ts.store(ctx, session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
 	case *runnerv1.RunEvent_ApprovalRequest:
-		ts.flushAll()
+		ts.flushAll(ctx)
 		a := e.ApprovalRequest
 		id := a.Id
 		if id == "" {
@@ -397,19 +396,19 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		if len(a.DetailJson) > 0 && json.Valid(a.DetailJson) {
 			d.Detail = a.DetailJson
 		}
-		ts.store(session.NewEvent{Type: session.TypeApprovalRequest, ItemID: id, Data: session.MustJSON(d)})
+		ts.store(ctx, session.NewEvent{Type: session.TypeApprovalRequest, ItemID: id, Data: session.MustJSON(d)})
 		ts.rt.metrics.ToolCall(ts.r.Agent, a.Name, metrics.ToolApprovalRequired)
 		ts.approvalEvent(id, a.Name, a.CallId)
 		ts.interrupted = true
 	case *runnerv1.RunEvent_StateDelta:
-		ts.flushAll()
+		ts.flushAll(ctx)
 		if !json.Valid(e.StateDelta.DeltaJson) {
 			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a state delta that is not valid JSON"}
 			return
 		}
 		ne := session.NewEvent{Type: session.TypeStateDelta, Data: e.StateDelta.DeltaJson, StateDelta: e.StateDelta.DeltaJson}
 		unlock := ts.rt.stateLocks.lock(ts.r.Key.App)
-		if err := ts.rt.checkStateBudget(context.WithoutCancel(ts.ctx), ts.r.Key, false, []session.NewEvent{ne}); err != nil {
+		if err := ts.rt.checkStateBudget(context.WithoutCancel(ctx), ts.r.Key, false, []session.NewEvent{ne}); err != nil {
 			unlock()
 			var ce *ClientError
 			if !errors.As(err, &ce) {
@@ -426,7 +425,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			ts.rt.log.Warn("agent state delta refused", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
 			return
 		}
-		ts.store(ne)
+		ts.store(ctx, ne)
 		unlock()
 	case *runnerv1.RunEvent_Usage:
 		u := e.Usage
@@ -437,7 +436,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		ts.haveUsage = true
 		ts.rt.metrics.Tokens(ts.r.Agent, u.Model, u.InputTokens, u.OutputTokens)
 	case *runnerv1.RunEvent_Error:
-		ts.flushAll()
+		ts.flushAll(ctx)
 		code := e.Error.Code
 		if code == "" {
 			code = "agent_error"
@@ -447,7 +446,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 	case *runnerv1.RunEvent_Native:
 		switch e.Native.Kind {
 		case NativeWorkspaceFile:
-			ts.workspaceFile(e.Native.DataJson)
+			ts.workspaceFile(ctx, e.Native.DataJson)
 		case NativeEventMeta:
 			ts.eventMeta(e.Native.DataJson)
 		}
@@ -553,7 +552,7 @@ func withMeta(data, meta json.RawMessage) json.RawMessage {
 // workspaceFile applies a workspace.file event to the workspace of the run's user (the
 // agent's shared one unless it is per user). A bad event is logged, not fatal: the file
 // is the agent's side output, the run goes on.
-func (ts *turnState) workspaceFile(data []byte) {
+func (ts *turnState) workspaceFile(ctx context.Context, data []byte) {
 	if ts.ag.Workspace == nil {
 		return
 	}
@@ -587,7 +586,7 @@ func (ts *turnState) workspaceFile(data []byte) {
 			body, err = base64.StdEncoding.DecodeString(string(body))
 		}
 		if err == nil {
-			_, err = w.Write(context.WithoutCancel(ts.ctx), f.Path, bytes.NewReader(body))
+			_, err = w.Write(context.WithoutCancel(ctx), f.Path, bytes.NewReader(body))
 		}
 	}
 	if err != nil {
@@ -612,7 +611,7 @@ func (ts *turnState) call(callID, name string) *openCall {
 // follows the run, an event that changes neither state nor checkpoints is deferred: it
 // takes its place in the journal (hidden from readers until stored) and is written with
 // the next write the run has to make, or by flushOnWatch when someone starts following.
-func (ts *turnState) store(ne session.NewEvent) {
+func (ts *turnState) store(ctx context.Context, ne session.NewEvent) {
 	if ts.storeErr != nil {
 		return
 	}
@@ -631,14 +630,14 @@ func (ts *turnState) store(ne session.NewEvent) {
 			return
 		}
 	}
-	ts.write(ne)
+	ts.write(ctx, ne)
 }
 
 // write appends the deferred events and then extra in one store write, fills the
 // deferred events' journal places and journals extra's.
-func (ts *turnState) write(extra ...session.NewEvent) {
+func (ts *turnState) write(ctx context.Context, extra ...session.NewEvent) {
 	// The store must record what happened even when the run is being cancelled.
-	ctx := context.WithoutCancel(ts.ctx)
+	ctx = context.WithoutCancel(ctx)
 	began, end := time.Now(), ts.rt.storeSpan(ctx, "append")
 	evs, err := ts.rt.store.Append(ctx, ts.r.Key, append(ts.deferred, extra...)...)
 	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
@@ -679,25 +678,25 @@ func (ts *turnState) releaseHeld(evs []session.Event) []session.Event {
 	return evs[len(held):]
 }
 
-func (ts *turnState) flushMessage() {
+func (ts *turnState) flushMessage(ctx context.Context) {
 	if ts.msgID == "" {
 		return
 	}
-	ts.store(session.NewEvent{Type: session.TypeAssistantMessage, ItemID: ts.msgID, Data: session.MustJSON(session.AssistantMessageData{Text: ts.msgText.String()})})
+	ts.store(ctx, session.NewEvent{Type: session.TypeAssistantMessage, ItemID: ts.msgID, Data: session.MustJSON(session.AssistantMessageData{Text: ts.msgText.String()})})
 	ts.msgText.Reset()
 	ts.msgID, ts.msgSince, ts.snapshots = "", time.Time{}, 0
 }
 
-func (ts *turnState) flushReasoning() {
+func (ts *turnState) flushReasoning(ctx context.Context) {
 	if ts.rsID == "" {
 		return
 	}
-	ts.store(session.NewEvent{Type: session.TypeReasoning, ItemID: ts.rsID, Data: session.MustJSON(session.ReasoningData{Text: ts.rsText.String()})})
+	ts.store(ctx, session.NewEvent{Type: session.TypeReasoning, ItemID: ts.rsID, Data: session.MustJSON(session.ReasoningData{Text: ts.rsText.String()})})
 	ts.rsText.Reset()
 	ts.rsID = ""
 }
 
-func (ts *turnState) flushCall(callID string) {
+func (ts *turnState) flushCall(ctx context.Context, callID string) {
 	c, ok := ts.calls[callID]
 	if !ok {
 		return
@@ -718,7 +717,7 @@ func (ts *turnState) flushCall(callID string) {
 		}
 		ts.toolNames[callID] = c.name
 	}
-	ts.store(session.NewEvent{Type: session.TypeToolCall, ItemID: c.itemID, Data: session.MustJSON(session.ToolCallData{CallID: callID, Name: c.name, Arguments: args})})
+	ts.store(ctx, session.NewEvent{Type: session.TypeToolCall, ItemID: c.itemID, Data: session.MustJSON(session.ToolCallData{CallID: callID, Name: c.name, Arguments: args})})
 	delete(ts.calls, callID)
 	for i, id := range ts.callOrder {
 		if id == callID {
@@ -728,24 +727,42 @@ func (ts *turnState) flushCall(callID string) {
 	}
 }
 
-func (ts *turnState) flushAll() {
-	ts.flushReasoning()
-	ts.flushMessage()
+func (ts *turnState) flushAll(ctx context.Context) {
+	ts.flushReasoning(ctx)
+	ts.flushMessage(ctx)
 	for len(ts.callOrder) > 0 {
-		ts.flushCall(ts.callOrder[0])
+		ts.flushCall(ctx, ts.callOrder[0])
 	}
 }
 
-// finish records the terminal status and closes the journal. A store failure here is
-// logged and the terminal event is still journaled so no subscriber waits forever.
-func (ts *turnState) finish(status string, data session.RunStatusData) {
-	r := ts.r
+// finish ends the run, in the order its readers rely on: the terminal event is recorded
+// (or held, when the store fails), the journal gets what was stored and closes, and the
+// run stays in memory for its retention. A store failure here is logged and the terminal
+// event is still journaled so no subscriber waits forever.
+func (ts *turnState) finish(ctx context.Context, status string, data session.RunStatusData) {
 	ts.ended = true
-	// The run's checkpoints are saved in the transaction that ends it: an interrupted
-	// run is resumable exactly when it is recorded as interrupted.
-	ne := session.NewEvent{InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Agent, Data: session.MustJSON(data),
+	ne := ts.endEvent(data)
+	evs := ts.recordEnd(ctx, status, ne)
+	ts.journalEnd(status, evs)
+	ts.rt.retain(ts.r)
+	close(ts.r.done)
+}
+
+// endEvent is the run's terminal run_status. The run's checkpoints are saved in the
+// transaction that ends it: an interrupted run is resumable exactly when it is recorded
+// as interrupted.
+func (ts *turnState) endEvent(data session.RunStatusData) session.NewEvent {
+	r := ts.r
+	return session.NewEvent{InvocationID: r.InvocationID, Type: session.TypeRunStatus, Author: r.Agent, Data: session.MustJSON(data),
 		Checkpoints: ts.checkpoints.save()}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ts.ctx), 30*time.Second)
+}
+
+// recordEnd writes the deferred items and the terminal event ne in one store write and
+// returns the stored events the journal still lacks (the deferred items' places are
+// filled here).
+func (ts *turnState) recordEnd(ctx context.Context, status string, ne session.NewEvent) []session.Event {
+	r := ts.r
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	began, end := time.Now(), ts.rt.storeSpan(ctx, "finish_run")
 	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, append(ts.deferred, ne)...)
@@ -753,26 +770,43 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	end(err)
 	if err != nil {
 		ts.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
-		evs = nil
-		held := []session.NewEvent{ne}
-		if len(ts.deferred) > 0 {
-			// What the run produced is still recorded when only its end cannot be.
-			if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
-				ts.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
-				held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
-			}
-		}
-		if !errors.Is(err, session.ErrNotFound) {
-			// Never a session stuck in progress: the end counts from now and is
-			// written when the store recovers.
-			ts.rt.holdEnd(r.Key, r.InvocationID, status, held)
-		}
-		// The deferred items' places are filled first (with what the run produced, when
-		// not stored): the unrecorded end comes after them.
-		evs = append(ts.releaseHeld(evs), session.Event{SessionID: r.Key.ID, InvocationID: r.InvocationID, Type: ne.Type, Author: ne.Author, Data: ne.Data, Time: time.Now().UTC()})
+		evs = ts.holdEnd(ctx, status, ne)
 	}
 	evs = ts.releaseHeld(evs)
 	ts.deferred = nil // recorded (or held by the runtime): the copies here are done with
+	return evs
+}
+
+// holdEnd is recordEnd's path when the store could not record the end: what the run
+// produced is stored if it can be, the end is held by the runtime (and written when the
+// store recovers), and the journal gets the unrecorded end after the deferred items'
+// places, filled with what the run produced when not stored.
+func (ts *turnState) holdEnd(ctx context.Context, status string, ne session.NewEvent) []session.Event {
+	r := ts.r
+	var (
+		evs []session.Event
+		err error
+	)
+	held := []session.NewEvent{ne}
+	if len(ts.deferred) > 0 {
+		// What the run produced is still recorded when only its end cannot be.
+		if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
+			ts.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
+			held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
+		}
+	}
+	if !errors.Is(err, session.ErrNotFound) {
+		// Never a session stuck in progress: the end counts from now and is
+		// written when the store recovers.
+		ts.rt.holdEnd(r.Key, r.InvocationID, status, held)
+	}
+	return append(ts.releaseHeld(evs), session.Event{SessionID: r.Key.ID, InvocationID: r.InvocationID, Type: ne.Type, Author: ne.Author, Data: ne.Data, Time: time.Now().UTC()})
+}
+
+// journalEnd gives the run its status, journals the end's events, brings the history
+// cache up to date and closes the journal.
+func (ts *turnState) journalEnd(status string, evs []session.Event) {
+	r, rt := ts.r, ts.rt
 	r.mu.Lock()
 	r.status = status
 	r.mu.Unlock()
@@ -781,15 +815,20 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	}
 	// Before done: a client's next turn, sent as soon as this one ends, then finds the
 	// history up to date and reads nothing of it.
-	rt := ts.rt
 	r.hist = rt.hist.extend(r.Key, r.j.stored())
 	r.j.close()
 	rt.metrics.RunEnded(r.Agent, r.surface, status, time.Since(r.CreatedAt))
-	// What outlives the run refers to rt and r only, not to ts: the turn's buffers (the
-	// message text, deferred items, checkpoints) go with the run's end, not with its
-	// retention. The timers refer to r weakly: a stopped timer can stay in the runtime's
-	// timer heap until its time would have come, and with it what its function refers
-	// to, a whole run let go minutes earlier. While the run is retained, rt.runs holds it.
+}
+
+// retain keeps a finished run in memory for late subscribers: until its retention ends,
+// or earlier, once its journal has been compacted and nobody reads it any more.
+//
+// What outlives the run refers to rt and r only, not to its turnState: the turn's
+// buffers (the message text, deferred items, checkpoints) go with the run's end, not with
+// its retention. The timers refer to r weakly: a stopped timer can stay in the runtime's
+// timer heap until its time would have come, and with it what its function refers to, a
+// whole run let go minutes earlier. While the run is retained, rt.runs holds it.
+func (rt *Runtime) retain(r *Run) {
 	wr := weak.Make(r)
 	retained := time.AfterFunc(rt.retention, func() {
 		if r := wr.Value(); r != nil {
@@ -816,7 +855,6 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	r.mu.Lock()
 	r.timers = timers
 	r.mu.Unlock()
-	close(r.done)
 }
 
 // forget takes r out of the runs in memory: Open and the lookups read it from the store
