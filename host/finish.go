@@ -92,7 +92,7 @@ func (ts *turnState) journalEnd(status string, evs []session.Event) {
 	}
 	// Before done: a client's next turn, sent as soon as this one ends, then finds the
 	// history up to date and reads nothing of it.
-	r.hist = rt.hist.extend(r.Key, r.j.stored())
+	r.hist = rt.hist.Extend(r.Key, r.j.stored())
 	r.j.close()
 	rt.metrics.RunEnded(r.Agent, r.surface, status, time.Since(r.CreatedAt))
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentengine/agentengine/host/internal/history"
 	"github.com/agentengine/agentengine/session"
 	"sync"
 	"time"
@@ -22,7 +23,7 @@ type Run struct {
 	cancel context.CancelCauseFunc
 	// hist is the session's history size once the run has ended, as the history cache
 	// knew it (zero when it did not); set before done is closed.
-	hist histSize
+	hist history.Size
 
 	mu     sync.Mutex
 	status string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentengine/agentengine/host/internal/history"
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/internal/gopool"
 	"github.com/agentengine/agentengine/internal/metrics"
@@ -124,7 +125,7 @@ type Runtime struct {
 	agentErrs   map[string]string // unavailable agents → why (SetAgentError)
 	reloadErrs  map[string]string // agents whose last reload failed → why
 
-	hist        historyCache     // projected history of recently active sessions
+	hist        *history.Cache   // projected history of recently active sessions
 	memoryFreed func(events int) // Config.MemoryFreed, never nil
 }
 
@@ -160,6 +161,7 @@ func New(cfg Config) (*Runtime, error) {
 		attach:    cfg.Attachments,
 		attachTTL: cfg.AttachmentWait,
 		runs:      map[runKey]*Run{},
+		hist:      history.New(cfg.Store),
 
 		compaction:  cfg.Compaction.withDefaults(),
 		compacting:  map[string]bool{},
@@ -226,7 +228,7 @@ const histIdle = 30 * time.Second
 // to be let go of once idle. A program that returns memory to the operating system
 // after bursts (see Config.MemoryFreed) calls it first.
 func (rt *Runtime) ShedIdle() (more bool) {
-	more = rt.hist.evictIdle(time.Now().Add(-histIdle))
+	more = rt.hist.EvictIdle(time.Now().Add(-histIdle))
 	rt.mu.Lock()
 	runs := make(map[runKey]*Run, len(rt.runs))
 	for k, r := range rt.runs {
