@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"sort"
 	"strings"
 	"time"
+
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
 // AgentInfo describes a hosted agent.

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/agentengine/agentengine/session"
 	"sync"
 	"time"
+
+	"github.com/agentengine/agentengine/session"
 )
 
 // Cluster is what a session store shared by several agentengine replicas offers the
@@ -109,7 +110,7 @@ func (rt *Runtime) followRequested(key session.Key, invocationID string) {
 	}
 	// From now on items are stored as they complete, as for a local follower; the
 	// follower's cursor keeps the journal for the whole retention.
-	r.j.pin()
+	r.j.Pin()
 	rt.relays.mu.Lock()
 	defer rt.relays.mu.Unlock()
 	if st, ok := rt.relays.m[rk]; ok {
@@ -141,18 +142,12 @@ func (rt *Runtime) relay(r *Run, st *relayState) {
 			next = 0
 		default:
 		}
-		j.mu.Lock()
-		p, vis := j.pos(next), j.visible()
-		if p < vis {
-			evs := append([]Event(nil), j.events[p:vis]...)
-			compacted := j.compacted
-			j.mu.Unlock()
+		evs, compacted, closed, wake := j.Read(next)
+		if len(evs) > 0 {
 			next = evs[len(evs)-1].Index + 1
 			rt.publish(r.Key, r.InvocationID, evs, compacted)
 			continue
 		}
-		closed, wake := j.closed && !j.holding, j.changed()
-		j.mu.Unlock()
 		if closed {
 			rt.relays.mu.Lock()
 			select {

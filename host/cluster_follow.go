@@ -3,9 +3,10 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentengine/agentengine/session"
 	"sync"
 	"time"
+
+	"github.com/agentengine/agentengine/session"
 )
 
 // follow returns a run another replica executes, fed by its relay: the owner publishes
@@ -170,7 +171,7 @@ func (f *follower) add(e Event) {
 		f.lastSeq = e.Stored.Seq
 	}
 	r := f.r
-	r.j.add(e) // numbered by this journal, which matches the owner's while in order
+	r.j.Add(e) // numbered by this journal, which matches the owner's while in order
 	if !e.Terminal() {
 		return
 	}
@@ -180,7 +181,7 @@ func (f *follower) add(e Event) {
 	r.mu.Lock()
 	r.status = RunStatusOf(e.Stored)
 	r.mu.Unlock()
-	r.j.close()
+	r.j.Close()
 	close(r.done)
 	go f.stop() // not from the listener's delivery
 	rt := f.rt

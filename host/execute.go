@@ -11,18 +11,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentengine/agentengine/internal/metrics"
-	"github.com/agentengine/agentengine/internal/textbuf"
-	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
-	"github.com/agentengine/agentengine/session"
+	"io"
+	"sync"
+	"time"
+
 	"github.com/hashicorp/go-hclog"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"io"
-	"sync"
-	"time"
+
+	"github.com/agentengine/agentengine/internal/metrics"
+	"github.com/agentengine/agentengine/internal/textbuf"
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/session"
 )
 
 // turnState aggregates a runner's stream into durable events. mu serialises the run's
@@ -81,7 +83,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 		// Every line logged during the turn joins its trace.
 		ts.log = rt.log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
 	}
-	r.j.setOnWatch(func() { ts.flushOnWatch(ctx) })
+	r.j.SetOnWatch(func() { ts.flushOnWatch(ctx) })
 	streamErr := ts.consume(ctx, ag, rr)
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -189,7 +191,7 @@ func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 			ts.msgID = newID("msg_")
 		}
 		ts.msgText.Add(e.TextDelta.Text)
-		ts.r.j.add(Event{Kind: KindTextDelta, ItemID: ts.msgID, Text: e.TextDelta.Text})
+		ts.r.j.Add(Event{Kind: KindTextDelta, ItemID: ts.msgID, Text: e.TextDelta.Text})
 		ts.snapshotText(ctx, time.Now())
 	case *runnerv1.RunEvent_MessageDone:
 		ts.flushReasoning(ctx)
@@ -207,13 +209,13 @@ func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 			ts.rsID = newID("rs_")
 		}
 		ts.rsText.Add(e.ReasoningDelta.Text)
-		ts.r.j.add(Event{Kind: KindReasoningDelta, ItemID: ts.rsID, Text: e.ReasoningDelta.Text})
+		ts.r.j.Add(Event{Kind: KindReasoningDelta, ItemID: ts.rsID, Text: e.ReasoningDelta.Text})
 	case *runnerv1.RunEvent_ToolCallDelta:
 		ts.flushMessage(ctx)
 		ts.flushReasoning(ctx)
 		c := ts.call(e.ToolCallDelta.CallId, e.ToolCallDelta.Name)
 		c.args = append(c.args, e.ToolCallDelta.ArgumentsDelta...)
-		ts.r.j.add(Event{Kind: KindToolArgsDelta, ItemID: c.itemID, CallID: e.ToolCallDelta.CallId, Name: c.name, Text: e.ToolCallDelta.ArgumentsDelta})
+		ts.r.j.Add(Event{Kind: KindToolArgsDelta, ItemID: c.itemID, CallID: e.ToolCallDelta.CallId, Name: c.name, Text: e.ToolCallDelta.ArgumentsDelta})
 	case *runnerv1.RunEvent_ToolCall:
 		ts.flushMessage(ctx)
 		ts.flushReasoning(ctx)
@@ -304,7 +306,7 @@ func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 		case NativeEventMeta:
 			ts.eventMeta(e.Native.DataJson)
 		}
-		ts.r.j.add(Event{Kind: KindNative, Name: e.Native.Kind, Text: string(e.Native.DataJson)})
+		ts.r.j.Add(Event{Kind: KindNative, Name: e.Native.Kind, Text: string(e.Native.DataJson)})
 	case *runnerv1.RunEvent_Checkpoint:
 		if e.Checkpoint.ThreadId == "" || e.Checkpoint.CheckpointId == "" {
 			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a checkpoint without a thread or checkpoint id"}

@@ -1,9 +1,10 @@
 package host
 
 import (
+	"slices"
+
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
-	"slices"
 )
 
 // checkpointBuffer collects a run's checkpoint events; they are saved with the run's

@@ -6,9 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strings"
+
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/session"
-	"strings"
 )
 
 // NativeWorkspaceFile is the native event kind of a file the agent wrote or deleted:

@@ -2,8 +2,9 @@ package host
 
 import (
 	"context"
-	"github.com/agentengine/agentengine/session"
 	"time"
+
+	"github.com/agentengine/agentengine/session"
 )
 
 // store appends a durable event for the run and journals it with its seq. While nobody
@@ -23,7 +24,7 @@ func (ts *turnState) store(ctx context.Context, ne session.NewEvent) {
 	}
 	if ne.StateDelta == nil && ne.Checkpoints == nil {
 		p := &session.Event{}
-		if ts.r.j.hold(Event{Kind: KindStored, Stored: p}) {
+		if ts.r.j.Hold(Event{Kind: KindStored, Stored: p}) {
 			ts.deferred = append(ts.deferred, ne)
 			ts.held = append(ts.held, p)
 			return
@@ -48,7 +49,7 @@ func (ts *turnState) write(ctx context.Context, extra ...session.NewEvent) {
 	}
 	evs = ts.releaseHeld(evs)
 	for i := range evs {
-		ts.r.j.add(Event{Kind: KindStored, Stored: &evs[i]})
+		ts.r.j.Add(Event{Kind: KindStored, Stored: &evs[i]})
 	}
 }
 
@@ -61,7 +62,7 @@ func (ts *turnState) releaseHeld(evs []session.Event) []session.Event {
 	}
 	held, deferred := ts.held, ts.deferred
 	ts.held, ts.deferred = nil, nil
-	ts.r.j.release(func() {
+	ts.r.j.Release(func() {
 		for i, p := range held {
 			if i < len(evs) {
 				*p = evs[i]

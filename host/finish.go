@@ -7,9 +7,10 @@ package host
 import (
 	"context"
 	"errors"
-	"github.com/agentengine/agentengine/session"
 	"time"
 	"weak"
+
+	"github.com/agentengine/agentengine/session"
 )
 
 // finish ends the run, in the order its readers rely on: the terminal event is recorded
@@ -88,12 +89,12 @@ func (ts *turnState) journalEnd(status string, evs []session.Event) {
 	r.status = status
 	r.mu.Unlock()
 	for i := range evs {
-		r.j.add(Event{Kind: KindStored, Stored: &evs[i]})
+		r.j.Add(Event{Kind: KindStored, Stored: &evs[i]})
 	}
 	// Before done: a client's next turn, sent as soon as this one ends, then finds the
 	// history up to date and reads nothing of it.
-	r.hist = rt.hist.Extend(r.Key, r.j.stored())
-	r.j.close()
+	r.hist = rt.hist.Extend(r.Key, storedEvents(r.j))
+	r.j.Close()
 	rt.metrics.RunEnded(r.Agent, r.surface, status, time.Since(r.CreatedAt))
 }
 
@@ -122,7 +123,7 @@ func (rt *Runtime) retain(r *Run) {
 			// Once nobody follows it, or everyone who did has read it to its end, no
 			// client comes back with a cursor into its journal: Open serves it from
 			// the store from then on, as it would after retention.
-			rt.memoryFreed(r.j.compactThenSettle(func() {
+			rt.memoryFreed(r.j.CompactThenSettle(func() {
 				rt.forget(r)
 				retained.Stop() // nothing left for it to do
 				rt.memoryFreed(ForgottenRunWeight)

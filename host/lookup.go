@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/agentengine/agentengine/session"
 )
 
@@ -71,9 +72,9 @@ func (rt *Runtime) Open(ctx context.Context, key session.Key, invocationID strin
 	r = &Run{Key: key, InvocationID: invocationID, ResponseID: rec.ResponseID, Agent: key.App,
 		CreatedAt: rec.CreatedAt, Meta: rec.Meta, status: rec.Status, j: newJournal(), done: make(chan struct{})}
 	for i := range evs {
-		r.j.add(Event{Kind: KindStored, Stored: &evs[i]})
+		r.j.Add(Event{Kind: KindStored, Stored: &evs[i]})
 	}
-	r.j.close()
+	r.j.Close()
 	close(r.done)
 	return r, nil
 }

@@ -3,10 +3,12 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentengine/agentengine/host/internal/history"
-	"github.com/agentengine/agentengine/session"
 	"sync"
 	"time"
+
+	"github.com/agentengine/agentengine/host/internal/history"
+	"github.com/agentengine/agentengine/host/internal/journal"
+	"github.com/agentengine/agentengine/session"
 )
 
 // Run is one turn: its identity and its journal of events.
@@ -18,7 +20,7 @@ type Run struct {
 	CreatedAt    time.Time
 	Meta         json.RawMessage
 
-	j      *journal
+	j      *journal.Log[Event]
 	done   chan struct{}
 	cancel context.CancelCauseFunc
 	// hist is the session's history size once the run has ended, as the history cache
@@ -44,8 +46,8 @@ func (r *Run) Subscribe(from int) *Subscription {
 	if from < 0 {
 		from = 0
 	}
-	r.j.watch()
-	return &Subscription{j: r.j, next: from}
+	r.j.Watch()
+	return &Subscription{c: r.j.Cursor(from)}
 }
 
 // Done is closed when the run has ended and its terminal event is journaled.
@@ -63,7 +65,7 @@ func (r *Run) Status() string {
 func (r *Run) Wait(ctx context.Context) ([]Event, error) {
 	select {
 	case <-r.done:
-		evs := r.j.snapshot()
+		evs := r.j.Snapshot()
 		if r.rt != nil {
 			r.rt.release(r) // read whole: unless someone streams it, it may go
 		}
@@ -95,7 +97,7 @@ func (rt *Runtime) forget(r *Run) {
 // until its compaction, as any other, unless nobody could know of it (an unannounced
 // run in a session the runtime named for it).
 func (rt *Runtime) release(r *Run) {
-	if !r.j.unwatched() || (rt.cluster != nil && !r.private) {
+	if !r.j.Unwatched() || (rt.cluster != nil && !r.private) {
 		return
 	}
 	r.mu.Lock()

@@ -5,17 +5,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/agentengine/agentengine/host/internal/history"
 	"github.com/agentengine/agentengine/host/workspace"
 	"github.com/agentengine/agentengine/internal/gopool"
 	"github.com/agentengine/agentengine/internal/metrics"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
-	"github.com/hashicorp/go-hclog"
-	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
-	"sync"
-	"time"
 )
 
 // Agent is a hosted agent: a name clients select it by and the runner that executes it.

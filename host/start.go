@@ -10,10 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentengine/agentengine/session"
+	"time"
+
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"time"
+
+	"github.com/agentengine/agentengine/session"
 )
 
 // Start validates a turn, records it and starts the runner. The run is detached from
@@ -128,7 +130,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 		j: newJournal(), done: make(chan struct{}), cancel: cancel,
 		private: req.Unannounced && req.SessionID == "", surface: req.Surface}
 	for i := range stored {
-		r.j.add(Event{Kind: KindStored, Stored: &stored[i]})
+		r.j.Add(Event{Kind: KindStored, Stored: &stored[i]})
 	}
 	rt.mu.Lock()
 	rt.runs[runKey{r.Key, r.InvocationID}] = r
