@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestFinishedRunIsKeptOnlyForCursorsThatMayComeBack(t *testing.T) {
 	if _, err := s.Next(ctx); err != nil { // one event, then the client goes away
 		t.Fatal(err)
 	}
-	remote.j.pin()
+	remote.j.Pin()
 	for _, r := range []*Run{brokeOff, remote} {
 		<-r.Done()
 	}
@@ -133,9 +134,8 @@ func TestARunIsLetGoWhenItsLastFollowerReachesTheEnd(t *testing.T) {
 }
 
 func compacted(r *Run) bool {
-	r.j.mu.Lock()
-	defer r.j.mu.Unlock()
-	return r.j.compacted
+	_, compacted, _, _ := r.j.Read(math.MaxInt)
+	return compacted
 }
 
 // A run read whole by Wait that nobody subscribed to (a non-stream request's) leaves

@@ -2,9 +2,10 @@ package host
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentengine/agentengine/host/internal/history"
 )
 
 func TestWithHistorySplicesTheHistoryFirst(t *testing.T) {
@@ -28,26 +29,9 @@ func TestWithHistorySplicesTheHistoryFirst(t *testing.T) {
 		for _, e := range tc.hist {
 			elems = append(elems, json.RawMessage(e))
 		}
-		got, err := withHistory(tc.doc, newEncodedHistory(nil, elems))
+		got, err := withHistory(tc.doc, history.NewEncoded(nil, elems))
 		if err != nil || string(got) != tc.want || !json.Valid(got) {
 			t.Errorf("%s: %s, %v; want %s", tc.name, got, err, tc.want)
-		}
-	}
-}
-
-// An encoded history's size is the length of the array it writes, whatever its pieces.
-func TestEncodedHistorySize(t *testing.T) {
-	for _, joined := range []string{"", `{"a":1}`, `{"a":1},{"b":2}`} {
-		for n := range 3 {
-			var elems []json.RawMessage
-			for i := range n {
-				elems = append(elems, json.RawMessage(fmt.Sprintf(`{"item":%d}`, i)))
-			}
-			h := newEncodedHistory([]byte(joined), elems)
-			got := h.appendTo(nil)
-			if len(got) != h.size || !json.Valid(got) {
-				t.Errorf("joined %q, %d items: %s is %d bytes, size says %d", joined, n, got, len(got), h.size)
-			}
 		}
 	}
 }

@@ -616,7 +616,7 @@ func TestLongHistoryIsCompactedIntoACheckpoint(t *testing.T) {
 		name        string
 		summarize   bool
 		wantSummary string
-		// unannounced turns: the first is recorded whole and leaves no cache entry
+		// unannounced turns, written as any other
 		unannounced bool
 	}{
 		{"extractive", false, "Summary of the earlier conversation (extractive):\nuser: turn 0\nassistant: you said turn 0", false},

@@ -43,8 +43,9 @@ type TurnRequest struct {
 	// (ADK's stateDelta); it is applied atomically with the turn's opening events.
 	StateDelta json.RawMessage
 	// Unannounced says the client learns the run's ids only when it ends (a non-stream,
-	// foreground request): nobody can follow or cancel it before. In a session the
-	// runtime names, its start may then be recorded with its end, in one write.
+	// foreground request): nobody can follow or cancel it before. Its start is recorded
+	// as every turn's; in a session the runtime names, nobody on another replica can ask
+	// for its journal either, so a finished one leaves memory as soon as it is read whole.
 	Unannounced bool
 	// ContinueFrom continues a checkpoint thread of the session in place: the run has no
 	// input, and the runner runs the thread on from where its last run stopped (a failed

@@ -1,4 +1,4 @@
-package host
+package history
 
 import (
 	"encoding/json"
@@ -27,10 +27,7 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 		store session.Store
 	}{{"memory", memory.New()}, {"sqlite", sq}} {
 		t.Run(tc.name, func(t *testing.T) {
-			rt, err := New(Config{Store: tc.store})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := New(tc.store)
 			key := session.Key{App: "a", User: "u", ID: "s"}
 			if _, err := tc.store.CreateSession(ctx, key); err != nil {
 				t.Fatal(err)
@@ -60,7 +57,7 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 				for _, m := range want {
 					wantTokens += EstimateTokens(m.Content)
 				}
-				n, tokens, err := rt.historySize(ctx, key, rt.hist.extend(key, ran))
+				n, tokens, err := c.SizeOf(ctx, key, c.Extend(key, ran))
 				if err != nil || n != len(want) || tokens != wantTokens {
 					t.Errorf("step %d: history size %d messages %d tokens (%v), want %d, %d", step, n, tokens, err, len(want), wantTokens)
 				}
@@ -68,11 +65,11 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				hist, refs, err := rt.sessionHistory(ctx, &sess, sess.LastSeq+1, nil, 0)
+				hist, refs, err := c.ForTurn(ctx, &sess, sess.LastSeq+1, nil, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := hist.appendTo(nil)
+				got := hist.AppendTo(nil)
 				if len(got) != hist.size {
 					t.Errorf("step %d: history of %d bytes said to be %d", step, len(got), hist.size)
 				}
@@ -80,7 +77,7 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 				if string(got) != string(wantJSON) {
 					t.Errorf("step %d: history\n got %s\nwant %s", step, got, wantJSON)
 				}
-				wantRefs, err := tc.store.Events(ctx, key, session.EventQuery{Types: []string{session.TypeAttachmentRef}, Tail: true, Limit: maxRestoredFiles})
+				wantRefs, err := tc.store.Events(ctx, key, session.EventQuery{Types: []string{session.TypeAttachmentRef}, Tail: true, Limit: MaxRefs})
 				if err != nil || len(refs) != len(wantRefs) {
 					t.Errorf("step %d: %d attachment refs, want %d (%v)", step, len(refs), len(wantRefs), err)
 				}
@@ -114,9 +111,9 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 
 // The cache stays within its entry bound.
 func TestHistoryCacheBounded(t *testing.T) {
-	var c historyCache
+	var c Cache
 	for i := range histCacheEntries + 10 {
-		c.put(session.Key{App: "a", User: "u", ID: string(rune('a'+i%26)) + string(rune(i))}, &histEntry{size: 10})
+		c.put(session.Key{App: "a", User: "u", ID: string(rune('a'+i%26)) + string(rune(i))}, &entry{size: 10})
 	}
 	if n := len(c.entries); n > histCacheEntries {
 		t.Fatalf("%d entries, bound %d", n, histCacheEntries)
@@ -126,24 +123,20 @@ func TestHistoryCacheBounded(t *testing.T) {
 	}
 }
 
-// A memory trim lets go of the entries of sessions idle for histIdle and keeps the
+// EvictIdle lets go of the entries of sessions idle since the cutoff and keeps the
 // others, with their bytes accounted.
-func TestHistoryCacheShedsIdleEntries(t *testing.T) {
-	rt, err := New(Config{Store: memory.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestCacheEvictsIdleEntries(t *testing.T) {
+	c := New(memory.New())
 	idle, active := session.Key{App: "a", User: "u", ID: "idle"}, session.Key{App: "a", User: "u", ID: "active"}
-	rt.hist.put(idle, &histEntry{size: 10})
-	rt.hist.put(active, &histEntry{size: 7})
-	rt.hist.entries[idle].used = time.Now().Add(-histIdle - time.Second)
-	rt.runs[runKey{active, "run"}] = &Run{}
-	rt.ShedIdle()
-	if rt.hist.entries[idle] != nil || rt.hist.entries[active] == nil || rt.hist.bytes != 7 {
-		t.Fatalf("after the trim: %d entries, %d bytes", len(rt.hist.entries), rt.hist.bytes)
+	c.put(idle, &entry{size: 10})
+	c.put(active, &entry{size: 7})
+	cutoff := time.Now().Add(-30 * time.Second)
+	c.entries[idle].used = cutoff.Add(-time.Second)
+	if more := c.EvictIdle(cutoff); !more {
+		t.Error("EvictIdle reports no entry left")
 	}
-	if len(rt.runs) != 1 || rt.runs[runKey{active, "run"}] == nil {
-		t.Fatalf("runs after the trim: %v", rt.runs)
+	if c.entries[idle] != nil || c.entries[active] == nil || c.bytes != 7 {
+		t.Fatalf("after the trim: %d entries, %d bytes", len(c.entries), c.bytes)
 	}
 }
 
@@ -153,38 +146,35 @@ func TestHistoryCacheShedsIdleEntries(t *testing.T) {
 func TestHistoryCacheDropsAnOversizedEntry(t *testing.T) {
 	ctx := t.Context()
 	st := memory.New()
-	rt, err := New(Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := New(st)
 	key := session.Key{App: "a", User: "u", ID: "s"}
 	sess, err := st.CreateSession(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := rt.sessionHistory(ctx, &sess, 1, nil, 0); err != nil { // the first turn's entry
+	if _, _, err := c.ForTurn(ctx, &sess, 1, nil, 0); err != nil { // the first turn's entry
 		t.Fatal(err)
 	}
-	rt.hist.entryBytes = 1 << 20
-	huge := strings.Repeat("x", rt.hist.entryBytes/2+1)
+	c.entryBytes = 1 << 20
+	huge := strings.Repeat("x", c.entryBytes/2+1)
 	ran, err := st.Append(ctx, key, session.NewEvent{InvocationID: "i1", Type: session.TypeUserMessage, Author: "user",
 		Data: session.MustJSON(session.UserMessageData{Text: huge})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	size := rt.hist.extend(key, ran)
+	size := c.Extend(key, ran)
 	if size.through != 1 || size.msgs != 1 || size.tokens != EstimateTokens(huge) {
 		t.Errorf("size %+v", size)
 	}
-	if e := rt.hist.take(key); e != nil {
+	if e := c.take(key); e != nil {
 		t.Errorf("an oversized entry was kept (%d bytes)", e.size)
 	}
 	sess, _ = st.GetSession(ctx, key)
-	hist, _, err := rt.sessionHistory(ctx, &sess, sess.LastSeq+1, nil, 0)
+	hist, _, err := c.ForTurn(ctx, &sess, sess.LastSeq+1, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hist.appendTo(nil); !strings.Contains(string(got), huge[:100]) || len(got) < len(huge) {
+	if got := hist.AppendTo(nil); !strings.Contains(string(got), huge[:100]) || len(got) < len(huge) {
 		t.Errorf("history after the drop: %d bytes", len(got))
 	}
 }

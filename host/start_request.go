@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentengine/agentengine/host/internal/history"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/wire"
@@ -17,7 +18,7 @@ import (
 func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, state *session.State, req TurnRequest, resumes []pendingApproval, turnSeq int64, files []turnFile, caps *runnerv1.Capabilities) (*runnerv1.RunRequest, error) {
 	key := sess.Key
 	// Earlier conversation items a stateless client sent with this turn come last.
-	hist, refs, err := rt.sessionHistory(ctx, sess, turnSeq,
+	hist, refs, err := rt.hist.ForTurn(ctx, sess, turnSeq,
 		session.ItemMessages(req.Input.Items, turnSeq), rt.compaction.MaxHistoryBytes)
 	if err != nil {
 		return nil, err
@@ -87,7 +88,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, s
 	// The history is encoded once (mostly cached) and spliced in. A runner that expands
 	// the payload gets the input once and the history once; others get the derived
 	// fields and the history in the session context too.
-	pw, sessionHist := payloadWire{Payload: p, Input: p.Input}, (*encodedHistory)(nil)
+	pw, sessionHist := payloadWire{Payload: p, Input: p.Input}, (*history.Encoded)(nil)
 	if !caps.GetExpandsPayload() {
 		pw.InputMessages = wire.InputMessagesOf(in.Items, in.Content)
 		pw.InputParts = wire.InputPartsOf(in.Content)
@@ -140,13 +141,13 @@ type sessionContextWire struct {
 // when hist is nil), into one buffer sized for the history: the history's elements are
 // copied once, and doc is encoded straight after them (the object's "{" becomes the
 // separator), so a large input is not copied once more to splice the two either.
-func withHistory(doc any, hist *encodedHistory) ([]byte, error) {
+func withHistory(doc any, hist *history.Encoded) ([]byte, error) {
 	if hist == nil {
 		return json.Marshal(doc) // no history member
 	}
 	const prefix = `{"history":`
-	out := make([]byte, 0, len(prefix)+hist.size+docRoom)
-	out = hist.appendTo(append(out, prefix...))
+	out := make([]byte, 0, len(prefix)+hist.Len()+docRoom)
+	out = hist.AppendTo(append(out, prefix...))
 	start := len(out)
 	buf := bytes.NewBuffer(out)
 	if err := json.NewEncoder(buf).Encode(doc); err != nil { // escapes HTML, as json.Marshal

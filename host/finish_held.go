@@ -24,11 +24,9 @@ const (
 )
 
 // heldEnd is a run's end (its terminal run_status and what the run produced that was
-// not stored) waiting for the store; or, with start set, the whole of a run whose start
-// was not recorded either (see pendingStart).
+// not stored) waiting for the store.
 type heldEnd struct {
 	invocationID, status string
-	start                *session.Run
 	events               []session.NewEvent
 
 	mu   sync.Mutex // serialises writes of this end
@@ -64,9 +62,8 @@ func (h *heldEnds) drop(key session.Key, e *heldEnd) {
 	}
 }
 
-// recordEnd writes a run's end, retrying briefly when the store fails. With start set it
-// writes the whole run: start (start's record, with status) and evs in one transaction.
-func (rt *Runtime) recordEnd(ctx context.Context, key session.Key, invocationID, status string, start *session.Run, evs ...session.NewEvent) ([]session.Event, error) {
+// recordEnd writes a run's end, retrying briefly when the store fails.
+func (rt *Runtime) recordEnd(ctx context.Context, key session.Key, invocationID, status string, evs ...session.NewEvent) ([]session.Event, error) {
 	var err error
 	for attempt := range endAttempts {
 		if attempt > 0 {
@@ -77,31 +74,21 @@ func (rt *Runtime) recordEnd(ctx context.Context, key session.Key, invocationID,
 			}
 		}
 		var out []session.Event
-		if out, err = rt.writeEnd(ctx, key, invocationID, status, start, evs); err == nil {
+		if out, err = rt.store.FinishRun(ctx, key, invocationID, status, evs...); err == nil {
 			return out, nil
 		}
-		if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrInvalid) || errors.Is(err, session.ErrExists) {
-			// The session is gone, the run already ended or was recorded: no retry helps.
+		if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrInvalid) {
+			// The session is gone or the run already ended: no retry helps.
 			return nil, err
 		}
 	}
 	return nil, err
 }
 
-// writeEnd is one attempt of recordEnd.
-func (rt *Runtime) writeEnd(ctx context.Context, key session.Key, invocationID, status string, start *session.Run, evs []session.NewEvent) ([]session.Event, error) {
-	if start == nil {
-		return rt.store.FinishRun(ctx, key, invocationID, status, evs...)
-	}
-	run := *start
-	run.Status = status
-	return rt.store.StartRun(ctx, run, evs...)
-}
-
-// holdEnd keeps a run's end (with start, the whole run) that could not be recorded and
+// holdEnd keeps a run's end that could not be recorded and
 // retries it in the background until it is written or the runtime closes.
-func (rt *Runtime) holdEnd(key session.Key, invocationID, status string, start *session.Run, evs []session.NewEvent) {
-	e := &heldEnd{invocationID: invocationID, status: status, start: start, events: evs}
+func (rt *Runtime) holdEnd(key session.Key, invocationID, status string, evs []session.NewEvent) {
+	e := &heldEnd{invocationID: invocationID, status: status, events: evs}
 	rt.held.put(key, e)
 	rt.log.Warn("run end held in memory until the session store takes writes again", "invocation", invocationID, "session", key.ID, "status", status)
 	rt.wg.Add(1)
@@ -141,8 +128,8 @@ func (rt *Runtime) writeHeld(ctx context.Context, key session.Key, e *heldEnd) e
 	if e.done {
 		return nil
 	}
-	_, err := rt.writeEnd(ctx, key, e.invocationID, e.status, e.start, e.events)
-	if err != nil && !errors.Is(err, session.ErrNotFound) && !errors.Is(err, session.ErrInvalid) && !errors.Is(err, session.ErrExists) {
+	_, err := rt.store.FinishRun(ctx, key, e.invocationID, e.status, e.events...)
+	if err != nil && !errors.Is(err, session.ErrNotFound) && !errors.Is(err, session.ErrInvalid) {
 		return err
 	}
 	e.done = true
@@ -174,7 +161,7 @@ func (rt *Runtime) endStuckRun(ctx context.Context, key session.Key, invocationI
 		return nil // ended, in memory at least
 	}
 	data := session.RunStatusData{Status: session.StatusCancelled}
-	_, err := rt.recordEnd(ctx, key, invocationID, session.StatusCancelled, nil, rt.orphanEnd(ctx, key, invocationID, data)...)
+	_, err := rt.recordEnd(ctx, key, invocationID, session.StatusCancelled, rt.orphanEnd(ctx, key, invocationID, data)...)
 	if errors.Is(err, session.ErrInvalid) {
 		return nil // it ended meanwhile
 	}

@@ -10,6 +10,7 @@ import (
 	neturl "net/url"
 	"strings"
 
+	"github.com/agentengine/agentengine/host/internal/history"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/wire"
 )
@@ -42,7 +43,7 @@ type turnFile struct {
 }
 
 // maxRestoredFiles bounds the attachment context carried to a follow-up turn.
-const maxRestoredFiles = 32
+const maxRestoredFiles = history.MaxRefs
 
 // resolveFiles turns the image and file blocks of the input into attachments: inline
 // data is stored as an upload (so follow-up turns can restore it), upload references

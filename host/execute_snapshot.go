@@ -17,7 +17,7 @@ import (
 // snapshotText stores the streaming message's text so far when the last snapshot (or
 // the message's first delta) is snapshotEvery old. A message that ends sooner costs
 // nothing.
-func (ts *turnState) snapshotText(now time.Time) {
+func (ts *turnState) snapshotText(ctx context.Context, now time.Time) {
 	if ts.msgSince.IsZero() {
 		ts.msgSince = now
 		return
@@ -32,7 +32,7 @@ func (ts *turnState) snapshotText(now time.Time) {
 	// Stored with the deferred events in one write, and journaled like every stored
 	// event (a follower that reconnects by seq must find every seq); the wire encoders
 	// skip it, since its followers have the text as deltas.
-	ts.write(ne)
+	ts.write(ctx, ne)
 }
 
 // orphanEnd is what ends a run nobody executes any more: an assistant_message for each

@@ -1,4 +1,4 @@
-package host
+package history
 
 import (
 	"context"
@@ -19,20 +19,21 @@ const (
 	maxEntryBytes = histCacheBytes / 4
 )
 
-// historyCache keeps the projected history of recently active sessions, encoded one
+// Cache keeps the projected history of recently active sessions, encoded one
 // message at a time, so that a turn reads and projects only the events stored since
 // the session's previous turn instead of everything since its latest checkpoint. The
 // store stays the truth: an entry is used only while the session row still matches
 // (same creation time, same latest checkpoint), and only events the turn reads from
 // the store are added to it.
-type historyCache struct {
-	entryBytes int // bound of one entry; 0 is maxEntryBytes
+type Cache struct {
+	store      session.Store // the truth the cache is checked against and filled from
+	entryBytes int           // bound of one entry; 0 is maxEntryBytes
 	mu         sync.Mutex
-	entries    map[session.Key]*histEntry
+	entries    map[session.Key]*entry
 	bytes      int
 }
 
-type histEntry struct {
+type entry struct {
 	used    time.Time // when it was last put back (after a turn)
 	created time.Time
 	cpSeq   int64
@@ -49,12 +50,21 @@ type histEntry struct {
 	tokens  int // EstimateTokens of msgs' contents (for compaction)
 	// names of tool calls by call id, to name the tool results of later turns.
 	names session.ToolNames
-	// refs are the newest attachment_ref events (at most maxRestoredFiles).
+	// refs are the newest attachment_ref events (at most MaxRefs).
 	refs []session.Event
 }
 
+// New returns an empty cache of st's sessions.
+func New(st session.Store) *Cache { return &Cache{store: st} }
+
+// MaxRefs bounds the attachment references a history carries to a follow-up turn.
+const MaxRefs = 32
+
+// Len is the length of the array AppendTo writes.
+func (h *Encoded) Len() int { return h.size }
+
 // take removes and returns key's entry (nil if none): a session has one turn at a time.
-func (c *historyCache) take(key session.Key) *histEntry {
+func (c *Cache) take(key session.Key) *entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[key]
@@ -65,7 +75,7 @@ func (c *historyCache) take(key session.Key) *histEntry {
 	return e
 }
 
-func (c *historyCache) maxEntry() int {
+func (c *Cache) maxEntry() int {
 	if c.entryBytes > 0 {
 		return c.entryBytes
 	}
@@ -73,14 +83,14 @@ func (c *historyCache) maxEntry() int {
 }
 
 // put stores key's entry, evicting others while the cache is over its bounds.
-func (c *historyCache) put(key session.Key, e *histEntry) {
+func (c *Cache) put(key session.Key, e *entry) {
 	if e.size > c.maxEntry() {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
-		c.entries = map[session.Key]*histEntry{}
+		c.entries = map[session.Key]*entry{}
 	}
 	for k, old := range c.entries { // map order: an arbitrary victim is good enough
 		if len(c.entries) < histCacheEntries && c.bytes+e.size <= histCacheBytes {
@@ -94,13 +104,13 @@ func (c *historyCache) put(key session.Key, e *histEntry) {
 	c.bytes += e.size
 }
 
-// evictIdle drops the entries last used before cutoff; what is left moves to a map of
+// EvictIdle drops the entries last used before cutoff; what is left moves to a map of
 // its size (a Go map keeps the buckets of its largest size for good). It reports
 // whether any entry is left.
-func (c *historyCache) evictIdle(cutoff time.Time) bool {
+func (c *Cache) EvictIdle(cutoff time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := make(map[session.Key]*histEntry)
+	kept := make(map[session.Key]*entry)
 	for k, e := range c.entries {
 		if e.used.Before(cutoff) {
 			c.bytes -= e.size
@@ -113,7 +123,7 @@ func (c *historyCache) evictIdle(cutoff time.Time) bool {
 }
 
 // add appends projected messages (encoding each) and remembers the tool call names.
-func (e *histEntry) add(msgs []session.Message) error {
+func (e *entry) add(msgs []session.Message) error {
 	e.names.Name(msgs)
 	for i := range msgs {
 		m := &msgs[i]
@@ -134,39 +144,40 @@ func (e *histEntry) add(msgs []session.Message) error {
 	return nil
 }
 
-func (e *histEntry) addRefs(evs []session.Event) {
+func (e *entry) addRefs(evs []session.Event) {
 	for _, ev := range evs {
 		if ev.Type == session.TypeAttachmentRef {
 			e.refs = append(e.refs, ev)
 		}
 	}
-	if n := len(e.refs) - maxRestoredFiles; n > 0 {
+	if n := len(e.refs) - MaxRefs; n > 0 {
 		e.refs = append(e.refs[:0:0], e.refs[n:]...)
 	}
 }
 
-// encodedHistory is a turn's history as a JSON array, in pieces: withHistory copies
+// Encoded is a turn's history as a JSON array, in pieces: the run request's encoder copies
 // them into the run request as they are, where joining them first would copy a long
 // history (hundreds of kilobytes at ten thousand events) once more.
-type encodedHistory struct {
+type Encoded struct {
 	joined []byte            // elements, comma-separated
 	elems  []json.RawMessage // more elements, after those
 	size   int               // of the whole array: brackets, commas and elements
 }
 
-func newEncodedHistory(joined []byte, elems []json.RawMessage) *encodedHistory {
-	h := &encodedHistory{joined: joined, elems: elems, size: 2 + len(joined)}
+// NewEncoded is the array of the elements in joined (comma-separated) and then elems.
+func NewEncoded(joined []byte, elems []json.RawMessage) *Encoded {
+	h := &Encoded{joined: joined, elems: elems, size: 2 + len(joined)}
 	for i, b := range elems {
 		h.size += len(b)
-		if i > 0 || len(joined) > 0 { // a comma before it, as appendTo writes
+		if i > 0 || len(joined) > 0 { // a comma before it, as AppendTo writes
 			h.size++
 		}
 	}
 	return h
 }
 
-// appendTo appends the array to b.
-func (h *encodedHistory) appendTo(b []byte) []byte {
+// AppendTo appends the array to b.
+func (h *Encoded) AppendTo(b []byte) []byte {
 	b = append(append(b, '['), h.joined...)
 	for i, e := range h.elems {
 		if i > 0 || len(h.joined) > 0 {
@@ -177,17 +188,17 @@ func (h *encodedHistory) appendTo(b []byte) []byte {
 	return append(b, ']')
 }
 
-// sessionHistory returns the history sent with a turn: the session's messages before
+// ForTurn returns the history sent with a turn: the session's messages before
 // turnSeq (as session.Project gives them), then items (what a stateless client sent
 // along), within the byte budget. It also returns the session's newest attachment
 // references.
-func (rt *Runtime) sessionHistory(ctx context.Context, sess *session.Session, turnSeq int64, items []session.Message, budget int) (*encodedHistory, []session.Event, error) {
+func (c *Cache) ForTurn(ctx context.Context, sess *session.Session, turnSeq int64, items []session.Message, budget int) (*Encoded, []session.Event, error) {
 	key := sess.Key
-	e, err := rt.cachedHistory(ctx, key, turnSeq, sess)
+	e, err := c.load(ctx, key, turnSeq, sess)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer rt.hist.put(key, e)
+	defer c.put(key, e)
 	total := e.content
 	for _, m := range items {
 		total += messageBytes(m)
@@ -195,14 +206,14 @@ func (rt *Runtime) sessionHistory(ctx context.Context, sess *session.Session, tu
 	if budget > 0 && total > budget {
 		// Rare (compaction keeps histories far smaller): cut, then encode it all.
 		all := append(append(make([]session.Message, 0, len(e.msgs)+len(items)), e.msgs...), items...)
-		cut := budgetHistory(all, budget)
+		cut := withinBudget(all, budget)
 		elems := make([]json.RawMessage, len(cut))
 		for i := range cut {
 			if elems[i], err = json.Marshal(cut[i]); err != nil {
 				return nil, nil, fmt.Errorf("encode history: %w", err)
 			}
 		}
-		return newEncodedHistory(nil, elems), e.refs, nil
+		return NewEncoded(nil, elems), e.refs, nil
 	}
 	// A view of the entry's encoding, which later turns only append to.
 	joined := e.joined[:len(e.joined):len(e.joined)]
@@ -214,20 +225,20 @@ func (rt *Runtime) sessionHistory(ctx context.Context, sess *session.Session, tu
 		}
 		elems = append(elems, b)
 	}
-	return newEncodedHistory(joined, elems), e.refs, nil
+	return NewEncoded(joined, elems), e.refs, nil
 }
 
-// cachedHistory brings key's entry up to turnSeq-1: as it is when it has seen every
+// load brings key's entry up to turnSeq-1: as it is when it has seen every
 // event before turnSeq, else incrementally from the events stored since it was last
 // used, or from the store when there is no usable entry (none yet, the session was
 // recreated, compacted, or a checkpoint arrived). sess is the session's row, read
 // before the turn's events were stored.
-func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq int64, sess *session.Session) (*histEntry, error) {
+func (c *Cache) load(ctx context.Context, key session.Key, turnSeq int64, sess *session.Session) (*entry, error) {
 	if turnSeq <= 1 {
 		// The session's first turn: nothing before it to read.
-		return &histEntry{created: sess.CreatedAt, cpSeq: sess.CheckpointSeq, names: session.ToolNames{}}, nil
+		return &entry{created: sess.CreatedAt, cpSeq: sess.CheckpointSeq, names: session.ToolNames{}}, nil
 	}
-	if e := rt.hist.take(key); e != nil && e.through < turnSeq {
+	if e := c.take(key); e != nil && e.through < turnSeq {
 		if sess.CreatedAt.Equal(e.created) && sess.CheckpointSeq == e.cpSeq {
 			if e.through == turnSeq-1 {
 				// It has seen every event before the turn's own (the previous run's, added
@@ -236,7 +247,7 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 			}
 			// Without an upper bound the stores serve this from a prepared statement; the
 			// turn's own opening events (at turnSeq on) are few and dropped here.
-			evs, err := rt.store.Events(ctx, key, session.EventQuery{AfterSeq: e.through})
+			evs, err := c.store.Events(ctx, key, session.EventQuery{AfterSeq: e.through})
 			if err != nil {
 				return nil, fmt.Errorf("project history: read history: %w", err)
 			}
@@ -254,7 +265,7 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 			}
 		}
 	}
-	hist, cur, err := session.LoadHistory(ctx, rt.store, key)
+	hist, cur, err := session.LoadHistory(ctx, c.store, key)
 	if err != nil {
 		return nil, fmt.Errorf("project history: %w", err)
 	}
@@ -264,12 +275,12 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 			prior = append(prior, m)
 		}
 	}
-	e := &histEntry{created: cur.CreatedAt, cpSeq: cur.CheckpointSeq, through: turnSeq - 1, names: session.ToolNames{}}
+	e := &entry{created: cur.CreatedAt, cpSeq: cur.CheckpointSeq, through: turnSeq - 1, names: session.ToolNames{}}
 	if err := e.add(prior); err != nil {
 		return nil, err
 	}
-	refs, err := rt.store.Events(ctx, key, session.EventQuery{BeforeSeq: turnSeq,
-		Types: []string{session.TypeAttachmentRef}, Tail: true, Limit: maxRestoredFiles})
+	refs, err := c.store.Events(ctx, key, session.EventQuery{BeforeSeq: turnSeq,
+		Types: []string{session.TypeAttachmentRef}, Tail: true, Limit: MaxRefs})
 	if err != nil {
 		return nil, fmt.Errorf("load attachment context: %w", err)
 	}
@@ -277,44 +288,44 @@ func (rt *Runtime) cachedHistory(ctx context.Context, key session.Key, turnSeq i
 	return e, nil
 }
 
-// histSize is the size of a session's whole history through a seq: its messages and
+// Size is the size of a session's whole history through a seq: its messages and
 // their estimated tokens, for compaction's check.
-type histSize struct {
+type Size struct {
 	through      int64 // 0: unknown
 	msgs, tokens int
 }
 
-// historySize is the size of the session's whole history for compaction's check after
+// SizeOf is the size of the session's whole history for compaction's check after
 // a run: known when the run's end extended the cache, else from the cache, which it then
 // brings up to date for the next turn from the store.
-func (rt *Runtime) historySize(ctx context.Context, key session.Key, known histSize) (msgs, tokens int, err error) {
+func (c *Cache) SizeOf(ctx context.Context, key session.Key, known Size) (msgs, tokens int, err error) {
 	if known.through > 0 {
 		return known.msgs, known.tokens, nil
 	}
-	sess, err := rt.store.GetSession(ctx, key)
+	sess, err := c.store.GetSession(ctx, key)
 	if err != nil {
 		return 0, 0, err
 	}
-	e, err := rt.cachedHistory(ctx, key, sess.LastSeq+1, &sess)
+	e, err := c.load(ctx, key, sess.LastSeq+1, &sess)
 	if err != nil {
 		return 0, 0, err
 	}
-	rt.hist.put(key, e)
+	c.put(key, e)
 	return len(e.msgs), e.tokens, nil
 }
 
-// extend adds a run's stored events (ran) to key's entry when they follow on from what
+// Extend adds a run's stored events (ran) to key's entry when they follow on from what
 // it has seen, and returns the history's size then (zero when there is no entry or they
 // do not follow: the next use reads the store). An entry that would outgrow the cache
 // is dropped without encoding what it would add; the size is still returned.
-func (c *historyCache) extend(key session.Key, ran []session.Event) histSize {
+func (c *Cache) Extend(key session.Key, ran []session.Event) Size {
 	e := c.take(key)
 	if e == nil {
-		return histSize{}
+		return Size{}
 	}
 	if !follows(e.through, ran) || hasCheckpoint(ran) {
 		c.put(key, e)
-		return histSize{}
+		return Size{}
 	}
 	msgs := session.Project(ran)
 	through := ran[len(ran)-1].Seq
@@ -323,19 +334,19 @@ func (c *historyCache) extend(key session.Key, ran []session.Event) histSize {
 		grown += 2 * messageBytes(m) // its encoding and its content, about
 	}
 	if grown > c.maxEntry() {
-		size := histSize{through: through, msgs: len(e.msgs) + len(msgs), tokens: e.tokens}
+		size := Size{through: through, msgs: len(e.msgs) + len(msgs), tokens: e.tokens}
 		for _, m := range msgs {
 			size.tokens += EstimateTokens(m.Content)
 		}
 		return size
 	}
 	if err := e.add(msgs); err != nil {
-		return histSize{} // dropped: rebuilt from the store at the next turn
+		return Size{} // dropped: rebuilt from the store at the next turn
 	}
 	e.addRefs(ran)
 	e.through = through
 	c.put(key, e)
-	return histSize{through: through, msgs: len(e.msgs), tokens: e.tokens}
+	return Size{through: through, msgs: len(e.msgs), tokens: e.tokens}
 }
 
 // follows reports whether evs are the events right after seq through, without a gap.

@@ -1,0 +1,368 @@
+// Stage 2 of a turn, execute: the run's goroutine streams the runner's events (consume),
+// turns each into journal entries and durable events (handle), then decides the run's
+// status and calls finish. Its helpers: execute_store.go (writes and deferred items),
+// execute_native.go (native events), execute_snapshot.go (stream snapshots),
+// execute_checkpoints.go (LangGraph checkpoints).
+
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentengine/agentengine/internal/metrics"
+	"github.com/agentengine/agentengine/internal/textbuf"
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/session"
+)
+
+// turnState aggregates a runner's stream into durable events. mu serialises the run's
+// goroutine with flushOnWatch, which stores the deferred items when a follower joins.
+type turnState struct {
+	rt *Runtime
+	r  *Run
+	ag Agent
+	// span is the turn's invoke_agent span (a no-op one when untraced); log is the
+	// runtime's logger with the span's ids.
+	span trace.Span
+	log  hclog.Logger
+	// toolStarts are the times tool calls were reported, for their spans (traced only).
+	toolStarts map[string]time.Time
+
+	mu    sync.Mutex
+	ended bool // finish has run: nothing is deferred any more
+
+	// meta is the data of the runner's latest event.meta native event: stored with the
+	// transcript items that follow it (see NativeEventMeta).
+	meta json.RawMessage
+
+	msgID       string
+	msgText     textbuf.Text
+	msgSince    time.Time // the message's first delta or last stream snapshot
+	snapshots   int       // stream snapshots of the message stored so far
+	rsID        string
+	rsText      textbuf.Text
+	calls       map[string]*openCall
+	callOrder   []string
+	usage       session.Usage
+	haveUsage   bool
+	interrupted bool
+	firstToken  bool // a text or reasoning delta was seen (time to first token)
+	// toolNames are the names of the run's tool calls by call id, for the metrics of
+	// results that leave the name out (kept only with metrics on).
+	toolNames   map[string]string
+	failure     *session.RunError
+	storeErr    error
+	checkpoints checkpointBuffer
+	// deferred are coarse events held for a later write (at the latest the run's final
+	// transaction) while nobody follows the run: one store write per turn instead of
+	// one per item. held are their places in the journal, filled when they are stored.
+	deferred []session.NewEvent
+	held     []*session.Event
+}
+
+type openCall struct {
+	itemID, name string
+	args         []byte
+}
+
+func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
+	ts := &turnState{rt: rt, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx), log: rt.log}
+	if sc := ts.span.SpanContext(); sc.IsValid() {
+		// Every line logged during the turn joins its trace.
+		ts.log = rt.log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
+	}
+	r.j.SetOnWatch(func() { ts.flushOnWatch(ctx) })
+	streamErr := ts.consume(ctx, ag, rr)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.flushAll(ctx)
+
+	status, runErr := session.StatusCompleted, ts.failure
+	switch {
+	case ts.storeErr != nil:
+		status = session.StatusFailed
+		runErr = &session.RunError{Code: "server_error", Message: "the session store failed while recording the run"}
+		ts.log.Error("store failed during run", "invocation", r.InvocationID, "error", ts.storeErr)
+	case errors.Is(context.Cause(ctx), errCancelled):
+		status = session.StatusCancelled
+	case errors.Is(context.Cause(ctx), errShutdown):
+		status = session.StatusInterrupted
+		runErr = &session.RunError{Code: "host_shutdown", Message: "the host shut down during the run"}
+	case errors.Is(context.Cause(ctx), errRunTimeout):
+		status = session.StatusFailed
+		runErr = &session.RunError{Code: "run_timeout", Message: fmt.Sprintf(
+			"the run took longer than the agent's run_timeout (%s, set in agentengine.yaml) and was stopped", ag.RunTimeout)}
+	case streamErr != nil:
+		status = session.StatusFailed
+		runErr = &session.RunError{Code: "runner_error", Message: runnerFailureMessage(streamErr)}
+		ts.log.Error("runner stream failed", "agent", ag.Name, "invocation", r.InvocationID, "error", streamErr)
+	case ts.failure != nil:
+		status = session.StatusFailed
+	case ts.interrupted:
+		status = session.StatusInterrupted
+	}
+	data := session.RunStatusData{Status: status, Error: runErr}
+	if ts.haveUsage {
+		u := ts.usage
+		data.Usage = &u
+	}
+	ts.finish(ctx, status, data)
+	endTurnSpan(ts.span, data)
+}
+
+// runnerFailureMessage is the client-safe text for a broken runner stream.
+func runnerFailureMessage(err error) string {
+	// Runner clients mark a process that stopped responding (runnerproc's
+	// ErrUnresponsive) by this method, so the host names no runner package.
+	var u interface{ Unresponsive() bool }
+	if errors.As(err, &u) && u.Unresponsive() {
+		return "the agent's runner stopped responding (no events and no health answer in time); the run was failed and the runner is being replaced"
+	}
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+		return "the agent's runner process exited or disconnected during the run"
+	}
+	return "the agent's runner failed during the run"
+}
+
+func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequest) (err error) {
+	rctx, span := ts.rt.runnerSpan(ctx, ag.Name, rr)
+	defer func() {
+		if err != nil {
+			span.SetStatus(otelcodes.Error, err.Error())
+		}
+		span.End()
+	}()
+	stream, err := ag.Runner.Run(rctx, rr)
+	if err != nil {
+		return fmt.Errorf("start run on runner: %w", err)
+	}
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if rctx.Err() != nil {
+				return nil // cancelled or shutting down: the cause decides the status
+			}
+			return err
+		}
+		ts.mu.Lock()
+		for _, e := range ev.Events() {
+			if e.GetBatch() != nil {
+				continue // batches do not nest
+			}
+			if ts.storeErr == nil && ts.failure == nil { // else drain: the outcome is decided
+				ts.handle(ctx, e)
+			}
+		}
+		ts.mu.Unlock()
+	}
+}
+
+// flushOnWatch stores the deferred items now that someone follows the run, instead of
+// with the runner's next event, which may be long in coming.
+func (ts *turnState) flushOnWatch(ctx context.Context) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if !ts.ended && len(ts.deferred) > 0 && ts.storeErr == nil {
+		ts.write(ctx)
+	}
+}
+
+func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
+	switch e := ev.Event.(type) {
+	case *runnerv1.RunEvent_TextDelta:
+		ts.sawToken()
+		ts.flushReasoning(ctx)
+		if ts.msgID == "" {
+			ts.msgID = newID("msg_")
+		}
+		ts.msgText.Add(e.TextDelta.Text)
+		ts.r.j.Add(Event{Kind: KindTextDelta, ItemID: ts.msgID, Text: e.TextDelta.Text})
+		ts.snapshotText(ctx, time.Now())
+	case *runnerv1.RunEvent_MessageDone:
+		ts.flushReasoning(ctx)
+		if e.MessageDone.Text != "" {
+			if ts.msgID == "" {
+				ts.msgID = newID("msg_")
+			}
+			ts.msgText.Set(e.MessageDone.Text)
+		}
+		ts.flushMessage(ctx)
+	case *runnerv1.RunEvent_ReasoningDelta:
+		ts.sawToken()
+		ts.flushMessage(ctx)
+		if ts.rsID == "" {
+			ts.rsID = newID("rs_")
+		}
+		ts.rsText.Add(e.ReasoningDelta.Text)
+		ts.r.j.Add(Event{Kind: KindReasoningDelta, ItemID: ts.rsID, Text: e.ReasoningDelta.Text})
+	case *runnerv1.RunEvent_ToolCallDelta:
+		ts.flushMessage(ctx)
+		ts.flushReasoning(ctx)
+		c := ts.call(e.ToolCallDelta.CallId, e.ToolCallDelta.Name)
+		c.args = append(c.args, e.ToolCallDelta.ArgumentsDelta...)
+		ts.r.j.Add(Event{Kind: KindToolArgsDelta, ItemID: c.itemID, CallID: e.ToolCallDelta.CallId, Name: c.name, Text: e.ToolCallDelta.ArgumentsDelta})
+	case *runnerv1.RunEvent_ToolCall:
+		ts.flushMessage(ctx)
+		ts.flushReasoning(ctx)
+		c := ts.call(e.ToolCall.CallId, e.ToolCall.Name)
+		if e.ToolCall.Arguments != "" {
+			c.args = []byte(e.ToolCall.Arguments)
+		}
+		ts.flushCall(ctx, e.ToolCall.CallId)
+	case *runnerv1.RunEvent_ToolResult:
+		ts.flushAll(ctx)
+		t := e.ToolResult
+		ts.toolResult(t)
+		if at, ok := ts.toolStarts[t.CallId]; ok {
+			delete(ts.toolStarts, t.CallId)
+			name := t.Name
+			if name == "" {
+				name = ts.toolNames[t.CallId]
+			}
+			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError)
+		}
+		ts.store(ctx, session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
+	case *runnerv1.RunEvent_ApprovalRequest:
+		ts.flushAll(ctx)
+		a := e.ApprovalRequest
+		id := a.Id
+		if id == "" {
+			id = newID("apr_")
+		}
+		args := a.Arguments
+		if args == "" {
+			args = "{}"
+		}
+		d := session.ApprovalRequestData{CallID: a.CallId, Name: a.Name, Arguments: args, Message: a.Message}
+		if len(a.DetailJson) > 0 && json.Valid(a.DetailJson) {
+			d.Detail = a.DetailJson
+		}
+		ts.store(ctx, session.NewEvent{Type: session.TypeApprovalRequest, ItemID: id, Data: session.MustJSON(d)})
+		ts.rt.metrics.ToolCall(ts.r.Agent, a.Name, metrics.ToolApprovalRequired)
+		ts.approvalEvent(id, a.Name, a.CallId)
+		ts.interrupted = true
+	case *runnerv1.RunEvent_StateDelta:
+		ts.flushAll(ctx)
+		if !json.Valid(e.StateDelta.DeltaJson) {
+			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a state delta that is not valid JSON"}
+			return
+		}
+		ne := session.NewEvent{Type: session.TypeStateDelta, Data: e.StateDelta.DeltaJson, StateDelta: e.StateDelta.DeltaJson}
+		unlock := ts.rt.stateLocks.lock(ts.r.Key.App)
+		if err := ts.rt.checkStateBudget(context.WithoutCancel(ctx), ts.r.Key, false, []session.NewEvent{ne}); err != nil {
+			unlock()
+			var ce *ClientError
+			if !errors.As(err, &ce) {
+				ts.storeErr = err
+				return
+			}
+			// The run fails with the reason; what it stored before stays, this delta is
+			// not written and the session takes turns as before.
+			code := "runner_error"
+			if errors.Is(err, ErrStateTooLarge) {
+				code = "state_too_large"
+			}
+			ts.failure = &session.RunError{Code: code, Message: "the agent's state change was refused: " + ce.Message}
+			ts.rt.log.Warn("agent state delta refused", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
+			return
+		}
+		ts.store(ctx, ne)
+		unlock()
+	case *runnerv1.RunEvent_Usage:
+		u := e.Usage
+		ts.usage.InputTokens += u.InputTokens
+		ts.usage.OutputTokens += u.OutputTokens
+		ts.usage.ReasoningTokens += u.ReasoningTokens
+		ts.usage.CachedTokens += u.CachedTokens
+		ts.haveUsage = true
+		ts.rt.metrics.Tokens(ts.r.Agent, u.Model, u.InputTokens, u.OutputTokens)
+	case *runnerv1.RunEvent_Error:
+		ts.flushAll(ctx)
+		code := e.Error.Code
+		if code == "" {
+			code = "agent_error"
+		}
+		ts.failure = &session.RunError{Code: code, Message: e.Error.Message}
+		ts.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
+	case *runnerv1.RunEvent_Native:
+		switch e.Native.Kind {
+		case NativeWorkspaceFile:
+			ts.workspaceFile(ctx, e.Native.DataJson)
+		case NativeEventMeta:
+			ts.eventMeta(e.Native.DataJson)
+		}
+		ts.r.j.Add(Event{Kind: KindNative, Name: e.Native.Kind, Text: string(e.Native.DataJson)})
+	case *runnerv1.RunEvent_Checkpoint:
+		if e.Checkpoint.ThreadId == "" || e.Checkpoint.CheckpointId == "" {
+			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a checkpoint without a thread or checkpoint id"}
+			return
+		}
+		ts.checkpoints.checkpoint(e.Checkpoint)
+	case *runnerv1.RunEvent_CheckpointWrite:
+		w := e.CheckpointWrite
+		if w.ThreadId == "" || w.CheckpointId == "" || w.TaskId == "" {
+			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner sent a checkpoint write without a thread, checkpoint or task id"}
+			return
+		}
+		ts.checkpoints.write(w)
+	case *runnerv1.RunEvent_CheckpointDelete:
+		if e.CheckpointDelete.ThreadId == "" {
+			ts.failure = &session.RunError{Code: "runner_error", Message: "the runner deleted checkpoints without a thread id"}
+			return
+		}
+		ts.checkpoints.drop(e.CheckpointDelete.ThreadId)
+	}
+}
+
+// sawToken records the time to the run's first token.
+func (ts *turnState) sawToken() {
+	if !ts.firstToken {
+		ts.firstToken = true
+		ts.rt.metrics.FirstToken(ts.r.Agent, time.Since(ts.r.CreatedAt))
+	}
+}
+
+// toolResult counts a tool call's outcome; a result may leave the tool's name out when
+// its call named it.
+func (ts *turnState) toolResult(t *runnerv1.ToolResult) {
+	if ts.rt.metrics == nil {
+		return
+	}
+	name := t.Name
+	if name == "" {
+		name = ts.toolNames[t.CallId]
+	}
+	status := metrics.ToolOK
+	if t.IsError {
+		status = metrics.ToolError
+	}
+	ts.rt.metrics.ToolCall(ts.r.Agent, name, status)
+}
+
+func (ts *turnState) call(callID, name string) *openCall {
+	c, ok := ts.calls[callID]
+	if !ok {
+		c = &openCall{itemID: newID("fc_"), name: name}
+		ts.calls[callID] = c
+		ts.callOrder = append(ts.callOrder, callID)
+	}
+	if c.name == "" {
+		c.name = name
+	}
+	return c
+}

@@ -1,0 +1,3 @@
+// Package archtest checks the import rules docs/ARCHITECTURE.md states: which packages
+// may reach which. It has tests only.
+package archtest
