@@ -90,6 +90,12 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 	ts.flushAll(ctx)
 
 	status, runErr := session.StatusCompleted, ts.failure
+	timedOut := errors.Is(context.Cause(ctx), errRunTimeout)
+	if dl, ok := ctx.Deadline(); ok && !timedOut && ag.RunTimeout > 0 && !time.Now().Before(dl) {
+		// gRPC ends the stream at the deadline by its own timer, which can fire before
+		// the context's: the run still timed out.
+		timedOut = true
+	}
 	switch {
 	case ts.storeErr != nil:
 		status = session.StatusFailed
@@ -100,7 +106,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 	case errors.Is(context.Cause(ctx), errShutdown):
 		status = session.StatusInterrupted
 		runErr = &session.RunError{Code: "host_shutdown", Message: "the host shut down during the run"}
-	case errors.Is(context.Cause(ctx), errRunTimeout):
+	case timedOut:
 		status = session.StatusFailed
 		runErr = &session.RunError{Code: "run_timeout", Message: fmt.Sprintf(
 			"the run took longer than the agent's run_timeout (%s, set in agentengine.yaml) and was stopped", ag.RunTimeout)}
