@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -19,6 +20,8 @@ type driver struct {
 	client *http.Client
 	tr     *http.Transport
 	url    string
+	// langGraphBody is the body of every LangGraph run (APILangGraph).
+	langGraphBody []byte
 }
 
 func newDriver(cfg Config) *driver {
@@ -37,12 +40,17 @@ func newDriver(cfg Config) *driver {
 		WriteBufferSize:     16 << 10,
 		ReadBufferSize:      32 << 10,
 	}
-	return &driver{
+	d := &driver{
 		cfg:    cfg,
 		client: &http.Client{Transport: tr},
 		tr:     tr,
 		url:    trimURL(cfg.URL, cfg.Path),
 	}
+	if cfg.API == APILangGraph || cfg.API == APIADK {
+		d.url = strings.TrimRight(cfg.URL, "/")
+		d.langGraphBody = langGraphRunBody(cfg.Model, cfg.Input, cfg.Scenario == Stream)
+	}
+	return d
 }
 
 func (d *driver) close() { d.tr.CloseIdleConnections() }
