@@ -64,7 +64,7 @@ type Config struct {
 	Path string
 	// API is the protocol of nonstream and stream turns (default APIResponses).
 	API API
-	// Expect, when set, is text every answer must contain (LangGraph and ADK APIs).
+	// Expect, when set, is text every answer of a nonstream or stream turn must contain.
 	Expect string
 	// Model is the "model" of every request (default echo-go).
 	Model string

@@ -42,7 +42,7 @@ func run() int {
 	fs.StringVar(&cfg.FollowURL, "follow-url", "", "follow scenario: base URL of the replica that follows each turn")
 	fs.StringVar(&cfg.Path, "path", "/v1/responses", "endpoint path")
 	fs.StringVar(&api, "api", string(load.APIResponses), fmt.Sprintf("protocol of nonstream and stream turns, one of %v (langgraph: a thread per turn, then runs/wait or runs/stream; adk: a session per turn, then /run or /run_sse)", load.APIs()))
-	fs.StringVar(&cfg.Expect, "expect", "", "langgraph and adk APIs: text every answer must contain")
+	fs.StringVar(&cfg.Expect, "expect", "", "nonstream and stream: text every answer must contain")
 	fs.StringVar(&cfg.Model, "model", "echo-go", "model (agent) name; the assistant id (langgraph) or app name (adk)")
 	fs.StringVar(&cfg.Input, "input", "hello there", "input text of every turn")
 	fs.StringVar(&cfg.Token, "token", os.Getenv("AGENTENGINE_TOKEN"), "bearer token (default $AGENTENGINE_TOKEN)")
