@@ -204,7 +204,7 @@ pair() {
     ae_cold ae-adk "$ADKPROJ" "$kind" "$ae_api" "$ae_app"
     t0="$(now)"
     (cd "$ADKAGENTS" && exec nsenter -t "$NS_PID" -n env PYTHONPATH="$ADKAGENTS/adk_assistant" OPENAI_API_KEY= \
-      "$ADKVENV/bin/adk" api_server --host 127.0.0.1 --port 8000 --session_service_uri memory:// --no_use_local_storage \
+      "$ADKVENV/bin/adk" api_server --host 127.0.0.1 --port 8000 --session_service_uri memory:// --artifact_service_uri memory:// \
       --log_level warning "$ADKAGENTS") >"$OUT/adk-api-server.log" 2>&1 &
     peer_pid=$! peer_url=http://127.0.0.1:8000
   fi
