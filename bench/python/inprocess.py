@@ -87,7 +87,9 @@ def adk_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None]]:
     from google.adk.sessions import InMemorySessionService
     from google.genai import types
 
-    obj: Any = load_entry(settings).obj
+    from agentengine_adapters.adk_bridge import load_adk_entry
+
+    obj: Any = load_adk_entry(settings).obj
     service = InMemorySessionService()
     if isinstance(obj, App):
         runner = Runner(app=obj, app_name=settings.agent_name, session_service=service)

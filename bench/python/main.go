@@ -40,6 +40,7 @@ import (
 type options struct {
 	project, python, input      string
 	turns, warmup, cold, rounds int
+	profile                     int
 }
 
 func main() {
@@ -51,6 +52,7 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 20, "unmeasured turns first")
 	flag.IntVar(&o.cold, "cold", 5, "cold starts to measure")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds the run-lane and in-process turns are split into, taken in turn")
+	flag.IntVar(&o.profile, "profile", 0, "print the top N functions (cProfile, cumulative) of each in-process path to stderr")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/python:", err)
@@ -165,8 +167,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	row := func(name string, s stats) {
 		fmt.Fprintf(out, "| %s | %s | %s | %s |\n", name, ms(s.p50), ms(s.mean), ms(s.p90))
 	}
-	row("graph.astream in-process (LangGraph InMemorySaver, same stream modes)", graph)
-	row("bridge runner in-process (graph + event mapping, no transport)", bridge)
+	if p.Framework == "adk" {
+		row("ADK Runner in-process (InMemorySessionService, a session per turn, SSE streaming)", graph)
+		row("bridge runner in-process (session projection, ADK Runner, event mapping, no transport)", bridge)
+	} else {
+		row("graph.astream in-process (LangGraph InMemorySaver, same stream modes)", graph)
+		row("bridge runner in-process (graph + event mapping, no transport)", bridge)
+	}
 	row("runner over the run lane (what the host calls)", summarize(laneTurns))
 	row("runner over gRPC Run calls (AGENTENGINE_RUN_LANE=off)", summarize(callTurns))
 	row("host runtime turn, memory store (request building, journal, store)", summarize(hostTurns))
@@ -316,7 +323,7 @@ func inProcess(ctx context.Context, o options, l project.Launch, env []string) (
 	if _, err := os.Stat(script); err != nil {
 		return nil, fmt.Errorf("run from the repository root: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, l.Python.Path, script, "--turns", fmt.Sprint(o.turns), "--warmup", fmt.Sprint(o.warmup), "--input", o.input)
+	cmd := exec.CommandContext(ctx, l.Python.Path, script, "--turns", fmt.Sprint(o.turns), "--warmup", fmt.Sprint(o.warmup), "--input", o.input, "--profile", fmt.Sprint(o.profile))
 	cmd.Dir, cmd.Env, cmd.Stderr = l.Dir, env, os.Stderr
 	raw, err := cmd.Output()
 	if err != nil {
