@@ -23,7 +23,7 @@ echo "| build | streams | completed | most open at once | errors | host RSS befo
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for n in ${BENCH_STREAMS:-1000 5000}; do
   for bin in "$@"; do
-    "$bin" run "$OUT/proj" --port 0 --log-level warn --session-backend "${BENCH_STORE:-memory}" --session-path "$OUT/s-$n.sqlite" >"$OUT/ae.log" 2>&1 &
+    env ${BENCH_ENV:-} "$bin" run "$OUT/proj" --port 0 --log-level warn --session-backend "${BENCH_STORE:-memory}" --session-path "$OUT/s-$n.sqlite" >"$OUT/ae.log" 2>&1 &
     PID=$!
     for _ in $(seq 1 300); do grep -q "agentengine serving" "$OUT/ae.log" && break; sleep 0.1; done
     url="$(sed -n 's/.*agentengine serving .* on \(http:\/\/[^ ]*\).*/\1/p' "$OUT/ae.log" | head -1)"
