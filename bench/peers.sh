@@ -4,11 +4,12 @@
 # LangGraph echo graph, and `adk api_server` on the ADK example (examples/adk-assistant,
 # its offline model), each pinned in its own virtualenv under the bench cache.
 #
-# The same work over each server's own API, a thread or session per turn:
-#   LangGraph: agentengine POST /v1/responses; `langgraph dev` POST /threads, then
-#              /threads/{id}/runs/wait (non-stream) or /runs/stream (stream_mode values);
-#   ADK:       agentengine's ADK-web surface and `adk api_server` alike: POST
-#              /apps/{app}/users/{user}/sessions, then /run or /run_sse.
+# The same work over the framework server's API, which agentengine serves too, a thread
+# or session per turn:
+#   LangGraph: POST /threads, then /threads/{id}/runs/wait (non-stream) or /runs/stream
+#              (stream_mode values), on agentengine's LangGraph surface and `langgraph dev`;
+#   ADK:       POST /apps/{app}/users/{user}/sessions, then /run or /run_sse, on
+#              agentengine's ADK-web surface and `adk api_server`.
 # Both sides keep sessions in memory (agentengine --session-backend memory; `adk
 # api_server --session_service_uri memory://`; `langgraph dev` has only memory). Every
 # answer is checked for the echoed text (loadgen -expect).
@@ -192,7 +193,7 @@ lg() { # lg LABEL ns|- PID URL API APP EXPECT ARGS...
 pair() {
   local kind="$1" ae_api ae_app peer_api peer_app expect peer_pid peer_url t0
   if [ "$kind" = langgraph ]; then
-    ae_api=responses ae_app=echo-langgraph peer_api=langgraph peer_app=echo expect="you said hello there"
+    ae_api=langgraph ae_app=echo-langgraph peer_api=langgraph peer_app=echo expect="you said hello there"
     ae_cold ae-langgraph "$LGPROJ" "$kind" "$ae_api" "$ae_app"
     t0="$(now)"
     (cd "$LGPROJ" && exec nsenter -t "$NS_PID" -n env LANGGRAPH_CLI_NO_ANALYTICS=1 LANGSMITH_TRACING=false LANGCHAIN_TRACING_V2=false \
