@@ -10,7 +10,8 @@ AGENTENGINE_* variables, the bridge on PYTHONPATH). Prints {"graph": [...], "bri
   InMemorySessionService, each turn a new session, run_async with the bridge's
   RunConfig (SSE streaming);
 - bridge: the bridge's runner run in-process (input mapping, the framework, event mapping
-  into runner events), without go-plugin and gRPC.
+  into runner events), without go-plugin and gRPC;
+- cpu: [graph, bridge], the process's CPU seconds per turn of each path.
 
 --profile N writes the top N functions by cumulative time of each path (cProfile over
 the measured turns) to stderr, to see what the bridge does per turn that the framework
@@ -39,11 +40,16 @@ from agentengine_adapters.loader import kind_of, load_entry
 from agentengine_runner.testing import collect, make_request
 
 
-async def timed(turns: int, warmup: int, turn: Callable[[], Awaitable[None]], profile: int = 0, name: str = "") -> list[float]:
+async def timed(
+    turns: int, warmup: int, turn: Callable[[], Awaitable[None]], profile: int = 0, name: str = ""
+) -> tuple[list[float], float]:
+    """Wall seconds of each turn, and the process's CPU seconds per turn over them all
+    (CPU time is what a loaded machine disturbs least)."""
     for _ in range(warmup):
         await turn()
     out = []
     prof = cProfile.Profile() if profile else None
+    cpu = time.process_time()
     for _ in range(turns):
         t = time.perf_counter()
         if prof is not None:
@@ -52,11 +58,12 @@ async def timed(turns: int, warmup: int, turn: Callable[[], Awaitable[None]], pr
         if prof is not None:
             prof.disable()
         out.append(time.perf_counter() - t)
+    cpu = (time.process_time() - cpu) / max(turns, 1)
     if prof is not None:
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(profile)
         print(f"=== {name}: {turns} turns ===\n{buf.getvalue()}", file=sys.stderr)
-    return out
+    return out, cpu
 
 
 def langgraph_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None]]:
@@ -126,10 +133,9 @@ async def main() -> None:
             raise RuntimeError(f"bridge turn failed: {events}")
 
     try:
-        result = {
-            "graph": await timed(args.turns, args.warmup, graph_turn, args.profile, "framework in-process"),
-            "bridge": await timed(args.turns, args.warmup, bridge_turn, args.profile, "bridge runner in-process"),
-        }
+        graph, graph_cpu = await timed(args.turns, args.warmup, graph_turn, args.profile, "framework in-process")
+        bridge, bridge_cpu = await timed(args.turns, args.warmup, bridge_turn, args.profile, "bridge runner in-process")
+        result = {"graph": graph, "bridge": bridge, "cpu": [graph_cpu, bridge_cpu]}
     finally:
         close = getattr(runner, "aclose", None)
         if close is not None:

@@ -117,6 +117,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	perRound := o
 	perRound.turns = o.turns / rounds
 	var laneTurns, graphTurns, bridgeTurns, overheads []time.Duration
+	var graphCPU, bridgeCPU []time.Duration // in-process CPU per turn, one per round
 	for r := range rounds {
 		fmt.Fprintf(os.Stderr, "round %d of %d: turns over the run lane (%d + %d warm-up)…\n", r+1, rounds, perRound.turns, o.warmup)
 		lane, err := measure(perRound, func(i int) error {
@@ -134,6 +135,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		laneTurns = append(laneTurns, lane...)
 		graphTurns = append(graphTurns, inproc["graph"]...)
 		bridgeTurns = append(bridgeTurns, inproc["bridge"]...)
+		if c := inproc["cpu"]; len(c) == 2 {
+			graphCPU, bridgeCPU = append(graphCPU, c[0]), append(bridgeCPU, c[1])
+		}
 	}
 	// The same runner told to offer no run lane: every run a gRPC Run call.
 	callCfg := cfg
@@ -185,6 +189,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "\nBridge overhead per turn (run-lane turn − in-process graph, p50s of the same round): %s, the median of %d rounds (%s) (target ≤ 1 ms); "+
 		"over all turns: p50 %s, mean %s; with gRPC Run calls: p50 %s.\n",
 		ms(summarize(overheads).p50), len(overheads), strings.Join(roundsText, ", "), ms(g.p50-graph.p50), ms(g.mean-graph.mean), ms(c.p50-graph.p50))
+	if len(graphCPU) > 0 {
+		fmt.Fprintf(out, "In-process CPU per turn (the Python process's, per round): framework %s, bridge runner %s.\n", joinMS(graphCPU), joinMS(bridgeCPU))
+	}
 	fmt.Fprintf(out, "Of which event mapping (bridge in-process − graph): p50 %s; transport and process hop: p50 %s (gRPC Run calls: %s).\n",
 		ms(bridge.p50-graph.p50), ms(g.p50-bridge.p50), ms(c.p50-bridge.p50))
 	sc, ft := summarize(starts), summarize(firstTurns)
@@ -335,6 +342,13 @@ func inProcess(ctx context.Context, o options, l project.Launch, env []string) (
 	}
 	out := map[string][]time.Duration{}
 	for k, secs := range res {
+		if k == "cpu" { // [graph, bridge] CPU seconds per turn: kept as is, one value each
+			if len(secs) != 2 {
+				return nil, fmt.Errorf("inprocess.py printed cpu %v, want [graph, bridge]", secs)
+			}
+			out[k] = []time.Duration{time.Duration(secs[0] * float64(time.Second)), time.Duration(secs[1] * float64(time.Second))}
+			continue
+		}
 		d := make([]time.Duration, len(secs))
 		for i, s := range secs {
 			d[i] = time.Duration(s * float64(time.Second))
@@ -348,4 +362,13 @@ func inProcess(ctx context.Context, o options, l project.Launch, env []string) (
 		return nil, errors.New("inprocess.py reported no graph turns")
 	}
 	return out, nil
+}
+
+// joinMS lists durations in milliseconds.
+func joinMS(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
+	}
+	return strings.Join(parts, ", ")
 }
