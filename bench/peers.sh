@@ -34,7 +34,7 @@
 #                   `agentengine run` makes from each project's requirements, kept in the cache)
 #   BENCH_PEERS_ONLY  langgraph or adk: one pair only
 #   LANGGRAPH_CLI_VERSION (default 0.4.40), LANGGRAPH_VERSION (1.2.22), ADK_VERSION (2.13.0)
-# Needs: go, python3 (with venv), jq, curl, unshare and nsenter (root or user namespaces).
+# Needs: go, python3 (with venv), jq, unshare and nsenter (root or user namespaces).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -140,6 +140,7 @@ nsenter -t "$NS_PID" -n ip link set lo up
 inns() { nsenter -t "$NS_PID" -n "$@"; }
 
 now() { date +%s.%N; }
+since() { awk -v t0="$1" -v t1="$(now)" 'BEGIN { printf "%.3f\n", t1 - t0 }'; }
 
 # first_answer NS|- PID API URL APP: until one turn is answered (300 s) or PID exits.
 first_answer() {
@@ -157,7 +158,8 @@ first_answer() {
 start_ae() {
   local name="$1" proj="$2" t0
   t0="$(now)"
-  "$BIN/agentengine" run "$proj" --port 0 --log-level warn --session-backend memory >"$OUT/$name.log" 2>&1 &
+  # No OPENAI_API_KEY: the ADK example then uses its offline model, as under adk api_server.
+  env OPENAI_API_KEY= "$BIN/agentengine" run "$proj" --port 0 --log-level warn --session-backend memory >"$OUT/$name.log" 2>&1 &
   SERVED_PID=$!
   PIDS+=("$SERVED_PID")
   for _ in $(seq 1 6000); do
@@ -174,7 +176,7 @@ start_ae() {
 ae_cold() {
   start_ae "$1" "$2"
   first_answer - "$SERVED_PID" "$4" "$SERVED_URL" "$5" || { note "agentengine ($3) did not answer"; cat "$OUT/$1.log" >&2; exit 1; }
-  echo "$(now) - $T0" | bc >"$RES/$3.cold.ae"
+  since "$T0" >"$RES/$3.cold.ae"
 }
 
 stop() { kill "$1" 2>/dev/null || true; for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done; kill -9 "$1" 2>/dev/null || true; }
@@ -212,7 +214,7 @@ pair() {
   PIDS+=("$peer_pid")
   local ae_pid="$SERVED_PID" ae_url="$SERVED_URL"
   first_answer ns "$peer_pid" "$peer_api" "$peer_url" "$peer_app" || { note "the $kind peer did not answer"; cat "$OUT"/*.log >&2; exit 1; }
-  echo "$(now) - $t0" | bc >"$RES/$kind.cold.peer"
+  since "$t0" >"$RES/$kind.cold.peer"
   note "$kind: agentengine pid $ae_pid at $ae_url; peer pid $peer_pid at $peer_url (cold start $(cat "$RES/$kind.cold.ae") / $(cat "$RES/$kind.cold.peer") s)"
 
   local points=("ns.c1:-scenario nonstream -c 1" "ns.c16:-scenario nonstream -c 16" "st.c1:-scenario stream -c 1" "st.c16:-scenario stream -c 16")
@@ -298,7 +300,7 @@ report_pair() {
   echo "$rss"
   echo
   printf 'Cold start, process start to the first answered turn: agentengine %.2f s, peer %.2f s: %.2f×.\n' \
-    "$(cat "$RES/$kind.cold.ae")" "$(cat "$RES/$kind.cold.peer")" "$(echo "$(cat "$RES/$kind.cold.ae") / $(cat "$RES/$kind.cold.peer")" | bc -l)"
+    "$(cat "$RES/$kind.cold.ae")" "$(cat "$RES/$kind.cold.peer")" "$(awk -v a="$(cat "$RES/$kind.cold.ae")" -v b="$(cat "$RES/$kind.cold.peer")" 'BEGIN { print (b > 0 ? a / b : 0) }')"
   echo
 }
 
