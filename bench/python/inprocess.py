@@ -88,13 +88,12 @@ def langgraph_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None
 
 
 def adk_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None]]:
+    from agentengine_adapters.adk_bridge import load_adk_entry
     from google.adk.agents.run_config import RunConfig, StreamingMode
     from google.adk.apps import App
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
     from google.genai import types
-
-    from agentengine_adapters.adk_bridge import load_adk_entry
 
     obj: Any = load_adk_entry(settings).obj
     service = InMemorySessionService()
