@@ -34,6 +34,8 @@
 #   AGENTENGINE_BIN use this agentengine binary instead of building ./cmd/agentengine
 #   BENCH_PG        0 skips the Postgres section (default: run it when PostgreSQL is installed)
 #   BENCH_FOLLOW    turns of the live-follow point (default 20; 50 deltas, 10 ms apart)
+#   BENCH_PEERS     0 skips agentengine side by side with `langgraph dev` and `adk api_server`
+#                   (bench/peers.sh, about 4 minutes; its first run installs both)
 #   BENCH_KSADK     0 skips the last section: KsADK side by side (bench/ksadk.sh, about 4
 #                   minutes; its first run installs KsADK from the package index) and the
 #                   Python bridge (go run ./bench/python, about 1 minute, on a copy of
@@ -384,6 +386,19 @@ if [ "${BENCH_KSADK:-1}" != 0 ]; then
     echo
     cat "$RES/python.md"
   } >>"$RES/extra.md"
+fi
+
+# agentengine side by side with `langgraph dev` and `adk api_server` (bench/peers.sh), last,
+# on a machine nothing else of this run loads.
+if [ "${BENCH_PEERS:-1}" != 0 ]; then
+  cleanup
+  PIDS=() PG_DIR=""
+  note "langgraph dev and adk api_server side by side (bench/peers.sh; the first run installs them)"
+  if BENCH_OUT="$OUT/peers" "$ROOT/bench/peers.sh" >"$RES/peers.md" 2>"$OUT/peers.log"; then
+    { echo; cat "$RES/peers.md"; } >>"$RES/extra.md"
+  else
+    printf -- '\n- langgraph dev and adk api_server side by side failed: see %s\n' "$OUT/peers.log" >>"$RES/extra.md"
+  fi
 fi
 
 note "results in $RES"

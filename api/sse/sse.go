@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -17,9 +18,25 @@ import (
 
 // Writer writes events through a buffer that is flushed at catch-up points, so a burst of
 // ready events costs one flush while a live stream still sees every event at once.
+//
+// The buffer is borrowed from bufPool for a burst and handed back at its flush: an open
+// stream waiting for its run's next event holds none (thousands of open streams would
+// otherwise keep 8 KiB each for nothing).
 type Writer struct {
 	w   gin.ResponseWriter
-	buf *bufio.Writer
+	buf *bufio.Writer // nil between bursts
+}
+
+// bufPool holds idle write buffers (a cache, like net/http's own bufio pools).
+var bufPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 8<<10) }}
+
+// b returns the burst's buffer, borrowing one if the stream holds none.
+func (s *Writer) b() *bufio.Writer {
+	if s.buf == nil {
+		s.buf = bufPool.Get().(*bufio.Writer)
+		s.buf.Reset(s.w)
+	}
+	return s.buf
 }
 
 // ObserverKey is the gin context key under which a router may put an Observer.
@@ -55,15 +72,16 @@ func Start(c *gin.Context) *Writer {
 			c.Set(doneKey, observe())
 		}
 	}
-	return &Writer{w: c.Writer, buf: bufio.NewWriterSize(c.Writer, 8<<10)}
+	return &Writer{w: c.Writer}
 }
 
 // Event writes one event: an "id:" line when id is set, an "event:" line when name is
 // set, and data as one "data:" line (callers pass single-line JSON).
 func (s *Writer) Event(id, name string, data []byte) error {
 	s.head(id, name)
-	s.buf.Write(data)
-	_, err := s.buf.WriteString("\n\n")
+	b := s.b()
+	b.Write(data)
+	_, err := b.WriteString("\n\n")
 	return err
 }
 
@@ -71,38 +89,45 @@ func (s *Writer) Event(id, name string, data []byte) error {
 // that is not in memory as one piece.
 func (s *Writer) EventFrom(id, name string, data func(io.Writer) error) error {
 	s.head(id, name)
-	if err := data(s.buf); err != nil {
+	b := s.b()
+	if err := data(b); err != nil {
 		return err
 	}
-	_, err := s.buf.WriteString("\n\n")
+	_, err := b.WriteString("\n\n")
 	return err
 }
 
 // head writes an event's "id:" and "event:" lines and the start of its "data:" line.
 func (s *Writer) head(id, name string) {
+	b := s.b()
 	if id != "" {
-		s.buf.WriteString("id: ")
-		s.buf.WriteString(id)
-		s.buf.WriteByte('\n')
+		b.WriteString("id: ")
+		b.WriteString(id)
+		b.WriteByte('\n')
 	}
 	if name != "" {
-		s.buf.WriteString("event: ")
-		s.buf.WriteString(name)
-		s.buf.WriteByte('\n')
+		b.WriteString("event: ")
+		b.WriteString(name)
+		b.WriteByte('\n')
 	}
-	s.buf.WriteString("data: ")
+	b.WriteString("data: ")
 }
 
 // Comment writes an SSE comment, which every client parser drops (keep-alive).
 func (s *Writer) Comment(text string) error {
-	_, err := s.buf.WriteString(": " + text + "\n\n")
+	_, err := s.b().WriteString(": " + text + "\n\n")
 	return err
 }
 
 // Flush sends everything buffered to the client.
 func (s *Writer) Flush() error {
-	if err := s.buf.Flush(); err != nil {
-		return err
+	if b := s.buf; b != nil {
+		if err := b.Flush(); err != nil {
+			return err // the stream is broken: its buffer is left to the collector
+		}
+		b.Reset(nil) // no reference to this response from the pool
+		bufPool.Put(b)
+		s.buf = nil
 	}
 	s.w.Flush()
 	return nil

@@ -16,6 +16,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -287,3 +289,67 @@ func BenchmarkLargeInput(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/size, "alloc/input-byte")
 }
+
+// TestOpenStreamsProfile holds BENCH_PROFILE_STREAMS streams open on the host (memory
+// store, echo-go as a subprocess runner) and, once all are open, writes heap and goroutine
+// profiles to BENCH_PROFILE_DIR (default the test's temp dir) and logs the host's heap
+// per open stream. The load generator runs in this process too: its own allocations are
+// in package bench/load, apart in the profile (pprof -focus / -ignore).
+//
+//	BENCH_PROFILE_STREAMS=2000 BENCH_PROFILE_DIR=/tmp/sp go test -run OpenStreamsProfile -v ./bench/e2e
+//	go tool pprof -sample_index=inuse_space -top -ignore 'bench/load|net/http\.\(\*persistConn\)' /tmp/sp/heap.pprof
+func TestOpenStreamsProfile(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("BENCH_PROFILE_STREAMS"))
+	if n <= 0 {
+		t.Skip("a profiling harness: set BENCH_PROFILE_STREAMS")
+	}
+	dir := os.Getenv("BENCH_PROFILE_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	url := serve(t, memory.New(), subprocessRunner(t))
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	g0 := runtime.NumGoroutine()
+	done := make(chan *load.Result, 1)
+	go func() {
+		res, err := load.Run(context.Background(), load.Config{URL: url, Scenario: load.Streams, Streams: n, Deltas: 40, DelayMS: 250, Warmup: -1, Timeout: 2 * time.Minute})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	// All open: the goroutine count stops growing for a second.
+	last, still := 0, 0
+	for still < 10 {
+		time.Sleep(100 * time.Millisecond)
+		if g := runtime.NumGoroutine(); g == last {
+			still++
+		} else {
+			last, still = g, 0
+		}
+	}
+	runtime.GC()
+	var during runtime.MemStats
+	runtime.ReadMemStats(&during)
+	for _, name := range []string{"heap", "goroutine"} {
+		f, err := os.Create(filepath.Join(dir, name+".pprof"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	res := <-done
+	if res == nil || res.Streams.Completed != n {
+		t.Fatalf("streams: %+v", res)
+	}
+	t.Logf("%d streams: %d goroutines (%.1f a stream, with the client's); heap in use %.1f → %.1f MB, stacks %.1f → %.1f MB; %.1f KB heap + %.1f KB stack a stream (with the client's); profiles in %s",
+		n, last-g0, float64(last-g0)/float64(n), mbOf(before.HeapInuse), mbOf(during.HeapInuse), mbOf(before.StackInuse), mbOf(during.StackInuse),
+		float64(during.HeapInuse-before.HeapInuse)/1024/float64(n), float64(during.StackInuse-before.StackInuse)/1024/float64(n), dir)
+}
+
+func mbOf(b uint64) float64 { return float64(b) / (1 << 20) }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -19,6 +20,8 @@ type driver struct {
 	client *http.Client
 	tr     *http.Transport
 	url    string
+	// langGraphBody is the body of every LangGraph run (APILangGraph).
+	langGraphBody []byte
 }
 
 func newDriver(cfg Config) *driver {
@@ -37,12 +40,17 @@ func newDriver(cfg Config) *driver {
 		WriteBufferSize:     16 << 10,
 		ReadBufferSize:      32 << 10,
 	}
-	return &driver{
+	d := &driver{
 		cfg:    cfg,
 		client: &http.Client{Transport: tr},
 		tr:     tr,
 		url:    trimURL(cfg.URL, cfg.Path),
 	}
+	if cfg.API == APILangGraph || cfg.API == APIADK {
+		d.url = strings.TrimRight(cfg.URL, "/")
+		d.langGraphBody = langGraphRunBody(cfg.Model, cfg.Input, cfg.Scenario == Stream)
+	}
+	return d
 }
 
 func (d *driver) close() { d.tr.CloseIdleConnections() }
@@ -127,6 +135,8 @@ func (d *driver) do(ctx context.Context, w *worker, body []byte, stream bool, op
 		if err == nil {
 			if st := topStatus(w.buf.Bytes()); st != "completed" {
 				s.err = fmt.Errorf("response status %q, want completed: %s", st, clip(w.buf.Bytes(), 200))
+			} else if d.cfg.Expect != "" && !bytes.Contains(w.buf.Bytes(), []byte(d.cfg.Expect)) {
+				s.err = fmt.Errorf("response lacks %q: %s", d.cfg.Expect, clip(w.buf.Bytes(), 200))
 			}
 		}
 		return s
@@ -150,6 +160,7 @@ func (d *driver) readSSE(w *worker, body io.Reader, start time.Time, opened onOp
 	var name []byte
 	var data bool
 	var failure string
+	found := d.cfg.Expect == ""
 	for {
 		line, err := w.readLine()
 		s.bytes += int64(len(line)) + 1
@@ -179,6 +190,9 @@ func (d *driver) readSSE(w *worker, body io.Reader, start time.Time, opened onOp
 			case "response.output_text.delta":
 				s.deltas++
 			case "response.completed":
+				if !found {
+					s.err = fmt.Errorf("stream completed without %q", d.cfg.Expect)
+				}
 				return s
 			case "response.failed", "response.incomplete", "error":
 				if failure == "" {
@@ -192,6 +206,9 @@ func (d *driver) readSSE(w *worker, body io.Reader, start time.Time, opened onOp
 			name = append(name[:0], bytes.TrimSpace(line[len(prefixEvent):])...)
 		case bytes.HasPrefix(line, []byte(prefixData)):
 			data = true
+			if !found && bytes.Contains(line, []byte(d.cfg.Expect)) {
+				found = true
+			}
 			if len(name) == 0 {
 				// No event: line; take the name from the JSON "type".
 				if i := bytes.Index(line, []byte(typeKey)); i >= 0 {

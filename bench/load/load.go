@@ -60,8 +60,12 @@ type Config struct {
 	// FollowURL is the base URL of the replica that follows the turns of the follow
 	// scenario.
 	FollowURL string
-	// Path is the endpoint (default /v1/responses).
+	// Path is the endpoint (default /v1/responses; APIResponses only).
 	Path string
+	// API is the protocol of nonstream and stream turns (default APIResponses).
+	API API
+	// Expect, when set, is text every answer of a nonstream or stream turn must contain.
+	Expect string
 	// Model is the "model" of every request (default echo-go).
 	Model string
 	// Input is the user input of every turn (default "hello there").
@@ -120,6 +124,9 @@ func (c *Config) setDefaults() {
 	if c.Scenario == "" {
 		c.Scenario = NonStream
 	}
+	if c.API == "" {
+		c.API = APIResponses
+	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 1
 	}
@@ -152,6 +159,15 @@ func (c *Config) validate() error {
 	case NonStream, Stream, History, Streams, Idle, Follow:
 	default:
 		return fmt.Errorf("unknown scenario %q (use one of %v)", c.Scenario, Scenarios())
+	}
+	switch c.API {
+	case APIResponses:
+	case APILangGraph, APIADK:
+		if c.Scenario != NonStream && c.Scenario != Stream {
+			return fmt.Errorf("the %s API has the nonstream and stream scenarios only", c.API)
+		}
+	default:
+		return fmt.Errorf("unknown api %q (use one of %v)", c.API, APIs())
 	}
 	if c.Scenario == Idle {
 		if c.PID <= 0 {

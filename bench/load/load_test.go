@@ -268,3 +268,28 @@ func TestRatePacesRequests(t *testing.T) {
 		t.Error("a negative rate was accepted")
 	}
 }
+
+func TestResponsesExpect(t *testing.T) {
+	var n atomic.Int64
+	url := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		text := "you said hello there"
+		if n.Add(1)%2 == 0 {
+			text = "something else"
+		}
+		if strings.Contains(r.Header.Get("Accept"), "event-stream") {
+			sse(w, "event: response.output_text.delta\ndata: {\"delta\":\""+text+"\"}\n\n", "event: response.completed\ndata: {}\n\n")
+			return
+		}
+		fmt.Fprintf(w, `{"status":"completed","output":[{"content":[{"text":%q}]}]}`, text)
+	})
+	for _, sc := range []Scenario{NonStream, Stream} {
+		res, err := Run(context.Background(), Config{URL: url, Scenario: sc, Expect: "you said hello", Requests: 10, Warmup: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.OK != 5 || res.Errors != 5 {
+			t.Fatalf("%s: ok %d errors %d: %v", sc, res.OK, res.Errors, res.ErrorSamples)
+		}
+	}
+}

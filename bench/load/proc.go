@@ -128,6 +128,7 @@ type sampler struct {
 	before, after   procStat
 	kidsBefore      map[int]time.Duration
 	kidsAfter       map[int]time.Duration
+	kidsRSSKB       int64 // the children's VmRSS at the end, summed
 	clientBefore    time.Duration
 	clientAfter     time.Duration
 	started, ended  time.Time
@@ -193,6 +194,11 @@ func (s *sampler) end() {
 	}
 	s.after, s.err = readStat(s.pid)
 	s.kidsAfter = childrenCPU(s.pid)
+	for pid := range s.kidsAfter {
+		if st, err := readStat(pid); err == nil {
+			s.kidsRSSKB += st.rssKB
+		}
+	}
 	s.notePeak(s.after.rssKB)
 }
 
@@ -221,6 +227,7 @@ func (s *sampler) server(turns, deltas int) *ServerStats {
 		HWMMB:           mb(s.after.hwmKB),
 		Children:        n,
 		ChildCPUSeconds: kids.Seconds(),
+		ChildRSSMB:      mb(s.kidsRSSKB),
 	}
 	if wall := s.ended.Sub(s.started).Seconds(); wall > 0 {
 		st.CPUCores = cpu.Seconds() / wall

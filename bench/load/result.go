@@ -69,7 +69,9 @@ type ServerStats struct {
 	Children          int     `json:"children"`
 	ChildCPUSeconds   float64 `json:"child_cpu_s"`
 	ChildCPUPerTurnUS float64 `json:"child_cpu_per_turn_us"`
-	Error             string  `json:"error,omitempty"`
+	// ChildRSSMB is the children's VmRSS at the end of the measured phase, summed.
+	ChildRSSMB float64 `json:"child_rss_mb,omitempty"`
+	Error      string  `json:"error,omitempty"`
 }
 
 // HistoryInfo describes the history scenario's conversations.
@@ -179,7 +181,7 @@ func (r *Result) WriteText(w io.Writer) {
 			}
 			p("; rss %.1f → %.1f MB (peak %.1f, hwm %.1f)\n", s.RSSBeforeMB, s.RSSAfterMB, s.RSSPeakMB, s.HWMMB)
 			if s.Children > 0 {
-				p("  runner children (%d): cpu %.2fs = %.1f µs/turn\n", s.Children, s.ChildCPUSeconds, s.ChildCPUPerTurnUS)
+				p("  runner children (%d): cpu %.2fs = %.1f µs/turn; rss %.1f MB\n", s.Children, s.ChildCPUSeconds, s.ChildCPUPerTurnUS, s.ChildRSSMB)
 			}
 		}
 	}

@@ -150,6 +150,9 @@ func (d *driver) throughput(ctx context.Context) (*Result, error) {
 	stream := d.cfg.Scenario == Stream
 	body := d.body(stream, "", d.cfg.Deltas, d.cfg.DelayMS)
 	fn := func(ctx context.Context, w *worker) sample { return d.do(ctx, w, body, stream, nil) }
+	if d.cfg.API != APIResponses {
+		fn = d.peerTurn(stream)
+	}
 	if err := d.warm(ctx, fn); err != nil {
 		return nil, err
 	}

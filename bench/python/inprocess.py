@@ -1,24 +1,36 @@
-"""In-process baseline for bench/python: the same graph, the same turn, no host.
+"""In-process baseline for bench/python: the same agent, the same turn, no host.
 
 Started by `go run ./bench/python` with the runner's interpreter and environment (the
 AGENTENGINE_* variables, the bridge on PYTHONPATH). Prints {"graph": [...], "bridge":
 [...]}: seconds per turn of
 
-- graph: graph.astream(...) as the bridge calls it (stream modes
-  messages+updates+custom, subgraphs, v2) with LangGraph's own InMemorySaver, each turn a
-  new thread;
-- bridge: the bridge's runner run in-process (input mapping, the graph, event mapping into
-  runner events), without go-plugin and gRPC.
+- graph: the framework alone. LangGraph: graph.astream(...) as the bridge calls it
+  (stream modes messages+updates+custom, subgraphs, v2) with LangGraph's own
+  InMemorySaver, each turn a new thread. ADK: one Runner with ADK's own
+  InMemorySessionService, each turn a new session, run_async with the bridge's
+  RunConfig (SSE streaming);
+- bridge: the bridge's runner run in-process (input mapping, the framework, event mapping
+  into runner events), without go-plugin and gRPC;
+- cpu: [graph, bridge], the process's CPU seconds per turn of each path.
+
+--profile N writes the top N functions by cumulative time of each path (cProfile over
+the measured turns) to stderr, to see what the bridge does per turn that the framework
+alone does not.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
 import json
+import pstats
 import sys
 import time
 import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from agentengine_adapters.bridges import make_runner
 from agentengine_adapters.checkpoint import attach
@@ -26,19 +38,78 @@ from agentengine_adapters.config import Settings
 from agentengine_adapters.langgraph_bridge import STREAM_MODES
 from agentengine_adapters.loader import kind_of, load_entry
 from agentengine_runner.testing import collect, make_request
-from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.memory import InMemorySaver
 
 
-async def timed(turns: int, warmup: int, turn) -> list[float]:
+async def timed(
+    turns: int, warmup: int, turn: Callable[[], Awaitable[None]], profile: int = 0, name: str = ""
+) -> tuple[list[float], float]:
+    """Wall seconds of each turn, and the process's CPU seconds per turn over them all
+    (CPU time is what a loaded machine disturbs least)."""
     for _ in range(warmup):
         await turn()
     out = []
+    prof = cProfile.Profile() if profile else None
+    cpu = time.process_time()
     for _ in range(turns):
         t = time.perf_counter()
+        if prof is not None:
+            prof.enable()
         await turn()
+        if prof is not None:
+            prof.disable()
         out.append(time.perf_counter() - t)
-    return out
+    cpu = (time.process_time() - cpu) / max(turns, 1)
+    if prof is not None:
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(profile)
+        print(f"=== {name}: {turns} turns ===\n{buf.getvalue()}", file=sys.stderr)
+    return out, cpu
+
+
+def langgraph_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None]]:
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    entry = load_entry(settings)
+    graph = attach(entry.obj, kind_of(entry.obj), InMemorySaver())
+
+    async def turn() -> None:
+        config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+        async for _ in graph.astream(
+            {"messages": [HumanMessage(text)]},
+            config,
+            stream_mode=STREAM_MODES,
+            subgraphs=True,
+            version="v2",
+        ):
+            pass
+
+    return turn
+
+
+def adk_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None]]:
+    from agentengine_adapters.adk_bridge import load_adk_entry
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.adk.apps import App
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+
+    obj: Any = load_adk_entry(settings).obj
+    service = InMemorySessionService()
+    if isinstance(obj, App):
+        runner = Runner(app=obj, app_name=settings.agent_name, session_service=service)
+    else:
+        runner = Runner(app_name=settings.agent_name, agent=obj, session_service=service)
+    run_config = RunConfig(streaming_mode=StreamingMode.SSE)
+
+    async def turn() -> None:
+        session = await service.create_session(app_name=settings.agent_name, user_id="bench")
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        async for _ in runner.run_async(user_id="bench", session_id=session.id, new_message=message, run_config=run_config):
+            pass
+
+    return turn
 
 
 async def main() -> None:
@@ -46,22 +117,11 @@ async def main() -> None:
     ap.add_argument("--turns", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--input", default="hello there")
+    ap.add_argument("--profile", type=int, default=0)
     args = ap.parse_args()
 
     settings = Settings.from_env()
-    entry = load_entry(settings)
-    graph = attach(entry.obj, kind_of(entry.obj), InMemorySaver())
-
-    async def graph_turn() -> None:
-        config = {"configurable": {"thread_id": uuid.uuid4().hex}}
-        async for _ in graph.astream(
-            {"messages": [HumanMessage(args.input)]},
-            config,
-            stream_mode=STREAM_MODES,
-            subgraphs=True,
-            version="v2",
-        ):
-            pass
+    graph_turn = adk_turn(settings, args.input) if settings.framework == "adk" else langgraph_turn(settings, args.input)
 
     runner = make_runner(settings)
 
@@ -72,10 +132,9 @@ async def main() -> None:
             raise RuntimeError(f"bridge turn failed: {events}")
 
     try:
-        result = {
-            "graph": await timed(args.turns, args.warmup, graph_turn),
-            "bridge": await timed(args.turns, args.warmup, bridge_turn),
-        }
+        graph, graph_cpu = await timed(args.turns, args.warmup, graph_turn, args.profile, "framework in-process")
+        bridge, bridge_cpu = await timed(args.turns, args.warmup, bridge_turn, args.profile, "bridge runner in-process")
+        result = {"graph": graph, "bridge": bridge, "cpu": [graph_cpu, bridge_cpu]}
     finally:
         close = getattr(runner, "aclose", None)
         if close is not None:

@@ -40,6 +40,7 @@ import (
 type options struct {
 	project, python, input      string
 	turns, warmup, cold, rounds int
+	profile                     int
 }
 
 func main() {
@@ -51,6 +52,7 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 20, "unmeasured turns first")
 	flag.IntVar(&o.cold, "cold", 5, "cold starts to measure")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds the run-lane and in-process turns are split into, taken in turn")
+	flag.IntVar(&o.profile, "profile", 0, "print the top N functions (cProfile, cumulative) of each in-process path to stderr")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/python:", err)
@@ -115,6 +117,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	perRound := o
 	perRound.turns = o.turns / rounds
 	var laneTurns, graphTurns, bridgeTurns, overheads []time.Duration
+	var graphCPU, bridgeCPU []time.Duration // in-process CPU per turn, one per round
 	for r := range rounds {
 		fmt.Fprintf(os.Stderr, "round %d of %d: turns over the run lane (%d + %d warm-up)…\n", r+1, rounds, perRound.turns, o.warmup)
 		lane, err := measure(perRound, func(i int) error {
@@ -132,6 +135,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		laneTurns = append(laneTurns, lane...)
 		graphTurns = append(graphTurns, inproc["graph"]...)
 		bridgeTurns = append(bridgeTurns, inproc["bridge"]...)
+		if c := inproc["cpu"]; len(c) == 2 {
+			graphCPU, bridgeCPU = append(graphCPU, c[0]), append(bridgeCPU, c[1])
+		}
 	}
 	// The same runner told to offer no run lane: every run a gRPC Run call.
 	callCfg := cfg
@@ -165,8 +171,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	row := func(name string, s stats) {
 		fmt.Fprintf(out, "| %s | %s | %s | %s |\n", name, ms(s.p50), ms(s.mean), ms(s.p90))
 	}
-	row("graph.astream in-process (LangGraph InMemorySaver, same stream modes)", graph)
-	row("bridge runner in-process (graph + event mapping, no transport)", bridge)
+	if p.Framework == "adk" {
+		row("ADK Runner in-process (InMemorySessionService, a session per turn, SSE streaming)", graph)
+		row("bridge runner in-process (session projection, ADK Runner, event mapping, no transport)", bridge)
+	} else {
+		row("graph.astream in-process (LangGraph InMemorySaver, same stream modes)", graph)
+		row("bridge runner in-process (graph + event mapping, no transport)", bridge)
+	}
 	row("runner over the run lane (what the host calls)", summarize(laneTurns))
 	row("runner over gRPC Run calls (AGENTENGINE_RUN_LANE=off)", summarize(callTurns))
 	row("host runtime turn, memory store (request building, journal, store)", summarize(hostTurns))
@@ -178,6 +189,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "\nBridge overhead per turn (run-lane turn − in-process graph, p50s of the same round): %s, the median of %d rounds (%s) (target ≤ 1 ms); "+
 		"over all turns: p50 %s, mean %s; with gRPC Run calls: p50 %s.\n",
 		ms(summarize(overheads).p50), len(overheads), strings.Join(roundsText, ", "), ms(g.p50-graph.p50), ms(g.mean-graph.mean), ms(c.p50-graph.p50))
+	if len(graphCPU) > 0 {
+		fmt.Fprintf(out, "In-process CPU per turn (the Python process's, per round): framework %s, bridge runner %s.\n", joinMS(graphCPU), joinMS(bridgeCPU))
+	}
 	fmt.Fprintf(out, "Of which event mapping (bridge in-process − graph): p50 %s; transport and process hop: p50 %s (gRPC Run calls: %s).\n",
 		ms(bridge.p50-graph.p50), ms(g.p50-bridge.p50), ms(c.p50-bridge.p50))
 	sc, ft := summarize(starts), summarize(firstTurns)
@@ -316,7 +330,7 @@ func inProcess(ctx context.Context, o options, l project.Launch, env []string) (
 	if _, err := os.Stat(script); err != nil {
 		return nil, fmt.Errorf("run from the repository root: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, l.Python.Path, script, "--turns", fmt.Sprint(o.turns), "--warmup", fmt.Sprint(o.warmup), "--input", o.input)
+	cmd := exec.CommandContext(ctx, l.Python.Path, script, "--turns", fmt.Sprint(o.turns), "--warmup", fmt.Sprint(o.warmup), "--input", o.input, "--profile", fmt.Sprint(o.profile))
 	cmd.Dir, cmd.Env, cmd.Stderr = l.Dir, env, os.Stderr
 	raw, err := cmd.Output()
 	if err != nil {
@@ -328,6 +342,13 @@ func inProcess(ctx context.Context, o options, l project.Launch, env []string) (
 	}
 	out := map[string][]time.Duration{}
 	for k, secs := range res {
+		if k == "cpu" { // [graph, bridge] CPU seconds per turn: kept as is, one value each
+			if len(secs) != 2 {
+				return nil, fmt.Errorf("inprocess.py printed cpu %v, want [graph, bridge]", secs)
+			}
+			out[k] = []time.Duration{time.Duration(secs[0] * float64(time.Second)), time.Duration(secs[1] * float64(time.Second))}
+			continue
+		}
 		d := make([]time.Duration, len(secs))
 		for i, s := range secs {
 			d[i] = time.Duration(s * float64(time.Second))
@@ -341,4 +362,13 @@ func inProcess(ctx context.Context, o options, l project.Launch, env []string) (
 		return nil, errors.New("inprocess.py reported no graph turns")
 	}
 	return out, nil
+}
+
+// joinMS lists durations in milliseconds.
+func joinMS(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -9,6 +9,8 @@
 //	loadgen -url http://127.0.0.1:8080 -scenario streams -streams 1000 -deltas 20 -delay-ms 200
 //	loadgen -url http://127.0.0.1:8080 -follow-url http://127.0.0.1:8081 -scenario follow -deltas 50 -delay-ms 10 -n 20
 //	loadgen -scenario idle -pid 1234 -d 2s
+//	loadgen -url http://127.0.0.1:2024 -api langgraph -model echo -expect "you said" -c 16 -d 5s
+//	loadgen -url http://127.0.0.1:8000 -api adk -model echo_adk -scenario stream -expect "You said" -c 16 -d 5s
 //
 // It only targets loopback addresses unless -allow-remote is given, and it stops by
 // itself: after -n requests or -d, and in any case after -timeout.
@@ -33,13 +35,15 @@ func main() {
 
 func run() int {
 	var cfg load.Config
-	var scenario string
+	var scenario, api string
 	var asJSON bool
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080", "server base URL")
 	fs.StringVar(&cfg.FollowURL, "follow-url", "", "follow scenario: base URL of the replica that follows each turn")
 	fs.StringVar(&cfg.Path, "path", "/v1/responses", "endpoint path")
-	fs.StringVar(&cfg.Model, "model", "echo-go", "model (agent) name")
+	fs.StringVar(&api, "api", string(load.APIResponses), fmt.Sprintf("protocol of nonstream and stream turns, one of %v (langgraph: a thread per turn, then runs/wait or runs/stream; adk: a session per turn, then /run or /run_sse)", load.APIs()))
+	fs.StringVar(&cfg.Expect, "expect", "", "nonstream and stream: text every answer must contain")
+	fs.StringVar(&cfg.Model, "model", "echo-go", "model (agent) name; the assistant id (langgraph) or app name (adk)")
 	fs.StringVar(&cfg.Input, "input", "hello there", "input text of every turn")
 	fs.StringVar(&cfg.Token, "token", os.Getenv("AGENTENGINE_TOKEN"), "bearer token (default $AGENTENGINE_TOKEN)")
 	fs.StringVar(&cfg.Label, "label", "", "label stored in the result (for bench/cmd/benchreport)")
@@ -67,6 +71,7 @@ func run() int {
 		return 2
 	}
 	cfg.Scenario = load.Scenario(scenario)
+	cfg.API = load.API(api)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
