@@ -270,7 +270,6 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 		data.Usage = &u
 	}
 	ts.finish(status, data)
-	endTurnSpan(ts.span, data)
 }
 
 // runnerFailureMessage is the client-safe text for a broken runner stream.
@@ -799,6 +798,9 @@ func (ts *turnState) finish(status string, data session.RunStatusData) {
 	r.mu.Lock()
 	r.status = status
 	r.mu.Unlock()
+	// The turn's span ends before its end is published: a client that reads the
+	// session's traces as soon as its stream ends (ADK's dev UI does) finds the turn.
+	endTurnSpan(ts.span, data)
 	for i := range evs {
 		r.j.add(Event{Kind: KindStored, Stored: &evs[i]})
 	}
