@@ -108,8 +108,10 @@ type turnState struct {
 	// runtime's logger with the span's ids.
 	span trace.Span
 	log  hclog.Logger
-	// toolStarts are the times tool calls were reported, for their spans (traced only).
+	// toolStarts are the times tool calls were reported, for their spans (traced only);
+	// toolArgs their arguments, when the spans record content.
 	toolStarts map[string]time.Time
+	toolArgs   map[string]string
 
 	mu    sync.Mutex
 	ended bool // finish has run: nothing is deferred any more
@@ -384,7 +386,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 			if name == "" {
 				name = ts.toolNames[t.CallId]
 			}
-			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError)
+			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError, t.Output)
 		}
 		ts.store(session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
 	case *runnerv1.RunEvent_ApprovalRequest:
@@ -441,6 +443,7 @@ func (ts *turnState) handle(ev *runnerv1.RunEvent) {
 		ts.usage.CachedTokens += u.CachedTokens
 		ts.haveUsage = true
 		ts.rt.metrics.Tokens(ts.r.Agent, u.Model, u.InputTokens, u.OutputTokens)
+		ts.modelSpanAttr(u.Model)
 	case *runnerv1.RunEvent_Error:
 		ts.flushAll()
 		code := e.Error.Code
@@ -721,6 +724,12 @@ func (ts *turnState) flushCall(callID string) {
 			ts.toolStarts = map[string]time.Time{}
 		}
 		ts.toolStarts[callID] = time.Now()
+		if ts.rt.traceContent {
+			if ts.toolArgs == nil {
+				ts.toolArgs = map[string]string{}
+			}
+			ts.toolArgs[callID] = args
+		}
 	}
 	if ts.rt.metrics != nil || ts.span.IsRecording() {
 		if ts.toolNames == nil {

@@ -155,3 +155,43 @@ func TestTurnSpanEndsBeforeTheRunEnds(t *testing.T) {
 		}
 	}
 }
+
+// The turn's span names the model its usage came from; tool arguments and results are
+// on the host's execute_tool span only with content capture on.
+func TestToolSpanContentIsOptIn(t *testing.T) {
+	for _, capture := range []bool{false, true} {
+		spans := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: serve(t, echoagent.New())}},
+			Tracer: tp.Tracer("test"), TraceContent: capture})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r, err := rt.Start(ctx, host.TurnRequest{App: "echo", Input: text("use the tool on paris")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		attrs := map[string]map[string]string{}
+		for _, s := range spans.Ended() {
+			m := map[string]string{}
+			for _, kv := range s.Attributes() {
+				m[string(kv.Key)] = kv.Value.Emit()
+			}
+			attrs[strings.Fields(s.Name())[0]] = m
+		}
+		if got := attrs["invoke_agent"]["gen_ai.response.model"]; got != echoagent.Model {
+			t.Errorf("capture=%v: turn's model %q, want %q", capture, got, echoagent.Model)
+		}
+		tool := attrs["execute_tool"]
+		args, hasArgs := tool["gen_ai.tool.call.arguments"]
+		result, hasResult := tool["gen_ai.tool.call.result"]
+		if capture != hasArgs || capture != hasResult {
+			t.Fatalf("capture=%v: tool span %v", capture, tool)
+		}
+		if capture && (!strings.Contains(args, "paris") || !strings.Contains(result, "PARIS")) {
+			t.Errorf("tool span content: args %q result %q", args, result)
+		}
+	}
+}

@@ -90,12 +90,12 @@ func TestGetRunTrace(t *testing.T) {
 	turn := tr.named("invoke_agent ")
 	if len(turn) != 1 || turn[0].Attributes["gen_ai.agent.name"] != "echo" || turn[0].Attributes["gen_ai.conversation.id"] != run.SessionId ||
 		turn[0].Attributes["agentengine.run.id"] != "inv_traced" || turn[0].Attributes["agentengine.run.status"] != "completed" ||
-		turn[0].Attributes["gen_ai.usage.output_tokens"] == nil {
+		turn[0].Attributes["gen_ai.usage.output_tokens"] == nil || turn[0].Attributes["gen_ai.response.model"] == nil {
 		t.Fatalf("invoke_agent %+v", turn)
 	}
 	tool := tr.named("execute_tool ")
 	if len(tool) != 1 || tool[0].Attributes["gen_ai.tool.name"] != "lookup" || tool[0].Attributes["gen_ai.tool.call.id"] == "" ||
-		tool[0].ParentSpanId != turn[0].SpanId {
+		tool[0].ParentSpanId != turn[0].SpanId || tool[0].Attributes["gen_ai.tool.call.arguments"] != nil {
 		t.Errorf("execute_tool %+v", tool)
 	}
 	if len(tr.named("runner.run ")) != 1 || len(tr.named("store ")) < 2 {

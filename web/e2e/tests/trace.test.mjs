@@ -69,6 +69,7 @@ describe('trace view', { timeout: 300_000 }, () => {
       const turn = dialog.locator('.span-row[data-span-name="invoke_agent echo-go"]');
       assert.match(await turn.locator('.span-label').innerText(), /completed/);
       assert.match(await turn.locator('.span-label').innerText(), /out \d+ tok/);
+      assert.match(await turn.locator('.span-label').innerText(), /model \S+/);
       const tool = dialog.locator('.span-row[data-span-name="execute_tool lookup"]');
       assert.match(await tool.locator('.span-label').innerText(), /tool lookup/);
       // Each bar lies inside its track.
@@ -81,6 +82,33 @@ describe('trace view', { timeout: 300_000 }, () => {
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'hidden' });
       assert.deepEqual(problems, [], 'no page errors or CSP violations');
+      await page.close();
+    } finally {
+      await stopServer(srv);
+    }
+  });
+
+  test('with content capture on, the tool span shows its arguments and result', T, async () => {
+    process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = 'true';
+    let srv;
+    try {
+      srv = await startServer(bin);
+    } finally {
+      delete process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT;
+    }
+    try {
+      const { page, problems } = await openUI(srv);
+      const msg = await toolTurn(page);
+      await msg.getByRole('button', { name: 'Show trace' }).click();
+      const tool = page.getByRole('dialog', { name: 'Trace of this turn' }).locator('.span-row[data-span-name="execute_tool lookup"]');
+      await tool.locator('summary').click();
+      const blocks = tool.locator('.span-content');
+      await blocks.first().waitFor();
+      assert.deepEqual(await tool.locator('.span-detail > .label').allInnerTexts(), ['Arguments', 'Result']);
+      assert.match(await blocks.nth(0).innerText(), /paris/);
+      assert.match(await blocks.nth(1).innerText(), /PARIS/);
+      await shot(page, 'trace-tool-content');
+      assert.deepEqual(problems, []);
       await page.close();
     } finally {
       await stopServer(srv);
