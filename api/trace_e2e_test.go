@@ -170,6 +170,11 @@ func TestOneTraceFromTheRequestToTheRunner(t *testing.T) {
 		if s["trace_id"] == nil || s["start_time"] == nil {
 			t.Errorf("web UI span %v", s)
 		}
+		// The dev UI files a trace under the invocation its spans name with ADK's attribute.
+		if attrs := s["attributes"].(map[string]any); strings.HasPrefix(s["name"].(string), "invoke_agent ") &&
+			attrs["gcp.vertex.agent.invocation_id"] != turn.Attributes["agentengine.run.id"] {
+			t.Errorf("turn span without ADK's invocation id: %v", attrs)
+		}
 	}
 	if !names["invoke_agent"] || !names["runner.run"] || !names["execute_tool"] || !names["POST"] {
 		t.Errorf("session trace names %v", names)

@@ -37,8 +37,10 @@ type turnState struct {
 	// runtime's logger with the span's ids.
 	span trace.Span
 	log  hclog.Logger
-	// toolStarts are the times tool calls were reported, for their spans (traced only).
+	// toolStarts are the times tool calls were reported, for their spans (traced only);
+	// toolArgs their arguments, when the spans record content.
 	toolStarts map[string]time.Time
+	toolArgs   map[string]string
 
 	mu    sync.Mutex
 	ended bool // finish has run: nothing is deferred any more
@@ -125,7 +127,6 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 		data.Usage = &u
 	}
 	ts.finish(ctx, status, data)
-	endTurnSpan(ts.span, data)
 }
 
 // runnerFailureMessage is the client-safe text for a broken runner stream.
@@ -240,7 +241,7 @@ func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 			if name == "" {
 				name = ts.toolNames[t.CallId]
 			}
-			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError)
+			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError, t.Output)
 		}
 		ts.store(ctx, session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
 	case *runnerv1.RunEvent_ApprovalRequest:
@@ -297,6 +298,7 @@ func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 		ts.usage.CachedTokens += u.CachedTokens
 		ts.haveUsage = true
 		ts.rt.metrics.Tokens(ts.r.Agent, u.Model, u.InputTokens, u.OutputTokens)
+		ts.modelSpanAttr(u.Model)
 	case *runnerv1.RunEvent_Error:
 		ts.flushAll(ctx)
 		code := e.Error.Code

@@ -110,6 +110,12 @@ func (ts *turnState) flushCall(ctx context.Context, callID string) {
 			ts.toolStarts = map[string]time.Time{}
 		}
 		ts.toolStarts[callID] = time.Now()
+		if ts.rt.traceContent {
+			if ts.toolArgs == nil {
+				ts.toolArgs = map[string]string{}
+			}
+			ts.toolArgs[callID] = args
+		}
 	}
 	if ts.rt.metrics != nil || ts.span.IsRecording() {
 		if ts.toolNames == nil {

@@ -78,6 +78,9 @@ type Config struct {
 	Tracer trace.Tracer
 	// TraceUsers records the turn's user on its span (enduser.id); off by default.
 	TraceUsers bool
+	// TraceContent records tool call arguments and results on the host's execute_tool
+	// spans (the GenAI conventions' opt-in content capture); off by default.
+	TraceContent bool
 }
 
 // DefaultSnapshotInterval is Config.SnapshotInterval's default.
@@ -117,6 +120,7 @@ type Runtime struct {
 	tracer       trace.Tracer
 	traced       bool // a tracer is configured
 	traceUsers   bool
+	traceContent bool
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs
@@ -180,6 +184,7 @@ func New(cfg Config) (*Runtime, error) {
 	rt.snapshotEvery = cmp.Or(cfg.SnapshotInterval, DefaultSnapshotInterval)
 	rt.metrics, rt.storeBackend = cfg.Metrics, cmp.Or(cfg.StoreBackend, "store")
 	rt.tracer, rt.traceUsers, rt.traced = cfg.Tracer, cfg.TraceUsers, cfg.Tracer != nil
+	rt.traceContent = cfg.TraceContent
 	if rt.tracer == nil {
 		rt.tracer = noop.NewTracerProvider().Tracer("")
 	}

@@ -85,17 +85,29 @@ func (rt *Runtime) runnerSpan(ctx context.Context, agent string, rr *runnerv1.Ru
 
 // toolSpan records a tool call the runner reported, from its call to its result, as the
 // host saw them: runners that make no spans of their own still show their tools.
-func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError bool) {
+// With content capture on, it carries the call's arguments and result.
+func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError bool, result string) {
 	if !ts.span.IsRecording() {
 		return
 	}
 	ctx := trace.ContextWithSpan(context.Background(), ts.span)
 	_, span := ts.rt.tracer.Start(ctx, "execute_tool "+name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name), semconv.GenAIToolCallID(callID)))
+	if ts.rt.traceContent {
+		span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(ts.toolArgs[callID]), semconv.GenAIToolCallResultKey.String(result))
+		delete(ts.toolArgs, callID)
+	}
 	if isError {
 		span.SetStatus(codes.Error, "the tool reported an error")
 	}
 	span.End(trace.WithTimestamp(end))
+}
+
+// modelSpanAttr names on the turn's span the model a usage report came from.
+func (ts *turnState) modelSpanAttr(model string) {
+	if model != "" && ts.span.IsRecording() {
+		ts.span.SetAttributes(semconv.GenAIResponseModel(model))
+	}
 }
 
 // approvalEvent marks on the turn's span that it stops to wait for an approval (the wait

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/internal/echoagent"
+	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
 )
 
@@ -111,4 +112,86 @@ func TestApprovalWaitIsOnTheTurnSpan(t *testing.T) {
 		t.Fatalf("turn span events %v", s.Events())
 	}
 	t.Fatal("no turn span")
+}
+
+// The turn's span has ended when its run's end is published: a client that reads the
+// kept traces as soon as the run's stream shows its end (ADK's dev UI does) finds the
+// turn. Each turn is checked the moment its stored run_status is seen.
+func TestTurnSpanEndsBeforeTheRunEnds(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: serve(t, echoagent.New())}},
+		Tracer: tp.Tracer("test")})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range 10 {
+		r, err := rt.Start(ctx, host.TurnRequest{App: "echo", Input: text("use the tool on paris")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub := r.Subscribe(0)
+		for {
+			e, err := sub.Next(ctx)
+			if err != nil {
+				t.Fatalf("turn %d: no stored end before %v", i+1, err)
+			}
+			var st session.RunStatusData
+			if e.Kind == host.KindStored && e.Stored.Type == session.TypeRunStatus &&
+				json.Unmarshal(e.Stored.Data, &st) == nil && st.Status != session.StatusInProgress {
+				break
+			}
+		}
+		ended := 0
+		for _, s := range spans.Ended() {
+			if strings.HasPrefix(s.Name(), "invoke_agent") {
+				ended++
+			}
+		}
+		if ended != i+1 {
+			t.Fatalf("turn %d ended, %d invoke_agent spans ended", i+1, ended)
+		}
+		if _, err := r.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The turn's span names the model its usage came from; tool arguments and results are
+// on the host's execute_tool span only with content capture on.
+func TestToolSpanContentIsOptIn(t *testing.T) {
+	for _, capture := range []bool{false, true} {
+		spans := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: serve(t, echoagent.New())}},
+			Tracer: tp.Tracer("test"), TraceContent: capture})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r, err := rt.Start(ctx, host.TurnRequest{App: "echo", Input: text("use the tool on paris")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		attrs := map[string]map[string]string{}
+		for _, s := range spans.Ended() {
+			m := map[string]string{}
+			for _, kv := range s.Attributes() {
+				m[string(kv.Key)] = kv.Value.Emit()
+			}
+			attrs[strings.Fields(s.Name())[0]] = m
+		}
+		if got := attrs["invoke_agent"]["gen_ai.response.model"]; got != echoagent.Model {
+			t.Errorf("capture=%v: turn's model %q, want %q", capture, got, echoagent.Model)
+		}
+		tool := attrs["execute_tool"]
+		args, hasArgs := tool["gen_ai.tool.call.arguments"]
+		result, hasResult := tool["gen_ai.tool.call.result"]
+		if capture != hasArgs || capture != hasResult {
+			t.Fatalf("capture=%v: tool span %v", capture, tool)
+		}
+		if capture && (!strings.Contains(args, "paris") || !strings.Contains(result, "PARIS")) {
+			t.Errorf("tool span content: args %q result %q", args, result)
+		}
+	}
 }

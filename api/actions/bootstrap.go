@@ -45,6 +45,8 @@ type capabilities struct {
 	RenameSession bool         `json:"RenameSession"`
 	MCP           bool         `json:"MCP"`
 	BuiltinTools  []any        `json:"BuiltinTools"`
+	// Traces: GetRunTrace answers (the server keeps its recent traces).
+	Traces bool `json:"Traces"`
 }
 
 // approvalPolicy: approvals are always asked; the runtime has no auto-approve modes.
@@ -209,6 +211,7 @@ func (s *Surface) bootstrap(ctx context.Context, c *gin.Context, req *bootstrapR
 			Feedback:      true,
 			RenameSession: true,
 			BuiltinTools:  []any{},
+			Traces:        s.cfg.Traces != nil,
 		},
 		AccessMode:     accessOwner,
 		WorkspaceFiles: ws,

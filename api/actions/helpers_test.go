@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentengine/agentengine/api"
 	"github.com/agentengine/agentengine/api/actions"
@@ -53,6 +54,7 @@ type envOptions struct {
 	runner    pluginsdk.Runner            // default: a new echo agent per name
 	runners   map[string]pluginsdk.Runner // an agent's own runner, over runner
 	router    api.Config                  // router options besides the runtime and surfaces
+	tracer    trace.Tracer                // the turns' tracer (nil: untraced)
 }
 
 func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
@@ -79,7 +81,8 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	if o.store != nil {
 		store = o.store
 	}
-	rt, err := host.New(host.Config{Store: store, Agents: agents, Retention: o.retention, Compaction: o.compact})
+	rt, err := host.New(host.Config{Store: store, Agents: agents, Retention: o.retention, Compaction: o.compact,
+		Tracer: o.tracer, StoreBackend: "memory"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,8 @@ type Config struct {
 	// Extensions serve further actions under Prefix (api/files). This surface mounts
 	// them, so that one surface owns the prefix and answers its errors.
 	Extensions []Extension
+	// Traces, when set, are the recent traces GetRunTrace reads (nil: tracing is off).
+	Traces Traces
 }
 
 // Extension is a package serving further actions under Prefix.
@@ -135,6 +137,7 @@ func (s *Surface) Register(r gin.IRouter) {
 	r.POST(Prefix+"GetCheckpointResumePreview", handle(s, "GetCheckpointResumePreview", s.previewCheckpoint))
 	r.POST(Prefix+"ResumeRun", handle(s, "ResumeRun", s.resumeRun))
 	r.POST(Prefix+"ListToolReceipts", handle(s, "ListToolReceipts", s.listReceipts))
+	r.POST(Prefix+"GetRunTrace", handle(s, "GetRunTrace", s.getRunTrace))
 	r.GET(Prefix+"SubscribeRunEvents", s.subscribe)
 }
 
@@ -160,7 +163,8 @@ func methodOf(action string) string {
 	case "GetAgentUiBootstrap", "ListAgentModels", "CreateSession", "ListSessions", "GetSession",
 		"DeleteSession", "RenameSession", "ListSessionEvents", "ListSessionMessages", "RunAgent",
 		"CancelRun", "GetResponseFeedback", "UpsertResponseFeedback", "DeleteResponseFeedback",
-		"ListSessionCheckpoints", "GetCheckpointResumePreview", "ResumeRun", "ListToolReceipts":
+		"ListSessionCheckpoints", "GetCheckpointResumePreview", "ResumeRun", "ListToolReceipts",
+		"GetRunTrace":
 		return http.MethodPost
 	}
 	return ""

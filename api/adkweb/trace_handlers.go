@@ -40,6 +40,9 @@ func ownsTrace(path string) bool {
 	return strings.HasPrefix(path, "/debug/trace/")
 }
 
+// attrADKInvocation is the attribute ADK's spans name their invocation with.
+const attrADKInvocation = "gcp.vertex.agent.invocation_id"
+
 // webUISpan is a span as ADK's dev server lists it (WebUiSpan): times in nanoseconds
 // since the epoch, ids as integers.
 type webUISpan struct {
@@ -133,6 +136,14 @@ func toWebUI(sp tracing.Span) webUISpan {
 	if sp.ParentID.IsValid() {
 		p := decimal(sp.ParentID[:])
 		w.ParentSpanID = &p
+	}
+	// The dev UI files a trace under the invocation named by ADK's own attribute (else
+	// under the trace id, which matches no invocation of the session's events): the turn
+	// span names its run, which is the invocation id of the run's ADK events.
+	if run, ok := w.Attributes[tracing.AttrRunID]; ok {
+		if _, has := w.Attributes[attrADKInvocation]; !has {
+			w.Attributes[attrADKInvocation] = run
+		}
 	}
 	return w
 }

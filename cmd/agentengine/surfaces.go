@@ -22,8 +22,12 @@ import (
 func newSurfaces(st *stack, log hclog.Logger, o surfaceOptions) ([]api.Surface, error) {
 	// The file actions share the action API's prefix: the action surface mounts them.
 	fileActions := files.NewSurface(files.Deps{Uploads: st.uploads, Workspaces: st.workspaces, Logger: log.Named("files")})
-	ui, err := actions.New(actions.Config{Runtime: st.runtime, Logger: log.Named("actions"), SessionBackend: st.backend,
-		Extensions: []actions.Extension{fileActions}})
+	uiCfg := actions.Config{Runtime: st.runtime, Logger: log.Named("actions"), SessionBackend: st.backend,
+		Extensions: []actions.Extension{fileActions}}
+	if st.traces != nil {
+		uiCfg.Traces = st.traces
+	}
+	ui, err := actions.New(uiCfg)
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,7 @@ func runWeb(cmd *cobra.Command, dirs []string, o webOptions) error {
 		host: o.host, port: o.port, maxBody: 32 << 20, logLevel: "info",
 		store: webStore(dirs, os.LookupEnv), ksadk: o.ksadk, drain: defaultDrainTimeout,
 		isolateEnv: o.isolateEnv, reload: o.reload,
+		trace: true, // the UIs' trace views read the kept traces; --no-trace turns it off
 	}
 	devUI := "" // what web says about ADK's dev UI
 	ro.moreSurfaces = func(ctx context.Context, st *stack) []api.Surface {

@@ -64,10 +64,13 @@ func TestWebServesTheUIOpensTheBrowserAndKeepsLocalSessions(t *testing.T) {
 		wantOpen bool
 		// wantFile: sessions land in the project's .agentengine/ui/sessions.sqlite.
 		wantFile bool
+		// wantTraces: the turns are traced and kept for the UIs' trace views.
+		wantTraces bool
 	}{
-		{name: "opens the browser", args: nil, wantOpen: true, wantFile: true},
-		{name: "--no-open", args: []string{"--no-open"}, wantOpen: false, wantFile: true},
-		{name: "shell chose the memory store", args: []string{"--no-open"}, env: []string{"KSADK_SESSION_BACKEND=memory"}, wantFile: false},
+		{name: "opens the browser", args: nil, wantOpen: true, wantFile: true, wantTraces: true},
+		{name: "--no-open", args: []string{"--no-open"}, wantOpen: false, wantFile: true, wantTraces: true},
+		{name: "shell chose the memory store", args: []string{"--no-open"}, env: []string{"KSADK_SESSION_BACKEND=memory"}, wantFile: false, wantTraces: true},
+		{name: "--no-trace", args: []string{"--no-open", "--no-trace"}, wantFile: true, wantTraces: false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,6 +98,11 @@ func TestWebServesTheUIOpensTheBrowserAndKeepsLocalSessions(t *testing.T) {
 			out := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "hello"}))
 			if out["status"] != "completed" {
 				t.Fatalf("turn: %v", out)
+			}
+			boot := decode(t, post(t, s.url+"/agentengine/api/v1/GetAgentUiBootstrap", map[string]any{}))
+			caps, _ := boot["Data"].(map[string]any)["Capabilities"].(map[string]any)
+			if caps["Traces"] != c.wantTraces {
+				t.Errorf("bootstrap Traces = %v, want %v", caps["Traces"], c.wantTraces)
 			}
 			if c.wantOpen {
 				if got := strings.TrimSpace(waitFile(record)); got != wantURL {

@@ -17,6 +17,7 @@ import { ROOT, binary, launchBrowser, shot, stopServer } from '../harness.mjs';
 const T = { timeout: 120_000 };
 let tmp; let srv; let browser; let page;
 const problems = [];
+const traceCalls = []; // the trace routes' answers: {path, status, body}
 
 function project() {
   if (process.env.AGENTENGINE_ADK_PROJECT) return resolve(process.env.AGENTENGINE_ADK_PROJECT);
@@ -53,14 +54,6 @@ function startWeb(bin, dir) {
 let browserDir = '';
 let adkVersion = '';
 
-/** traces is whether this build serves ADK's trace routes (the Trace tab): they come with
- * agentengine's OpenTelemetry support; a build without them answers the router's "no route"
- * 404, which is then not counted, and every other 404 there is. */
-let traces = true;
-async function tracesServed(url) {
-  const r = await fetch(`${url}/dev/apps/adk-assistant/debug/trace/session/none`);
-  return !(r.status === 404 && (await r.text()).includes('no route for'));
-}
 function shipped(path) {
   return browserDir !== '' && existsSync(join(browserDir, path.replace(/^\/dev-ui\//, '')));
 }
@@ -76,7 +69,6 @@ describe('ADK dev UI served by agentengine web', () => {
       let s = ''; p.stdout.on('data', (c) => { s += c; }); p.on('exit', () => r(s.trim()));
     });
     [browserDir, adkVersion] = out.split('\n');
-    traces = await tracesServed(srv.url);
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.setDefaultTimeout(30_000);
@@ -87,9 +79,11 @@ describe('ADK dev UI served by agentengine web', () => {
     });
     page.on('response', (r) => {
       const u = new URL(r.url());
+      if (u.origin === srv.url && /\/debug\/trace\//.test(u.pathname)) {
+        traceCalls.push(r.text().then((body) => ({ path: u.pathname, status: r.status(), body }), () => ({ path: u.pathname, status: r.status(), body: '' })));
+      }
       if (u.origin !== srv.url) return; // the font service of ADK's index.html is blocked by the CSP
       if (r.status() === 404 && u.pathname.startsWith('/dev-ui/') && !shipped(u.pathname)) return; // google-adk's own gap
-      if (r.status() === 404 && /\/debug\/trace\//.test(u.pathname) && !traces) return; // see tracesServed
       if (r.status() >= 400) problems.push(`${r.status()} ${r.request().method()} ${u.pathname}${u.search}`);
     });
   }, { timeout: 300_000 });
@@ -130,6 +124,40 @@ describe('ADK dev UI served by agentengine web', () => {
     assert.ok(s.events.some((e) => e.turnComplete && e.usageMetadata), 'the final event has turnComplete and usage');
     assert.deepEqual(problems, [], 'no 404 and no uncaught page error');
   });
+
+  // The UI reads the session's spans when a turn's stream ends and files each trace under
+  // the invocation its spans name: the turn's span, the runner call, the store writes and
+  // the tool call, drawn as a waterfall under the run's invocation id.
+  test('the Trace tab shows the turn\'s spans', T, async () => {
+    await page.getByText('Traces', { exact: true }).click();
+    try {
+      await traceTab();
+    } finally {
+      await page.getByText('Events', { exact: true }).click(); // the next test reads the events
+    }
+  });
+
+  async function traceTab() {
+    const calls = await Promise.all(traceCalls);
+    assert.ok(calls.length > 0, 'the UI read the session trace');
+    for (const c of calls) assert.equal(c.status, 200, `${c.path}: ${c.body}`);
+    const spans = JSON.parse(calls.filter((c) => c.path.includes('/debug/trace/session/')).at(-1).body);
+    const names = spans.map((s) => s.name);
+    for (const want of ['invoke_agent adk-assistant', 'runner.run adk-assistant', 'execute_tool get_weather', 'store start_run']) {
+      assert.ok(names.includes(want), `span ${want} in ${names.join(', ')}`);
+    }
+    const turn = spans.find((s) => s.name === 'invoke_agent adk-assistant');
+    const events = (await (await fetch(`${srv.url}/apps/adk-assistant/users/user/sessions/${turn.attributes['gen_ai.conversation.id']}`)).json()).events;
+    assert.equal(turn.attributes['gcp.vertex.agent.invocation_id'], events.at(-1).invocationId);
+    // The waterfall of the invocation: ADK labels the turn by its agent and a tool call by its tool.
+    await page.locator('.invocation-id').getByText(events.at(-1).invocationId, { exact: true }).waitFor();
+    for (const label of ['runner.run adk-assistant', 'store start_run', 'store finish_run', 'get_weather']) {
+      await page.getByText(label, { exact: true }).filter({ visible: true }).first().waitFor();
+    }
+    await page.getByText(/Total latency: [0-9.]+(ms|s)\b/).waitFor();
+    await shot(page, 'adk-dev-ui-trace');
+    assert.deepEqual(problems, [], 'no 404 and no uncaught page error');
+  }
 
   test('a session exported by the dev UI imports back with the same events', T, async () => {
     const sessionMenu = page.locator('button[mattooltip="Select a session"]');

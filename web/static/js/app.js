@@ -11,6 +11,7 @@ import { responsesHandler, subscriptionHandler, isTerminal } from './events.js';
 import { SessionList, sessionTitle } from './sessions.js';
 import { Inspector } from './inspector.js';
 import { Workspace } from './workspace.js';
+import { TraceDialog } from './trace.js';
 import { initTheme } from './theme.js';
 
 const $ = (id) => document.getElementById(id);
@@ -25,6 +26,7 @@ const state = {
   run: null, // {invocationId, view}
   attachments: [], // FileData of uploaded files waiting to be sent
   loadToken: 0,
+  traces: false, // the server keeps traces (GetRunTrace)
 };
 
 // Errors -------------------------------------------------------------------
@@ -75,6 +77,8 @@ const list = new SessionList($('sessions'), $('search'), {
   }),
 });
 const inspector = new Inspector($('inspector'), $('events'), { onError: showError });
+let traces = null;
+const traceDialog = () => (traces ||= new TraceDialog());
 const workspace = new Workspace($('workspace'), {
   list: $('ws-files'), preview: $('ws-preview'), file: $('ws-file'), refresh: $('ws-refresh'),
   zip: $('ws-zip'), root: $('ws-root'), status: $('ws-status'),
@@ -167,6 +171,10 @@ function renderHistory(messages) {
     if (st && (m.RunStatus !== 'interrupted' || isLast)) v.setStatus(st[0], st[1]);
     // No feedback on a turn that is still running or still waits for an approval.
     const waiting = m.RunStatus === 'in_progress' || (m.RunStatus === 'interrupted' && isLast);
+    if (state.traces && m.InvocationId && m.RunStatus !== 'in_progress') {
+      const ref = { agentId: state.agentId, sessionId: state.sessionId, invocationId: m.InvocationId };
+      v.setTrace(() => traceDialog().open(ref));
+    }
     if (m.ResponseId && !waiting) {
       v.setResponseId(m.ResponseId);
       loadFeedback(v, m.ResponseId, token);
@@ -394,6 +402,7 @@ async function loadAgents() {
   sel.value = state.agentId;
   describeAgent();
   $('file').disabled = boot.Capabilities?.Attachments === false;
+  state.traces = boot.Capabilities?.Traces === true;
   showProblems(boot.AgentProblems);
 }
 

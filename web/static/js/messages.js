@@ -196,6 +196,11 @@ export class AssistantView {
     this.feedback = feedbackBar((rating, comment) => this.onFeedback(responseId, rating, comment));
     this.footer.append(this.feedback.el);
   }
+  /** setTrace adds the control opening this turn's trace (onOpen shows it). */
+  setTrace(onOpen) {
+    if (this.footer.querySelector('.trace-open')) return;
+    this.footer.append(h('button', { type: 'button', class: 'icon trace-open', 'aria-label': 'Show trace', title: 'Trace of this turn', onclick: onOpen }, svg('trace')));
+  }
   /** showFeedback fills the thumbs and comment from stored feedback ({Rating, Comment}). */
   showFeedback(fb) { this.feedback?.show(fb); }
 }

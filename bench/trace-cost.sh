@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench/trace-cost.sh — what tracing costs the host per turn: one agentengine binary
+# served three ways on this machine, measured interleaved so that the machine's noise hits
+# each alike:
+#   off   --no-trace
+#   kept  tracing on (the default): the last traces kept in memory, no exporter
+#   otlp  tracing on, exported over OTLP/HTTP to a local sink (a Python HTTP server that
+#         answers every export with an empty ExportTraceServiceResponse)
+# Each serves examples/echo-go on the memory session backend; loadgen's non-stream
+# scenario runs at c=16 for 5 s against each in turn, ROUNDS times (default 3). Prints the
+# turns/s, p50 and the CPU per turn of the server and its runner (-pid; the sink's CPU is
+# not counted: a collector runs apart from the server).
+#
+# Usage: bench/trace-cost.sh [BINARY] [ROUNDS]   (default: builds ./cmd/agentengine)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+D=$(mktemp -d)
+BIN=${1:-}
+ROUNDS=${2:-3}
+if [[ -z $BIN ]]; then BIN=$D/agentengine; go build -o "$BIN" ./cmd/agentengine; fi
+go build -o "$D/loadgen" ./bench/cmd/loadgen
+declare -A URL PID
+port=$((19600 + RANDOM % 300))
+cleanup() { for p in "${PID[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$D"; }
+trap cleanup EXIT
+
+sink=$((port + 10))
+python3 - "$sink" >"$D/sink.log" 2>&1 <<'PY' &
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class Sink(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        print("export", flush=True)
+    def log_message(self, *a):
+        pass
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
+PY
+PID[sink]=$!
+
+for v in off kept otlp; do
+  port=$((port + 1))
+  args=(run examples/echo-go --port "$port" --session-backend memory)
+  env=()
+  case $v in
+    off) args+=(--no-trace) ;;
+    otlp) env=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$sink" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf) ;;
+  esac
+  env "${env[@]}" "$BIN" "${args[@]}" >"$D/$v.log" 2>&1 &
+  PID[$v]=$!
+  URL[$v]=http://127.0.0.1:$port
+done
+for v in off kept otlp; do
+  for _ in $(seq 300); do curl -fs "${URL[$v]}/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+done
+echo "round tracing turns/s p50_ms cpu_us_per_turn"
+for r in $(seq "$ROUNDS"); do
+  for v in off kept otlp; do
+    "$D/loadgen" -json -url "${URL[$v]}" -pid "${PID[$v]}" -scenario nonstream -c 16 -d 5s >"$D/out.json"
+    python3 - "$r" "$v" "$D/out.json" <<'PY'
+import json, sys
+r, v, path = sys.argv[1:]
+d = json.load(open(path))
+s = d["server"]
+cpu = (s["cpu_s"] + s["child_cpu_s"]) * 1e6 / max(1, d["requests"])
+print(r, v, round(d["turns_per_sec"]), round(d["latency_ms"]["p50"], 3), round(cpu))
+PY
+  done
+done
+n=$(grep -c export "$D/sink.log" || true)
+echo "the sink received $n OTLP exports"
+[[ $n -gt 0 ]] || { echo "nothing was exported: is OTLP export configured?" >&2; exit 1; }
