@@ -10,7 +10,6 @@ import (
 	neturl "net/url"
 	"strings"
 
-	"github.com/agentengine/agentengine/host/internal/history"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/wire"
 )
@@ -41,9 +40,6 @@ type turnFile struct {
 	att    attachment
 	result *AttachmentResult
 }
-
-// maxRestoredFiles bounds the attachment context carried to a follow-up turn.
-const maxRestoredFiles = history.MaxRefs
 
 // resolveFiles turns the image and file blocks of the input into attachments: inline
 // data is stored as an upload (so follow-up turns can restore it), upload references

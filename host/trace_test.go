@@ -177,7 +177,7 @@ func TestToolSpanContentIsOptIn(t *testing.T) {
 		for _, s := range spans.Ended() {
 			m := map[string]string{}
 			for _, kv := range s.Attributes() {
-				m[string(kv.Key)] = kv.Value.Emit()
+				m[string(kv.Key)] = kv.Value.String()
 			}
 			attrs[strings.Fields(s.Name())[0]] = m
 		}
