@@ -527,15 +527,21 @@ func (h *Handler) countThreads(c *gin.Context) *apiError {
 	return nil
 }
 
-// getState serves GET /threads/{id}/state: the thread's values now, with its pending
-// interrupts.
-func (h *Handler) getState(c *gin.Context) *apiError {
+// pathSnapshot loads the thread the path's {tid} names, with its state.
+func (h *Handler) pathSnapshot(c *gin.Context) (session.Session, threadSnapshot, *apiError) {
 	ctx := c.Request.Context()
 	s, e := h.findThread(ctx, h.user(c), c.Param("tid"))
 	if e != nil {
-		return e
+		return s, threadSnapshot{}, e
 	}
 	st, e := h.snapshot(ctx, s)
+	return s, st, e
+}
+
+// getState serves GET /threads/{id}/state: the thread's values now, with its pending
+// interrupts.
+func (h *Handler) getState(c *gin.Context) *apiError {
+	_, st, e := h.pathSnapshot(c)
 	if e != nil {
 		return e
 	}
@@ -564,12 +570,7 @@ func (h *Handler) getStateCheckpoint(c *gin.Context) *apiError {
 }
 
 func (h *Handler) stateAt(c *gin.Context, id string) *apiError {
-	ctx := c.Request.Context()
-	s, e := h.findThread(ctx, h.user(c), c.Param("tid"))
-	if e != nil {
-		return e
-	}
-	st, e := h.snapshot(ctx, s)
+	s, st, e := h.pathSnapshot(c)
 	if e != nil {
 		return e
 	}
@@ -607,12 +608,7 @@ func (h *Handler) history(c *gin.Context) *apiError {
 	if e != nil {
 		return e
 	}
-	ctx := c.Request.Context()
-	s, e := h.findThread(ctx, h.user(c), c.Param("tid"))
-	if e != nil {
-		return e
-	}
-	st, e := h.snapshot(ctx, s)
+	_, st, e := h.pathSnapshot(c)
 	if e != nil {
 		return e
 	}
