@@ -495,22 +495,15 @@ func (h *Handler) searchThreads(c *gin.Context) *apiError {
 	if e := h.bind(c, &q); e != nil {
 		return e
 	}
-	limit, e := pageLimit(q.Limit)
+	limit, e := searchLimit(q.Limit, q.Offset)
 	if e != nil {
 		return e
-	}
-	if q.Offset < 0 {
-		return invalid("offset must not be negative")
 	}
 	all, e := h.matchThreads(c.Request.Context(), h.user(c), q)
 	if e != nil {
 		return e
 	}
-	page := window(all, q.Offset, limit)
-	if q.Offset+len(page) < len(all) {
-		c.Header("X-Pagination-Next", strconv.Itoa(q.Offset+len(page)))
-	}
-	httpx.WriteJSON(c, http.StatusOK, page)
+	writePage(c, all, q.Offset, limit)
 	return nil
 }
 
