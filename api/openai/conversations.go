@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -258,17 +257,9 @@ func (h *Handler) deleteConversation(c *gin.Context) *apiError {
 
 // listConversationItems serves GET /v1/conversations/{id}/items.
 func (h *Handler) listConversationItems(c *gin.Context) *apiError {
-	limit := 20
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return badRequest("limit", "", "limit must be an integer from 1 to 100")
-		}
-		limit = n
-	}
-	order := c.DefaultQuery("order", "desc")
-	if order != "asc" && order != "desc" {
-		return badRequest("order", "", "order must be asc or desc")
+	limit, order, aerr := listParams(c)
+	if aerr != nil {
+		return aerr
 	}
 	if aerr := checkInclude(c); aerr != nil {
 		return aerr
