@@ -436,15 +436,7 @@ func conversationInput(raw json.RawMessage, name string) ([]inputItem, *apiError
 	if len(raws) > maxConversationItems {
 		return nil, badRequest(name, "", "%s has %d items; at most %d may be added at once", name, len(raws), maxConversationItems)
 	}
-	out := make([]inputItem, 0, len(raws))
-	for i, r := range raws {
-		it, aerr := parseInputItem(r, itemPath(name, i))
-		if aerr != nil {
-			return nil, aerr
-		}
-		out = append(out, it)
-	}
-	return out, nil
+	return parseInputItems(raws, name)
 }
 
 // itemEvents maps items added to a conversation to the transcript events later turns
