@@ -42,17 +42,11 @@ AEPROJ="$CACHE/echo-langgraph" # keeps agentengine's project virtualenv between 
 KPROJ="$OUT/ksadk-project"     # no .venv: KsADK would re-exec into it
 mkdir -p "$BIN" "$RES" "$CACHE" "$AEPROJ" "$KPROJ"
 
-note() { printf '==> %s\n' "$*" >&2; }
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 
 PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do
-    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
+trap stop_pids EXIT
 trap 'exit 130' INT TERM
 
 cat /proc/loadavg >"$RES/loadavg.start"
