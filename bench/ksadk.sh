@@ -42,17 +42,11 @@ AEPROJ="$CACHE/echo-langgraph" # keeps agentengine's project virtualenv between 
 KPROJ="$OUT/ksadk-project"     # no .venv: KsADK would re-exec into it
 mkdir -p "$BIN" "$RES" "$CACHE" "$AEPROJ" "$KPROJ"
 
-note() { printf '==> %s\n' "$*" >&2; }
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 
 PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do
-    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
+trap stop_pids EXIT
 trap 'exit 130' INT TERM
 
 cat /proc/loadavg >"$RES/loadavg.start"
@@ -63,26 +57,7 @@ if [ ! -x "$KVENV/bin/agentengine" ]; then
 fi
 
 for dir in "$AEPROJ" "$KPROJ"; do
-  cat >"$dir/agent.py" <<'EOF'
-"""One LangGraph node that echoes the last user message: no model, no tools."""
-
-from langchain_core.messages import AIMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
-
-
-def echo(state: MessagesState) -> dict:
-    content = state["messages"][-1].content
-    if not isinstance(content, str):
-        content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return {"messages": [AIMessage(content="you said " + content)]}
-
-
-builder = StateGraph(MessagesState)
-builder.add_node("echo", echo)
-builder.add_edge(START, "echo")
-builder.add_edge("echo", END)
-graph = builder.compile()
-EOF
+  cp "$ROOT/bench/echo_graph.py" "$dir/agent.py"
   cat >"$dir/agentengine.yaml" <<'EOF'
 name: echo-langgraph
 framework: langgraph

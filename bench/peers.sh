@@ -53,17 +53,11 @@ LGVENV="$CACHE/langgraph-cli-$LGCLI"
 ADKVENV="$CACHE/adk-$ADKVER"
 mkdir -p "$BIN" "$RES" "$CACHE"
 
-note() { printf '==> %s\n' "$*" >&2; }
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 
 PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do
-    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
+trap stop_pids EXIT
 trap 'exit 130' INT TERM
 
 cat /proc/loadavg >"$RES/loadavg.start"
@@ -78,30 +72,12 @@ if [ ! -x "$ADKVENV/bin/adk" ]; then
   "$ADKVENV/bin/pip" install -q "google-adk==$ADKVER"
 fi
 
-# The LangGraph project: one node that echoes the last user message (no model), the same
-# graph bench/ksadk.sh serves. agentengine's virtualenv stays in the cached project.
+# The LangGraph project: bench/echo_graph.py, one node that echoes the last user message
+# (no model), the graph bench/ksadk.sh serves too. agentengine's virtualenv stays in the
+# cached project.
 LGPROJ="$CACHE/peers-langgraph"
 mkdir -p "$LGPROJ"
-cat >"$LGPROJ/agent.py" <<'PY'
-"""One LangGraph node that echoes the last user message: no model, no tools."""
-
-from langchain_core.messages import AIMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
-
-
-def echo(state: MessagesState) -> dict:
-    content = state["messages"][-1].content
-    if not isinstance(content, str):
-        content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return {"messages": [AIMessage(content="you said " + content)]}
-
-
-builder = StateGraph(MessagesState)
-builder.add_node("echo", echo)
-builder.add_edge(START, "echo")
-builder.add_edge("echo", END)
-graph = builder.compile()
-PY
+cp "$ROOT/bench/echo_graph.py" "$LGPROJ/agent.py"
 printf 'langgraph==%s\n' "$LGVER" >"$LGPROJ/requirements.txt"
 printf '{"dependencies": ["."], "graphs": {"echo": "./agent.py:graph"}}\n' >"$LGPROJ/langgraph.json"
 {

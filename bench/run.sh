@@ -62,18 +62,13 @@ RES="$OUT/results"
 mkdir -p "$BIN" "$RES" "$OUT/project" "$OUT/data"
 export CGO_ENABLED=1
 
-note() { printf '==> %s\n' "$*" >&2; }
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 
 PIDS=()
 PG_DIR=""
 cleanup() {
-  for p in "${PIDS[@]}"; do
-    kill "$p" 2>/dev/null || true
-  done
-  for p in "${PIDS[@]}"; do
-    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$p" 2>/dev/null || true
-  done
+  stop_pids
   if [ -n "$PG_DIR" ]; then "$ROOT/scripts/pg-test.sh" stop "$PG_DIR" || true; fi
 }
 trap cleanup EXIT

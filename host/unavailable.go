@@ -12,11 +12,7 @@ import (
 func (rt *Runtime) SetAgentError(name string, err error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if err == nil {
-		delete(rt.agentErrs, name)
-		return
-	}
-	rt.agentErrs[name] = err.Error()
+	setAgentError(rt.agentErrs, name, err)
 }
 
 // AgentError is an agent that cannot serve, and why.
@@ -28,13 +24,8 @@ type AgentError struct {
 // Unavailable lists the agents marked unavailable, by name.
 func (rt *Runtime) Unavailable() []AgentError {
 	rt.mu.Lock()
-	out := make([]AgentError, 0, len(rt.agentErrs))
-	for n, e := range rt.agentErrs {
-		out = append(out, AgentError{Name: n, Error: e})
-	}
-	rt.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	defer rt.mu.Unlock()
+	return agentErrorList(rt.agentErrs)
 }
 
 // agentError is why the named agent cannot serve, or "".
@@ -56,23 +47,14 @@ func unavailableErr(name, reason string) *ClientError {
 func (rt *Runtime) SetReloadError(name string, err error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if err == nil {
-		delete(rt.reloadErrs, name)
-		return
-	}
-	rt.reloadErrs[name] = err.Error()
+	setAgentError(rt.reloadErrs, name, err)
 }
 
 // ReloadErrors lists the agents whose last reload failed, by name.
 func (rt *Runtime) ReloadErrors() []AgentError {
 	rt.mu.Lock()
-	out := make([]AgentError, 0, len(rt.reloadErrs))
-	for n, e := range rt.reloadErrs {
-		out = append(out, AgentError{Name: n, Error: e})
-	}
-	rt.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	defer rt.mu.Unlock()
+	return agentErrorList(rt.reloadErrs)
 }
 
 // AgentReloaded forgets what the agent's previous runner reported of itself
@@ -82,4 +64,24 @@ func (rt *Runtime) AgentReloaded(name string) {
 	defer rt.mu.Unlock()
 	delete(rt.caps, name)
 	delete(rt.noSummarize, name)
+}
+
+// setAgentError records err as the named agent's in m, or clears it when err is nil.
+// The caller holds rt.mu.
+func setAgentError(m map[string]string, name string, err error) {
+	if err == nil {
+		delete(m, name)
+		return
+	}
+	m[name] = err.Error()
+}
+
+// agentErrorList is m as a list, by name. The caller holds rt.mu.
+func agentErrorList(m map[string]string) []AgentError {
+	out := make([]AgentError, 0, len(m))
+	for n, e := range m {
+		out = append(out, AgentError{Name: n, Error: e})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

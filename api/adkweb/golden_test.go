@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/agentengine/agentengine/internal/testutil"
@@ -20,19 +19,13 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // volatile matches generated ids and times in wire output of real runs.
-var volatile = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	{regexp.MustCompile(`\b(run|sess|call|apr|msg|fc|rs)_[0-9a-f]{12,32}\b`), "${1}_X"},
-	{regexp.MustCompile(`"(timestamp|lastUpdateTime)":\s?[0-9.e+]+`), `"$1":0`},
+var volatile = testutil.Replacements{
+	testutil.Replace(`\b(run|sess|call|apr|msg|fc|rs)_[0-9a-f]{12,32}\b`, "${1}_X"),
+	testutil.Replace(`"(timestamp|lastUpdateTime)":\s?[0-9.e+]+`, `"$1":0`),
 }
 
 func normalise(b []byte) []byte {
-	for _, v := range volatile {
-		b = v.re.ReplaceAll(b, []byte(v.repl))
-	}
-	return b
+	return volatile.Apply(b)
 }
 
 // indent pretty-prints JSON keeping its field order (the wire order).

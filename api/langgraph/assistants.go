@@ -105,19 +105,12 @@ func (h *Handler) searchAssistants(c *gin.Context) *apiError {
 	if e := h.bind(c, &q); e != nil {
 		return e
 	}
-	limit, e := pageLimit(q.Limit)
+	limit, e := searchLimit(q.Limit, q.Offset)
 	if e != nil {
 		return e
 	}
-	if q.Offset < 0 {
-		return invalid("offset must not be negative")
-	}
 	all := h.matchAssistants(q)
-	page := window(all, q.Offset, limit)
-	if q.Offset+len(page) < len(all) {
-		c.Header("X-Pagination-Next", strconv.Itoa(q.Offset+len(page)))
-	}
-	httpx.WriteJSON(c, http.StatusOK, page)
+	writePage(c, all, q.Offset, limit)
 	return nil
 }
 
@@ -195,6 +188,27 @@ func pageLimit(l *int) (int, *apiError) {
 		return 0, invalid("limit must be between 1 and 1000")
 	}
 	return *l, nil
+}
+
+// searchLimit checks a search's limit (10 when unset) and offset.
+func searchLimit(l *int, offset int) (int, *apiError) {
+	limit, e := pageLimit(l)
+	if e != nil {
+		return 0, e
+	}
+	if offset < 0 {
+		return 0, invalid("offset must not be negative")
+	}
+	return limit, nil
+}
+
+// writePage writes the window of a search's matches, with X-Pagination-Next when more follow.
+func writePage[T any](c *gin.Context, all []T, offset, limit int) {
+	page := window(all, offset, limit)
+	if offset+len(page) < len(all) {
+		c.Header("X-Pagination-Next", strconv.Itoa(offset+len(page)))
+	}
+	httpx.WriteJSON(c, http.StatusOK, page)
 }
 
 func window[T any](all []T, offset, limit int) []T {

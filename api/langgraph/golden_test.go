@@ -4,7 +4,6 @@ import (
 	"flag"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/agentengine/agentengine/internal/testutil"
@@ -19,19 +18,13 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // volatile matches generated ids and times in wire output of real runs.
-var volatile = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	{regexp.MustCompile(`\b(run|sess|call|apr|msg|fc|rs)_[0-9a-f]{12,32}\b`), "${1}_X"},
-	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00`), "T"},
+var volatile = testutil.Replacements{
+	testutil.Replace(`\b(run|sess|call|apr|msg|fc|rs)_[0-9a-f]{12,32}\b`, "${1}_X"),
+	testutil.Replace(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00`, "T"),
 }
 
 func normalise(b []byte) []byte {
-	for _, v := range volatile {
-		b = v.re.ReplaceAll(b, []byte(v.repl))
-	}
-	return b
+	return volatile.Apply(b)
 }
 
 // The wire format of a run's stream in every mode served, and of a paused thread's

@@ -495,22 +495,15 @@ func (h *Handler) searchThreads(c *gin.Context) *apiError {
 	if e := h.bind(c, &q); e != nil {
 		return e
 	}
-	limit, e := pageLimit(q.Limit)
+	limit, e := searchLimit(q.Limit, q.Offset)
 	if e != nil {
 		return e
-	}
-	if q.Offset < 0 {
-		return invalid("offset must not be negative")
 	}
 	all, e := h.matchThreads(c.Request.Context(), h.user(c), q)
 	if e != nil {
 		return e
 	}
-	page := window(all, q.Offset, limit)
-	if q.Offset+len(page) < len(all) {
-		c.Header("X-Pagination-Next", strconv.Itoa(q.Offset+len(page)))
-	}
-	httpx.WriteJSON(c, http.StatusOK, page)
+	writePage(c, all, q.Offset, limit)
 	return nil
 }
 
@@ -527,15 +520,21 @@ func (h *Handler) countThreads(c *gin.Context) *apiError {
 	return nil
 }
 
-// getState serves GET /threads/{id}/state: the thread's values now, with its pending
-// interrupts.
-func (h *Handler) getState(c *gin.Context) *apiError {
+// pathSnapshot loads the thread the path's {tid} names, with its state.
+func (h *Handler) pathSnapshot(c *gin.Context) (session.Session, threadSnapshot, *apiError) {
 	ctx := c.Request.Context()
 	s, e := h.findThread(ctx, h.user(c), c.Param("tid"))
 	if e != nil {
-		return e
+		return s, threadSnapshot{}, e
 	}
 	st, e := h.snapshot(ctx, s)
+	return s, st, e
+}
+
+// getState serves GET /threads/{id}/state: the thread's values now, with its pending
+// interrupts.
+func (h *Handler) getState(c *gin.Context) *apiError {
+	_, st, e := h.pathSnapshot(c)
 	if e != nil {
 		return e
 	}
@@ -564,12 +563,7 @@ func (h *Handler) getStateCheckpoint(c *gin.Context) *apiError {
 }
 
 func (h *Handler) stateAt(c *gin.Context, id string) *apiError {
-	ctx := c.Request.Context()
-	s, e := h.findThread(ctx, h.user(c), c.Param("tid"))
-	if e != nil {
-		return e
-	}
-	st, e := h.snapshot(ctx, s)
+	s, st, e := h.pathSnapshot(c)
 	if e != nil {
 		return e
 	}
@@ -607,12 +601,7 @@ func (h *Handler) history(c *gin.Context) *apiError {
 	if e != nil {
 		return e
 	}
-	ctx := c.Request.Context()
-	s, e := h.findThread(ctx, h.user(c), c.Param("tid"))
-	if e != nil {
-		return e
-	}
-	st, e := h.snapshot(ctx, s)
+	_, st, e := h.pathSnapshot(c)
 	if e != nil {
 		return e
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -258,17 +257,9 @@ func (h *Handler) deleteConversation(c *gin.Context) *apiError {
 
 // listConversationItems serves GET /v1/conversations/{id}/items.
 func (h *Handler) listConversationItems(c *gin.Context) *apiError {
-	limit := 20
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return badRequest("limit", "", "limit must be an integer from 1 to 100")
-		}
-		limit = n
-	}
-	order := c.DefaultQuery("order", "desc")
-	if order != "asc" && order != "desc" {
-		return badRequest("order", "", "order must be asc or desc")
+	limit, order, aerr := listParams(c)
+	if aerr != nil {
+		return aerr
 	}
 	if aerr := checkInclude(c); aerr != nil {
 		return aerr
@@ -445,15 +436,7 @@ func conversationInput(raw json.RawMessage, name string) ([]inputItem, *apiError
 	if len(raws) > maxConversationItems {
 		return nil, badRequest(name, "", "%s has %d items; at most %d may be added at once", name, len(raws), maxConversationItems)
 	}
-	out := make([]inputItem, 0, len(raws))
-	for i, r := range raws {
-		it, aerr := parseInputItem(r, itemPath(name, i))
-		if aerr != nil {
-			return nil, aerr
-		}
-		out = append(out, it)
-	}
-	return out, nil
+	return parseInputItems(raws, name)
 }
 
 // itemEvents maps items added to a conversation to the transcript events later turns

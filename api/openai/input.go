@@ -104,15 +104,7 @@ func parseInputAt(raw json.RawMessage, name string) ([]inputItem, *apiError) {
 		if len(raws) > maxInputItems {
 			return nil, badRequest(name, "", "%s has %d items; at most %d are allowed", name, len(raws), maxInputItems)
 		}
-		out := make([]inputItem, 0, len(raws))
-		for i, r := range raws {
-			it, aerr := parseInputItem(r, itemPath(name, i))
-			if aerr != nil {
-				return nil, aerr
-			}
-			out = append(out, it)
-		}
-		return out, nil
+		return parseInputItems(raws, name)
 	}
 	return nil, badRequest(name, "invalid_type", "%s must be a string, an input item object or an array of input items", name)
 }
@@ -142,6 +134,19 @@ type messageJSON struct {
 	ID      string `json:"id,omitempty"`
 	Role    string `json:"role"`
 	Content any    `json:"content"`
+}
+
+// parseInputItems parses an array's items, each error naming the item's path under name.
+func parseInputItems(raws []json.RawMessage, name string) ([]inputItem, *apiError) {
+	out := make([]inputItem, 0, len(raws))
+	for i, r := range raws {
+		it, aerr := parseInputItem(r, itemPath(name, i))
+		if aerr != nil {
+			return nil, aerr
+		}
+		out = append(out, it)
+	}
+	return out, nil
 }
 
 func parseInputItem(raw json.RawMessage, p string) (inputItem, *apiError) {

@@ -118,19 +118,29 @@ type itemList struct {
 	HasMore bool              `json:"has_more"`
 }
 
-// listInputItems serves GET /v1/responses/{id}/input_items.
-func (h *Handler) listInputItems(c *gin.Context) *apiError {
+// listParams reads a list endpoint's limit (1 to 100, default 20) and order (asc or
+// desc, default desc) query parameters.
+func listParams(c *gin.Context) (int, string, *apiError) {
 	limit := 20
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			return badRequest("limit", "", "limit must be an integer from 1 to 100")
+			return 0, "", badRequest("limit", "", "limit must be an integer from 1 to 100")
 		}
 		limit = n
 	}
 	order := c.DefaultQuery("order", "desc")
 	if order != "asc" && order != "desc" {
-		return badRequest("order", "", "order must be asc or desc")
+		return 0, "", badRequest("order", "", "order must be asc or desc")
+	}
+	return limit, order, nil
+}
+
+// listInputItems serves GET /v1/responses/{id}/input_items.
+func (h *Handler) listInputItems(c *gin.Context) *apiError {
+	limit, order, aerr := listParams(c)
+	if aerr != nil {
+		return aerr
 	}
 	run, _, aerr := h.openResponse(c)
 	if aerr != nil {
