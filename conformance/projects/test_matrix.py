@@ -110,8 +110,18 @@ class Starter:
         self._done: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="matrix-start")
         self._futures: dict[str, Future[Project]] = {}
-        # A sample that runs in another's environment starts after it (see _start).
-        for s in sorted(samples, key=lambda s: s in harness.SHARED_ENV):
+        # Starts are queued in test order (a slot is freed only when a sample's cases have
+        # run, so a sample queued ahead of its turn would hold a slot the current sample
+        # waits for), except that a sample running in another's environment comes right
+        # after that one (see _start).
+        ordered: list[str] = []
+        for s in samples:
+            owner = harness.SHARED_ENV.get(s)
+            if owner in samples and owner not in ordered:
+                ordered.append(owner)
+            if s not in ordered:
+                ordered.append(s)
+        for s in ordered:
             self._futures[s] = self._pool.submit(self._start, s)
 
     def _start(self, sample: str) -> Project:
