@@ -13,8 +13,6 @@ from typing import Any
 
 from agentengine_runner import InvocationContext, RunRequest, get_current_invocation_context
 
-from . import otel
-
 
 def invocation_context(request: RunRequest, framework: str) -> InvocationContext:
     current = get_current_invocation_context()
@@ -70,6 +68,10 @@ def run_config(request: RunRequest, ctx: InvocationContext) -> dict[str, Any]:
     }
     if ctx.app_name:
         config["run_name"] = ctx.app_name
+    # Imported here: the callback handler needs langchain_core, which only the LangChain
+    # family's bridges (this function's callers) have; the module is also read without it.
+    from . import otel
+
     spans = otel.handlers()  # model and tool spans, in a traced run only
     if spans:
         config["callbacks"] = spans
