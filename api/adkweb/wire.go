@@ -12,24 +12,16 @@ type Event struct {
 	Partial      bool     `json:"partial,omitempty"`
 	TurnComplete bool     `json:"turnComplete,omitempty"`
 	// The model response's own fields, as the runner reported them (event meta).
-	FinishReason        string          `json:"finishReason,omitempty"`
-	ErrorCode           string          `json:"errorCode,omitempty"`
-	ErrorMessage        string          `json:"errorMessage,omitempty"`
-	Interrupted         bool            `json:"interrupted,omitempty"`
-	UsageMetadata       json.RawMessage `json:"usageMetadata,omitempty"`
-	GroundingMetadata   json.RawMessage `json:"groundingMetadata,omitempty"`
-	CitationMetadata    json.RawMessage `json:"citationMetadata,omitempty"`
-	CacheMetadata       json.RawMessage `json:"cacheMetadata,omitempty"`
-	CustomMetadata      json.RawMessage `json:"customMetadata,omitempty"`
-	ModelVersion        string          `json:"modelVersion,omitempty"`
-	AvgLogprobs         json.RawMessage `json:"avgLogprobs,omitempty"`
-	InputTranscription  json.RawMessage `json:"inputTranscription,omitempty"`
-	OutputTranscription json.RawMessage `json:"outputTranscription,omitempty"`
-	InvocationID        string          `json:"invocationId"`
-	Author              string          `json:"author"`
-	Branch              string          `json:"branch,omitempty"`
-	Actions             Actions         `json:"actions"`
-	NodeInfo            json.RawMessage `json:"nodeInfo,omitempty"`
+	FinishReason string `json:"finishReason,omitempty"`
+	ErrorCode    string `json:"errorCode,omitempty"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	Interrupted  bool   `json:"interrupted,omitempty"`
+	responseMeta
+	InvocationID string          `json:"invocationId"`
+	Author       string          `json:"author"`
+	Branch       string          `json:"branch,omitempty"`
+	Actions      Actions         `json:"actions"`
+	NodeInfo     json.RawMessage `json:"nodeInfo,omitempty"`
 	// LongRunningToolIDs names the function calls the run is waiting on (ADK sends a
 	// set; ADK 2.x sends [] with every function call).
 	LongRunningToolIDs *[]string `json:"longRunningToolIds,omitempty"`
@@ -104,14 +96,9 @@ type Actions struct {
 	EndOfAgent                 bool                        `json:"endOfAgent,omitempty"`
 }
 
-// eventMeta is the ADK event's own fields the runner reported (the "meta" of stored
-// items; see host.NativeEventMeta), in ADK's JSON.
-type eventMeta struct {
-	Author              string          `json:"author,omitempty"`
-	Branch              string          `json:"branch,omitempty"`
-	TurnComplete        bool            `json:"turnComplete,omitempty"`
-	FinishReason        string          `json:"finishReason,omitempty"`
-	Interrupted         bool            `json:"interrupted,omitempty"`
+// responseMeta is the model response's metadata an ADK event carries, as the runner
+// reported it: Event and eventMeta share it, so that apply copies it whole.
+type responseMeta struct {
 	UsageMetadata       json.RawMessage `json:"usageMetadata,omitempty"`
 	GroundingMetadata   json.RawMessage `json:"groundingMetadata,omitempty"`
 	CitationMetadata    json.RawMessage `json:"citationMetadata,omitempty"`
@@ -121,9 +108,20 @@ type eventMeta struct {
 	AvgLogprobs         json.RawMessage `json:"avgLogprobs,omitempty"`
 	InputTranscription  json.RawMessage `json:"inputTranscription,omitempty"`
 	OutputTranscription json.RawMessage `json:"outputTranscription,omitempty"`
-	NodeInfo            json.RawMessage `json:"nodeInfo,omitempty"`
-	LongRunningToolIDs  *[]string       `json:"longRunningToolIds,omitempty"`
-	Actions             struct {
+}
+
+// eventMeta is the ADK event's own fields the runner reported (the "meta" of stored
+// items; see host.NativeEventMeta), in ADK's JSON.
+type eventMeta struct {
+	Author       string `json:"author,omitempty"`
+	Branch       string `json:"branch,omitempty"`
+	TurnComplete bool   `json:"turnComplete,omitempty"`
+	FinishReason string `json:"finishReason,omitempty"`
+	Interrupted  bool   `json:"interrupted,omitempty"`
+	responseMeta
+	NodeInfo           json.RawMessage `json:"nodeInfo,omitempty"`
+	LongRunningToolIDs *[]string       `json:"longRunningToolIds,omitempty"`
+	Actions            struct {
 		// StateDelta is the state delta of the event (which the runner also reports, and
 		// the host stores, as a state_delta item after the event's items).
 		StateDelta        json.RawMessage `json:"stateDelta,omitempty"`
@@ -144,10 +142,7 @@ func (m *eventMeta) apply(ev *Event) {
 		ev.Author = m.Author
 	}
 	ev.Branch = m.Branch
-	ev.UsageMetadata, ev.ModelVersion, ev.NodeInfo = m.UsageMetadata, m.ModelVersion, m.NodeInfo
-	ev.GroundingMetadata, ev.CitationMetadata, ev.CacheMetadata = m.GroundingMetadata, m.CitationMetadata, m.CacheMetadata
-	ev.CustomMetadata, ev.AvgLogprobs = m.CustomMetadata, m.AvgLogprobs
-	ev.InputTranscription, ev.OutputTranscription = m.InputTranscription, m.OutputTranscription
+	ev.responseMeta, ev.NodeInfo = m.responseMeta, m.NodeInfo
 	ev.Interrupted = m.Interrupted
 	if !ev.Partial {
 		ev.TurnComplete, ev.FinishReason = m.TurnComplete, m.FinishReason
