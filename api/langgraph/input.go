@@ -64,8 +64,10 @@ func (r *runCreate) validate() *apiError {
 		return invalid("command.update and command.goto are not offered; command.resume is")
 	}
 	hasResume := r.Command != nil && present(r.Command.Resume)
-	if hasResume && present(r.Input) {
-		return invalid("send either input or command, not both")
+	if hasResume {
+		// LangGraph's server runs the command and ignores input beside it (useStream sends
+		// "input": {} with every resume).
+		r.Input = nil
 	}
 	if !hasResume && !present(r.Input) {
 		return invalid("input or command.resume is required")

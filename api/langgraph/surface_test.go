@@ -527,7 +527,7 @@ func TestRunErrors(t *testing.T) {
 		{`{"assistant_id":"echo"}`, 422, "input or command.resume is required"},
 		{`{"assistant_id":"echo","input":{"messages":[{"role":"assistant","content":"x"}]}}`, 422, "no user message"},
 		{`{"assistant_id":"echo","input":{"other":1}}`, 422, "text keys"},
-		{`{"assistant_id":"echo","input":{"messages":[]},"command":{"resume":1}}`, 422, "either input or command"},
+		{`{"assistant_id":"echo","input":{"messages":[]},"command":{"resume":1}}`, 409, "no pending interrupt"},
 		{runBody("echo", "x", `"interrupt_before":["a"]`), 422, "interrupt_before"},
 		{runBody("echo", "x", `"checkpoint_id":"c"`), 422, "checkpoint"},
 		{runBody("echo", "x", `"multitask_strategy":"sometimes"`), 422, "multitask_strategy"},

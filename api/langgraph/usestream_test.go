@@ -26,3 +26,21 @@ func TestRunAtTheLatestCheckpoint(t *testing.T) {
 	e.fail("POST", "/runs/wait", runBody("echo", "x", `"checkpoint_id":"`+head+`"`), http.StatusUnprocessableEntity, "checkpoint is not offered")
 	e.fail("POST", "/threads/"+tid+"/runs/wait", runBody("echo", "x", `"checkpoint_id":"run_nope"`), http.StatusUnprocessableEntity, "is not the latest")
 }
+
+// useStream resumes with "input": {} beside the command: as LangGraph's server does, the
+// command is run and the input ignored.
+func TestResumeIgnoresInputBesideCommand(t *testing.T) {
+	e := newEnv(t)
+	tid := e.thread(`{}`)
+	e.obj("POST", "/threads/"+tid+"/runs/wait", runBody("echo", "please approve deleting notes.txt"), http.StatusOK)
+	v := e.obj("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"echo","input":{"messages":[{"role":"user","content":"ignored"}]},"command":{"resume":{"approve":true}}}`, http.StatusOK)
+	got := messages(t, v)
+	if got[len(got)-1] != [2]string{"ai", "Approved: deleted notes.txt."} {
+		t.Fatalf("resumed: %v", got)
+	}
+	for _, m := range got[1:] {
+		if m[0] == "human" {
+			t.Fatalf("the input beside the command added a message: %v", got)
+		}
+	}
+}
