@@ -128,7 +128,7 @@ func aiChunk(id, text string, calls []any) message {
 	}
 	return message{"content": text, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
 		"type": "AIMessageChunk", "name": nil, "id": id, "tool_calls": []any{},
-		"invalid_tool_calls": []any{}, "usage_metadata": nil, "tool_call_chunks": calls}
+		"invalid_tool_calls": []any{}, "usage_metadata": nil, "tool_call_chunks": calls, "chunk_position": nil}
 }
 
 func toolCall(d session.ToolCallData) map[string]any {

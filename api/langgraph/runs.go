@@ -302,7 +302,7 @@ func (h *Handler) waitStatelessRun(c *gin.Context) *apiError {
 }
 
 // writeResult waits for the run and writes what LangGraph's wait and join return: the
-// thread's values at the run's end, {"__interrupt__": [...]} when it paused, or
+// thread's values at the run's end (with "__interrupt__": [...] when it paused), or
 // {"__error__": {...}} when it failed.
 func (h *Handler) writeResult(c *gin.Context, r *host.Run, stateless bool) *apiError {
 	evs, err := r.Wait(c.Request.Context())
@@ -340,9 +340,11 @@ func (h *Handler) writeResult(c *gin.Context, r *host.Run, stateless bool) *apiE
 		return nil
 	}
 	if r.Status() == session.StatusInterrupted && len(approvals) > 0 {
-		// LangGraph answers a paused run with its interrupts only.
+		// LangGraph answers a paused run with the thread's values and its interrupts.
 		ints, _, _ := interruptsOf(r.InvocationID, approvals)
-		httpx.WriteJSON(c, http.StatusOK, gin.H{"__interrupt__": ints})
+		v := p.values()
+		v["__interrupt__"] = ints
+		httpx.WriteJSON(c, http.StatusOK, v)
 		return nil
 	}
 	httpx.WriteJSON(c, http.StatusOK, p.values())

@@ -575,9 +575,12 @@ func TestInterruptInValuesStream(t *testing.T) {
 	if value["name"] != "delete_file" {
 		t.Fatalf("interrupt value: %v", value)
 	}
+	if got := messages(t, last.Data); len(got) != 2 || got[0] != [2]string{"human", "please approve deleting b.txt"} {
+		t.Fatalf("the paused run's last values are the thread's values with the interrupts: %v", got)
+	}
 	e.obj("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"echo","command":{"resume":{"approve":true}}}`, http.StatusOK)
 	v := e.obj("POST", "/threads/"+tid+"/runs/wait", runBody("echo", "please approve deleting c.txt"), http.StatusOK)
-	if _, ok := v["__interrupt__"]; !ok || len(v) != 1 {
+	if _, ok := v["__interrupt__"]; !ok || len(v) != 2 || len(messages(t, v)) != 6 {
 		t.Fatalf("wait of a paused run: %v", v)
 	}
 }
