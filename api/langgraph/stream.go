@@ -71,7 +71,7 @@ func (e *encoder) add(ev host.Event) (out []part, done bool) {
 				out = append(out, part{"messages/metadata", map[string]any{ev.ItemID: map[string]any{"metadata": e.meta}}})
 			}
 			e.texts[ev.ItemID] += ev.Text
-			out = append(out, part{"messages/partial", []any{aiChunk(ev.ItemID, e.texts[ev.ItemID], nil)}})
+			out = append(out, part{"messages/partial", []any{aiMessage(ev.ItemID, e.texts[ev.ItemID])}}) // the message so far, as an AIMessage
 		}
 	case host.KindToolArgsDelta:
 		e.streamed[ev.CallID] = true

@@ -295,7 +295,7 @@ func TestStreamModes(t *testing.T) {
 	if !strings.HasPrefix(got, "metadata,messages/metadata,messages/partial") || !strings.HasSuffix(got, "messages/partial,messages/complete") {
 		t.Fatalf("messages mode events: %s", got)
 	}
-	if partial := evs[len(evs)-2].Data.([]any)[0].(map[string]any); partial["content"] != "Echo: again" || partial["type"] != "AIMessageChunk" {
+	if partial := evs[len(evs)-2].Data.([]any)[0].(map[string]any); partial["content"] != "Echo: again" || partial["type"] != "ai" {
 		t.Fatalf("last partial: %v", partial)
 	}
 	done := evs[len(evs)-1].Data.([]any)[0].(map[string]any)

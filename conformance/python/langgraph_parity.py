@@ -30,6 +30,8 @@ SCENARIO: list[tuple[str, str, str, Any]] = [
      {"assistant_id": GRAPH, "input": {"messages": [{"role": "user", "content": "hello again"}]}, "stream_mode": "updates"}),
     ("stream_messages_tuple", "POST", "/threads/{thread}/runs/stream",
      {"assistant_id": GRAPH, "input": {"messages": [{"role": "user", "content": "one more"}]}, "stream_mode": "messages-tuple"}),
+    ("stream_messages", "POST", "/threads/{thread}/runs/stream",
+     {"assistant_id": GRAPH, "input": {"messages": [{"role": "user", "content": "and more"}]}, "stream_mode": "messages"}),
     ("stream_custom", "POST", "/threads/{thread}/runs/stream",
      {"assistant_id": GRAPH, "input": {"messages": [{"role": "user", "content": "quiet"}]}, "stream_mode": "custom"}),
     ("wait_tool_call", "POST", "/threads/{thread}/runs/wait",
@@ -52,7 +54,8 @@ _GENERATED = {
     "thread_id": "<thread>", "run_id": "<run>", "checkpoint_id": "<checkpoint>", "id": "<id>",
     "created_at": "<time>", "updated_at": "<time>", "state_updated_at": "<time>", "assistant_id": "<assistant>", "graph_id": "<graph>",
 }
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# A uuid, or LangChain's run id of a model call as a message id ("lc_run--<uuid>", "run-<uuid>-0").
+_UUID = re.compile(r"(?:lc_run--|run-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:-\d+)?")
 _LOCAL_URL = re.compile(r"^http://127\.0\.0\.1:\d+$")
 _OUR_ID = re.compile(r"\b(?:run|sess|msg|apr|item|inv)_[0-9a-f]{12,32}\b")
 

@@ -43,11 +43,16 @@ KNOWN: list[tuple[set[str] | None, str, str]] = [
     ({"stream_messages_tuple"}, r"^\.body: length 5, want 7$",
      ("the model's two closing chunks (empty: usage only, then chunk_position \"last\") are not streamed; "
      "the bridge forwards text and tool-call deltas")),
-    ({"stream_messages_tuple"},
-     r"^\.body\[\d+\]\.data\[1\]\.(case|checkpoint_ns|created_by|langgraph_\w+|lc_versions|ls_\w+|run_attempt): missing",
+    ({"stream_messages"}, r"^\.body: length 7, want 8$",
+     "the model's two closing chunks are not streamed (as in messages-tuple), and a streamed message ends "
+     "with messages/complete, the message whole, which langgraph dev does not send after partials"),
+    ({"stream_messages"}, r"^\.body\[6\]\.event: \"messages/complete\", want \"messages/partial\"$",
+     "as above: the closing messages/complete where langgraph dev sends the closing chunks as partials"),
+    ({"stream_messages_tuple", "stream_messages"},
+     r"^\.body\[\d+\]\.data(\[1\]|\.<id>\.metadata)\.(case|checkpoint_ns|created_by|langgraph_\w+|lc_versions|ls_\w+|run_attempt): missing",
      ("a messages part's metadata names the run, thread, assistant and user; the graph's node, step and "
      "checkpoint namespace, the model's LangSmith fields and the server's own fields are not forwarded")),
-    ({"stream_messages_tuple"}, r"^\.body\[\d+\]\.data\[1\]\.user_id: unexpected",
+    ({"stream_messages_tuple", "stream_messages"}, r"^\.body\[\d+\]\.data(\[1\]|\.<id>\.metadata)\.user_id: unexpected",
      "agentengine names the user a run belongs to in its metadata"),
     (None, r"\.usage_metadata: null, want \{",
      ("a thread's AI messages are rebuilt from stored session events, which keep a run's token usage apart "
