@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conformance_fixtures import agentengine_bin  # noqa: F401 (fixture)
 from conformance_server import REPO_ROOT, Server, start_server, stop_server
 from langgraph_parity import GRAPH, SCENARIO, diff, record
@@ -44,8 +43,8 @@ KNOWN: list[tuple[set[str] | None, str, str]] = [
      ("the model's two closing chunks (empty: usage only, then chunk_position \"last\") are not streamed; "
      "the bridge forwards text and tool-call deltas")),
     ({"stream_messages"}, r"^\.body: length 7, want 8$",
-     "the model's two closing chunks are not streamed (as in messages-tuple), and a streamed message ends "
-     "with messages/complete, the message whole, which langgraph dev does not send after partials"),
+     ("the model's two closing chunks are not streamed (as in messages-tuple), and a streamed message ends "
+     "with messages/complete, the message whole, which langgraph dev does not send after partials")),
     ({"stream_messages"}, r"^\.body\[6\]\.event: \"messages/complete\", want \"messages/partial\"$",
      "as above: the closing messages/complete where langgraph dev sends the closing chunks as partials"),
     ({"stream_messages_tuple", "stream_messages"},
