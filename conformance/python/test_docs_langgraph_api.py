@@ -73,7 +73,7 @@ def test_example_runs(lg_server: Server, tmp_path: Path, index: int) -> None:
         script = tmp_path / "example.mjs"
         script.write_text(code)
         cmd = ["node", str(script)]
-    run = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert run.returncode == 0, f"example {index} ({lang}) failed:\n{code}\n--- stdout\n{run.stdout}\n--- stderr\n{run.stderr}"
     for want in PRINTS.findall(code):
         assert want.strip() in run.stdout, f"example {index} ({lang}) did not print {want!r}:\n{run.stdout}"

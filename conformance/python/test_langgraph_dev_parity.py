@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conformance_fixtures import agentengine_bin  # noqa: F401 (fixture)
 from conformance_server import REPO_ROOT, Server, start_server, stop_server
 from langgraph_parity import GRAPH, SCENARIO, diff, record
