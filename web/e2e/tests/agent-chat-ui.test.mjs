@@ -195,6 +195,13 @@ describe('agent-chat-ui against agentengine', { skip }, () => {
     const types = th.values.messages.map((m) => m.type);
     assert.deepEqual(types, ['human', 'ai', 'tool', 'ai', 'human', 'ai', 'tool', 'ai']);
     assert.ok(requests.some((r) => r.endsWith('/runs/stream')), requests.join('\n'));
+
+    // Reloaded, the UI reads the thread back from agentengine (its history).
+    await page.reload();
+    await page.getByText('Done. send_email returned: Email sent to bob@example.com.').waitFor();
+    await page.getByText('Done. get_weather returned: It is sunny and 22 degrees in Paris.').waitFor();
+    assert.ok(requests.filter((r) => r.endsWith('/history')).length > 0, requests.join('\n'));
+    await shot(page, 'agent-chat-ui-reloaded');
     assert.deepEqual(problems, []);
   });
 });
