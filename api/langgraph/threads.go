@@ -160,6 +160,10 @@ func (h *Handler) threadOf(ctx context.Context, s session.Session) (thread, *api
 	if len(st.current.Interrupts) > 0 {
 		t.Interrupts[st.current.Tasks[0].ID] = st.current.Interrupts
 	}
+	if len(st.history) > 0 {
+		// A thread that has run has its runs' config: none is passed to the graph here.
+		t.Config["configurable"] = map[string]any{}
+	}
 	if len(st.history) == 0 && st.status != "busy" {
 		t.Values = nil // a thread nothing has run on has no values yet, as in LangGraph
 	}

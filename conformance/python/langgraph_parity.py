@@ -45,6 +45,7 @@ SCENARIO: list[tuple[str, str, str, Any]] = [
      {"assistant_id": GRAPH, "command": {"resume": {"approve": True}}}),
     ("state_final", "GET", "/threads/{thread}/state", None),
     ("history", "POST", "/threads/{thread}/history", {"limit": 1}),
+    ("threads_search", "POST", "/threads/search", {"metadata": {"case": "parity"}, "limit": 5}),
     ("stateless_wait", "POST", "/runs/wait",
      {"assistant_id": GRAPH, "input": {"messages": [{"role": "user", "content": "no thread"}]}}),
 ]

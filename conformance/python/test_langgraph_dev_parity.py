@@ -38,8 +38,6 @@ KNOWN: list[tuple[set[str] | None, str, str]] = [
     ({"thread_create"}, r"^\.body\.metadata\.(assistant_id|graph_id): unexpected",
      ("a thread is bound to its assistant when it is created (the session is the assistant's); langgraph dev "
      "adds graph_id and assistant_id to the metadata at the first run")),
-    ({"thread_interrupted"}, r"^\.body\.config\.configurable: missing",
-     "a thread keeps no run config (config is accepted and not passed to the graph)"),
     ({"stream_messages_tuple"}, r"^\.body: length 5, want 7$",
      ("the model's two closing chunks (empty: usage only, then chunk_position \"last\") are not streamed; "
      "the bridge forwards text and tool-call deltas")),
