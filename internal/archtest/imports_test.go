@@ -129,6 +129,17 @@ func importRules() []rule {
 			}
 			return ""
 		}},
+		{name: "the host does not import the runner SDK (pluginsdk): what both sides must agree on is internal/runnerplugin", broken: func(path string, p pkg) string {
+			if !under(path, "host") {
+				return ""
+			}
+			for _, imp := range p.Imports {
+				if rel(imp) == "pluginsdk" {
+					return imp
+				}
+			}
+			return ""
+		}},
 		{name: "wire is a leaf: it imports no package of the module", broken: func(path string, p pkg) string {
 			if path != "wire" {
 				return ""
@@ -174,6 +185,7 @@ func TestImportRulesCatchBreaks(t *testing.T) {
 		{"host": {Deps: []string{"github.com/gin-gonic/gin"}}},
 		{"session/sqlite": {Deps: []string{m("host")}}},
 		{"host/runnerpool": {Imports: []string{"github.com/hashicorp/go-plugin"}}},
+		{"host/runnerproc": {Imports: []string{m("pluginsdk"), m("pluginsdk/proto/runner/v1")}}},
 		{"wire": {Imports: []string{m("session")}}},
 	}
 	rules := importRules()
