@@ -55,10 +55,10 @@ type Info struct {
 // Capabilities tells the host what the runner supports. Summarize is also reported when
 // the Runner implements Summarizer.
 type Capabilities struct {
-	Streaming       bool
-	Resume          bool
-	MultimodalInput bool
-	Summarize       bool
+	// Resume: the runner can answer a resume turn (an approval's answer, a tool's output).
+	Resume bool
+	// Summarize: the runner summarises history for compaction (see Summarizer).
+	Summarize bool
 	// Checkpoints: the runner keeps its thread states with the host (Emitter.Checkpoint,
 	// Request.Checkpoints).
 	Checkpoints bool

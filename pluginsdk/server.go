@@ -58,8 +58,7 @@ func (s *runnerServer) Describe(context.Context, *runnerv1.DescribeRequest) (*ru
 		AgentName:       s.info.Name,
 		Description:     s.info.Description,
 		Capabilities: &runnerv1.Capabilities{
-			Streaming: c.Streaming, Resume: c.Resume, MultimodalInput: c.MultimodalInput, Summarize: c.Summarize,
-			Checkpoints: c.Checkpoints,
+			Resume: c.Resume, Summarize: c.Summarize, Checkpoints: c.Checkpoints,
 			// decodeRequest expands every request (wire.Expand).
 			ExpandsPayload: true,
 		},

@@ -61,7 +61,7 @@ type server struct {
 func (server) Describe(context.Context, *runnerv1.DescribeRequest) (*runnerv1.DescribeResponse, error) {
 	return &runnerv1.DescribeResponse{
 		ProtocolVersion: runnerplugin.Protocol(), Framework: "go", AgentName: "hop",
-		Capabilities: &runnerv1.Capabilities{Streaming: true},
+		Capabilities: &runnerv1.Capabilities{},
 	}, nil
 }
 

@@ -135,7 +135,7 @@ func TestGoPluginHostRunsPythonRunner(t *testing.T) {
 		t.Fatalf("describe: %v", err)
 	}
 	if d.GetProtocolVersion() != runnerplugin.Protocol() || d.GetFramework() != "langgraph" || d.GetAgentName() != "demo" ||
-		!d.GetCapabilities().GetStreaming() || !d.GetCapabilities().GetSummarize() {
+		!d.GetCapabilities().GetResume() || !d.GetCapabilities().GetSummarize() {
 		t.Fatalf("describe = %v", d)
 	}
 

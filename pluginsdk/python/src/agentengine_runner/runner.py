@@ -22,9 +22,7 @@ class Framework:
 
 @dataclass(frozen=True)
 class Capabilities:
-    streaming: bool = True
     resume: bool = False
-    multimodal_input: bool = False
     # None: derived from whether the runner overrides Runner.summarize.
     summarize: bool | None = None
     # The runner keeps its framework checkpoints with the host (emitter.RunCheckpoints).
