@@ -9,5 +9,5 @@ import "embed"
 
 // SDKSource is the Go SDK's source tree, rooted at the module root.
 //
-//go:embed go.mod go.sum pluginsdk/*.go pluginsdk/proto/runner/v1/*.go wire/*.go internal/gopool/*.go
+//go:embed go.mod go.sum pluginsdk/*.go pluginsdk/internal/service/*.go pluginsdk/proto/runner/v1/*.go wire/*.go internal/jsonscan/*.go internal/gopool/*.go internal/runnerplugin/*.go internal/protolimit/*.go
 var SDKSource embed.FS

@@ -30,7 +30,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 type twoCalls struct{}
 
 func (twoCalls) Info() pluginsdk.Info {
-	return pluginsdk.Info{Name: "two-calls", Framework: "go", Capabilities: pluginsdk.Capabilities{Streaming: true}}
+	return pluginsdk.Info{Name: "two-calls", Framework: "go", Capabilities: pluginsdk.Capabilities{}}
 }
 
 func (twoCalls) Run(_ context.Context, _ *pluginsdk.Request, emit *pluginsdk.Emitter) error {

@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentengine/agentengine/host/internal/history"
+	"github.com/agentengine/agentengine/internal/protolimit"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
-	"github.com/agentengine/agentengine/wire"
 )
 
 // CompactionPolicy decides when a session's history is compacted (KsADK's context
@@ -34,7 +34,7 @@ type CompactionPolicy struct {
 	// SummaryChars caps an extractive summary (default 4,000 characters).
 	SummaryChars int
 	// MaxHistoryBytes is the byte budget of the history sent with a turn (default
-	// wire.HistoryBudgetBytes), applied whether or not compaction is on: compaction
+	// protolimit.HistoryBudgetBytes), applied whether or not compaction is on: compaction
 	// keeps the newest messages verbatim, so a few huge ones would otherwise be resent,
 	// and fail the runner transport, on every later turn. Messages that do not fit,
 	// oldest first, are truncated with a marker.
@@ -58,7 +58,7 @@ func (p CompactionPolicy) withDefaults() CompactionPolicy {
 		p.SummaryChars = 4000
 	}
 	if p.MaxHistoryBytes <= 0 {
-		p.MaxHistoryBytes = wire.HistoryBudgetBytes
+		p.MaxHistoryBytes = protolimit.HistoryBudgetBytes
 	}
 	return p
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/protolimit"
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/memory"
-	"github.com/agentengine/agentengine/wire"
 )
 
 func historyBytes(h []session.Message) int {
@@ -90,8 +90,8 @@ func TestFiftyMiBHistoryStillTakesATurn(t *testing.T) {
 		t.Fatalf("turn after a 50 MiB history: %+v", s)
 	}
 	hist := f.agent.last().Payload.History
-	if n := historyBytes(hist); n > wire.HistoryBudgetBytes+len(hist)*4096 {
-		t.Fatalf("history of %d bytes sent, budget %d", n, wire.HistoryBudgetBytes)
+	if n := historyBytes(hist); n > protolimit.HistoryBudgetBytes+len(hist)*4096 {
+		t.Fatalf("history of %d bytes sent, budget %d", n, protolimit.HistoryBudgetBytes)
 	}
 	if len(hist) == 0 || hist[len(hist)-1].Content != "9"+big {
 		t.Fatal("the newest message of the history is not sent whole")

@@ -1,8 +1,8 @@
 package host
 
 import (
+	"github.com/agentengine/agentengine/internal/jsonfield"
 	"github.com/agentengine/agentengine/session"
-	"github.com/agentengine/agentengine/wire"
 )
 
 // RunStatusOf returns the status of a run_status event ("" for other events).
@@ -10,7 +10,7 @@ func RunStatusOf(e *session.Event) string {
 	if e == nil || e.Type != session.TypeRunStatus {
 		return ""
 	}
-	if status, ok := wire.StringField(e.Data, "status"); ok {
+	if status, ok := jsonfield.StringField(e.Data, "status"); ok {
 		return status
 	}
 	d, err := session.DataOf[session.RunStatusData](*e)

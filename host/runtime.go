@@ -101,6 +101,9 @@ type Runtime struct {
 	attach       Attachments
 	attachTTL    time.Duration
 
+	// baseCtx is the runtime's lifetime, the parent of every run's context and of the
+	// writes that outlive a turn: a run outlives the request that started it, and Close
+	// ends them all by cancelling it (stop). It is the one context the runtime keeps.
 	baseCtx context.Context
 	stop    context.CancelCauseFunc
 	wg      sync.WaitGroup

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/agentengine/agentengine/session"
-	"github.com/agentengine/agentengine/wire"
 )
 
 // attachment describes a file or image of a turn: an attachments item of the payload
@@ -72,7 +71,7 @@ func (rt *Runtime) resolveBlock(ctx context.Context, user string, b session.Cont
 	if src == "" {
 		src = b.FileID
 	}
-	if mime, data, ok := wire.SplitDataURL(src); ok {
+	if mime, data, ok := splitDataURL(src); ok {
 		a.Transport, a.MimeType, a.SizeBytes = "inline", mime, int64(len(data)*3/4)
 		if rt.attach == nil {
 			return a, nil
@@ -258,4 +257,19 @@ func fileFields(files []turnFile) (atts, results []json.RawMessage) {
 		}
 	}
 	return atts, results
+}
+
+// splitDataURL splits "data:<mime>[;params],<data>", as the runner payload's parts do (wire
+// derives inline_data from the same URLs).
+func splitDataURL(u string) (mime, data string, ok bool) {
+	rest, found := strings.CutPrefix(u, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, data, found := strings.Cut(rest, ",")
+	if !found {
+		return "", "", false
+	}
+	mime, _, _ = strings.Cut(meta, ";")
+	return mime, data, true
 }

@@ -14,19 +14,16 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentengine/agentengine/internal/gopool"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
-// RunLaneEnv names the environment variable that, set to "off", makes a runner offer no
-// run lane: the host then calls Run over gRPC for every run.
-const RunLaneEnv = "AGENTENGINE_RUN_LANE"
-
 // maxLaneFrameBytes: a frame wraps one protocol message and a few bytes of its own.
-const maxLaneFrameBytes = MaxMessageBytes + runnerv1.LaneFrameOverhead
+const maxLaneFrameBytes = runnerplugin.MaxMessageBytes + runnerv1.LaneFrameOverhead
 
 // laneEnabled reports whether the environment leaves the run lane on.
 func laneEnabled() bool {
-	switch strings.ToLower(strings.TrimSpace(os.Getenv(RunLaneEnv))) {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(runnerplugin.RunLaneEnv))) {
 	case "off", "0", "false":
 		return false
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 )
 
 // The Python SDK's server must use the same message limit as the Go side.
@@ -38,7 +40,7 @@ func TestPythonMessageLimitMatches(t *testing.T) {
 		}
 		total += v
 	}
-	if total != MaxMessageBytes {
-		t.Errorf("server.py MAX_MESSAGE_BYTES = %d, pluginsdk.MaxMessageBytes = %d", total, MaxMessageBytes)
+	if total != runnerplugin.MaxMessageBytes {
+		t.Errorf("server.py MAX_MESSAGE_BYTES = %d, runnerplugin.MaxMessageBytes = %d", total, runnerplugin.MaxMessageBytes)
 	}
 }

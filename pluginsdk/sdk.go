@@ -3,8 +3,9 @@
 // agentengine host starts that binary as a hashicorp/go-plugin subprocess and talks to it
 // over gRPC (runner.proto, package runnerv1); Serve also opens the run lane, a unix socket
 // beside go-plugin's on which the host sends every run as frames instead of a gRPC call
-// each (set AGENTENGINE_RUN_LANE=off to do without it). The host imports Handshake,
-// PluginName and GRPCPlugin from here so both sides always agree on them.
+// each (set AGENTENGINE_RUN_LANE=off to do without it). What both sides must agree on (the
+// handshake, the plugin, the protocol version and message limits) is not part of this API:
+// the host and Serve share it through an internal package.
 //
 //	type agent struct{}
 //
@@ -23,24 +24,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
 )
-
-// ProtocolVersion is the runner protocol version this SDK speaks (runner.proto, "v1"); it
-// is reported in Describe.
-const ProtocolVersion = "1"
-
-// PluginName is the key of the runner plugin in go-plugin's plugin map on both sides.
-const PluginName = "runner"
-
-// Handshake is the go-plugin handshake shared by the host and every runner (Go or Python).
-// The cookie is not a secret: it only tells a runner binary that the agentengine host
-// started it. Treat this value as read-only.
-var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  1,
-	MagicCookieKey:   "AGENTENGINE_RUNNER",
-	MagicCookieValue: "agentengine-runner-v1",
-}
 
 // Runner is a Go agent. Run executes one turn; it is called concurrently for concurrent
 // turns, so it must be safe for concurrent use.
@@ -71,10 +55,10 @@ type Info struct {
 // Capabilities tells the host what the runner supports. Summarize is also reported when
 // the Runner implements Summarizer.
 type Capabilities struct {
-	Streaming       bool
-	Resume          bool
-	MultimodalInput bool
-	Summarize       bool
+	// Resume: the runner can answer a resume turn (an approval's answer, a tool's output).
+	Resume bool
+	// Summarize: the runner summarises history for compaction (see Summarizer).
+	Summarize bool
 	// Checkpoints: the runner keeps its thread states with the host (Emitter.Checkpoint,
 	// Request.Checkpoints).
 	Checkpoints bool

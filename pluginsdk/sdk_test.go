@@ -306,7 +306,7 @@ func TestEmitterConcurrentAndClosedAfterReturn(t *testing.T) {
 }
 
 func TestDescribeAndSummarize(t *testing.T) {
-	plain := funcRunner{info: pluginsdk.Info{Name: "a", Description: "d", Capabilities: pluginsdk.Capabilities{Streaming: true}}}
+	plain := funcRunner{info: pluginsdk.Info{Name: "a", Description: "d", Capabilities: pluginsdk.Capabilities{Resume: true}}}
 	tests := []struct {
 		name        string
 		runner      pluginsdk.Runner
@@ -315,9 +315,9 @@ func TestDescribeAndSummarize(t *testing.T) {
 		wantSummary string
 		wantCode    codes.Code
 	}{
-		{"plain", plain, "x", &runnerv1.Capabilities{Streaming: true, ExpandsPayload: true}, "", codes.Unimplemented},
-		{"summarizer", summarizingRunner{plain}, "short", &runnerv1.Capabilities{Streaming: true, Summarize: true, ExpandsPayload: true}, "mm|short", codes.OK},
-		{"summarizer error", summarizingRunner{plain}, "fail", &runnerv1.Capabilities{Streaming: true, Summarize: true, ExpandsPayload: true}, "", codes.Unknown},
+		{"plain", plain, "x", &runnerv1.Capabilities{Resume: true, ExpandsPayload: true}, "", codes.Unimplemented},
+		{"summarizer", summarizingRunner{plain}, "short", &runnerv1.Capabilities{Resume: true, Summarize: true, ExpandsPayload: true}, "mm|short", codes.OK},
+		{"summarizer error", summarizingRunner{plain}, "fail", &runnerv1.Capabilities{Resume: true, Summarize: true, ExpandsPayload: true}, "", codes.Unknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

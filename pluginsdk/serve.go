@@ -1,8 +1,6 @@
 package pluginsdk
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,43 +8,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 
-	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 )
-
-// GRPCPlugin is the go-plugin plugin for the runner protocol. In a runner, Runner is set
-// and GRPCServer serves it; in the host, GRPCClient returns a runnerv1.RunnerClient.
-type GRPCPlugin struct {
-	plugin.NetRPCUnsupportedPlugin
-	// Runner is served by GRPCServer; nil on the host side.
-	Runner Runner
-	// Logger receives the SDK's own log lines; nil discards them.
-	Logger hclog.Logger
-	// server, when set (by Serve), is registered instead of a new one for Runner: it is
-	// the one the run lane serves too.
-	server *runnerServer
-}
-
-var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
-
-// GRPCServer registers the Runner service.
-func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	if p.Runner == nil {
-		return errors.New("pluginsdk: GRPCPlugin.Runner is nil")
-	}
-	srv := p.server
-	if srv == nil {
-		srv = newRunnerServer(p.Runner, p.Logger)
-	}
-	srv.register(s)
-	return nil
-}
-
-// GRPCClient returns a runnerv1.RunnerClient on the plugin's connection.
-func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return runnerv1.NewRunnerClient(c), nil
-}
 
 // LogLevelEnv names the environment variable that sets a runner's log level (trace,
 // debug, info, warn, error); the default is info.
@@ -59,11 +23,12 @@ const parentPollInterval = time.Second
 // down. It is meant to be the whole of an agent's main function. Run directly (not by the
 // host) it prints what to do instead and exits with status 1.
 func Serve(r Runner) {
-	if os.Getenv(Handshake.MagicCookieKey) != Handshake.MagicCookieValue {
+	hs := runnerplugin.Handshake()
+	if os.Getenv(hs.MagicCookieKey) != hs.MagicCookieValue {
 		fmt.Fprintf(os.Stderr, "%s is an agentengine runner: the agentengine host starts it, it is not meant to be run directly.\n"+
 			"Run the agent with `agentengine run` (or `agentengine web`) in its project directory.\n"+
 			"(The %s environment variable that the host sets is missing or wrong.)\n",
-			filepath.Base(os.Args[0]), Handshake.MagicCookieKey)
+			filepath.Base(os.Args[0]), hs.MagicCookieKey)
 		os.Exit(1)
 	}
 
@@ -95,9 +60,9 @@ func Serve(r Runner) {
 	}
 
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Runner: r, Logger: logger, server: srv}},
-		GRPCServer:      grpcServer,
+		HandshakeConfig: hs,
+		Plugins:         plugin.PluginSet{runnerplugin.Name: &runnerplugin.Plugin{Service: srv}},
+		GRPCServer:      runnerplugin.NewServer,
 		Logger:          logger,
 	})
 }

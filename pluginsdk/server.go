@@ -14,12 +14,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentengine/agentengine/internal/runnerplugin"
+	"github.com/agentengine/agentengine/pluginsdk/internal/service"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/wire"
 )
 
 // runnerServer adapts a Runner to the generated gRPC service. A runner subprocess (Serve)
-// and an in-process server (package inprocess, through GRPCPlugin) both register exactly
+// and an in-process server (package inprocess, through service.New) both register exactly
 // this.
 type runnerServer struct {
 	runnerv1.UnimplementedRunnerServer
@@ -44,21 +46,19 @@ func newRunnerServer(r Runner, log hclog.Logger) *runnerServer {
 	return &runnerServer{runner: r, info: info, log: log}
 }
 
-// register puts the runner service on s.
-func (s *runnerServer) register(g grpc.ServiceRegistrar) {
-	runnerv1.RegisterRunnerServer(g, s)
+func init() {
+	service.New = func(r any) runnerv1.RunnerServer { return newRunnerServer(r.(Runner), nil) }
 }
 
 func (s *runnerServer) Describe(context.Context, *runnerv1.DescribeRequest) (*runnerv1.DescribeResponse, error) {
 	c := s.info.Capabilities
 	return &runnerv1.DescribeResponse{
-		ProtocolVersion: ProtocolVersion,
+		ProtocolVersion: runnerplugin.Protocol(),
 		Framework:       s.info.Framework,
 		AgentName:       s.info.Name,
 		Description:     s.info.Description,
 		Capabilities: &runnerv1.Capabilities{
-			Streaming: c.Streaming, Resume: c.Resume, MultimodalInput: c.MultimodalInput, Summarize: c.Summarize,
-			Checkpoints: c.Checkpoints,
+			Resume: c.Resume, Summarize: c.Summarize, Checkpoints: c.Checkpoints,
 			// decodeRequest expands every request (wire.Expand).
 			ExpandsPayload: true,
 		},

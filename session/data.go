@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/agentengine/agentengine/wire"
+	"github.com/agentengine/agentengine/internal/jsonfield"
 )
 
 // DataOf decodes an event's Data into the payload type of its event type (for example
@@ -19,12 +19,12 @@ func DataOf[T any](e Event) (T, error) {
 	// A message's and a reasoning's text, read back on every turn, without reflection.
 	switch p := any(&d).(type) {
 	case *AssistantMessageData:
-		if text, ok := wire.StringField(e.Data, "text"); ok {
+		if text, ok := jsonfield.StringField(e.Data, "text"); ok {
 			p.Text = text
 			return d, nil
 		}
 	case *ReasoningData:
-		if text, ok := wire.StringField(e.Data, "text"); ok {
+		if text, ok := jsonfield.StringField(e.Data, "text"); ok {
 			p.Text = text
 			return d, nil
 		}

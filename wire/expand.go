@@ -82,14 +82,14 @@ func InputPartsOf(blocks []ContentBlock) []json.RawMessage {
 }
 
 func partOf(url, name string) map[string]any {
-	if mime, data, ok := SplitDataURL(url); ok {
+	if mime, data, ok := splitDataURL(url); ok {
 		return map[string]any{"inline_data": map[string]any{"mime_type": mime, "data": data, "display_name": name}}
 	}
 	return map[string]any{"file_data": map[string]any{"file_uri": url, "display_name": name}}
 }
 
-// SplitDataURL splits "data:<mime>[;params],<data>".
-func SplitDataURL(u string) (mime, data string, ok bool) {
+// splitDataURL splits "data:<mime>[;params],<data>".
+func splitDataURL(u string) (mime, data string, ok bool) {
 	rest, found := strings.CutPrefix(u, "data:")
 	if !found {
 		return "", "", false

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/agentengine/agentengine/internal/jsonscan"
 )
 
 // UnmarshalPayload decodes a run payload exactly as json.Unmarshal would, decoding its
@@ -24,19 +25,19 @@ func UnmarshalPayload(b []byte, p *Payload) error {
 		return json.Unmarshal(b, p)
 	}
 	hist, end, ok := decodeHistory(b, len(head))
-	rest := skipSpace(b, end)
+	rest := jsonscan.SkipSpace(b, end)
 	if !ok || rest >= len(b) || (b[rest] != ',' && b[rest] != '}') || len(b)-rest > maxPayloadTail {
 		return json.Unmarshal(b, p)
 	}
 	// The members after the history are decoded as an object of their own.
 	p.History = hist
 	if b[rest] == '}' {
-		if skipSpace(b, rest+1) != len(b) {
+		if jsonscan.SkipSpace(b, rest+1) != len(b) {
 			return json.Unmarshal(b, p)
 		}
 		return nil
 	}
-	if k := skipSpace(b, rest+1); k >= len(b) || b[k] != '"' {
+	if k := jsonscan.SkipSpace(b, rest+1); k >= len(b) || b[k] != '"' {
 		return json.Unmarshal(b, p) // no member after the comma: invalid, as its error says
 	}
 	tail := append(append(make([]byte, 0, len(b)-rest), '{'), b[rest+1:]...)
@@ -53,11 +54,11 @@ const maxPayloadTail = 64 << 10
 
 // decodeHistory decodes the array of messages at b[i:]; it returns the index after it.
 func decodeHistory(b []byte, i int) ([]Message, int, bool) {
-	i = skipSpace(b, i)
+	i = jsonscan.SkipSpace(b, i)
 	if i >= len(b) || b[i] != '[' {
 		return nil, i, false
 	}
-	i = skipSpace(b, i+1)
+	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return []Message{}, i + 1, true
 	}
@@ -65,12 +66,12 @@ func decodeHistory(b []byte, i int) ([]Message, int, bool) {
 	var stack [128]span
 	spans := stack[:0]
 	for {
-		end, ok := valueEnd(b, i)
+		end, ok := jsonscan.ValueEnd(b, i)
 		if !ok || b[i] != '{' {
 			return nil, i, false
 		}
 		spans = append(spans, span{i, end})
-		i = skipSpace(b, end)
+		i = jsonscan.SkipSpace(b, end)
 		if i >= len(b) {
 			return nil, i, false
 		}
@@ -81,7 +82,7 @@ func decodeHistory(b []byte, i int) ([]Message, int, bool) {
 		if b[i] != ',' {
 			return nil, i, false
 		}
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 	}
 	out := make([]Message, len(spans))
 	for k, sp := range spans {
@@ -101,36 +102,36 @@ type span struct{ start, end int }
 // decodeMessage decodes the object b into m, reporting false (m partly set) when b is
 // anything its fast path does not handle.
 func decodeMessage(b []byte, m *Message) bool {
-	i := skipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
 	}
-	i = skipSpace(b, i+1)
+	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
+		return jsonscan.SkipSpace(b, i+1) == len(b)
 	}
 	for {
-		key, next, ok := plainString(b, i)
+		key, next, ok := jsonscan.PlainString(b, i)
 		if !ok {
 			return false
 		}
-		i = skipSpace(b, next)
+		i = jsonscan.SkipSpace(b, next)
 		if i >= len(b) || b[i] != ':' {
 			return false
 		}
-		i = skipSpace(b, i+1)
+		i = jsonscan.SkipSpace(b, i+1)
 		if i, ok = decodeField(b, i, key, m); !ok {
 			return false
 		}
-		i = skipSpace(b, i)
+		i = jsonscan.SkipSpace(b, i)
 		if i >= len(b) {
 			return false
 		}
 		switch b[i] {
 		case ',':
-			i = skipSpace(b, i+1)
+			i = jsonscan.SkipSpace(b, i+1)
 		case '}':
-			return skipSpace(b, i+1) == len(b)
+			return jsonscan.SkipSpace(b, i+1) == len(b)
 		default:
 			return false
 		}
@@ -166,7 +167,7 @@ func decodeField(b []byte, i int, key []byte, m *Message) (int, bool) {
 		m.Seq = n
 		return end, true
 	case "output":
-		end, ok := valueEnd(b, i)
+		end, ok := jsonscan.ValueEnd(b, i)
 		if !ok || bytes.HasPrefix(b[i:], []byte("null")) || !json.Valid(b[i:end]) {
 			return i, false
 		}
@@ -178,7 +179,7 @@ func decodeField(b []byte, i int, key []byte, m *Message) (int, bool) {
 	if bytes.HasPrefix(b[i:], []byte("null")) {
 		return i + len("null"), true // null leaves a string as it was
 	}
-	if s, end, ok := plainString(b, i); ok {
+	if s, end, ok := jsonscan.PlainString(b, i); ok {
 		*dst = sharedString(s)
 		return end, true
 	}
@@ -228,40 +229,12 @@ func validInt(b []byte) bool {
 	return len(b) == 1 || len(b) > 1 && b[0] != '0'
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// plainString returns the string at b[i:] when it has no escapes and is valid UTF-8
-// without control characters, as the bytes between its quotes.
-func plainString(b []byte, i int) ([]byte, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, i, false
-	}
-	ascii := true
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			s := b[i+1 : j]
-			return s, j + 1, ascii || utf8.Valid(s)
-		case c == '\\' || c < 0x20:
-			return nil, i, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return nil, i, false
-}
-
 // jsonString decodes the string at b[i:]; one with escapes is decoded by encoding/json.
 func jsonString(b []byte, i int) (string, int, bool) {
-	if s, end, ok := plainString(b, i); ok {
+	if s, end, ok := jsonscan.PlainString(b, i); ok {
 		return string(s), end, true
 	}
-	end, ok := valueEnd(b, i)
+	end, ok := jsonscan.ValueEnd(b, i)
 	if !ok || i >= len(b) || b[i] != '"' {
 		return "", i, false
 	}
@@ -270,44 +243,4 @@ func jsonString(b []byte, i int) (string, int, bool) {
 		return "", i, false
 	}
 	return s, end, true
-}
-
-// valueEnd returns the index after the JSON value at b[i:], found by its brackets and
-// quotes (the caller validates what it keeps).
-func valueEnd(b []byte, i int) (int, bool) {
-	depth, inString := 0, false
-	for j := i; j < len(b); j++ {
-		c := b[j]
-		if inString {
-			switch c {
-			case '\\':
-				j++
-			case '"':
-				inString = false
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return j, j > i // the end of the enclosing object
-			}
-			depth--
-			if depth == 0 {
-				return j + 1, true
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return j, j > i
-			}
-		}
-	}
-	return len(b), depth == 0 && !inString && len(b) > i
 }

@@ -214,7 +214,7 @@ class AdkRunner(Runner):
             framework=self.framework,
             agent_name=self.settings.agent_name,
             description=description,
-            capabilities=Capabilities(streaming=True, resume=True, multimodal_input=True),
+            capabilities=Capabilities(resume=True),
             native=dev_info(self.entry.obj, self.agent),
         )
 

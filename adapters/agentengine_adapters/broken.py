@@ -26,7 +26,7 @@ class BrokenRunner(Runner):
             framework=self.settings.framework,
             agent_name=self.settings.agent_name,
             description=f"failed to load: {type(self.error).__name__}: {self.error}",
-            capabilities=Capabilities(streaming=True),
+            capabilities=Capabilities(),
         )
 
     async def run(self, request: RunRequest, emit: Emitter) -> None:

@@ -1,4 +1,4 @@
-"""The seed-003 hooks a project may define next to its agent.
+"""The KsADK hooks a project may define next to its agent.
 
 - ksadk_prepare_state(payload, session_context) -> graph input (LangGraph graphs)
 - ksadk_prepare_input(payload, session_context) -> chain input (LangChain; KsADK documents

@@ -1,4 +1,4 @@
-"""Default input mapping: the seed-003 payload as LangChain messages / graph input.
+"""Default input mapping: the runner payload as LangChain messages / graph input.
 
 Used when the project defines no ksadk_prepare_state / ksadk_prepare_input hook.
 """
@@ -260,7 +260,7 @@ def graph_input(
     input_keys: Sequence[str] | None,
     existing: Sequence[Any] | None,
 ) -> dict[str, JSON]:
-    """Default graph input: messages, plus seed-003 fields the state schema declares
+    """Default graph input: messages, plus the payload fields the state schema declares
     (so a KsADK-style state such as {query, history, attachments} works without a hook)."""
     state: dict[str, JSON] = {}
     keys = set(input_keys) if input_keys is not None else {"messages"}

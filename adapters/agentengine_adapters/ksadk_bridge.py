@@ -152,7 +152,7 @@ class KsadkRunner(Runner):
             framework=self.settings.framework,
             agent_name=self.settings.agent_name,
             description=doc.split("\n\n", 1)[0] or f"KsADK runner {self.settings.runner_class}",
-            capabilities=Capabilities(streaming=True, resume=True, multimodal_input=True),
+            capabilities=Capabilities(resume=True),
         )
 
     async def run(self, request: RunRequest, emit: Emitter) -> None:

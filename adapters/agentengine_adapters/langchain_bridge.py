@@ -67,7 +67,7 @@ class RunnableRunner(Runner):
             framework=self.framework,
             agent_name=self.settings.agent_name,
             description=module_description(self.entry.module),
-            capabilities=Capabilities(streaming=True, resume=False, multimodal_input=True),
+            capabilities=Capabilities(resume=False),
         )
 
     async def run(self, request: RunRequest, emit: Emitter) -> None:

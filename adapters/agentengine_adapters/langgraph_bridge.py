@@ -99,9 +99,7 @@ class GraphRunner(Runner):
             framework=self.framework,
             agent_name=self.settings.agent_name,
             description=module_description(self.entry.module),
-            capabilities=Capabilities(
-                streaming=True, resume=True, multimodal_input=True, checkpoints=True
-            ),
+            capabilities=Capabilities(resume=True, checkpoints=True),
         )
 
     async def graph(self) -> Any:

@@ -24,7 +24,7 @@ type graphAgent struct {
 
 func (a *graphAgent) Info() pluginsdk.Info {
 	return pluginsdk.Info{Name: "graph", Framework: "langgraph",
-		Capabilities: pluginsdk.Capabilities{Streaming: true, Resume: true, Checkpoints: true}}
+		Capabilities: pluginsdk.Capabilities{Resume: true, Checkpoints: true}}
 }
 
 func (a *graphAgent) Run(_ context.Context, req *pluginsdk.Request, emit *pluginsdk.Emitter) error {

@@ -19,7 +19,7 @@ import (
 type graphRunner struct{}
 
 func (graphRunner) Info() pluginsdk.Info {
-	return pluginsdk.Info{Name: "graph", Framework: "langgraph", Capabilities: pluginsdk.Capabilities{Streaming: true}}
+	return pluginsdk.Info{Name: "graph", Framework: "langgraph", Capabilities: pluginsdk.Capabilities{}}
 }
 
 func (graphRunner) Run(_ context.Context, req *pluginsdk.Request, emit *pluginsdk.Emitter) error {

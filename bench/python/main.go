@@ -31,6 +31,7 @@ import (
 	"github.com/agentengine/agentengine/host/project"
 	"github.com/agentengine/agentengine/host/pybridge"
 	"github.com/agentengine/agentengine/host/runnerproc"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	"github.com/agentengine/agentengine/pluginsdk"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
@@ -141,7 +142,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	// The same runner told to offer no run lane: every run a gRPC Run call.
 	callCfg := cfg
-	callCfg.Env = append(slices.Clone(env), pluginsdk.RunLaneEnv+"=off")
+	callCfg.Env = append(slices.Clone(env), runnerplugin.RunLaneEnv+"=off")
 	calls := runnerproc.New(callCfg)
 	defer calls.Close(context.Background())
 	if err := calls.Start(ctx); err != nil {

@@ -146,12 +146,12 @@ func TestSDKUpdateReplacesAnOldCopy(t *testing.T) {
 	if out, err := runCLI(t, dir, "", "init", "my-agent", "-f", "go"); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
-	sdk := filepath.Join(dir, "my-agent", "third_party", "agentengine", "pluginsdk", "sdk.go")
+	sdk := filepath.Join(dir, "my-agent", "third_party", "agentengine", "internal", "runnerplugin", "runnerplugin.go")
 	src, err := os.ReadFile(sdk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := strings.Replace(string(src), `const ProtocolVersion = "1"`, `const ProtocolVersion = "0"`, 1)
+	old := strings.Replace(string(src), `const ProtocolVersion = 1`, `const ProtocolVersion = 0`, 1)
 	if old == string(src) {
 		t.Fatal("the SDK copy has no ProtocolVersion 1 to age")
 	}

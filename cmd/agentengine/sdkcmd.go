@@ -14,7 +14,7 @@ import (
 
 	agentengine "github.com/agentengine/agentengine"
 	"github.com/agentengine/agentengine/host/project"
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 )
 
 // sdkModule is the module path a Go runner imports the SDK from.
@@ -64,7 +64,12 @@ func sdkCopy(projectDir string) (string, error) {
 	return filepath.Join(projectDir, filepath.FromSlash(target)), nil
 }
 
-var protocolConst = regexp.MustCompile(`const ProtocolVersion = "([^"]*)"`)
+// protocolConst finds the runner protocol version in an SDK copy's source: an integer in
+// internal/runnerplugin, a string in the pluginsdk/sdk.go of older copies.
+var protocolConst = regexp.MustCompile(`const ProtocolVersion = "?([^"\s]*)"?`)
+
+// protocolFiles are where an SDK copy declares its protocol version, newest layout first.
+var protocolFiles = []string{filepath.Join("internal", "runnerplugin", "runnerplugin.go"), filepath.Join("pluginsdk", "sdk.go")}
 
 // checkSDKCopy reports a Go project whose SDK copy speaks another runner protocol than
 // this agentengine, before a build that would only fail at the handshake.
@@ -73,17 +78,20 @@ func checkSDKCopy(p *project.Project, display string) error {
 	if err != nil || dir == "" {
 		return nil
 	}
-	src, err := os.ReadFile(filepath.Join(dir, "pluginsdk", "sdk.go"))
-	if err != nil {
-		return nil
+	var m [][]byte
+	for _, f := range protocolFiles {
+		if src, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+			if m = protocolConst.FindSubmatch(src); m != nil {
+				break
+			}
+		}
 	}
-	m := protocolConst.FindSubmatch(src)
-	if m == nil || string(m[1]) == pluginsdk.ProtocolVersion {
+	if m == nil || string(m[1]) == runnerplugin.Protocol() {
 		return nil
 	}
 	rel, _ := filepath.Rel(p.Dir, dir)
 	return fmt.Errorf("%s: the project's Go SDK copy (%s) speaks runner protocol %s, this agentengine speaks %s: run `agentengine sdk update %s`",
-		p.ConfigPath, rel, m[1], pluginsdk.ProtocolVersion, project.ShellQuote(display))
+		p.ConfigPath, rel, m[1], runnerplugin.Protocol(), project.ShellQuote(display))
 }
 
 func runSDKUpdate(cmd *cobra.Command, dir string) error {
@@ -123,7 +131,7 @@ func runSDKUpdate(cmd *cobra.Command, dir string) error {
 	}
 	rel, _ := filepath.Rel(p.Dir, cp)
 	fmt.Fprintf(cmd.OutOrStdout(), "updated %s to the Go SDK of agentengine %s (runner protocol %s)\n",
-		filepath.Join(dir, rel), versionString(), pluginsdk.ProtocolVersion)
+		filepath.Join(dir, rel), versionString(), runnerplugin.Protocol())
 	return nil
 }
 

@@ -45,7 +45,7 @@ class Notes(Runner):
             framework="python",
             agent_name="python-sdk",
             description="An offline runner on the Python SDK: streaming, a tool, session state and an approval.",
-            capabilities=Capabilities(streaming=True, resume=True),
+            capabilities=Capabilities(resume=True),
         )
 
     async def run(self, request: RunRequest, emit: Emitter) -> None:

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentengine/agentengine/host/runnerproc"
 	"github.com/agentengine/agentengine/internal/echoagent"
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
@@ -75,7 +75,7 @@ func BenchmarkPythonRun(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			s := runnerproc.New(runnerproc.Config{
 				Command: []string{py, "-m", "agentengine_runner", "agentengine_runner.testing.demo:DemoRunner"},
-				Env:     []string{"PYTHONPATH=" + sdk, pluginsdk.RunLaneEnv + "=" + tc.lane},
+				Env:     []string{"PYTHONPATH=" + sdk, runnerplugin.RunLaneEnv + "=" + tc.lane},
 			})
 			b.Cleanup(func() { _ = s.Close(context.Background()) })
 			if err := s.Start(context.Background()); err != nil {

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -28,7 +28,7 @@ import (
 
 const (
 	// maxLaneFrameBytes: a frame wraps one protocol message and a few bytes of its own.
-	maxLaneFrameBytes = pluginsdk.MaxMessageBytes + runnerv1.LaneFrameOverhead
+	maxLaneFrameBytes = runnerplugin.MaxMessageBytes + runnerv1.LaneFrameOverhead
 	// laneRunBuffer is how many events of one run wait for its reader before the lane's
 	// reader waits too. The host reads a run's events as they come (it never waits for a
 	// client), so this only absorbs bursts.

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -62,18 +62,18 @@ type proc struct {
 	killDone  chan struct{}
 }
 
-// dispenser is the host-side plugin: pluginsdk's client plus a hook that keeps go-plugin's
+// dispenser is the host-side plugin: the runner plugin's client plus a hook that keeps go-plugin's
 // done context (cancelled when the process exits; there is no exit callback, #92) and the
 // connection (for a health check that reads SERVING, which go-plugin's Ping ignores, #341).
 type dispenser struct {
-	pluginsdk.GRPCPlugin
+	runnerplugin.Plugin
 	done context.Context
 	conn *grpc.ClientConn
 }
 
 func (d *dispenser) GRPCClient(ctx context.Context, b *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	d.done, d.conn = ctx, c
-	return d.GRPCPlugin.GRPCClient(ctx, b, c)
+	return d.Plugin.GRPCClient(ctx, b, c)
 }
 
 // spawn starts a runner process and waits until it serves. abort is closed to give up
@@ -106,13 +106,13 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	syncStderr := newLineLogger(log, "stderr", hclog.Info)
 	disp := &dispenser{}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginsdk.Handshake,
-		Plugins:          plugin.PluginSet{pluginsdk.PluginName: disp},
+		HandshakeConfig:  runnerplugin.Handshake(),
+		Plugins:          plugin.PluginSet{runnerplugin.Name: disp},
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     cfg.StartTimeout,
 		SkipHostEnv:      true,
-		GRPCDialOptions:  pluginsdk.GRPCDialOptions(),
+		GRPCDialOptions:  runnerplugin.DialOptions(),
 		// Level Off disables go-plugin's stderr JSON parser (it can panic the host, #38);
 		// our lineLogger gets the raw lines through Stderr instead.
 		Logger:     hclog.New(&hclog.LoggerOptions{Name: "go-plugin", Level: hclog.Off, Output: io.Discard}),
@@ -144,7 +144,7 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	if err != nil {
 		return nil, s.startFailed(p, err)
 	}
-	raw, err := proto.Dispense(pluginsdk.PluginName)
+	raw, err := proto.Dispense(runnerplugin.Name)
 	if err != nil {
 		return nil, s.startFailed(p, fmt.Errorf("dispense: %w", err))
 	}
@@ -180,8 +180,8 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	if err != nil {
 		return nil, s.startFailed(p, fmt.Errorf("describe: %w", err))
 	}
-	if d.ProtocolVersion != pluginsdk.ProtocolVersion {
-		return nil, s.startFailed(p, &ProtocolError{Runner: cfg.Name, Got: d.ProtocolVersion, Want: pluginsdk.ProtocolVersion})
+	if d.ProtocolVersion != runnerplugin.Protocol() {
+		return nil, s.startFailed(p, &ProtocolError{Runner: cfg.Name, Got: d.ProtocolVersion, Want: runnerplugin.Protocol()})
 	}
 	p.desc = d
 	if path := d.GetRunLane(); path != "" {

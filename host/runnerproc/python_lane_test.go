@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentengine/agentengine/host/runnerproc"
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -35,7 +35,7 @@ func startPyDemo(t *testing.T, laneOff bool) *runnerproc.Supervisor {
 	py := sdkPython(t, sdk)
 	env := []string{"HOME=" + os.Getenv("HOME"), "PYTHONPATH=" + sdk}
 	if laneOff {
-		env = append(env, pluginsdk.RunLaneEnv+"=off")
+		env = append(env, runnerplugin.RunLaneEnv+"=off")
 	}
 	sup, _ := newSupervisor(t, runnerproc.Config{
 		Name:    "demo",

@@ -230,7 +230,7 @@ func TestEchoRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.AgentName != "echo-go" || d.Framework != "go" || d.ProtocolVersion != "1" || !d.Capabilities.GetStreaming() || !d.Capabilities.GetSummarize() {
+	if d.AgentName != "echo-go" || d.Framework != "go" || d.ProtocolVersion != "1" || !d.Capabilities.GetResume() || !d.Capabilities.GetSummarize() {
 		t.Errorf("Describe = %v", d)
 	}
 	// The Go SDK serves its runs on a run lane, in the socket directory the host made.

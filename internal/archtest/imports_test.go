@@ -129,12 +129,23 @@ func importRules() []rule {
 			}
 			return ""
 		}},
-		{name: "wire is a leaf: it imports no package of the module", broken: func(path string, p pkg) string {
-			if path != "wire" {
+		{name: "the host does not import the runner SDK (pluginsdk): what both sides must agree on is internal/runnerplugin", broken: func(path string, p pkg) string {
+			if !under(path, "host") {
 				return ""
 			}
 			for _, imp := range p.Imports {
-				if rel(imp) != "" {
+				if rel(imp) == "pluginsdk" {
+					return imp
+				}
+			}
+			return ""
+		}},
+		{name: "wire is a leaf: of the module it imports only internal/jsonscan, which imports none of it", broken: func(path string, p pkg) string {
+			if path != "wire" && path != "internal/jsonscan" {
+				return ""
+			}
+			for _, imp := range p.Imports {
+				if r := rel(imp); r != "" && (path != "wire" || r != "internal/jsonscan") {
 					return imp
 				}
 			}
@@ -174,6 +185,7 @@ func TestImportRulesCatchBreaks(t *testing.T) {
 		{"host": {Deps: []string{"github.com/gin-gonic/gin"}}},
 		{"session/sqlite": {Deps: []string{m("host")}}},
 		{"host/runnerpool": {Imports: []string{"github.com/hashicorp/go-plugin"}}},
+		{"host/runnerproc": {Imports: []string{m("pluginsdk"), m("pluginsdk/proto/runner/v1")}}},
 		{"wire": {Imports: []string{m("session")}}},
 	}
 	rules := importRules()
@@ -184,7 +196,7 @@ func TestImportRulesCatchBreaks(t *testing.T) {
 		if v := violations(r, breaking[i]); len(v) != 1 {
 			t.Errorf("rule %q on its breaking case: %v", r.name, v)
 		}
-		allowed := map[string]pkg{"api/files": {Imports: []string{m("host"), m("host/attach"), m("host/workspace")}}, "host/runnerproc": {Imports: []string{"github.com/hashicorp/go-plugin"}}}
+		allowed := map[string]pkg{"api/files": {Imports: []string{m("host"), m("host/attach"), m("host/workspace")}}, "host/runnerproc": {Imports: []string{"github.com/hashicorp/go-plugin"}}, "wire": {Imports: []string{m("internal/jsonscan")}}}
 		if v := violations(r, allowed); len(v) != 0 {
 			t.Errorf("rule %q refuses what is allowed: %v", r.name, v)
 		}

@@ -65,7 +65,7 @@ func (a *Agent) Info() pluginsdk.Info {
 		Name:         "echo-go",
 		Framework:    "go",
 		Description:  "Offline echo agent: streams your input back and demonstrates tools, approvals, state, errors and usage.",
-		Capabilities: pluginsdk.Capabilities{Streaming: true, Resume: true, Summarize: true},
+		Capabilities: pluginsdk.Capabilities{Resume: true, Summarize: true},
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/pluginsdk/internal/service"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -28,16 +30,17 @@ const bufconnSize = 1 << 20
 // closes the client.
 func Serve(r pluginsdk.Runner) (runnerv1.RunnerClient, func()) {
 	lis := bufconn.Listen(bufconnSize)
-	srv := grpc.NewServer(pluginsdk.GRPCServerOptions()...)
-	if err := (&pluginsdk.GRPCPlugin{Runner: r}).GRPCServer(nil, srv); err != nil {
-		panic("inprocess: " + err.Error()) // only a nil Runner fails
+	if r == nil {
+		panic("inprocess: nil Runner")
 	}
+	srv := grpc.NewServer(runnerplugin.ServerOptions()...)
+	runnerv1.RegisterRunnerServer(srv, service.New(r))
 	hs := health.NewServer()
 	hs.SetServingStatus(plugin.GRPCServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(srv, hs)
 	go func() { _ = srv.Serve(lis) }()
 
-	conn, err := grpc.NewClient("passthrough:///agentengine-inprocess", append(pluginsdk.GRPCDialOptions(),
+	conn, err := grpc.NewClient("passthrough:///agentengine-inprocess", append(runnerplugin.DialOptions(),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 	)...)

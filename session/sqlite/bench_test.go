@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentengine/agentengine/session"
 	"github.com/agentengine/agentengine/session/sqlite"
@@ -238,4 +240,44 @@ func turn(ctx context.Context, st session.Store, k session.Key, inv string) erro
 		return fmt.Errorf("FinishRun: %w", err)
 	}
 	return nil
+}
+
+// BenchmarkStatelessTurn is the store's part of a stateless client's turn, one turn at a
+// time (so every write is a transaction of its own, as under light load): the run's start
+// (a new session, the user message, run_status) and its end (the answer, the closing
+// run_status). cpu-µs/op is the process's CPU (user + system: SQLite's WAL writes are
+// system time) per turn.
+func BenchmarkStatelessTurn(b *testing.B) {
+	st := benchStore(b)
+	ctx := b.Context()
+	b.ReportAllocs()
+	start := cpuTime()
+	for i := 0; b.Loop(); i++ {
+		k := session.Key{App: "app", User: "u", ID: fmt.Sprint("s", i)}
+		inv := fmt.Sprint("run_", i)
+		user := msg("hello there")
+		user.ItemID = "msg_u" + inv
+		if _, err := st.StartRun(ctx, session.Run{Key: k, InvocationID: inv, ResponseID: "resp_" + inv, CreateSession: true,
+			Meta: json.RawMessage(`{"model":"echo-go"}`)},
+			user, session.NewEvent{Type: session.TypeRunStatus, Author: "agent",
+				Data: session.MustJSON(session.RunStatusData{Status: session.StatusInProgress})}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.FinishRun(ctx, k, inv, session.StatusCompleted,
+			session.NewEvent{InvocationID: inv, ItemID: "rs_" + inv, Type: session.TypeReasoning,
+				Author: "agent", Data: session.MustJSON(session.ReasoningData{Text: "thinking about hello there"})},
+			session.NewEvent{InvocationID: inv, ItemID: "msg_a" + inv, Type: session.TypeAssistantMessage,
+				Author: "agent", Data: session.MustJSON(session.AssistantMessageData{Text: "echo: hello there"})},
+			session.NewEvent{Type: session.TypeRunStatus, Author: "agent", Data: session.MustJSON(session.RunStatusData{
+				Status: session.StatusCompleted, Usage: &session.Usage{InputTokens: 2, OutputTokens: 3}})}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

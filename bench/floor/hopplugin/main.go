@@ -15,12 +15,12 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
 func main() {
-	if os.Getenv(pluginsdk.Handshake.MagicCookieKey) != pluginsdk.Handshake.MagicCookieValue {
+	if hs := runnerplugin.Handshake(); os.Getenv(hs.MagicCookieKey) != hs.MagicCookieValue {
 		os.Stderr.WriteString("hopplugin is started by the bench floor (bench/cmd/floor), not by hand\n")
 		os.Exit(1)
 	}
@@ -28,8 +28,8 @@ func main() {
 		go watchParent(ppid)
 	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: pluginsdk.Handshake,
-		Plugins:         plugin.PluginSet{pluginsdk.PluginName: &grpcPlugin{}},
+		HandshakeConfig: runnerplugin.Handshake(),
+		Plugins:         plugin.PluginSet{runnerplugin.Name: &grpcPlugin{}},
 		GRPCServer:      plugin.DefaultGRPCServer,
 	})
 }
@@ -60,8 +60,8 @@ type server struct {
 
 func (server) Describe(context.Context, *runnerv1.DescribeRequest) (*runnerv1.DescribeResponse, error) {
 	return &runnerv1.DescribeResponse{
-		ProtocolVersion: pluginsdk.ProtocolVersion, Framework: "go", AgentName: "hop",
-		Capabilities: &runnerv1.Capabilities{Streaming: true},
+		ProtocolVersion: runnerplugin.Protocol(), Framework: "go", AgentName: "hop",
+		Capabilities: &runnerv1.Capabilities{},
 	}, nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	"github.com/agentengine/agentengine/internal/testutil"
 	"github.com/agentengine/agentengine/pluginsdk"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
@@ -93,8 +94,8 @@ func TestGoPluginHostRunsPythonRunner(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginsdk.Handshake,
-		Plugins:          plugin.PluginSet{pluginsdk.PluginName: runnerPlugin{}},
+		HandshakeConfig:  runnerplugin.Handshake(),
+		Plugins:          plugin.PluginSet{runnerplugin.Name: runnerPlugin{}},
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     60 * time.Second,
@@ -117,7 +118,7 @@ func TestGoPluginHostRunsPythonRunner(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start runner: %v", err)
 	}
-	raw, err := rpc.Dispense(pluginsdk.PluginName)
+	raw, err := rpc.Dispense(runnerplugin.Name)
 	if err != nil {
 		t.Fatalf("dispense: %v", err)
 	}
@@ -133,8 +134,8 @@ func TestGoPluginHostRunsPythonRunner(t *testing.T) {
 	if err != nil {
 		t.Fatalf("describe: %v", err)
 	}
-	if d.GetProtocolVersion() != pluginsdk.ProtocolVersion || d.GetFramework() != "langgraph" || d.GetAgentName() != "demo" ||
-		!d.GetCapabilities().GetStreaming() || !d.GetCapabilities().GetSummarize() {
+	if d.GetProtocolVersion() != runnerplugin.Protocol() || d.GetFramework() != "langgraph" || d.GetAgentName() != "demo" ||
+		!d.GetCapabilities().GetResume() || !d.GetCapabilities().GetSummarize() {
 		t.Fatalf("describe = %v", d)
 	}
 

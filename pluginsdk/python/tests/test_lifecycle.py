@@ -35,10 +35,8 @@ def test_health_describe_and_summarize(plugin: Plugin) -> None:
             d = await host.runner.Describe(pb.DescribeRequest())
             assert (d.protocol_version, d.framework, d.agent_name) == ("1", "langgraph", "demo")
             caps = d.capabilities
-            assert (caps.streaming, caps.resume, caps.multimodal_input, caps.summarize) == (
+            assert (caps.resume, caps.summarize) == (
                 True,
-                True,
-                False,
                 True,  # derived: DemoRunner overrides summarize
             )
             s = await host.runner.Summarize(

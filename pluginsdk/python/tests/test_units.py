@@ -7,7 +7,7 @@ import json
 import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,6 +15,7 @@ import grpc
 import pytest
 
 from agentengine_runner import (
+    Capabilities,
     RunnerError,
 )
 from agentengine_runner._proto.plugin import grpc_broker_pb2 as broker_pb
@@ -190,3 +191,12 @@ def test_trace_ids_for_log_lines() -> None:
     carrier = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
     assert trace_ids(carrier) == {"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "00f067aa0ba902b7"}
     assert trace_ids({}) == {} and trace_ids({"traceparent": "garbage"}) == {}
+
+
+def test_capabilities_old_keywords_are_ignored_with_a_warning() -> None:
+    # Runners written for earlier SDKs pass streaming / multimodal_input: they still start.
+    with pytest.warns(DeprecationWarning, match="ignored"):
+        caps = Capabilities(streaming=True, resume=True, multimodal_input=True)
+    assert caps == Capabilities(resume=True)
+    assert "streaming" not in {f.name for f in fields(Capabilities)}
+    assert "streaming" not in caps.__dict__

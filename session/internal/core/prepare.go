@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentengine/agentengine/internal/jsonfield"
 	"github.com/agentengine/agentengine/session"
-	"github.com/agentengine/agentengine/wire"
 )
 
 // Pending is a validated event ready to be stored; Assign gives it its seq.
@@ -230,12 +230,12 @@ func put(m map[string]any, k string, v any) map[string]any {
 }
 
 // fastString sets *dst to the string member key of data and reports true when data is
-// valid JSON and wire.StringField can read it; else data is to be decoded in full.
+// valid JSON and jsonfield.StringField can read it; else data is to be decoded in full.
 func fastString(data []byte, key string, dst *string) bool {
 	if !json.Valid(data) {
 		return false
 	}
-	s, ok := wire.StringField(data, key)
+	s, ok := jsonfield.StringField(data, key)
 	if ok {
 		*dst = s
 	}

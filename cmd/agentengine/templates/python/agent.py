@@ -18,7 +18,7 @@ class Agent(Runner):
         return Description(
             framework="python",
             agent_name="{{.Name}}",
-            capabilities=Capabilities(streaming=True, resume=True),
+            capabilities=Capabilities(resume=True),
         )
 
     async def run(self, request: RunRequest, emit: Emitter) -> None:

@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -33,8 +33,8 @@ func (grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientCo
 
 func main() {
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: pluginsdk.Handshake,
-		Plugins:         plugin.PluginSet{pluginsdk.PluginName: grpcPlugin{}},
+		HandshakeConfig: runnerplugin.Handshake(),
+		Plugins:         plugin.PluginSet{runnerplugin.Name: grpcPlugin{}},
 		GRPCServer:      plugin.DefaultGRPCServer,
 	})
 }

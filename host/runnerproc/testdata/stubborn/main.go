@@ -16,14 +16,21 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/agentengine/agentengine/pluginsdk"
+	"github.com/agentengine/agentengine/internal/runnerplugin"
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
-type runner struct{}
+// server is the runner service itself: pluginsdk.Serve would shut down on Shutdown.
+type server struct {
+	runnerv1.UnimplementedRunnerServer
+}
 
-func (runner) Info() pluginsdk.Info { return pluginsdk.Info{Name: "stubborn"} }
-func (runner) Run(_ context.Context, _ *pluginsdk.Request, emit *pluginsdk.Emitter) error {
-	return emit.Text("still here")
+func (server) Describe(context.Context, *runnerv1.DescribeRequest) (*runnerv1.DescribeResponse, error) {
+	return &runnerv1.DescribeResponse{ProtocolVersion: runnerplugin.Protocol(), Framework: "go", AgentName: "stubborn"}, nil
+}
+
+func (server) Run(_ *runnerv1.RunRequest, stream grpc.ServerStreamingServer[runnerv1.RunEvent]) error {
+	return stream.Send(&runnerv1.RunEvent{Event: &runnerv1.RunEvent_TextDelta{TextDelta: &runnerv1.TextDelta{Text: "still here"}}})
 }
 
 // ignoreShutdown answers Shutdown without running it, so the server keeps serving.
@@ -55,8 +62,8 @@ func main() {
 		_ = os.WriteFile(f, []byte(strconv.Itoa(child.Process.Pid)), 0o600)
 	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: pluginsdk.Handshake,
-		Plugins:         plugin.PluginSet{pluginsdk.PluginName: &pluginsdk.GRPCPlugin{Runner: runner{}}},
+		HandshakeConfig: runnerplugin.Handshake(),
+		Plugins:         plugin.PluginSet{runnerplugin.Name: &runnerplugin.Plugin{Service: server{}}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, grpc.UnaryInterceptor(ignoreShutdown))...)
 		},

@@ -170,11 +170,9 @@ func (x *DescribeResponse) GetNativeJson() []byte {
 }
 
 type Capabilities struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Streaming       bool                   `protobuf:"varint,1,opt,name=streaming,proto3" json:"streaming,omitempty"`
-	Resume          bool                   `protobuf:"varint,2,opt,name=resume,proto3" json:"resume,omitempty"`
-	MultimodalInput bool                   `protobuf:"varint,3,opt,name=multimodal_input,json=multimodalInput,proto3" json:"multimodal_input,omitempty"`
-	Summarize       bool                   `protobuf:"varint,4,opt,name=summarize,proto3" json:"summarize,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Resume    bool                   `protobuf:"varint,2,opt,name=resume,proto3" json:"resume,omitempty"`
+	Summarize bool                   `protobuf:"varint,4,opt,name=summarize,proto3" json:"summarize,omitempty"`
 	// The runner saves framework checkpoints through Checkpoint / CheckpointWrite events and
 	// restores them from RunRequest.checkpoints: the host keeps them in its session store.
 	Checkpoints bool `protobuf:"varint,5,opt,name=checkpoints,proto3" json:"checkpoints,omitempty"`
@@ -219,23 +217,9 @@ func (*Capabilities) Descriptor() ([]byte, []int) {
 	return file_runner_v1_runner_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *Capabilities) GetStreaming() bool {
-	if x != nil {
-		return x.Streaming
-	}
-	return false
-}
-
 func (x *Capabilities) GetResume() bool {
 	if x != nil {
 		return x.Resume
-	}
-	return false
-}
-
-func (x *Capabilities) GetMultimodalInput() bool {
-	if x != nil {
-		return x.MultimodalInput
 	}
 	return false
 }
@@ -1944,14 +1928,12 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\fcapabilities\x18\x05 \x01(\v2#.agentengine.runner.v1.CapabilitiesR\fcapabilities\x12\x19\n" +
 	"\brun_lane\x18\x06 \x01(\tR\arunLane\x12\x1f\n" +
 	"\vnative_json\x18\a \x01(\fR\n" +
-	"nativeJson\"\xd8\x01\n" +
-	"\fCapabilities\x12\x1c\n" +
-	"\tstreaming\x18\x01 \x01(\bR\tstreaming\x12\x16\n" +
-	"\x06resume\x18\x02 \x01(\bR\x06resume\x12)\n" +
-	"\x10multimodal_input\x18\x03 \x01(\bR\x0fmultimodalInput\x12\x1c\n" +
+	"nativeJson\"\xb8\x01\n" +
+	"\fCapabilities\x12\x16\n" +
+	"\x06resume\x18\x02 \x01(\bR\x06resume\x12\x1c\n" +
 	"\tsummarize\x18\x04 \x01(\bR\tsummarize\x12 \n" +
 	"\vcheckpoints\x18\x05 \x01(\bR\vcheckpoints\x12'\n" +
-	"\x0fexpands_payload\x18\x06 \x01(\bR\x0eexpandsPayload\"\xb9\x03\n" +
+	"\x0fexpands_payload\x18\x06 \x01(\bR\x0eexpandsPayloadJ\x04\b\x01\x10\x02J\x04\b\x03\x10\x04R\tstreamingR\x10multimodal_input\"\xb9\x03\n" +
 	"\n" +
 	"RunRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +

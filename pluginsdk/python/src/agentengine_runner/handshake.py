@@ -1,6 +1,6 @@
 """The go-plugin handshake: magic cookie, protocol negotiation, the stdout handshake line.
 
-The cookie must equal the Go host's HandshakeConfig (pluginsdk.Handshake); keep the two
+The cookie must equal the Go host's HandshakeConfig (internal/runnerplugin.Handshake); keep the two
 constants below in step with it.
 """
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,13 +23,24 @@ class Framework:
 
 @dataclass(frozen=True)
 class Capabilities:
-    streaming: bool = True
     resume: bool = False
-    multimodal_input: bool = False
     # None: derived from whether the runner overrides Runner.summarize.
     summarize: bool | None = None
     # The runner keeps its framework checkpoints with the host (emitter.RunCheckpoints).
     checkpoints: bool = False
+    # Accepted so that runners written for earlier SDKs still start (this SDK ships inside
+    # the agentengine binary), and ignored: the host never read them.
+    streaming: InitVar[bool | None] = None
+    multimodal_input: InitVar[bool | None] = None
+
+    def __post_init__(self, streaming: bool | None, multimodal_input: bool | None) -> None:
+        if streaming is not None or multimodal_input is not None:
+            warnings.warn(
+                "Capabilities(streaming=..., multimodal_input=...) are ignored and will go: "
+                "every run streams, and every runner gets the input's content blocks",
+                DeprecationWarning,
+                stacklevel=3,
+            )
 
 
 @dataclass(frozen=True)

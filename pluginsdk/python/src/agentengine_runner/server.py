@@ -42,7 +42,7 @@ DEFAULT_GRACE = 0.5
 PARENT_POLL_INTERVAL = 1.0
 # sockaddr_un.sun_path is 108 bytes on Linux (104 on macOS), NUL included.
 MAX_SOCKET_PATH = 103
-# The runner protocol's message size limit on both sides: pluginsdk.MaxMessageBytes
+# The runner protocol's message size limit on both sides: runnerplugin.MaxMessageBytes
 # (4 x the 32 MiB request limit + the 16 MiB history budget + 16 MiB).
 MAX_MESSAGE_BYTES = 4 * (32 << 20) + (16 << 20) + (16 << 20)
 
@@ -124,7 +124,7 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
     hub = stdio.hub() or stdio.StdioHub()
 
     server = grpc.aio.server(
-        # The same limits as the host and the Go SDK (pluginsdk.MaxMessageBytes).
+        # The same limits as the host and the Go SDK (runnerplugin.MaxMessageBytes).
         options=[
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),

@@ -108,9 +108,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             agent_name=d.agent_name,
             description=d.description,
             capabilities=pb.Capabilities(
-                streaming=caps.streaming,
                 resume=caps.resume,
-                multimodal_input=caps.multimodal_input,
                 summarize=summarize,
                 checkpoints=caps.checkpoints,
                 # Run expands every request (expand_request).

@@ -30,7 +30,7 @@ class DemoRunner(Runner):
             framework="langgraph",
             agent_name="demo",
             description="agentengine_runner test runner",
-            capabilities=Capabilities(streaming=True, resume=True),
+            capabilities=Capabilities(resume=True),
         )
 
     async def run(self, request: RunRequest, emit: Emitter) -> None:

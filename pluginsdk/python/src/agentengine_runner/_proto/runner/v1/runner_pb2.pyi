@@ -28,20 +28,16 @@ class DescribeResponse(_message.Message):
     def __init__(self, protocol_version: _Optional[str] = ..., framework: _Optional[str] = ..., agent_name: _Optional[str] = ..., description: _Optional[str] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., run_lane: _Optional[str] = ..., native_json: _Optional[bytes] = ...) -> None: ...
 
 class Capabilities(_message.Message):
-    __slots__ = ("streaming", "resume", "multimodal_input", "summarize", "checkpoints", "expands_payload")
-    STREAMING_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("resume", "summarize", "checkpoints", "expands_payload")
     RESUME_FIELD_NUMBER: _ClassVar[int]
-    MULTIMODAL_INPUT_FIELD_NUMBER: _ClassVar[int]
     SUMMARIZE_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINTS_FIELD_NUMBER: _ClassVar[int]
     EXPANDS_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
-    streaming: bool
     resume: bool
-    multimodal_input: bool
     summarize: bool
     checkpoints: bool
     expands_payload: bool
-    def __init__(self, streaming: bool = ..., resume: bool = ..., multimodal_input: bool = ..., summarize: bool = ..., checkpoints: bool = ..., expands_payload: bool = ...) -> None: ...
+    def __init__(self, resume: bool = ..., summarize: bool = ..., checkpoints: bool = ..., expands_payload: bool = ...) -> None: ...
 
 class RunRequest(_message.Message):
     __slots__ = ("app_name", "user_id", "session_id", "invocation_id", "payload_json", "session_context_json", "checkpoints", "trace_context")

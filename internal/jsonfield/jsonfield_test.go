@@ -1,4 +1,4 @@
-package wire
+package jsonfield
 
 import (
 	"encoding/json"

@@ -1,6 +1,13 @@
-package wire
+// Package jsonfield reads one string member of a stored JSON object without
+// encoding/json, for the host and the session stores, which read their own events back on
+// every turn.
+package jsonfield
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/agentengine/agentengine/internal/jsonscan"
+)
 
 // StringField returns the string member key of the JSON object data, as json.Unmarshal
 // into a struct with that one string field would set it, when it can tell without
@@ -13,27 +20,27 @@ import "bytes"
 // read back on every turn: encoding/json's reflection and allocations were a tenth of
 // the host's CPU per turn.
 func StringField(data []byte, key string) (s string, ok bool) {
-	i := skipSpace(data, 0)
+	i := jsonscan.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return "", false
 	}
-	i = skipSpace(data, i+1)
+	i = jsonscan.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return "", true
 	}
 	for i < len(data) {
-		k, next, plain := plainString(data, i)
+		k, next, plain := jsonscan.PlainString(data, i)
 		if !plain {
 			return "", false
 		}
-		i = skipSpace(data, next)
+		i = jsonscan.SkipSpace(data, next)
 		if i >= len(data) || data[i] != ':' {
 			return "", false
 		}
-		i = skipSpace(data, i+1)
+		i = jsonscan.SkipSpace(data, i+1)
 		switch {
 		case string(k) == key:
-			v, end, plain := plainString(data, i)
+			v, end, plain := jsonscan.PlainString(data, i)
 			if !plain {
 				return "", false
 			}
@@ -41,19 +48,19 @@ func StringField(data []byte, key string) (s string, ok bool) {
 		case bytes.EqualFold(k, []byte(key)):
 			return "", false
 		default:
-			end, skipped := valueEnd(data, i)
+			end, skipped := jsonscan.ValueEnd(data, i)
 			if !skipped {
 				return "", false
 			}
 			i = end
 		}
-		i = skipSpace(data, i)
+		i = jsonscan.SkipSpace(data, i)
 		if i >= len(data) {
 			return "", false
 		}
 		switch data[i] {
 		case ',':
-			i = skipSpace(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 		case '}':
 			return s, true
 		default:
