@@ -6,7 +6,11 @@ module only computes, with google-adk's own code, what `adk web` computes:
 |---|---|---|
 | `adk.eval.metrics` | `{}` | `{"metricsInfo": [...]}`: the registered metrics (ADK's metrics-info) |
 | `adk.eval.case` | `{"app_name", "user_id", "eval_id", "session"}` (ADK's session JSON) | the EvalCase of the session: its invocations, as ADK converts a session |
-| `adk.eval.run` | `{"app_name", "eval_set", "eval_case_ids", "eval_metrics"}` | `{"run_eval_results": [...], "eval_set_result": {...}}` |
+| `adk.eval.run` | `{"app_name", "eval_set", "eval_case_ids", "eval_metrics"}` | `{"run_eval_results": [...], "eval_set_result": {...}, "sessions": [...]}` |
+
+A run's `sessions` are the sessions ADK's inference ran the agent in (`{"user_id",
+"session_id", "events"}`, ADK's events): `adk web` keeps them in its session service,
+where the dev UI opens them from a result, so the host stores them as sessions too.
 
 Shapes are ADK's models dumped as its FastAPI server answers them (camelCase aliases,
 no nulls). ADK's evaluator needs its eval extras (pandas, rouge-score, ...): without
@@ -205,7 +209,15 @@ async def run_eval(arg: Mapping[str, Any], obj: BaseAgent | App, agent: BaseAgen
     for case in eval_set.eval_cases:
         sets.add_eval_case(app_name, eval_set.eval_set_id, case)
     captured = Captured()
-    kwargs: dict[str, Any] = {"root_agent": agent, "eval_sets_manager": sets, "eval_set_results_manager": captured}
+    from google.adk.sessions import InMemorySessionService
+
+    sessions_service = InMemorySessionService()
+    kwargs: dict[str, Any] = {
+        "root_agent": agent,
+        "eval_sets_manager": sets,
+        "eval_set_results_manager": captured,
+        "session_service": sessions_service,
+    }
     if isinstance(obj, App) and "app" in inspect.signature(LocalEvalService.__init__).parameters:
         kwargs["app"] = obj
     service = LocalEvalService(**kwargs)
@@ -239,4 +251,13 @@ async def run_eval(arg: Mapping[str, Any], obj: BaseAgent | App, agent: BaseAgen
             fields["eval_metric_results"] = fields.pop("overall_eval_metric_results")
         runs.append(_dump(RunEvalResult(**fields)))
     result = captured.results[0] if captured.results else None
-    return {"run_eval_results": runs, "eval_set_result": _dump(result) if result is not None else None}
+    sessions = []
+    for r in case_results:
+        s = await sessions_service.get_session(app_name=app_name, user_id=r.user_id, session_id=r.session_id)
+        if s is not None:
+            sessions.append({"user_id": r.user_id, "session_id": r.session_id, "events": [_dump(e) for e in s.events]})
+    return {
+        "run_eval_results": runs,
+        "eval_set_result": _dump(result) if result is not None else None,
+        "sessions": sessions,
+    }

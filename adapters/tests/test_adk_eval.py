@@ -95,6 +95,11 @@ def test_run_evaluates_the_loaded_agent_with_adks_evaluator(adk: AdkRunner) -> N
     result = out["eval_set_result"]
     assert result["evalSetId"] == "s1" and result["evalSetResultId"].startswith("app_s1_")
     assert [c["evalId"] for c in result["evalCaseResults"]] == ["c1"]
+    # The session the inference ran in, with the agent's events, for the host to keep.
+    [sess] = out["sessions"]
+    assert (sess["user_id"], sess["session_id"]) == (r["userId"], r["sessionId"])
+    texts = [p.get("text") for e in sess["events"] for p in (e.get("content") or {}).get("parts", [])]
+    assert "weather city=Paris" in texts
 
 
 def test_a_changed_answer_fails_the_case(adk: AdkRunner) -> None:

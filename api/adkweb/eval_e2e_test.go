@@ -233,6 +233,12 @@ func TestEvals(t *testing.T) {
 	if scores["tool_trajectory_avg_score"] != float64(1) || scores["response_match_score"] != float64(1) {
 		t.Errorf("scores = %v", scores)
 	}
+	// The session the evaluation ran the agent in is kept, as adk web keeps it: the UI
+	// opens it from the result.
+	inf := e.obj("GET", "/apps/"+adkApp+"/users/"+str(r["userId"])+"/sessions/"+str(r["sessionId"]), "", 200)
+	if s := mustJSONString(inf["events"]); !strings.Contains(s, "weather in Paris") || !strings.Contains(s, `"get_weather"`) {
+		t.Errorf("inference session's events = %.600s", s)
+	}
 
 	// The stored result, listed and served.
 	ids := e.obj("GET", dev+"/eval-results", "", 200)["evalResultIds"].([]any)

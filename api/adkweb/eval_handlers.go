@@ -1,6 +1,7 @@
 package adkweb
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -537,8 +538,9 @@ func (h *Handler) runEval(wrapped bool) func(*gin.Context) *httpError {
 			return fromHostError(h.log, "run eval", err)
 		}
 		var res struct {
-			Runs   []json.RawMessage `json:"run_eval_results"`
-			Result json.RawMessage   `json:"eval_set_result"`
+			Runs     []json.RawMessage `json:"run_eval_results"`
+			Result   json.RawMessage   `json:"eval_set_result"`
+			Sessions []evalSession     `json:"sessions"`
 		}
 		if err := json.Unmarshal(out, &res); err != nil {
 			h.log.Error("the runner's eval result is not what adk_eval.py answers", "error", err)
@@ -560,6 +562,9 @@ func (h *Handler) runEval(wrapped bool) func(*gin.Context) *httpError {
 				return fromHostError(h.log, "save eval result", err)
 			}
 		}
+		for _, es := range res.Sessions {
+			h.storeEvalSession(c.Request.Context(), app, es)
+		}
 		if res.Runs == nil {
 			res.Runs = []json.RawMessage{}
 		}
@@ -569,6 +574,48 @@ func (h *Handler) runEval(wrapped bool) func(*gin.Context) *httpError {
 			httpx.WriteJSON(c, http.StatusOK, res.Runs)
 		}
 		return nil
+	}
+}
+
+// evalSession is a session ADK's inference ran the agent in, with its events.
+type evalSession struct {
+	User   string            `json:"user_id"`
+	ID     string            `json:"session_id"`
+	Events []json.RawMessage `json:"events"`
+}
+
+// storeEvalSession keeps an inference session as a session of the app, as `adk web`
+// keeps it in its session service: the dev UI opens it from the result to show the
+// conversation. Its state changes are left out, so that an evaluation leaves the user's
+// and the app's state as they were. A session that cannot be stored is logged: the
+// result stands without it.
+func (h *Handler) storeEvalSession(ctx context.Context, app string, es evalSession) {
+	evs, aerr := importEvents(es.Events, app)
+	if aerr != nil {
+		h.log.Warn("eval session not stored: its events do not import", "session", es.ID, "error", aerr.Detail)
+		return
+	}
+	kept := evs[:0]
+	for _, e := range evs {
+		if e.Type == session.TypeStateDelta {
+			continue
+		}
+		e.StateDelta = nil
+		kept = append(kept, e)
+	}
+	key := session.Key{App: app, User: es.User, ID: es.ID}
+	if _, err := h.rt.CreateSession(ctx, key); err != nil {
+		h.log.Warn("eval session not stored", "session", es.ID, "error", err)
+		return
+	}
+	if len(kept) == 0 {
+		return
+	}
+	if _, err := h.rt.ImportEvents(ctx, key, kept...); err != nil {
+		h.log.Warn("eval session's events not stored", "session", es.ID, "error", err)
+		if derr := h.rt.DeleteSession(context.WithoutCancel(ctx), key); derr != nil {
+			h.log.Error("remove eval session after a failed import", "session", es.ID, "error", derr)
+		}
 	}
 }
 
