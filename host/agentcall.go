@@ -42,7 +42,7 @@ func callError(agent, method string, err error) error {
 	if !ok {
 		return fmt.Errorf("%w: call %s on %q: %w", ErrUnavailable, method, agent, err)
 	}
-	switch st.Code() {
+	switch st.Code() { //nolint:exhaustive // the rest: the runner could not be reached or answer
 	case codes.Unimplemented:
 		return &ClientError{Kind: ErrInvalidInput, Err: err,
 			Message: fmt.Sprintf("the agent %q does not offer %s (its framework or runner version has no such operation)", agent, method)}

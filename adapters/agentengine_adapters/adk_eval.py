@@ -2,11 +2,12 @@
 surface uses for the dev UI's Eval tab. The host stores eval sets and results; this
 module only computes, with google-adk's own code, what `adk web` computes:
 
-| method | argument | result |
-|---|---|---|
-| `adk.eval.metrics` | `{}` | `{"metricsInfo": [...]}`: the registered metrics (ADK's metrics-info) |
-| `adk.eval.case` | `{"app_name", "user_id", "eval_id", "session"}` (ADK's session JSON) | the EvalCase of the session: its invocations, as ADK converts a session |
-| `adk.eval.run` | `{"app_name", "eval_set", "eval_case_ids", "eval_metrics"}` | `{"run_eval_results": [...], "eval_set_result": {...}, "sessions": [...]}` |
+- `adk.eval.metrics` (`{}`): `{"metricsInfo": [...]}`, the registered metrics (ADK's
+  metrics-info).
+- `adk.eval.case` (`{"app_name", "user_id", "eval_id", "session"}`, ADK's session JSON):
+  the EvalCase of the session, its invocations as ADK converts a session.
+- `adk.eval.run` (`{"app_name", "eval_set", "eval_case_ids", "eval_metrics"}`):
+  `{"run_eval_results": [...], "eval_set_result": {...}, "sessions": [...]}`.
 
 A run's `sessions` are the sessions ADK's inference ran the agent in (`{"user_id",
 "session_id", "events"}`, ADK's events): `adk web` keeps them in its session service,
@@ -124,7 +125,8 @@ def eval_case(arg: Mapping[str, Any], agent: BaseAgent) -> dict[str, Any]:
         session_input=SessionInput(app_name=app_name, user_id=user_id, state=create_empty_state(agent)),
         creation_timestamp=time.time(),
     )
-    return _dump(case)
+    out: dict[str, Any] = _dump(case)
+    return out
 
 
 def _run_types() -> Any:
@@ -187,7 +189,7 @@ async def run_eval(arg: Mapping[str, Any], obj: BaseAgent | App, agent: BaseAgen
     except ImportError:  # before 2.x: no efficiency metrics
         pass
 
-    class Captured(EvalSetResultsManager):  # type: ignore[misc]
+    class Captured(EvalSetResultsManager):
         """Keeps the run's EvalSetResult for the host to store."""
 
         def __init__(self) -> None:
@@ -253,6 +255,8 @@ async def run_eval(arg: Mapping[str, Any], obj: BaseAgent | App, agent: BaseAgen
     result = captured.results[0] if captured.results else None
     sessions = []
     for r in case_results:
+        if not r.user_id:
+            continue
         s = await sessions_service.get_session(app_name=app_name, user_id=r.user_id, session_id=r.session_id)
         if s is not None:
             sessions.append({"user_id": r.user_id, "session_id": r.session_id, "events": [_dump(e) for e in s.events]})

@@ -37,8 +37,8 @@ const (
 var evalSetIDPattern = regexp.MustCompile(`^[a-zA-Z0-9_]+$`)
 
 func (h *Handler) registerEvals(g gin.IRouter) {
-	g.GET("/eval_sets", handle(h.listEvalSets(false)))
-	g.GET("/eval-sets", handle(h.listEvalSets(true)))
+	g.GET("/eval_sets", handle(h.listDocs(session.DocADKEvalSet, "", false)))
+	g.GET("/eval-sets", handle(h.listDocs(session.DocADKEvalSet, "evalSetIds", true)))
 	g.POST("/eval-sets", handle(h.createEvalSet))
 	g.POST("/eval_sets/:set", handle(h.createEvalSetLegacy))
 	g.GET("/eval-sets/:set", handle(h.getEvalSet))
@@ -53,8 +53,8 @@ func (h *Handler) registerEvals(g gin.IRouter) {
 	}
 	g.POST("/eval-sets/:set/run", handle(h.runEval(true)))
 	g.POST("/eval_sets/:set/run_eval", handle(h.runEval(false)))
-	g.GET("/eval_results", handle(h.listEvalResults(false)))
-	g.GET("/eval-results", handle(h.listEvalResults(true)))
+	g.GET("/eval_results", handle(h.listDocs(session.DocADKEvalResult, "", false)))
+	g.GET("/eval-results", handle(h.listDocs(session.DocADKEvalResult, "evalResultIds", true)))
 	g.GET("/eval_results/:result", handle(h.getEvalResult))
 	g.GET("/eval-results/:result", handle(h.getEvalResult))
 	g.GET("/metrics-info", handle(h.metricsInfo))
@@ -156,20 +156,20 @@ func (h *Handler) docNames(c *gin.Context, app, kind string) ([]string, *httpErr
 	return names, nil
 }
 
-// listEvalSets serves the app's eval set ids: {"evalSetIds": [...]}, or the bare list
-// of the legacy route.
-func (h *Handler) listEvalSets(wrapped bool) func(*gin.Context) *httpError {
+// listDocs serves the ids of the app's eval sets or results: {key: [...]}, or the bare
+// list of the legacy routes.
+func (h *Handler) listDocs(kind, key string, wrapped bool) func(*gin.Context) *httpError {
 	return func(c *gin.Context) *httpError {
 		app, aerr := h.app(c)
 		if aerr != nil {
 			return aerr
 		}
-		names, aerr := h.docNames(c, app, session.DocADKEvalSet)
+		names, aerr := h.docNames(c, app, kind)
 		if aerr != nil {
 			return aerr
 		}
 		if wrapped {
-			httpx.WriteJSON(c, http.StatusOK, gin.H{"evalSetIds": names})
+			httpx.WriteJSON(c, http.StatusOK, gin.H{key: names})
 		} else {
 			httpx.WriteJSON(c, http.StatusOK, names)
 		}
@@ -629,27 +629,6 @@ func (h *Handler) needsADK(app string) *httpError {
 		return detail(http.StatusBadRequest, "ADK's evaluations run on google-adk agents; %s is a %s agent", app, a.Framework)
 	}
 	return nil
-}
-
-// listEvalResults serves the app's eval result ids: {"evalResultIds": [...]}, or the
-// bare list of the legacy route.
-func (h *Handler) listEvalResults(wrapped bool) func(*gin.Context) *httpError {
-	return func(c *gin.Context) *httpError {
-		app, aerr := h.app(c)
-		if aerr != nil {
-			return aerr
-		}
-		names, aerr := h.docNames(c, app, session.DocADKEvalResult)
-		if aerr != nil {
-			return aerr
-		}
-		if wrapped {
-			httpx.WriteJSON(c, http.StatusOK, gin.H{"evalResultIds": names})
-		} else {
-			httpx.WriteJSON(c, http.StatusOK, names)
-		}
-		return nil
-	}
 }
 
 // getEvalResult serves an eval result (ADK's EvalSetResult).
