@@ -225,7 +225,7 @@ class AdkRunner(Runner):
 
         if method not in adk_eval.METHODS:
             raise NotImplementedError(method)
-        return await adk_eval.call(method, arg, self.entry.obj, self.agent)
+        return await adk_eval.call(method, arg, self.entry.obj, self.agent, self.settings.project_dir)
 
     def _key(self, request: RunRequest) -> tuple[str, str, str]:
         platform = request.session_context.get("platform_context") or {}

@@ -8,6 +8,8 @@ module only computes, with google-adk's own code, what `adk web` computes:
   the EvalCase of the session, its invocations as ADK converts a session.
 - `adk.eval.run` (`{"app_name", "eval_set", "eval_case_ids", "eval_metrics"}`):
   `{"run_eval_results": [...], "eval_set_result": {...}, "sessions": [...]}`.
+- `adk.eval.files` (`{}`): `{"eval_sets": {id: EvalSet}}`, the eval sets of the agent's
+  directory (`<id>.evalset.json`, ADK's file convention, old formats converted as ADK does).
 
 A run's `sessions` are the sessions ADK's inference ran the agent in (`{"user_id",
 "session_id", "events"}`, ADK's events): `adk web` keeps them in its session service,
@@ -22,19 +24,26 @@ or by Vertex AI are refused, with the reason, when the runner has no Google cred
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from agentengine_runner import CallError
 from google.adk.agents import BaseAgent
 from google.adk.apps import App
 
+log = logging.getLogger("agentengine_runner.adapters.adk")
+
 METRICS = "adk.eval.metrics"
 CASE = "adk.eval.case"
 RUN = "adk.eval.run"
-METHODS = (METRICS, CASE, RUN)
+FILES = "adk.eval.files"
+METHODS = (METRICS, CASE, RUN, FILES)
+
+EVAL_SET_SUFFIX = ".evalset.json"
 
 INSTALL = 'pip install "google-adk[eval]"'
 
@@ -85,7 +94,9 @@ def _has_judge() -> bool:
     ).lower() in ("1", "true")
 
 
-async def call(method: str, arg: Any, obj: BaseAgent | App, agent: BaseAgent) -> Any:
+async def call(method: str, arg: Any, obj: BaseAgent | App, agent: BaseAgent, project_dir: Path) -> Any:
+    if method == FILES:
+        return eval_set_files(project_dir)
     if method == METRICS:
         return metrics_info()
     if method == CASE:
@@ -93,6 +104,25 @@ async def call(method: str, arg: Any, obj: BaseAgent | App, agent: BaseAgent) ->
     if method == RUN:
         return await run_eval(_object(arg, method), obj, agent)
     raise NotImplementedError(method)
+
+
+def eval_set_files(project_dir: Path) -> dict[str, Any]:
+    """The project's eval set files, read as ADK's local eval sets manager reads them; a
+    file that is no eval set is logged and left out."""
+    from google.adk.evaluation.local_eval_sets_manager import load_eval_set_from_file
+
+    sets: dict[str, Any] = {}
+    for path in sorted(project_dir.glob("*" + EVAL_SET_SUFFIX)):
+        set_id = path.name[: -len(EVAL_SET_SUFFIX)]
+        try:
+            eval_set = load_eval_set_from_file(str(path), set_id)
+        except Exception as exc:
+            log.warning("%s is not an ADK eval set: %s: %s", path, type(exc).__name__, exc)
+            continue
+        dumped = _dump(eval_set)
+        dumped["eval_set_id"] = set_id  # the file's name is its id, as for ADK
+        sets[set_id] = dumped
+    return {"eval_sets": sets}
 
 
 def metrics_info() -> dict[str, Any]:

@@ -3,6 +3,7 @@ google-adk, its eval extras and the scripted BaseLlm."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -158,6 +159,17 @@ def test_bad_run_arguments_are_refused(adk: AdkRunner, arg: Any, code: str, want
     with pytest.raises(CallError) as err:
         run(lambda: adk.call("adk.eval.run", arg))
     assert err.value.code == code and want in str(err.value)
+
+
+def test_the_projects_eval_set_files_are_read_as_adk_reads_them(adk: AdkRunner) -> None:
+    case = case_of(adk, "hello")
+    root = adk.settings.project_dir
+    (root / "greetings.evalset.json").write_text(json.dumps({"eval_set_id": "other", "eval_cases": [case]}))
+    (root / "broken.evalset.json").write_text("{")
+    sets = run(lambda: adk.call("adk.eval.files", {}))["eval_sets"]
+    assert list(sets) == ["greetings"]
+    assert sets["greetings"]["eval_set_id"] == "greetings"  # the file's name is its id
+    assert [c["evalId"] for c in sets["greetings"]["eval_cases"]] == ["c1"]
 
 
 def test_unknown_methods_are_not_implemented(adk: AdkRunner) -> None:

@@ -57,6 +57,10 @@ func newADKEnv(t *testing.T) *env {
 	}
 	_, _ = f.WriteString("python: " + py + "\n")
 	_ = f.Close()
+	// An eval set as ADK keeps it, a file in the agent's directory.
+	if err := os.WriteFile(filepath.Join(dir, "greetings.evalset.json"), []byte(`{"eval_set_id":"greetings","name":"Greetings","eval_cases":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p, err := project.Load(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -165,11 +169,21 @@ func TestEvals(t *testing.T) {
 			t.Errorf("%s %s: detail %q, want %q", tc.method, tc.path, d, tc.want)
 		}
 	}
-	if got := e.json("GET", dev+"/eval_sets", "", 200); mustJSONString(got) != `["weather"]` {
+	// The stored set and the agent directory's file.
+	if got := e.json("GET", dev+"/eval_sets", "", 200); mustJSONString(got) != `["greetings","weather"]` {
 		t.Errorf("eval_sets = %v", got)
 	}
-	if got := e.obj("GET", "/apps/"+adkApp+"/eval-sets", "", 200); mustJSONString(got) != `{"evalSetIds":["weather"]}` {
+	if got := e.obj("GET", "/apps/"+adkApp+"/eval-sets", "", 200); mustJSONString(got) != `{"evalSetIds":["greetings","weather"]}` {
 		t.Errorf("1.x eval-sets = %v", got)
+	}
+	if got := e.obj("GET", dev+"/eval-sets/greetings", "", 200); got["name"] != "Greetings" {
+		t.Errorf("the file's eval set = %v", got)
+	}
+	if status, _, b := e.do("POST", dev+"/eval-sets", `{"eval_set":{"eval_set_id":"greetings"}}`); status != 400 {
+		t.Errorf("creating over the file's set: %d %s", status, b)
+	}
+	if status, _, b := e.do("DELETE", dev+"/eval-sets/greetings", ""); status != 400 || !strings.Contains(detailOf(t, "delete file", b), "greetings.evalset.json") {
+		t.Errorf("deleting the file's set: %d %s", status, b)
 	}
 
 	// A session with a tool call, added as a case.
@@ -295,7 +309,7 @@ func TestEvals(t *testing.T) {
 	if status, _, _ := e.do("DELETE", dev+"/eval-sets/weather", ""); status != 404 {
 		t.Errorf("deleting twice: %d", status)
 	}
-	if got := e.obj("GET", dev+"/eval-sets", "", 200); mustJSONString(got) != `{"evalSetIds":[]}` {
+	if got := e.obj("GET", dev+"/eval-sets", "", 200); mustJSONString(got) != `{"evalSetIds":["greetings"]}` {
 		t.Errorf("eval-sets after delete = %v", got)
 	}
 }

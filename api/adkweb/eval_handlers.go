@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -31,6 +32,7 @@ const (
 	callEvalMetrics = "adk.eval.metrics"
 	callEvalCase    = "adk.eval.case"
 	callEvalRun     = "adk.eval.run"
+	callEvalFiles   = "adk.eval.files"
 )
 
 // evalSetIDPattern is the id ADK's local eval sets manager accepts (it names a file).
@@ -119,12 +121,40 @@ func evalSetKey(app, id string) session.DocKey {
 	return session.DocKey{App: app, Kind: session.DocADKEvalSet, Name: id}
 }
 
-// loadEvalSet reads the app's eval set; missing is nil (the routes answer it each in
-// ADK's words).
+// fileEvalSets reads the eval sets of the agent's directory (<id>.evalset.json, ADK's
+// file convention) through its runner: nil for agents of other frameworks, and, logged,
+// when the runner cannot say.
+func (h *Handler) fileEvalSets(c *gin.Context, app string) map[string]json.RawMessage {
+	if h.needsADK(app) != nil {
+		return nil
+	}
+	out, err := h.rt.AgentCall(c.Request.Context(), app, callEvalFiles, json.RawMessage("{}"))
+	if err != nil {
+		h.log.Warn("cannot read the agent's eval set files", "app", app, "error", err)
+		return nil
+	}
+	var files struct {
+		Sets map[string]json.RawMessage `json:"eval_sets"`
+	}
+	if err := json.Unmarshal(out, &files); err != nil {
+		h.log.Warn("the runner's eval set files are not what adk_eval.py answers", "app", app, "error", err)
+		return nil
+	}
+	return files.Sets
+}
+
+// loadEvalSet reads the app's eval set: the stored one, else the agent directory's file
+// of that id (which a change then stores: the project's files are not written); missing
+// is nil (the routes answer it each in ADK's words).
 func (h *Handler) loadEvalSet(c *gin.Context, app, id string) (*evalSet, *httpError) {
 	d, err := h.rt.GetDoc(c.Request.Context(), evalSetKey(app, id), -1)
 	if errors.Is(err, host.ErrNotFound) || errors.Is(err, host.ErrInvalidInput) {
-		return nil, nil
+		raw, ok := h.fileEvalSets(c, app)[id]
+		if !ok {
+			return nil, nil
+		}
+		d.Data = raw
+		err = nil
 	}
 	if err != nil {
 		return nil, fromHostError(h.log, "load eval set", err)
@@ -167,6 +197,14 @@ func (h *Handler) listDocs(kind, key string, wrapped bool) func(*gin.Context) *h
 		names, aerr := h.docNames(c, app, kind)
 		if aerr != nil {
 			return aerr
+		}
+		if kind == session.DocADKEvalSet {
+			for id := range h.fileEvalSets(c, app) {
+				if !slices.Contains(names, id) {
+					names = append(names, id)
+				}
+			}
+			sort.Strings(names)
 		}
 		if wrapped {
 			httpx.WriteJSON(c, http.StatusOK, gin.H{key: names})
@@ -283,7 +321,7 @@ func (h *Handler) getEvalSet(c *gin.Context) *httpError {
 }
 
 // deleteEvalSet serves DELETE eval-sets/{id} (the dev UI's delete button); its results
-// stay, as ADK keeps result files.
+// stay, as ADK keeps result files. A stored copy of a project's file goes, the file stays.
 func (h *Handler) deleteEvalSet(c *gin.Context) *httpError {
 	app, aerr := h.app(c)
 	if aerr != nil {
@@ -291,6 +329,9 @@ func (h *Handler) deleteEvalSet(c *gin.Context) *httpError {
 	}
 	err := h.rt.DeleteDoc(c.Request.Context(), evalSetKey(app, c.Param("set")))
 	if errors.Is(err, host.ErrNotFound) || errors.Is(err, host.ErrInvalidInput) {
+		if _, ok := h.fileEvalSets(c, app)[c.Param("set")]; ok {
+			return detail(http.StatusBadRequest, "Eval set `%s` is the project's file %s.evalset.json, which agentengine does not delete", c.Param("set"), c.Param("set"))
+		}
 		return evalSetNotFound(http.StatusNotFound)(c.Param("set"))
 	}
 	if err != nil {
