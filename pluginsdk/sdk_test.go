@@ -341,3 +341,13 @@ func TestDescribeAndSummarize(t *testing.T) {
 		})
 	}
 }
+
+// TestCallIsUnimplemented: a Go runner offers no framework-native operations, so the
+// host's Call gets Unimplemented, which it reports as an operation the agent lacks.
+func TestCallIsUnimplemented(t *testing.T) {
+	c := serve(t, funcRunner{info: pluginsdk.Info{Name: "a"}})
+	_, err := c.Call(context.Background(), &runnerv1.CallRequest{Method: "adk.eval.run", Json: []byte(`{}`)})
+	if status.Code(err) != codes.Unimplemented {
+		t.Fatalf("Call error %v, want Unimplemented", err)
+	}
+}

@@ -218,6 +218,15 @@ class AdkRunner(Runner):
             native=dev_info(self.entry.obj, self.agent),
         )
 
+    async def call(self, method: str, arg: Any) -> Any:
+        # ADK's evaluation (the dev UI's Eval tab), imported on first use: its imports
+        # are heavy and may be missing from the project (adk_eval.py says what to install).
+        from . import adk_eval
+
+        if method not in adk_eval.METHODS:
+            raise NotImplementedError(method)
+        return await adk_eval.call(method, arg, self.entry.obj, self.agent, self.settings.project_dir)
+
     def _key(self, request: RunRequest) -> tuple[str, str, str]:
         platform = request.session_context.get("platform_context") or {}
         app = request.app_name or str(platform.get("app_name") or "") or self.settings.agent_name

@@ -26,8 +26,8 @@ ENVS=(
   "langgraph-1|langgraph|langgraph>=1,<2"
   "langchain-1|langchain|langchain>=1,<2 langchain-openai"
   "deepagents|deepagents|deepagents"
-  "adk-1|adk|google-adk>=1.34,<2 openai"
-  "adk-2|adk|google-adk>=2,<3 openai"
+  "adk-1|adk|google-adk>=1.34,<2 openai pandas tabulate rouge-score google-cloud-aiplatform"
+  "adk-2|adk|google-adk>=2,<3 openai pandas tabulate rouge-score google-cloud-aiplatform"
 )
 
 selected=()

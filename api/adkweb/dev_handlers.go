@@ -13,13 +13,12 @@ import (
 
 // The dev routes ADK's dev UI calls besides sessions and runs, at google-adk 2.x's
 // paths (/dev/apps/{app}/...) and the earlier ones. What agentengine does not offer
-// (evaluations, the YAML builder, live audio and video) is answered in the
+// (the YAML builder, live audio and video) is answered in the
 // shape the UI expects for "nothing there" or with an error it shows, never with a 404
 // it would throw on.
 
 // Messages of the features not offered, shown by the UI or returned to API clients.
 const (
-	noEvals     = "agentengine does not run ADK evaluations: there are no eval sets or results"
 	noLive      = "agentengine does not serve live audio/video (run_live); use text chat"
 	noTelemetry = "agentengine sends no telemetry: there is no consent to record"
 	noDeploy    = "agentengine does not deploy agents from the dev UI"
@@ -34,17 +33,7 @@ func (h *Handler) registerDev(r gin.IRouter) {
 		{"/apps/:app", ""},     // google-adk 1.x
 	} {
 		g := r.Group(p.prefix)
-		g.GET("/eval_sets", handle(h.list(false)))
-		g.GET("/eval-sets", handle(h.list(true, "evalSetIds")))
-		g.GET("/eval_results", handle(h.list(false)))
-		g.GET("/eval-results", handle(h.list(true, "evalResultIds")))
-		g.GET("/metrics-info", handle(h.list(true, "metricsInfo")))
-		g.POST("/eval-sets", handle(h.noEvals))
-		g.POST("/eval_sets/:set", handle(h.noEvals))
-		g.POST("/eval-sets/:set/add-session", handle(h.noEvals))
-		g.POST("/eval_sets/:set/add_session", handle(h.noEvals))
-		g.POST("/eval-sets/:set/run", handle(h.noEvals))
-		g.POST("/eval_sets/:set/run_eval", handle(h.noEvals))
+		h.registerEvals(g)
 	}
 	r.GET("/dev/apps/:app/build_graph", handle(h.buildGraph))
 	r.GET("/dev/build_graph/:app", handle(h.buildGraph))
@@ -127,14 +116,6 @@ func (h *Handler) list(wrapped bool, key ...string) func(*gin.Context) *httpErro
 		httpx.WriteJSON(c, http.StatusOK, map[string][]string{key[0]: {}})
 		return nil
 	}
-}
-
-// noEvals refuses to create or run evaluations, in ADK's error shape.
-func (h *Handler) noEvals(c *gin.Context) *httpError {
-	if _, aerr := h.app(c); aerr != nil {
-		return aerr
-	}
-	return detail(http.StatusNotImplemented, noEvals)
 }
 
 // devInfo is what the ADK bridge reports of the loaded agent for the dev UI

@@ -53,11 +53,6 @@ func TestDevRoutes(t *testing.T) {
 		{"GET", "/apps/echo/eval_results", "", nil, 200, `[]`},
 		{"GET", "/apps/echo/eval-sets", "", nil, 200, `{"evalSetIds":[]}`},
 		{"GET", "/dev/apps/nope/eval_sets", "", nil, 404, "App not found"},
-		{"POST", "/dev/apps/echo/eval-sets", `{"evalSet":{"evalSetId":"s"}}`, nil, 501, noEvals},
-		{"POST", "/dev/apps/echo/eval_sets/s", "", nil, 501, noEvals},
-		{"POST", "/dev/apps/echo/eval-sets/s/add-session", `{}`, nil, 501, noEvals},
-		{"POST", "/dev/apps/echo/eval-sets/s/run", `{}`, nil, 501, noEvals},
-		{"POST", "/apps/echo/eval_sets/s/add_session", `{}`, nil, 501, noEvals},
 
 		{"GET", "/dev/apps/echo/builder", "", nil, 200, ""},
 		{"GET", "/builder/app/echo", "", nil, 200, ""},

@@ -89,6 +89,15 @@ func (s *agentSlot) Summarize(ctx context.Context, in *runnerv1.SummarizeRequest
 	return r.Summarize(ctx, in, opts...)
 }
 
+func (s *agentSlot) Call(ctx context.Context, in *runnerv1.CallRequest, opts ...grpc.CallOption) (*runnerv1.CallResponse, error) {
+	r, err := s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer r.release()
+	return r.Call(ctx, in, opts...)
+}
+
 func (s *agentSlot) Run(ctx context.Context, in *runnerv1.RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[runnerv1.RunEvent], error) {
 	r, err := s.acquire()
 	if err != nil {

@@ -191,6 +191,15 @@ func (p *Pool) Summarize(ctx context.Context, in *runnerv1.SummarizeRequest, opt
 	return v, err
 }
 
+// Call implements runnerv1.RunnerClient.
+func (p *Pool) Call(ctx context.Context, in *runnerv1.CallRequest, opts ...grpc.CallOption) (*runnerv1.CallResponse, error) {
+	v, m, err := call(ctx, p, func(m *member) (*runnerv1.CallResponse, error) { return m.Call(ctx, in, opts...) })
+	if m != nil {
+		m.busy.Add(-1)
+	}
+	return v, err
+}
+
 // Run implements runnerv1.RunnerClient. The run counts against its member until its
 // stream ends (Recv returns an error, io.EOF included) or ctx is cancelled.
 func (p *Pool) Run(ctx context.Context, in *runnerv1.RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[runnerv1.RunEvent], error) {

@@ -315,6 +315,19 @@ func (s *Supervisor) Summarize(ctx context.Context, in *runnerv1.SummarizeReques
 	return resp, nil
 }
 
+// Call implements runnerv1.RunnerClient.
+func (s *Supervisor) Call(ctx context.Context, in *runnerv1.CallRequest, opts ...grpc.CallOption) (*runnerv1.CallResponse, error) {
+	p, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.rpc.Call(ctx, in, opts...)
+	if err != nil {
+		return nil, s.callErr(ctx, p, "call "+in.GetMethod(), err)
+	}
+	return resp, nil
+}
+
 // Run implements runnerv1.RunnerClient. Cancelling ctx cancels the remote stream. If the
 // process dies, Recv fails promptly with an error wrapping ErrExited (and the gRPC
 // status). Read the stream until Recv returns an error, or cancel ctx, to release it.

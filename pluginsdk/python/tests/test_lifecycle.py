@@ -47,6 +47,26 @@ def test_health_describe_and_summarize(plugin: Plugin) -> None:
     asyncio.run(main())
 
 
+def test_call_dispatches_to_the_runner(plugin: Plugin) -> None:
+    async def main() -> None:
+        async with Host(plugin.target) as host:
+            r = await host.runner.Call(pb.CallRequest(method="demo.echo", json=b'{"a":[1,"x"]}'))
+            assert json.loads(r.json) == {"echo": {"a": [1, "x"]}}
+            r = await host.runner.Call(pb.CallRequest(method="demo.echo"))
+            assert json.loads(r.json) == {"echo": None}
+            for method, raw, code, msg in [
+                ("demo.nothing", b"{}", grpc.StatusCode.UNIMPLEMENTED, "demo.nothing"),
+                ("demo.refuse", b"{}", grpc.StatusCode.FAILED_PRECONDITION, "the demo lacks what this needs"),
+                ("demo.raise", b"{}", grpc.StatusCode.UNKNOWN, "ValueError: boom"),
+                ("demo.echo", b"{not json", grpc.StatusCode.INVALID_ARGUMENT, "not JSON"),
+            ]:
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await host.runner.Call(pb.CallRequest(method=method, json=raw))
+                assert err.value.code() == code and msg in (err.value.details() or ""), err.value
+
+    asyncio.run(main())
+
+
 def test_print_reaches_stdio_not_stdout(plugin: Plugin) -> None:
     async def main() -> None:
         async with Host(plugin.target) as host:

@@ -1698,6 +1698,105 @@ func (x *SummarizeResponse) GetSummary() string {
 	return ""
 }
 
+type CallRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The operation, namespaced by framework ("adk.eval.run").
+	Method string `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
+	// Its argument: one JSON document.
+	Json          []byte `protobuf:"bytes,2,opt,name=json,proto3" json:"json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallRequest) Reset() {
+	*x = CallRequest{}
+	mi := &file_runner_v1_runner_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallRequest) ProtoMessage() {}
+
+func (x *CallRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallRequest.ProtoReflect.Descriptor instead.
+func (*CallRequest) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *CallRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *CallRequest) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
+type CallResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The result: one JSON document.
+	Json          []byte `protobuf:"bytes,1,opt,name=json,proto3" json:"json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallResponse) Reset() {
+	*x = CallResponse{}
+	mi := &file_runner_v1_runner_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallResponse) ProtoMessage() {}
+
+func (x *CallResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
+func (*CallResponse) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CallResponse) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
 // One frame of the run lane (DescribeResponse.run_lane). On the socket each frame is its
 // length as 4 bytes, big-endian, then the LaneFrame; no frame is larger than the runner
 // protocol's message size limit. Runs are multiplexed by the id the host picks for each.
@@ -1721,7 +1820,7 @@ type LaneFrame struct {
 
 func (x *LaneFrame) Reset() {
 	*x = LaneFrame{}
-	mi := &file_runner_v1_runner_proto_msgTypes[22]
+	mi := &file_runner_v1_runner_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1832,7 @@ func (x *LaneFrame) String() string {
 func (*LaneFrame) ProtoMessage() {}
 
 func (x *LaneFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[22]
+	mi := &file_runner_v1_runner_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1845,7 @@ func (x *LaneFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneFrame.ProtoReflect.Descriptor instead.
 func (*LaneFrame) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{22}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *LaneFrame) GetRun() uint64 {
@@ -1839,7 +1938,7 @@ type LaneCancel struct {
 
 func (x *LaneCancel) Reset() {
 	*x = LaneCancel{}
-	mi := &file_runner_v1_runner_proto_msgTypes[23]
+	mi := &file_runner_v1_runner_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1851,7 +1950,7 @@ func (x *LaneCancel) String() string {
 func (*LaneCancel) ProtoMessage() {}
 
 func (x *LaneCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[23]
+	mi := &file_runner_v1_runner_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1864,7 +1963,7 @@ func (x *LaneCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneCancel.ProtoReflect.Descriptor instead.
 func (*LaneCancel) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{23}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{25}
 }
 
 type LaneEnd struct {
@@ -1878,7 +1977,7 @@ type LaneEnd struct {
 
 func (x *LaneEnd) Reset() {
 	*x = LaneEnd{}
-	mi := &file_runner_v1_runner_proto_msgTypes[24]
+	mi := &file_runner_v1_runner_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +1989,7 @@ func (x *LaneEnd) String() string {
 func (*LaneEnd) ProtoMessage() {}
 
 func (x *LaneEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[24]
+	mi := &file_runner_v1_runner_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +2002,7 @@ func (x *LaneEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneEnd.ProtoReflect.Descriptor instead.
 func (*LaneEnd) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{24}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *LaneEnd) GetError() string {
@@ -2042,7 +2141,12 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\fhistory_json\x18\x01 \x01(\fR\vhistoryJson\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\"-\n" +
 	"\x11SummarizeResponse\x12\x18\n" +
-	"\asummary\x18\x01 \x01(\tR\asummary\"\x8a\x02\n" +
+	"\asummary\x18\x01 \x01(\tR\asummary\"9\n" +
+	"\vCallRequest\x12\x16\n" +
+	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
+	"\x04json\x18\x02 \x01(\fR\x04json\"\"\n" +
+	"\fCallResponse\x12\x12\n" +
+	"\x04json\x18\x01 \x01(\fR\x04json\"\x8a\x02\n" +
 	"\tLaneFrame\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x04R\x03run\x129\n" +
 	"\x05start\x18\x02 \x01(\v2!.agentengine.runner.v1.RunRequestH\x00R\x05start\x12;\n" +
@@ -2053,11 +2157,12 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\n" +
 	"LaneCancel\"\x1f\n" +
 	"\aLaneEnd\x12\x14\n" +
-	"\x05error\x18\x01 \x01(\tR\x05error2\x92\x02\n" +
+	"\x05error\x18\x01 \x01(\tR\x05error2\xe3\x02\n" +
 	"\x06Runner\x12[\n" +
 	"\bDescribe\x12&.agentengine.runner.v1.DescribeRequest\x1a'.agentengine.runner.v1.DescribeResponse\x12K\n" +
 	"\x03Run\x12!.agentengine.runner.v1.RunRequest\x1a\x1f.agentengine.runner.v1.RunEvent0\x01\x12^\n" +
-	"\tSummarize\x12'.agentengine.runner.v1.SummarizeRequest\x1a(.agentengine.runner.v1.SummarizeResponseBGZEgithub.com/agentengine/agentengine/pluginsdk/proto/runner/v1;runnerv1b\x06proto3"
+	"\tSummarize\x12'.agentengine.runner.v1.SummarizeRequest\x1a(.agentengine.runner.v1.SummarizeResponse\x12O\n" +
+	"\x04Call\x12\".agentengine.runner.v1.CallRequest\x1a#.agentengine.runner.v1.CallResponseBGZEgithub.com/agentengine/agentengine/pluginsdk/proto/runner/v1;runnerv1b\x06proto3"
 
 var (
 	file_runner_v1_runner_proto_rawDescOnce sync.Once
@@ -2071,7 +2176,7 @@ func file_runner_v1_runner_proto_rawDescGZIP() []byte {
 	return file_runner_v1_runner_proto_rawDescData
 }
 
-var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_runner_v1_runner_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: agentengine.runner.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: agentengine.runner.v1.DescribeResponse
@@ -2095,15 +2200,17 @@ var file_runner_v1_runner_proto_goTypes = []any{
 	(*CheckpointDelete)(nil),  // 19: agentengine.runner.v1.CheckpointDelete
 	(*SummarizeRequest)(nil),  // 20: agentengine.runner.v1.SummarizeRequest
 	(*SummarizeResponse)(nil), // 21: agentengine.runner.v1.SummarizeResponse
-	(*LaneFrame)(nil),         // 22: agentengine.runner.v1.LaneFrame
-	(*LaneCancel)(nil),        // 23: agentengine.runner.v1.LaneCancel
-	(*LaneEnd)(nil),           // 24: agentengine.runner.v1.LaneEnd
-	nil,                       // 25: agentengine.runner.v1.RunRequest.TraceContextEntry
+	(*CallRequest)(nil),       // 22: agentengine.runner.v1.CallRequest
+	(*CallResponse)(nil),      // 23: agentengine.runner.v1.CallResponse
+	(*LaneFrame)(nil),         // 24: agentengine.runner.v1.LaneFrame
+	(*LaneCancel)(nil),        // 25: agentengine.runner.v1.LaneCancel
+	(*LaneEnd)(nil),           // 26: agentengine.runner.v1.LaneEnd
+	nil,                       // 27: agentengine.runner.v1.RunRequest.TraceContextEntry
 }
 var file_runner_v1_runner_proto_depIdxs = []int32{
 	2,  // 0: agentengine.runner.v1.DescribeResponse.capabilities:type_name -> agentengine.runner.v1.Capabilities
 	17, // 1: agentengine.runner.v1.RunRequest.checkpoints:type_name -> agentengine.runner.v1.Checkpoint
-	25, // 2: agentengine.runner.v1.RunRequest.trace_context:type_name -> agentengine.runner.v1.RunRequest.TraceContextEntry
+	27, // 2: agentengine.runner.v1.RunRequest.trace_context:type_name -> agentengine.runner.v1.RunRequest.TraceContextEntry
 	6,  // 3: agentengine.runner.v1.RunEvent.text_delta:type_name -> agentengine.runner.v1.TextDelta
 	7,  // 4: agentengine.runner.v1.RunEvent.message_done:type_name -> agentengine.runner.v1.MessageDone
 	8,  // 5: agentengine.runner.v1.RunEvent.reasoning_delta:type_name -> agentengine.runner.v1.ReasoningDelta
@@ -2122,17 +2229,19 @@ var file_runner_v1_runner_proto_depIdxs = []int32{
 	4,  // 18: agentengine.runner.v1.RunEventBatch.events:type_name -> agentengine.runner.v1.RunEvent
 	18, // 19: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
 	3,  // 20: agentengine.runner.v1.LaneFrame.start:type_name -> agentengine.runner.v1.RunRequest
-	23, // 21: agentengine.runner.v1.LaneFrame.cancel:type_name -> agentengine.runner.v1.LaneCancel
+	25, // 21: agentengine.runner.v1.LaneFrame.cancel:type_name -> agentengine.runner.v1.LaneCancel
 	4,  // 22: agentengine.runner.v1.LaneFrame.event:type_name -> agentengine.runner.v1.RunEvent
-	24, // 23: agentengine.runner.v1.LaneFrame.end:type_name -> agentengine.runner.v1.LaneEnd
+	26, // 23: agentengine.runner.v1.LaneFrame.end:type_name -> agentengine.runner.v1.LaneEnd
 	0,  // 24: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
 	3,  // 25: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
 	20, // 26: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
-	1,  // 27: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
-	4,  // 28: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
-	21, // 29: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
-	27, // [27:30] is the sub-list for method output_type
-	24, // [24:27] is the sub-list for method input_type
+	22, // 27: agentengine.runner.v1.Runner.Call:input_type -> agentengine.runner.v1.CallRequest
+	1,  // 28: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
+	4,  // 29: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
+	21, // 30: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
+	23, // 31: agentengine.runner.v1.Runner.Call:output_type -> agentengine.runner.v1.CallResponse
+	28, // [28:32] is the sub-list for method output_type
+	24, // [24:28] is the sub-list for method input_type
 	24, // [24:24] is the sub-list for extension type_name
 	24, // [24:24] is the sub-list for extension extendee
 	0,  // [0:24] is the sub-list for field type_name
@@ -2160,7 +2269,7 @@ func file_runner_v1_runner_proto_init() {
 		(*RunEvent_CheckpointDelete)(nil),
 		(*RunEvent_Batch)(nil),
 	}
-	file_runner_v1_runner_proto_msgTypes[22].OneofWrappers = []any{
+	file_runner_v1_runner_proto_msgTypes[24].OneofWrappers = []any{
 		(*LaneFrame_Start)(nil),
 		(*LaneFrame_Cancel)(nil),
 		(*LaneFrame_Event)(nil),
@@ -2172,7 +2281,7 @@ func file_runner_v1_runner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runner_v1_runner_proto_rawDesc), len(file_runner_v1_runner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,6 +33,7 @@ const (
 	Runner_Describe_FullMethodName  = "/agentengine.runner.v1.Runner/Describe"
 	Runner_Run_FullMethodName       = "/agentengine.runner.v1.Runner/Run"
 	Runner_Summarize_FullMethodName = "/agentengine.runner.v1.Runner/Summarize"
+	Runner_Call_FullMethodName      = "/agentengine.runner.v1.Runner/Call"
 )
 
 // RunnerClient is the client API for Runner service.
@@ -45,6 +46,11 @@ type RunnerClient interface {
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RunEvent], error)
 	// Summarize produces a compaction summary of projected history (optional capability).
 	Summarize(ctx context.Context, in *SummarizeRequest, opts ...grpc.CallOption) (*SummarizeResponse, error)
+	// Call runs a framework-native operation the host's surfaces need from the loaded
+	// agent (e.g. "adk.eval.run": ADK's evaluator on the agent). Runners answer
+	// Unimplemented for a method they do not know, InvalidArgument for bad input and
+	// FailedPrecondition when the agent's environment lacks what the method needs.
+	Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error)
 }
 
 type runnerClient struct {
@@ -94,6 +100,16 @@ func (c *runnerClient) Summarize(ctx context.Context, in *SummarizeRequest, opts
 	return out, nil
 }
 
+func (c *runnerClient) Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CallResponse)
+	err := c.cc.Invoke(ctx, Runner_Call_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RunnerServer is the server API for Runner service.
 // All implementations must embed UnimplementedRunnerServer
 // for forward compatibility.
@@ -104,6 +120,11 @@ type RunnerServer interface {
 	Run(*RunRequest, grpc.ServerStreamingServer[RunEvent]) error
 	// Summarize produces a compaction summary of projected history (optional capability).
 	Summarize(context.Context, *SummarizeRequest) (*SummarizeResponse, error)
+	// Call runs a framework-native operation the host's surfaces need from the loaded
+	// agent (e.g. "adk.eval.run": ADK's evaluator on the agent). Runners answer
+	// Unimplemented for a method they do not know, InvalidArgument for bad input and
+	// FailedPrecondition when the agent's environment lacks what the method needs.
+	Call(context.Context, *CallRequest) (*CallResponse, error)
 	mustEmbedUnimplementedRunnerServer()
 }
 
@@ -122,6 +143,9 @@ func (UnimplementedRunnerServer) Run(*RunRequest, grpc.ServerStreamingServer[Run
 }
 func (UnimplementedRunnerServer) Summarize(context.Context, *SummarizeRequest) (*SummarizeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Summarize not implemented")
+}
+func (UnimplementedRunnerServer) Call(context.Context, *CallRequest) (*CallResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Call not implemented")
 }
 func (UnimplementedRunnerServer) mustEmbedUnimplementedRunnerServer() {}
 func (UnimplementedRunnerServer) testEmbeddedByValue()                {}
@@ -191,6 +215,24 @@ func _Runner_Summarize_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Runner_Call_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CallRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RunnerServer).Call(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runner_Call_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RunnerServer).Call(ctx, req.(*CallRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Runner_ServiceDesc is the grpc.ServiceDesc for Runner service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -205,6 +247,10 @@ var Runner_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Summarize",
 			Handler:    _Runner_Summarize_Handler,
+		},
+		{
+			MethodName: "Call",
+			Handler:    _Runner_Call_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -23,6 +23,7 @@ from .context import (
 from .emitter import Emitter
 from .handshake import APP_PROTOCOL_VERSION, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE
 from .runner import (
+    CallError,
     Capabilities,
     Description,
     Framework,
@@ -39,6 +40,7 @@ __all__ = [
     "MAGIC_COOKIE_KEY",
     "MAGIC_COOKIE_VALUE",
     "Broker",
+    "CallError",
     "Capabilities",
     "Description",
     "Emitter",

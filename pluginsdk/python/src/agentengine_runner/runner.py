@@ -118,6 +118,16 @@ class RunnerError(Exception):
         self.code = code
 
 
+class CallError(Exception):
+    """A refusal of Runner.call the host shows its client: code is one of
+    "invalid_argument" (bad input), "failed_precondition" (the agent's environment lacks
+    what the method needs) or "not_found"."""
+
+    def __init__(self, message: str, code: str = "invalid_argument") -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class Runner(abc.ABC):
     """Implement describe() and run(); override summarize() to offer summaries.
 
@@ -136,6 +146,12 @@ class Runner(abc.ABC):
 
     async def summarize(self, request: SummarizeRequest) -> str:
         raise NotImplementedError
+
+    async def call(self, method: str, arg: Any) -> Any:
+        """Runs a framework-native operation the host asks for by name (the Call RPC)
+        with arg, the decoded JSON argument, and returns a JSON-serialisable result.
+        Raise CallError to refuse; NotImplementedError for a method it does not know."""
+        raise NotImplementedError(method)
 
     def supports_summarize(self) -> bool:
         return type(self).summarize is not Runner.summarize

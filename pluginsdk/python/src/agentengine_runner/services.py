@@ -25,7 +25,7 @@ from .emitter import Emitter, RunCheckpoints, checkpoint_scope, checkpoints_from
 from .expand import expand_request
 from .handshake import RUNNER_PROTOCOL
 from .hclog import get_logger
-from .runner import Runner, RunnerError, RunRequest, SummarizeRequest
+from .runner import CallError, Runner, RunnerError, RunRequest, SummarizeRequest
 from .stdio import StdioHub
 from .tracing import trace_ids, trace_scope
 
@@ -60,6 +60,14 @@ def decode_object(raw: bytes, what: str) -> dict[str, Any]:
             f"runner could not decode the {what}: want a JSON object, got {type(value).__name__}"
         )
     return value
+
+
+# CallError codes → gRPC status codes (the host maps these to its error kinds).
+CALL_CODES = {
+    "invalid_argument": grpc.StatusCode.INVALID_ARGUMENT,
+    "failed_precondition": grpc.StatusCode.FAILED_PRECONDITION,
+    "not_found": grpc.StatusCode.NOT_FOUND,
+}
 
 
 class RunnerService(runner_grpc.RunnerServicer):
@@ -224,6 +232,23 @@ class RunnerService(runner_grpc.RunnerServicer):
             log.error("summarize failed", extra={"error": traceback.format_exc()})
             await context.abort(grpc.StatusCode.UNKNOWN, f"{type(exc).__name__}: {exc}")
         return pb.SummarizeResponse(summary=summary)
+
+    async def Call(self, request: pb.CallRequest, context: grpc.aio.ServicerContext) -> pb.CallResponse:
+        try:
+            arg = json.loads(request.json) if request.json else None
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{request.method}: the argument is not JSON: {exc}")
+        try:
+            result = await self._runner.call(request.method, arg)
+            out = json.dumps(result, separators=(",", ":")).encode()
+        except NotImplementedError:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"the runner has no method {request.method!r}")
+        except CallError as exc:
+            await context.abort(CALL_CODES.get(exc.code, grpc.StatusCode.INVALID_ARGUMENT), str(exc))
+        except Exception as exc:
+            log.error("call failed", extra={"method": request.method, "error": traceback.format_exc()})
+            await context.abort(grpc.StatusCode.UNKNOWN, f"{type(exc).__name__}: {exc}")
+        return pb.CallResponse(json=out)
 
 
 class ControllerService(controller_grpc.GRPCControllerServicer):

@@ -10,6 +10,9 @@ payload["input"] picks the behaviour:
   "raise"      raises ValueError("boom")
   "count"      payload["n"] text deltas of payload["size"] bytes, as fast as possible
   anything else: echoes the input as text
+
+call(): "demo.echo" answers its argument, "demo.refuse" refuses (CallError
+failed_precondition), "demo.raise" raises ValueError; other methods are unknown.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import os
 import time
 from typing import Any
 
-from agentengine_runner import Capabilities, Description, Emitter, Runner, RunRequest, serve
+from agentengine_runner import CallError, Capabilities, Description, Emitter, Runner, RunRequest, serve
 from agentengine_runner.runner import SummarizeRequest
 
 
@@ -75,6 +78,15 @@ class DemoRunner(Runner):
         else:
             await emit.text(str(kind))
         await emit.message_done()
+
+    async def call(self, method: str, arg: Any) -> Any:
+        if method == "demo.echo":
+            return {"echo": arg}
+        if method == "demo.refuse":
+            raise CallError("the demo lacks what this needs", "failed_precondition")
+        if method == "demo.raise":
+            raise ValueError("boom")
+        raise NotImplementedError(method)
 
     async def summarize(self, request: SummarizeRequest) -> str:
         return f"{len(request.history)} messages"

@@ -268,6 +268,20 @@ class SummarizeResponse(_message.Message):
     summary: str
     def __init__(self, summary: _Optional[str] = ...) -> None: ...
 
+class CallRequest(_message.Message):
+    __slots__ = ("method", "json")
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    method: str
+    json: bytes
+    def __init__(self, method: _Optional[str] = ..., json: _Optional[bytes] = ...) -> None: ...
+
+class CallResponse(_message.Message):
+    __slots__ = ("json",)
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    json: bytes
+    def __init__(self, json: _Optional[bytes] = ...) -> None: ...
+
 class LaneFrame(_message.Message):
     __slots__ = ("run", "start", "cancel", "event", "end")
     RUN_FIELD_NUMBER: _ClassVar[int]

@@ -29,6 +29,11 @@ class RunnerStub(object):
                 request_serializer=runner_dot_v1_dot_runner__pb2.SummarizeRequest.SerializeToString,
                 response_deserializer=runner_dot_v1_dot_runner__pb2.SummarizeResponse.FromString,
                 )
+        self.Call = channel.unary_unary(
+                '/agentengine.runner.v1.Runner/Call',
+                request_serializer=runner_dot_v1_dot_runner__pb2.CallRequest.SerializeToString,
+                response_deserializer=runner_dot_v1_dot_runner__pb2.CallResponse.FromString,
+                )
 
 
 class RunnerServicer(object):
@@ -55,6 +60,16 @@ class RunnerServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Call(self, request, context):
+        """Call runs a framework-native operation the host's surfaces need from the loaded
+        agent (e.g. "adk.eval.run": ADK's evaluator on the agent). Runners answer
+        Unimplemented for a method they do not know, InvalidArgument for bad input and
+        FailedPrecondition when the agent's environment lacks what the method needs.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RunnerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -72,6 +87,11 @@ def add_RunnerServicer_to_server(servicer, server):
                     servicer.Summarize,
                     request_deserializer=runner_dot_v1_dot_runner__pb2.SummarizeRequest.FromString,
                     response_serializer=runner_dot_v1_dot_runner__pb2.SummarizeResponse.SerializeToString,
+            ),
+            'Call': grpc.unary_unary_rpc_method_handler(
+                    servicer.Call,
+                    request_deserializer=runner_dot_v1_dot_runner__pb2.CallRequest.FromString,
+                    response_serializer=runner_dot_v1_dot_runner__pb2.CallResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -131,5 +151,22 @@ class Runner(object):
         return grpc.experimental.unary_unary(request, target, '/agentengine.runner.v1.Runner/Summarize',
             runner_dot_v1_dot_runner__pb2.SummarizeRequest.SerializeToString,
             runner_dot_v1_dot_runner__pb2.SummarizeResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Call(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/agentengine.runner.v1.Runner/Call',
+            runner_dot_v1_dot_runner__pb2.CallRequest.SerializeToString,
+            runner_dot_v1_dot_runner__pb2.CallResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
