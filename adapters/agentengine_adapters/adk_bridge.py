@@ -219,6 +219,10 @@ class AdkRunner(Runner):
         )
 
     async def call(self, method: str, arg: Any) -> Any:
+        from . import adk_graph
+
+        if method == adk_graph.GRAPH:
+            return await adk_graph.agent_graph(self.agent, arg)
         # ADK's evaluation (the dev UI's Eval tab), imported on first use: its imports
         # are heavy and may be missing from the project (adk_eval.py says what to install).
         from . import adk_eval

@@ -53,6 +53,7 @@ FILE_FRAMEWORK = {
     "test_adk.py": "adk",
     "test_answer_once.py": "langgraph",
     "test_adk_eval.py": "adk",
+    "test_adk_graph.py": "adk",
     "test_adk_openai.py": "adk",
     "test_adk_resume.py": "adk",
     "test_checkpoint.py": "langgraph",

@@ -41,24 +41,13 @@ func (h *Handler) registerDev(r gin.IRouter) {
 	r.GET("/dev/build_graph_image/:app", handle(h.buildGraphImage(false)))
 	r.GET("/dev/apps/:app/builder", handle(h.builder))
 	r.GET("/builder/app/:app", handle(h.builder))
-	// An event's graph (the agent graph with the event's call highlighted) is not drawn:
-	// {} is ADK's answer for an event it has no graph for, which the UI shows as none.
-	r.GET("/dev/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.noGraph))
-	r.GET("/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.noGraph))
-	r.GET("/dev/apps/:app/graph", handle(h.noGraph))
+	r.GET("/dev/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.eventGraph))
+	r.GET("/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.eventGraph))
+	r.GET("/dev/apps/:app/graph", handle(h.baseGraph))
 	// ADK's agent tests (JSON files under the agent's tests/) are not run.
 	r.GET("/dev/apps/:app/tests", handle(h.list(false)))
 	r.GET("/dev/apps/:app/deploy/*what", handle(h.noDeploy))
 	r.POST("/dev/apps/:app/deploy/*what", handle(h.noDeploy))
-}
-
-// noGraph answers a graph ADK's UI may ask for and agentengine does not draw: {}.
-func (h *Handler) noGraph(c *gin.Context) *httpError {
-	if _, aerr := h.app(c); aerr != nil {
-		return aerr
-	}
-	httpx.WriteJSON(c, http.StatusOK, map[string]any{})
-	return nil
 }
 
 // noDeploy refuses the UI's deploy form.
@@ -175,15 +164,13 @@ func (h *Handler) buildGraphImage(perPath bool) func(*gin.Context) *httpError {
 		if aerr != nil {
 			return aerr
 		}
+		dark, aerr := darkMode(c)
+		if aerr != nil {
+			return aerr
+		}
 		mode := "light"
-		if v, ok := c.GetQuery("dark_mode"); ok {
-			switch strings.ToLower(v) {
-			case "true", "1", "yes", "on":
-				mode = "dark"
-			case "false", "0", "no", "off":
-			default:
-				return invalid("bool_parsing", []any{"query", "dark_mode"}, "Input should be a valid boolean, unable to interpret input")
-			}
+		if dark {
+			mode = "dark"
 		}
 		d, aerr := h.devInfoOf(c, app)
 		if aerr != nil {

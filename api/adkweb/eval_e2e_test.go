@@ -29,7 +29,8 @@ const adkApp = "adk-assistant"
 // Python runner, with a Go agent beside it. The Python is $AGENTENGINE_PYTHON, whose
 // environment has google-adk with its eval extras (the test environment's pins); without
 // one the test skips, and fails in CI.
-func newADKEnv(t *testing.T) *env {
+// extra names modules the test needs beside google.adk (the eval extras).
+func newADKEnv(t *testing.T, extra ...string) *env {
 	t.Helper()
 	py := os.Getenv("AGENTENGINE_PYTHON")
 	if py == "" {
@@ -38,8 +39,8 @@ func newADKEnv(t *testing.T) *env {
 		}
 		t.Skip("set AGENTENGINE_PYTHON to a Python with google-adk[eval] to run the ADK runner")
 	}
-	if out, err := exec.Command(py, "-c", "import google.adk, pandas, rouge_score, tabulate").CombinedOutput(); err != nil {
-		msg := py + " lacks google-adk or its eval extras: " + string(out)
+	if out, err := exec.Command(py, "-c", "import "+strings.Join(append([]string{"google.adk"}, extra...), ", ")).CombinedOutput(); err != nil {
+		msg := py + " lacks google-adk or " + strings.Join(extra, ", ") + ": " + string(out)
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
@@ -133,7 +134,7 @@ func detailOf(t *testing.T, what string, b []byte) string {
 // stored and served; the metrics described; bad input refused in ADK's shape; the LLM-
 // judged metrics refused with the reason when there is no judge model.
 func TestEvals(t *testing.T) {
-	e := newADKEnv(t)
+	e := newADKEnv(t, "pandas", "rouge_score", "tabulate")
 	dev := "/dev/apps/" + adkApp
 
 	// Create: the UI's body; then the refusals.
