@@ -53,6 +53,7 @@ from google.adk.sessions import InMemorySessionService
 from google.genai import types
 
 from . import adk_session as proj
+from .adk_artifacts import HostArtifactService
 
 # ADK records message contents on its spans unless told not to (its own knob defaults on);
 # the OpenTelemetry GenAI conventions record none unless the user opts in with
@@ -98,7 +99,7 @@ META_FIELDS = (
     "node_info",
     "long_running_tool_ids",
 )
-META_ACTIONS = ("transfer_to_agent", "escalate", "skip_summarization", "end_of_agent")
+META_ACTIONS = ("transfer_to_agent", "escalate", "skip_summarization", "end_of_agent", "artifact_delta")
 
 
 # -- loading -------------------------------------------------------------------------------
@@ -214,7 +215,7 @@ class AdkRunner(Runner):
             framework=self.framework,
             agent_name=self.settings.agent_name,
             description=description,
-            capabilities=Capabilities(streaming=True, resume=True, multimodal_input=True),
+            capabilities=Capabilities(streaming=True, resume=True, multimodal_input=True, artifacts=True),
             native=dev_info(self.entry.obj, self.agent),
         )
 
@@ -245,7 +246,8 @@ class AdkRunner(Runner):
         )
         for event in [*proj.history_events(history, self.agent.name, skip_call_ids=skip), *restored]:
             await service.append_event(session, event)
-        runner = self._adk_runner(app_name, service)
+        artifacts = HostArtifactService(emit, app_name, user_id, session_id, request.artifacts)
+        runner = self._adk_runner(app_name, service, artifacts)
         instructions = request.payload.get("instructions")
         if isinstance(instructions, str) and instructions.strip():
             # Per-run plugin on this turn's own Runner: the agent (or App) is untouched.
@@ -283,10 +285,10 @@ class AdkRunner(Runner):
         else:
             self._pending.pop(key, None)
 
-    def _adk_runner(self, app_name: str, service: InMemorySessionService) -> AdkRunnerCore:
+    def _adk_runner(self, app_name: str, service: InMemorySessionService, artifacts: HostArtifactService) -> AdkRunnerCore:
         if isinstance(self.entry.obj, App):
-            return AdkRunnerCore(app=self.entry.obj, app_name=app_name, session_service=service)
-        return AdkRunnerCore(app_name=app_name, agent=self.agent, session_service=service)
+            return AdkRunnerCore(app=self.entry.obj, app_name=app_name, session_service=service, artifact_service=artifacts)
+        return AdkRunnerCore(app_name=app_name, agent=self.agent, session_service=service, artifact_service=artifacts)
 
     def _resume(self, key: tuple[str, str, str], payload: Mapping[str, Any]) -> tuple[list[Event], types.Content]:
         answers = parse_answers(payload)
