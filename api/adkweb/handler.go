@@ -75,6 +75,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	s.DELETE("/:session", handle(h.deleteSession))
 	h.registerTraces(r)
 	h.registerDev(r)
+	h.registerArtifacts(r)
 }
 
 // handle adapts a handler that returns its error, writing it in FastAPI's shape.
