@@ -13,7 +13,7 @@ import (
 
 // The dev routes ADK's dev UI calls besides sessions and runs, at google-adk 2.x's
 // paths (/dev/apps/{app}/...) and the earlier ones. What agentengine does not offer
-// (evaluations, the YAML builder, live audio and video) is answered in the
+// (evaluations, live audio and video) is answered in the
 // shape the UI expects for "nothing there" or with an error it shows, never with a 404
 // it would throw on.
 
@@ -50,8 +50,7 @@ func (h *Handler) registerDev(r gin.IRouter) {
 	r.GET("/dev/build_graph/:app", handle(h.buildGraph))
 	r.GET("/dev/apps/:app/build_graph_image", handle(h.buildGraphImage(true)))
 	r.GET("/dev/build_graph_image/:app", handle(h.buildGraphImage(false)))
-	r.GET("/dev/apps/:app/builder", handle(h.builder))
-	r.GET("/builder/app/:app", handle(h.builder))
+	h.registerBuilder(r)
 	// An event's graph (the agent graph with the event's call highlighted) is not drawn:
 	// {} is ADK's answer for an event it has no graph for, which the UI shows as none.
 	r.GET("/dev/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.noGraph))
@@ -86,7 +85,7 @@ func devOwns(path string) bool {
 	case "/config/telemetry", "/run_live":
 		return true
 	}
-	return strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/builder/app/")
+	return strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/builder/app/") || path == "/builder/save"
 }
 
 // app resolves the path's app (404 in ADK's words when it is not hosted).
@@ -226,17 +225,6 @@ func (h *Handler) buildGraphImage(perPath bool) func(*gin.Context) *httpError {
 		httpx.WriteJSON(c, http.StatusOK, gin.H{"dotSrc": graphs[""]["dotSrc"]})
 		return nil
 	}
-}
-
-// builder serves the builder's read route: ADK answers "" when the app has no YAML
-// agent config, which a code-defined agent (every agentengine project) does not.
-func (h *Handler) builder(c *gin.Context) *httpError {
-	if _, aerr := h.app(c); aerr != nil {
-		return aerr
-	}
-	c.Header("Cache-Control", "no-store")
-	c.Data(http.StatusOK, "text/plain; charset=utf-8", nil)
-	return nil
 }
 
 // runLive answers the UI's live (audio/video) WebSocket by closing it with the reason,
