@@ -135,6 +135,10 @@ type Store interface {
 	// saved through NewEvent.Checkpoints and deleted with the session.
 	Checkpoints(ctx context.Context, key Key) ([]Checkpoint, error)
 
+	// DocStore keeps the frameworks' versioned documents (ADK artifacts and evals);
+	// DeleteSession deletes the session's.
+	DocStore
+
 	Close() error
 }
 

@@ -29,6 +29,7 @@ type Store struct {
 	users     map[appUser]map[string]any
 	responses map[string]*runRec  // by response id, across users
 	items     map[string]itemRefs // by item id
+	docs      docs                // made on the first PutDoc
 	// recs and kept hold what sessions keep (see arena.go).
 	recs recSlab
 	kept arena
@@ -239,6 +240,7 @@ func (s *Store) DeleteSession(ctx context.Context, key session.Key) error {
 		}
 	}
 	delete(s.sessions, key)
+	delete(s.docs, docScope{key.App, key.User, key.ID})
 	s.recs.put(rec)
 	return nil
 }

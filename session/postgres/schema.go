@@ -8,7 +8,7 @@ import (
 )
 
 // SchemaVersion is the schema version this build writes: the number of migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations are forward-only: migration i moves a database from version i to i+1.
 // Never edit a released entry; append a new one.
@@ -131,6 +131,32 @@ CREATE TABLE relay_spill (
 	`
 DROP INDEX sessions_by_update;
 CREATE INDEX sessions_by_user_update ON sessions ((ARRAY[app_id, user_id]), updated_at DESC, pk DESC);
+`,
+	// 3: the frameworks' versioned documents (ADK artifacts, eval sets and results),
+	// scoped to an app, a user or a session (session_id '' and user_id '' for the wider
+	// scopes); a session's go with it.
+	`
+CREATE TABLE docs (
+	app_id     text NOT NULL,
+	user_id    text NOT NULL,
+	session_id text NOT NULL,
+	kind       text NOT NULL,
+	name       text NOT NULL,
+	version    bigint NOT NULL,
+	mime_type  text NOT NULL DEFAULT '',
+	data       bytea NOT NULL,
+	meta       text,
+	created_at bigint NOT NULL,
+	PRIMARY KEY (app_id, user_id, session_id, kind, name, version)
+);
+CREATE FUNCTION docs_of_deleted_session() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	DELETE FROM docs WHERE app_id = OLD.app_id AND user_id = OLD.user_id AND session_id = OLD.id;
+	RETURN OLD;
+END
+$$;
+CREATE TRIGGER docs_of_deleted_session AFTER DELETE ON sessions
+	FOR EACH ROW EXECUTE FUNCTION docs_of_deleted_session();
 `,
 }
 

@@ -229,6 +229,7 @@ func TestKsADKImportIntoAFileAgentengineAlsoWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
+		`DROP TRIGGER docs_of_deleted_session`,
 		`UPDATE schema_version SET version = 1`,
 		`ATTACH DATABASE '` + fixture + `' AS k`,
 		`CREATE TABLE ksadk_sessions AS SELECT * FROM k.ksadk_sessions`,

@@ -25,7 +25,8 @@ func TestVersion1FileGetsCheckpoints(t *testing.T) {
 	}
 	st.Close()
 	db := rawDB(t, path)
-	for _, q := range []string{`DROP TABLE checkpoint_writes`, `DROP TABLE checkpoints`, `UPDATE schema_version SET version = 1`} {
+	for _, q := range []string{`DROP TRIGGER docs_of_deleted_session`, `DROP TABLE docs`, `DROP TABLE checkpoint_writes`, `DROP TABLE checkpoints`,
+		`UPDATE schema_version SET version = 1`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -82,6 +83,8 @@ func TestVersion3FileGetsKeyedEvents(t *testing.T) {
 		`INSERT INTO events (session_pk, seq, invocation_id, item_id, type, author, data, state_delta, time)
 			SELECT pk, 2, 'inv1', NULL, 'state_delta', 'bot', '{}', '{"k":1}', 2 FROM sessions`,
 		`UPDATE sessions SET last_seq = 2`,
+		`DROP TRIGGER docs_of_deleted_session`,
+		`DROP TABLE docs`,
 		`UPDATE schema_version SET version = 3`,
 	} {
 		if _, err := db.Exec(q); err != nil {

@@ -7,7 +7,7 @@ import (
 )
 
 // SchemaVersion is the schema version this build writes: the number of migrations.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations are forward-only: migration i moves a database from version i to i+1.
 // Never edit a released entry; append a new one.
@@ -130,6 +130,27 @@ INSERT INTO events_v4 (session_pk, seq, invocation_id, item_id, type, author, da
 DROP TABLE events;
 ALTER TABLE events_v4 RENAME TO events;
 CREATE INDEX events_by_item ON events (item_id) WHERE item_id IS NOT NULL;
+`,
+		// 5: the frameworks' versioned documents (ADK artifacts, eval sets and results),
+		// scoped to an app, a user or a session (session_id '' and user_id '' for the wider
+		// scopes); a session's go with it.
+		`
+CREATE TABLE docs (
+	app_id     TEXT NOT NULL,
+	user_id    TEXT NOT NULL,
+	session_id TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	name       TEXT NOT NULL,
+	version    INTEGER NOT NULL,
+	mime_type  TEXT NOT NULL DEFAULT '',
+	data       BLOB NOT NULL,
+	meta       TEXT,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (app_id, user_id, session_id, kind, name, version)
+) WITHOUT ROWID;
+CREATE TRIGGER docs_of_deleted_session AFTER DELETE ON sessions BEGIN
+	DELETE FROM docs WHERE app_id = OLD.app_id AND user_id = OLD.user_id AND session_id = OLD.id;
+END;
 `,
 	}
 }

@@ -79,6 +79,8 @@ type wstatements struct {
 	dropStaleWrites, upsertWrite    *sql.Stmt
 	checkpointThreads               *sql.Stmt
 	dropThread, dropThreadWrites    *sql.Stmt
+	lastDocVersion, insertDoc       *sql.Stmt
+	deleteDoc                       *sql.Stmt
 
 	all []*sql.Stmt
 }
@@ -96,6 +98,12 @@ func (st *wstatements) prepare(ctx context.Context, conn *sql.Conn) error {
 	st.sessionState = p.stmt(`SELECT state FROM sessions WHERE pk = ?`)
 	st.insertSession = p.stmt(`INSERT INTO sessions (app_id, user_id, id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`)
 	st.deleteSession = p.stmt(`DELETE FROM sessions WHERE pk = ?`)
+	st.lastDocVersion = p.stmt(`SELECT max(version) FROM docs
+		WHERE app_id = ? AND user_id = ? AND session_id = ? AND kind = ? AND name = ?`)
+	st.insertDoc = p.stmt(`INSERT INTO docs (app_id, user_id, session_id, kind, name, version, mime_type,
+		data, meta, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	st.deleteDoc = p.stmt(`DELETE FROM docs
+		WHERE app_id = ? AND user_id = ? AND session_id = ? AND kind = ? AND name = ?`)
 	st.updateSession = p.stmt(`UPDATE sessions SET title = ?, renamed = ?, first_prompt = ?, last_prompt = ?,
 		last_seq = ?, checkpoint_seq = ?, active_invocation_id = ?, active_run_status = ?,
 		updated_at = ?, state = coalesce(?, state) WHERE pk = ?`)

@@ -47,6 +47,9 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"Summary", testSummary},
 		{"CheckpointHistory", testCheckpointHistory},
 		{"Checkpoints", testCheckpoints},
+		{"Docs", testDocs},
+		{"DocsGoWithTheirSession", testDocsOfDeletedSession},
+		{"ConcurrentPutDoc", testConcurrentPutDoc},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
