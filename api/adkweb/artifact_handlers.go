@@ -157,7 +157,7 @@ func (h *Handler) getArtifact(c *gin.Context) *httpError {
 	ctx, dk := c.Request.Context(), host.ArtifactKey(key, p.name)
 	if p.versions {
 		vs, err := h.rt.DocVersions(ctx, dk)
-		if err != nil && !errors.Is(err, session.ErrNotFound) {
+		if err != nil && !errors.Is(err, host.ErrNotFound) {
 			return fromHostError(h.log, "list artifact versions", err)
 		}
 		if p.metadata {
@@ -196,7 +196,7 @@ func (h *Handler) getArtifact(c *gin.Context) *httpError {
 		return detail(http.StatusNotFound, "Artifact not found")
 	}
 	d, err := h.rt.GetDoc(ctx, dk, version)
-	if errors.Is(err, session.ErrNotFound) {
+	if errors.Is(err, host.ErrNotFound) {
 		if p.metadata {
 			return detail(http.StatusNotFound, "Artifact version not found")
 		}
@@ -225,7 +225,7 @@ func (h *Handler) deleteArtifact(c *gin.Context) *httpError {
 		return detail(http.StatusMethodNotAllowed, "Method Not Allowed")
 	}
 	err := h.rt.DeleteDoc(c.Request.Context(), host.ArtifactKey(key, name))
-	if err != nil && !errors.Is(err, session.ErrNotFound) {
+	if err != nil && !errors.Is(err, host.ErrNotFound) {
 		return fromHostError(h.log, "delete artifact", err)
 	}
 	c.Data(http.StatusOK, "application/json", []byte("null"))
@@ -277,7 +277,7 @@ func (h *Handler) saveArtifact(c *gin.Context) *httpError {
 	}
 	ctx := c.Request.Context()
 	if _, err := h.rt.Session(ctx, key); err != nil {
-		if errors.Is(err, host.ErrNotFound) || errors.Is(err, session.ErrNotFound) {
+		if errors.Is(err, host.ErrNotFound) {
 			return sessionNotFound(key.ID)
 		}
 		return fromHostError(h.log, "get session", err)
@@ -325,8 +325,8 @@ func docOfPart(raw json.RawMessage, custom json.RawMessage) (session.Doc, *httpE
 		if json.Unmarshal(inline, &b) != nil {
 			return d, invalid("model_attributes_type", []any{"body", "artifact", "inlineData"}, "Input should be a valid dictionary or object to extract fields from")
 		}
-		data, err := decodeBase64(b.Data)
-		if err != nil {
+		data, ok := decodeBase64(b.Data)
+		if !ok {
 			return d, invalid("base64_decode", []any{"body", "artifact", "inlineData", "data"}, "Base64 decoding error")
 		}
 		d.Data, d.MimeType = data, firstNonEmpty(b.MimeType, b.MimeSn, "application/octet-stream")
@@ -364,15 +364,6 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
-}
-
-// decodeBase64 reads standard or URL-safe base64, padded or not (pydantic accepts both).
-func decodeBase64(s string) ([]byte, error) {
-	s = strings.TrimRight(s, "=")
-	if strings.ContainsAny(s, "-_") {
-		return base64.RawURLEncoding.DecodeString(s)
-	}
-	return base64.RawStdEncoding.DecodeString(s)
 }
 
 // splitArtifactEvent is how ADK's /run_sse streams an event with both content and an
