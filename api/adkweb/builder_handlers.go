@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"mime"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -187,7 +188,7 @@ func (h *Handler) builderSave(c *gin.Context) *httpError {
 	app := c.Param("app")
 	if app == "" { // google-adk 1.x: the app is the first path element of every file
 		for _, f := range files {
-			first, _, ok := strings.Cut(strings.TrimLeft(strings.ReplaceAll(f.Filename, "\\", "/"), "/"), "/")
+			first, _, ok := strings.Cut(strings.TrimLeft(uploadName(f), "/"), "/")
 			if !ok || (app != "" && first != app) {
 				return detail(http.StatusBadRequest, "Exactly one app name is required in the uploaded file names")
 			}
@@ -207,14 +208,14 @@ func (h *Handler) builderSave(c *gin.Context) *httpError {
 	}
 	uploads := make([]upload, 0, len(files))
 	for _, f := range files {
-		name := strings.TrimPrefix(strings.TrimLeft(f.Filename, "/"), app+"/")
-		rel, err := yamlPath(name)
+		raw := uploadName(f)
+		rel, err := yamlPath(strings.TrimPrefix(strings.TrimLeft(raw, "/"), app+"/"))
 		if err != nil {
-			return detail(http.StatusBadRequest, "%s: %v", f.Filename, err)
+			return detail(http.StatusBadRequest, "%s: %v", raw, err)
 		}
 		body, err := readUpload(f)
 		if err != nil {
-			return detail(http.StatusBadRequest, "%s: %v", f.Filename, err)
+			return detail(http.StatusBadRequest, "%s: %v", raw, err)
 		}
 		if err := checkAgentYAML(body, app+"/"+rel, app); err != nil {
 			return detail(http.StatusBadRequest, "%v", err)
@@ -261,6 +262,15 @@ func (h *Handler) builderCancel(c *gin.Context) *httpError {
 	}
 	httpx.WriteJSON(c, http.StatusOK, ok)
 	return nil
+}
+
+// uploadName is the file name as the client sent it: the builder's names are paths
+// ("app/sub/agent.yaml"), which multipart's Filename cuts to the last element.
+func uploadName(f *multipart.FileHeader) string {
+	if _, params, err := mime.ParseMediaType(f.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
+		return params["filename"]
+	}
+	return f.Filename
 }
 
 func readUpload(f *multipart.FileHeader) ([]byte, error) {
