@@ -29,6 +29,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
+from pydantic import Field
 
 KEY_VALUE = re.compile(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S+)")
 TRANSFER = "transfer_to_agent"
@@ -40,7 +41,7 @@ class OfflineTeamModel(BaseLlm):
 
     model: str = "offline"
     # A word of the user's message -> the sub-agent to transfer to.
-    delegate: dict[str, str] = {}
+    delegate: dict[str, str] = Field(default_factory=dict)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
