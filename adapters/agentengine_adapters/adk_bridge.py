@@ -482,13 +482,19 @@ def dev_info(obj: BaseAgent | App, agent: BaseAgent) -> dict[str, Any] | None:
         app = obj if isinstance(obj, App) else App(name=_identifier(agent.name), root_agent=agent)
         app_info: dict[str, Any] = serialize_app_info(app)
         graphs: dict[str, dict[str, Any]] = {"light": {}, "dark": {}}
+        class Navigation:
+            # The dev server's own navigation: functions of the app info that call each
+            # other through self (an agent with sub-agents recurses), nothing else of it.
+            navigate_to_node = DevServer._navigate_to_node
+            _get_all_sub_workflows = DevServer._get_all_sub_workflows
+
+        nav: Any = Navigation()
         for node in _node_paths(app_info.get("root_agent") or {}):
-            # The dev server's own navigation (plain functions of the app info).
-            target = DevServer._navigate_to_node(None, app_info, node)  # type: ignore[arg-type]
+            target = nav.navigate_to_node(app_info, node)
             if target is None:
                 continue
             scope = {"root_agent": target} if node else app_info
-            workflows = DevServer._get_all_sub_workflows(None, scope, node)  # type: ignore[arg-type]
+            workflows = nav._get_all_sub_workflows(scope, node)
             workflows.setdefault(node, target)
             for mode, dark in (("light", False), ("dark", True)):
                 dots = {}
