@@ -32,6 +32,8 @@ Per turn (see adk_session.py for the projection):
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import logging
 import os
@@ -208,6 +210,9 @@ class AdkRunner(Runner):
         # Pending approvals per (app, user, session); the approval detail carries the same
         # data, so a restarted runner resumes too.
         self._pending: dict[tuple[str, str, str], dict[str, Pending]] = {}
+        # Computed once, while the process starts (before the host's health-checked
+        # Describe): drawing the graphs imports Graphviz and takes seconds.
+        self._dev_info = dev_info(obj, self.agent)
 
     def describe(self) -> Description:
         description = str(getattr(self.agent, "description", "") or "") or module_description(self.entry.module)
@@ -216,7 +221,7 @@ class AdkRunner(Runner):
             agent_name=self.settings.agent_name,
             description=description,
             capabilities=Capabilities(streaming=True, resume=True, multimodal_input=True, artifacts=True),
-            native=dev_info(self.entry.obj, self.agent),
+            native=self._dev_info,
         )
 
     def _key(self, request: RunRequest) -> tuple[str, str, str]:
@@ -478,6 +483,9 @@ def dev_info(obj: BaseAgent | App, agent: BaseAgent) -> dict[str, Any] | None:
         from google.adk.cli.dev_server import DevServer
         from google.adk.cli.utils.graph_serialization import serialize_app_info
         from google.adk.cli.utils.graph_visualization import plot_workflow_graph
+    except ImportError:
+        return _dev_info_1x(agent)
+    try:
 
         app = obj if isinstance(obj, App) else App(name=_identifier(agent.name), root_agent=agent)
         app_info: dict[str, Any] = serialize_app_info(app)
@@ -505,6 +513,33 @@ def dev_info(obj: BaseAgent | App, agent: BaseAgent) -> dict[str, Any] | None:
                 graphs[mode][node] = dots
         return {"app_info": json.loads(json.dumps(app_info, default=str)), "graphs": graphs}
     except Exception:  # an ADK without these helpers, or an agent they cannot draw
+        log.debug("no dev UI graph for the agent", exc_info=True)
+        return None
+
+
+def _dev_info_1x(agent: BaseAgent) -> dict[str, Any] | None:
+    """google-adk 1.x's dev UI draws the root agent's graph (agent_graph.get_agent_graph,
+    Graphviz DOT without highlights) and reads the app info of its build_graph route:
+    the agents by name and description."""
+    try:
+        from google.adk.cli.agent_graph import get_agent_graph
+
+        def dot(dark: bool) -> str:
+            # get_agent_graph is a coroutine; describe() runs inside the server's event
+            # loop, so it gets a loop of its own.
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                graph = pool.submit(asyncio.run, get_agent_graph(agent, [], dark_mode=dark)).result(timeout=30)
+            return str(getattr(graph, "source", "") or "")
+
+        def info(a: BaseAgent) -> dict[str, Any]:
+            out: dict[str, Any] = {"name": a.name, "description": a.description or ""}
+            if a.sub_agents:
+                out["sub_agents"] = [info(s) for s in a.sub_agents]
+            return out
+
+        graphs = {mode: {"": {"": {"dotSrc": dot(dark)}}} for mode, dark in (("light", False), ("dark", True))}
+        return {"app_info": {"name": _identifier(agent.name), "root_agent": info(agent)}, "graphs": graphs}
+    except Exception:  # no Graphviz bindings, or an agent the helper cannot draw
         log.debug("no dev UI graph for the agent", exc_info=True)
         return None
 

@@ -49,12 +49,10 @@ func (h *Handler) registerDev(r gin.IRouter) {
 	r.GET("/dev/apps/:app/build_graph", handle(h.buildGraph))
 	r.GET("/dev/build_graph/:app", handle(h.buildGraph))
 	r.GET("/dev/apps/:app/build_graph_image", handle(h.buildGraphImage(true)))
-	r.GET("/dev/build_graph_image/:app", handle(h.buildGraphImage(false)))
+	r.GET("/dev/build_graph_image/:app", handle(h.earlierGraphImage))
 	h.registerBuilder(r)
-	// An event's graph (the agent graph with the event's call highlighted) is not drawn:
-	// {} is ADK's answer for an event it has no graph for, which the UI shows as none.
-	r.GET("/dev/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.noGraph))
-	r.GET("/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.noGraph))
+	r.GET("/dev/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.eventGraph))
+	r.GET("/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.eventGraph))
 	r.GET("/dev/apps/:app/graph", handle(h.noGraph))
 	// ADK's agent tests (JSON files under the agent's tests/) are not run.
 	r.GET("/dev/apps/:app/tests", handle(h.list(false)))
