@@ -12,7 +12,8 @@ The rules, for the latest user message:
   key=value pairs as arguments (title=plan text="buy milk").
 - Once the tools have answered, say what they did: "Saved plan.md (version 0)." for a
   saved note, else "Tool results:\\n<tool>: {...}".
-- Otherwise answer "<agent> heard: <message>".
+- Otherwise answer "<agent> heard: <message>", and for files sent with it (inline data)
+  " Files: <name or MIME type> (<size> bytes)".
 When the runner streams (RunConfig(streaming_mode=StreamingMode.SSE)) text comes word by
 word as partial responses, then once whole, as Gemini models do.
 """
@@ -62,6 +63,9 @@ class OfflineTeamModel(BaseLlm):
                 return
             agent = llm_request.config.labels.get("adk_agent_name", "") if llm_request.config and llm_request.config.labels else ""
             answer = f"{agent or 'agent'} heard: {question}"
+            files = _last_user_files(contents)
+            if files:
+                answer += " Files: " + ", ".join(f"{b.display_name or b.mime_type} ({len(b.data or b'')} bytes)" for b in files)
         if stream:
             for word in re.findall(r"\S+\s*|\s+", answer):
                 yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=word)]), partial=True)
@@ -115,3 +119,11 @@ def _last_user_text(contents: list[types.Content]) -> str:
             if texts:
                 return " ".join(texts)
     return ""
+
+
+def _last_user_files(contents: list[types.Content]) -> list[types.Blob]:
+    """The files (inline data) of the user's latest message."""
+    for content in reversed(contents):
+        if content.role == "user" and any(p.text and not OTHER_AGENT.match(p.text) for p in content.parts or []):
+            return [p.inline_data for p in content.parts or [] if p.inline_data is not None]
+    return []

@@ -134,4 +134,18 @@ describe('ADK dev UI on a two-agent project with artifacts', () => {
     await shot(page, `adk-dev-ui-artifacts-v1-${label}`);
     assert.deepEqual(problems, [], 'no 404 and no uncaught page error');
   });
+
+  // ADK's web UI sends an attached file as inline data of the message (ADK's server hands
+  // the message to the agent as is): the offline model names the files it got.
+  test('a file attached in the UI reaches the agent', T, async () => {
+    // The UI's own file input, behind its attach button (a menu item in 2.x).
+    await page.locator('input[type=file]').first().setInputFiles({ name: 'list.txt', mimeType: 'text/plain', buffer: Buffer.from('hello world') });
+    await page.getByText('list.txt', { exact: false }).first().waitFor(); // the UI shows the attachment
+    const input = page.getByPlaceholder('Type a message...');
+    await input.fill('here is my list');
+    await input.press('Enter');
+    await page.getByText('Files: list.txt (11 bytes)', { exact: false }).first().waitFor();
+    await shot(page, `adk-dev-ui-artifacts-upload-${label}`);
+    assert.deepEqual(problems, [], 'no 404 and no uncaught page error');
+  });
 });
