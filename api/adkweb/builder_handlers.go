@@ -71,6 +71,13 @@ func (h *Handler) builderProject(app string) string {
 	return dir
 }
 
+// refusal is a refused builder file, in google-adk's words (its messages are sentences).
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
+
+func refused(format string, args ...any) error { return refusal(fmt.Sprintf(format, args...)) }
+
 // localOnly is google-adk's check: the builder's routes serve loopback clients only.
 func localOnly(c *gin.Context) *httpError {
 	if ip := net.ParseIP(c.RemoteIP()); ip != nil && ip.IsLoopback() {
@@ -92,7 +99,7 @@ func yamlPath(p string) (string, error) {
 	case ".yaml", ".yml":
 		return rel, nil
 	}
-	return "", fmt.Errorf("File type not allowed: %q (allowed: .yaml, .yml)", rel)
+	return "", refused("File type not allowed: %q (allowed: .yaml, .yml)", rel)
 }
 
 // builderGet serves the builder's read: the YAML file at ?file_path= (root_agent.yaml
@@ -297,7 +304,7 @@ func checkAgentYAML(body []byte, filename, app string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("Invalid YAML in %q: %v", filename, err)
+			return refused("Invalid YAML in %q: %v", filename, err)
 		}
 		if err := walkAgentYAML(doc, filename, app); err != nil {
 			return err
@@ -310,12 +317,12 @@ func walkAgentYAML(node any, filename, app string) error {
 	case map[string]any:
 		for k, v := range n {
 			if k == "args" {
-				return fmt.Errorf("Blocked key %q found in %q. The '%s' field is not allowed in builder uploads because it can execute arbitrary code.", k, filename, k)
+				return refused("Blocked key %q found in %q. The '%s' field is not allowed in builder uploads because it can execute arbitrary code.", k, filename, k)
 			}
 			if codeReferenceKeys[k] {
 				for _, ref := range codeReferences(v) {
 					if !allowedReference(ref, app) {
-						return fmt.Errorf("Blocked code reference %q in %q. The '%s' field may only reference code under '%s' or an ADK built-in.", ref, filename, k, app)
+						return refused("Blocked code reference %q in %q. The '%s' field may only reference code under '%s' or an ADK built-in.", ref, filename, k, app)
 					}
 				}
 			}

@@ -63,7 +63,9 @@ func upload(t *testing.T, url string, files map[string]string) (int, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fw.Write([]byte(content))
+		if _, err := fw.Write([]byte(content)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w.Close()
 	resp, err := http.Post(url, w.FormDataContentType(), &body)
@@ -72,7 +74,9 @@ func upload(t *testing.T, url string, files map[string]string) (int, string) {
 	}
 	defer resp.Body.Close()
 	var b bytes.Buffer
-	b.ReadFrom(resp.Body)
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
 	return resp.StatusCode, strings.TrimSpace(b.String())
 }
 
