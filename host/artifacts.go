@@ -13,13 +13,10 @@ import (
 )
 
 // Artifacts an agent saves with its framework's artifact service (ADK's) are documents of
-// kind DocKindADKArtifact: a version per save, the session's, or the user's when the name
+// kind session.DocADKArtifact: a version per save, the session's, or the user's when the name
 // carries ADK's "user:" prefix. A runner with the artifacts capability gets every
 // version with each run (its data within RunArtifactBudget) and sends its saves as
 // Artifact events, stored as they arrive.
-
-// DocKindADKArtifact is the document kind of ADK artifacts.
-const DocKindADKArtifact = "adk_artifact"
 
 // ArtifactUserPrefix marks an artifact name as the user's (ADK's convention).
 const ArtifactUserPrefix = "user:"
@@ -31,7 +28,7 @@ const RunArtifactBudget = 16 << 20
 // ArtifactKey is the document key of the artifact name of the session key: the user's
 // (no session) when name has ADK's "user:" prefix.
 func ArtifactKey(key session.Key, name string) session.DocKey {
-	k := session.DocKey{App: key.App, User: key.User, Session: key.ID, Kind: DocKindADKArtifact, Name: name}
+	k := session.DocKey{App: key.App, User: key.User, Session: key.ID, Kind: session.DocADKArtifact, Name: name}
 	if strings.HasPrefix(name, ArtifactUserPrefix) {
 		k.Session = ""
 	}
@@ -41,11 +38,11 @@ func ArtifactKey(key session.Key, name string) session.DocKey {
 // ArtifactNames lists the names of the session's artifacts and the user's ("user:"
 // names), sorted, as ADK's list_artifact_keys does.
 func (rt *Runtime) ArtifactNames(ctx context.Context, key session.Key) ([]string, error) {
-	names, err := rt.DocNames(ctx, key.App, key.User, key.ID, DocKindADKArtifact)
+	names, err := rt.DocNames(ctx, key.App, key.User, key.ID, session.DocADKArtifact)
 	if err != nil {
 		return nil, err
 	}
-	users, err := rt.DocNames(ctx, key.App, key.User, "", DocKindADKArtifact)
+	users, err := rt.DocNames(ctx, key.App, key.User, "", session.DocADKArtifact)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +56,9 @@ func (rt *Runtime) ArtifactNames(ctx context.Context, key session.Key) ([]string
 	return out, nil
 }
 
-// runArtifacts is RunRequest.artifacts for a turn of the session key (see
-// RunArtifactBudget).
-func (rt *Runtime) runArtifacts(ctx context.Context, key session.Key) ([]*runnerv1.Artifact, error) {
+// runArtifacts is RunRequest.artifacts for a turn of the session key, with at most
+// budget bytes of data (RunArtifactBudget).
+func (rt *Runtime) runArtifacts(ctx context.Context, key session.Key, budget int) ([]*runnerv1.Artifact, error) {
 	names, err := rt.ArtifactNames(ctx, key)
 	if err != nil || len(names) == 0 {
 		return nil, err
@@ -87,7 +84,6 @@ func (rt *Runtime) runArtifacts(ctx context.Context, key session.Key) ([]*runner
 		}
 	}
 	slices.Reverse(older) // newest first
-	budget := RunArtifactBudget
 	for _, i := range append(latest, older...) {
 		a := out[i]
 		d, err := rt.store.GetDoc(ctx, ArtifactKey(key, a.Name), a.Version)

@@ -117,7 +117,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, s
 		rr.Checkpoints = checkpointsToProto(cps)
 	}
 	if caps.GetArtifacts() {
-		if rr.Artifacts, err = rt.runArtifacts(ctx, key); err != nil {
+		if rr.Artifacts, err = rt.runArtifacts(ctx, key, RunArtifactBudget); err != nil {
 			return nil, fmt.Errorf("load artifacts: %w", err)
 		}
 	}
