@@ -334,6 +334,8 @@ func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 			return
 		}
 		ts.checkpoints.drop(e.CheckpointDelete.ThreadId)
+	case *runnerv1.RunEvent_Artifact:
+		ts.artifact(ctx, e.Artifact)
 	}
 }
 

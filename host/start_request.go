@@ -116,6 +116,11 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, s
 		}
 		rr.Checkpoints = checkpointsToProto(cps)
 	}
+	if caps.GetArtifacts() {
+		if rr.Artifacts, err = rt.runArtifacts(ctx, key, RunArtifactBudget); err != nil {
+			return nil, fmt.Errorf("load artifacts: %w", err)
+		}
+	}
 	return rr, nil
 }
 

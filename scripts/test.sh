@@ -9,7 +9,8 @@
 #   web     node --test in web/e2e (the bundled Web UI in Debian's Chromium via playwright-core;
 #           screenshots in web/e2e/screenshots/), and ksadk-web, KsADK's own UI, from the cache
 #           scripts/ksadk-web.sh fills (.ci/run does; without it those tests skip, with CI set fail),
-#           and agent-chat-ui against the LangGraph API, built by web/agent-chat-ui/build.mjs
+#           and agent-chat-ui against the LangGraph API, built by web/agent-chat-ui/build.mjs;
+#           then ADK's dev UI test on google-adk 1.x, in the frameworks suite's adk-1 environment
 #   fuzz    a short bounded pass (FUZZTIME, default 5s) of every Go fuzz target; crashers
 #           are kept in each package's testdata/fuzz
 #   matrix  pytest conformance/projects: sample projects set up by `agentengine run` in
@@ -78,7 +79,7 @@ counts() {
     fuzz)
       p=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log" | tail -1)
       f=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log" | tail -1) ;;
-    node|web)
+    node|web|web-*)
       p=$(grep -E '^(# |ℹ )pass [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+')
       f=$(grep -E '^(# |ℹ )fail [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+') ;;
   esac
@@ -214,6 +215,22 @@ run_web() {
     rc=1
   fi
   record web "$rc" "$log"
+  run_web_adk1
+}
+
+# run_web_adk1: ADK's dev UI test of examples/adk-team once more on google-adk 1.x (the
+# bridge supports both), in the frameworks suite's adk-1 environment (made here when
+# missing: it is cached, and that suite reuses it).
+run_web_adk1() {
+  local matrix="${AGENTENGINE_ADAPTERS_MATRIX:-$HOME/.cache/agentengine-test/adapters}"
+  local log="$WORK/web-adk1.log" start=$SECONDS
+  note "web-adk1: ADK's dev UI on google-adk 1.x ($matrix/adk-1)"
+  AGENTENGINE_ADAPTERS_MATRIX="$matrix" bash adapters/tests/run_matrix.sh --prepare adk-1 || record web-adk1 1
+  (cd web/e2e && AGENTENGINE_ADK_PYTHON="$matrix/adk-1/bin/python" node --test --test-concurrency=1 \
+    --test-timeout=600000 --test-reporter=spec tests/adk-dev-ui-artifacts.test.mjs) 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  echo "web-adk1: $((SECONDS - start))s"
+  record web-adk1 "$rc" "$log"
 }
 
 run_matrix() {

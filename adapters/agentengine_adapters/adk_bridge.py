@@ -32,6 +32,8 @@ Per turn (see adk_session.py for the projection):
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import logging
 import os
@@ -53,6 +55,7 @@ from google.adk.sessions import InMemorySessionService
 from google.genai import types
 
 from . import adk_session as proj
+from .adk_artifacts import HostArtifactService
 
 # ADK records message contents on its spans unless told not to (its own knob defaults on);
 # the OpenTelemetry GenAI conventions record none unless the user opts in with
@@ -98,7 +101,7 @@ META_FIELDS = (
     "node_info",
     "long_running_tool_ids",
 )
-META_ACTIONS = ("transfer_to_agent", "escalate", "skip_summarization", "end_of_agent")
+META_ACTIONS = ("transfer_to_agent", "escalate", "skip_summarization", "end_of_agent", "artifact_delta")
 
 
 # -- loading -------------------------------------------------------------------------------
@@ -207,6 +210,9 @@ class AdkRunner(Runner):
         # Pending approvals per (app, user, session); the approval detail carries the same
         # data, so a restarted runner resumes too.
         self._pending: dict[tuple[str, str, str], dict[str, Pending]] = {}
+        # Computed once, while the process starts (before the host's health-checked
+        # Describe): drawing the graphs imports Graphviz and takes seconds.
+        self._dev_info = dev_info(obj, self.agent)
 
     def describe(self) -> Description:
         description = str(getattr(self.agent, "description", "") or "") or module_description(self.entry.module)
@@ -214,8 +220,8 @@ class AdkRunner(Runner):
             framework=self.framework,
             agent_name=self.settings.agent_name,
             description=description,
-            capabilities=Capabilities(resume=True),
-            native=dev_info(self.entry.obj, self.agent),
+            capabilities=Capabilities(resume=True, artifacts=True),
+            native=self._dev_info,
         )
 
     async def call(self, method: str, arg: Any) -> Any:
@@ -258,7 +264,8 @@ class AdkRunner(Runner):
         )
         for event in [*proj.history_events(history, self.agent.name, skip_call_ids=skip), *restored]:
             await service.append_event(session, event)
-        runner = self._adk_runner(app_name, service)
+        artifacts = HostArtifactService(emit, app_name, user_id, session_id, request.artifacts)
+        runner = self._adk_runner(app_name, service, artifacts)
         instructions = request.payload.get("instructions")
         if isinstance(instructions, str) and instructions.strip():
             # Per-run plugin on this turn's own Runner: the agent (or App) is untouched.
@@ -296,10 +303,10 @@ class AdkRunner(Runner):
         else:
             self._pending.pop(key, None)
 
-    def _adk_runner(self, app_name: str, service: InMemorySessionService) -> AdkRunnerCore:
+    def _adk_runner(self, app_name: str, service: InMemorySessionService, artifacts: HostArtifactService) -> AdkRunnerCore:
         if isinstance(self.entry.obj, App):
-            return AdkRunnerCore(app=self.entry.obj, app_name=app_name, session_service=service)
-        return AdkRunnerCore(app_name=app_name, agent=self.agent, session_service=service)
+            return AdkRunnerCore(app=self.entry.obj, app_name=app_name, session_service=service, artifact_service=artifacts)
+        return AdkRunnerCore(app_name=app_name, agent=self.agent, session_service=service, artifact_service=artifacts)
 
     def _resume(self, key: tuple[str, str, str], payload: Mapping[str, Any]) -> tuple[list[Event], types.Content]:
         answers = parse_answers(payload)
@@ -489,17 +496,26 @@ def dev_info(obj: BaseAgent | App, agent: BaseAgent) -> dict[str, Any] | None:
         from google.adk.cli.dev_server import DevServer
         from google.adk.cli.utils.graph_serialization import serialize_app_info
         from google.adk.cli.utils.graph_visualization import plot_workflow_graph
+    except ImportError:
+        return _dev_info_1x(agent)
+    try:
 
         app = obj if isinstance(obj, App) else App(name=_identifier(agent.name), root_agent=agent)
         app_info: dict[str, Any] = serialize_app_info(app)
         graphs: dict[str, dict[str, Any]] = {"light": {}, "dark": {}}
+        class Navigation:
+            # The dev server's own navigation: functions of the app info that call each
+            # other through self (an agent with sub-agents recurses), nothing else of it.
+            navigate_to_node = DevServer._navigate_to_node
+            _get_all_sub_workflows = DevServer._get_all_sub_workflows
+
+        nav: Any = Navigation()
         for node in _node_paths(app_info.get("root_agent") or {}):
-            # The dev server's own navigation (plain functions of the app info).
-            target = DevServer._navigate_to_node(None, app_info, node)  # type: ignore[arg-type]
+            target = nav.navigate_to_node(app_info, node)
             if target is None:
                 continue
             scope = {"root_agent": target} if node else app_info
-            workflows = DevServer._get_all_sub_workflows(None, scope, node)  # type: ignore[arg-type]
+            workflows = nav._get_all_sub_workflows(scope, node)
             workflows.setdefault(node, target)
             for mode, dark in (("light", False), ("dark", True)):
                 dots = {}
@@ -510,6 +526,33 @@ def dev_info(obj: BaseAgent | App, agent: BaseAgent) -> dict[str, Any] | None:
                 graphs[mode][node] = dots
         return {"app_info": json.loads(json.dumps(app_info, default=str)), "graphs": graphs}
     except Exception:  # an ADK without these helpers, or an agent they cannot draw
+        log.debug("no dev UI graph for the agent", exc_info=True)
+        return None
+
+
+def _dev_info_1x(agent: BaseAgent) -> dict[str, Any] | None:
+    """google-adk 1.x's dev UI draws the root agent's graph (agent_graph.get_agent_graph,
+    Graphviz DOT without highlights) and reads the app info of its build_graph route:
+    the agents by name and description."""
+    try:
+        from google.adk.cli.agent_graph import get_agent_graph
+
+        def dot(dark: bool) -> str:
+            # get_agent_graph is a coroutine; describe() runs inside the server's event
+            # loop, so it gets a loop of its own.
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                graph = pool.submit(asyncio.run, get_agent_graph(agent, [], dark_mode=dark)).result(timeout=30)
+            return str(getattr(graph, "source", "") or "")
+
+        def info(a: BaseAgent) -> dict[str, Any]:
+            out: dict[str, Any] = {"name": a.name, "description": a.description or ""}
+            if a.sub_agents:
+                out["sub_agents"] = [info(s) for s in a.sub_agents]
+            return out
+
+        graphs = {mode: {"": {"": {"dotSrc": dot(dark)}}} for mode, dark in (("light", False), ("dark", True))}
+        return {"app_info": {"name": _identifier(agent.name), "root_agent": info(agent)}, "graphs": graphs}
+    except Exception:  # no Graphviz bindings, or an agent the helper cannot draw
         log.debug("no dev UI graph for the agent", exc_info=True)
         return None
 

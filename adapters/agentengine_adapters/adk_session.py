@@ -106,6 +106,10 @@ def user_content(payload: Mapping[str, Any]) -> types.Content:
             else:
                 blob = _data_url(str(block.get("image_url") or block.get("file_data") or ""))
                 if blob is not None:
+                    if block.get("filename"):
+                        # The file's name, as ADK's web UI sends it (displayName) and ADK
+                        # hands it to the agent; its Gemini model drops it for the API.
+                        blob.display_name = str(block["filename"])
                     parts.append(types.Part(inline_data=blob))
     if not any(p.text for p in parts):
         raw = payload.get("input")

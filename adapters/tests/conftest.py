@@ -61,6 +61,7 @@ FILE_FRAMEWORK = {
     "test_deepagents.py": "deepagents",
     "test_deepagents_resume.py": "deepagents",
     "test_examples.py": "langchain",
+    "test_adk_artifacts.py": "adk",
     "test_isolation.py": "core",
     "test_ksadk_runner_class.py": "core",
     "test_ksadk_patterns.py": "langgraph",

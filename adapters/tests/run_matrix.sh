@@ -7,6 +7,7 @@
 #   adapters/tests/run_matrix.sh                  # every environment
 #   adapters/tests/run_matrix.sh adk-1 langgraph-0.6
 #   adapters/tests/run_matrix.sh --list           # names and requirement sets
+#   adapters/tests/run_matrix.sh --prepare adk-1  # make (or refresh) environments, run nothing
 #
 # Environments live in $AGENTENGINE_ADAPTERS_MATRIX (default ~/.cache/agentengine-test/adapters)
 # and are reused while their requirement set is unchanged. BASE_PYTHON (default python3)
@@ -32,11 +33,13 @@ ENVS=(
 
 selected=()
 pytest_args=()
+prepare=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --list)
       for e in "${ENVS[@]}"; do IFS='|' read -r n m r <<<"$e"; printf '%-14s -m "core or %s"  pip install %s pytest -r %s\n' "$n" "$m" "$r" "${RUNNER_REQS#$ROOT/}"; done
       exit 0 ;;
+    --prepare) prepare=1; shift ;;
     --) shift; pytest_args=("$@"); break ;;
     *) selected+=("$1"); shift ;;
   esac
@@ -57,6 +60,9 @@ for e in "${ENVS[@]}"; do
     # shellcheck disable=SC2086  # reqs is a list of requirement specifiers
     "$venv/bin/python" -m pip install -q $reqs pytest -r "$RUNNER_REQS"
     printf '%s' "$stamp" >"$venv/.requirements"
+  fi
+  if [ "$prepare" -eq 1 ]; then
+    continue
   fi
   printf '\n==> %s: pytest -m "core or %s"\n' "$name" "$marker"
   if ! (cd "$ADAPTERS" && AGENTENGINE_TEST_FRAMEWORK="$marker" "$venv/bin/python" -m pytest tests -q \

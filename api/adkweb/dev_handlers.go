@@ -13,7 +13,7 @@ import (
 
 // The dev routes ADK's dev UI calls besides sessions and runs, at google-adk 2.x's
 // paths (/dev/apps/{app}/...) and the earlier ones. What agentengine does not offer
-// (the YAML builder, live audio and video) is answered in the
+// (live audio and video) is answered in the
 // shape the UI expects for "nothing there" or with an error it shows, never with a 404
 // it would throw on.
 
@@ -38,9 +38,8 @@ func (h *Handler) registerDev(r gin.IRouter) {
 	r.GET("/dev/apps/:app/build_graph", handle(h.buildGraph))
 	r.GET("/dev/build_graph/:app", handle(h.buildGraph))
 	r.GET("/dev/apps/:app/build_graph_image", handle(h.buildGraphImage(true)))
-	r.GET("/dev/build_graph_image/:app", handle(h.buildGraphImage(false)))
-	r.GET("/dev/apps/:app/builder", handle(h.builder))
-	r.GET("/builder/app/:app", handle(h.builder))
+	r.GET("/dev/build_graph_image/:app", handle(h.earlierGraphImage))
+	h.registerBuilder(r)
 	r.GET("/dev/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.eventGraph))
 	r.GET("/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.eventGraph))
 	r.GET("/dev/apps/:app/graph", handle(h.baseGraph))
@@ -64,7 +63,7 @@ func devOwns(path string) bool {
 	case "/config/telemetry", "/run_live":
 		return true
 	}
-	return strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/builder/app/")
+	return strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/builder/app/") || path == "/builder/save"
 }
 
 // app resolves the path's app (404 in ADK's words when it is not hosted).
@@ -164,7 +163,7 @@ func (h *Handler) buildGraphImage(perPath bool) func(*gin.Context) *httpError {
 		if aerr != nil {
 			return aerr
 		}
-		dark, aerr := darkMode(c)
+		dark, aerr := boolQuery(c, "dark_mode")
 		if aerr != nil {
 			return aerr
 		}
@@ -194,17 +193,6 @@ func (h *Handler) buildGraphImage(perPath bool) func(*gin.Context) *httpError {
 		httpx.WriteJSON(c, http.StatusOK, gin.H{"dotSrc": graphs[""]["dotSrc"]})
 		return nil
 	}
-}
-
-// builder serves the builder's read route: ADK answers "" when the app has no YAML
-// agent config, which a code-defined agent (every agentengine project) does not.
-func (h *Handler) builder(c *gin.Context) *httpError {
-	if _, aerr := h.app(c); aerr != nil {
-		return aerr
-	}
-	c.Header("Cache-Control", "no-store")
-	c.Data(http.StatusOK, "text/plain; charset=utf-8", nil)
-	return nil
 }
 
 // runLive answers the UI's live (audio/video) WebSocket by closing it with the reason,

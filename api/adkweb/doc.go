@@ -52,8 +52,15 @@
 //     item (host.NativeEventMeta); a tool's state delta is written on its function
 //     response event, as ADK does.
 //   - Dev routes ADK's dev UI calls (dev_handlers.go): telemetry config (off), the agent
-//     graph the runner computed (build_graph, build_graph_image), empty eval lists,
-//     the builder's read route, run_live refused over its WebSocket. A session created
-//     with events imports them (import.go).
-//   - Not served: artifacts, memory, running evals, app-info and the builder's writes.
+//     graph the runner computed (build_graph, build_graph_image, an event's graph),
+//     empty eval lists, run_live refused over its WebSocket. A session created with
+//     events imports them (import.go).
+//   - Artifacts (artifact_handlers.go): what agents saved through the ADK bridge's
+//     artifact service, kept in the store as versioned documents (host.ArtifactKey),
+//     served by ADK's artifact routes; /run_sse splits an event with content and an
+//     artifactDelta as ADK streams it.
+//   - The agent builder (builder_handlers.go): the YAML files of Agent Config projects,
+//     read and written inside the project only (the workspace's path rules, os.Root),
+//     for loopback clients.
+//   - Not served: memory, running evals, app-info.
 package adkweb

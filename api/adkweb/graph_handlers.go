@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,21 +22,6 @@ import (
 type graphCall struct {
 	Highlights [][2]*string `json:"highlights"`
 	DarkMode   bool         `json:"dark_mode"`
-}
-
-// darkMode reads ?dark_mode= as FastAPI parses a boolean.
-func darkMode(c *gin.Context) (bool, *httpError) {
-	v, ok := c.GetQuery("dark_mode")
-	if !ok {
-		return false, nil
-	}
-	switch strings.ToLower(v) {
-	case "true", "1", "yes", "on":
-		return true, nil
-	case "false", "0", "no", "off":
-		return false, nil
-	}
-	return false, invalid("bool_parsing", []any{"query", "dark_mode"}, "Input should be a valid boolean, unable to interpret input")
 }
 
 // drawGraph answers the agent's graph with pairs highlighted: {"dotSrc": …} or {}.
@@ -74,7 +58,7 @@ func (h *Handler) baseGraph(c *gin.Context) *httpError {
 	if aerr != nil {
 		return aerr
 	}
-	dark, aerr := darkMode(c)
+	dark, aerr := boolQuery(c, "dark_mode")
 	if aerr != nil {
 		return aerr
 	}
@@ -144,4 +128,42 @@ func highlights(e *Event) [][2]*string {
 	}
 	none := ""
 	return [][2]*string{{&author, &none}}
+}
+// earlierGraphImage serves /dev/build_graph_image/{app}, the path the dev UI bundled
+// with google-adk 1.x calls (1.x's own server has no such route). That UI reads the
+// answer two ways: as {"dotSrc"} (the agent structure view, ?node= for a sub-agent) and
+// as one {"dotSrc"} per workflow path (the session's graphs, from which it draws the
+// selected event's), so it gets both: the DOT source of the node (the root without
+// ?node=) beside the per-path map of 2.x's route. dark_mode is checked as FastAPI does.
+func (h *Handler) earlierGraphImage(c *gin.Context) *httpError {
+	app, aerr := h.app(c)
+	if aerr != nil {
+		return aerr
+	}
+	dark, aerr := boolQuery(c, "dark_mode")
+	if aerr != nil {
+		return aerr
+	}
+	mode := "light"
+	if dark {
+		mode = "dark"
+	}
+	d, aerr := h.devInfoOf(c, app)
+	if aerr != nil {
+		return aerr
+	}
+	out := map[string]any{"dotSrc": ""}
+	if d != nil {
+		node := c.Query("node")
+		graphs, ok := d.Graphs[mode][node]
+		if !ok && node != "" {
+			return detail(http.StatusNotFound, "Node not found: %s", node)
+		}
+		for path, g := range graphs {
+			out[path] = g
+		}
+		out["dotSrc"] = graphs[node]["dotSrc"]
+	}
+	httpx.WriteJSON(c, http.StatusOK, out)
+	return nil
 }

@@ -29,6 +29,9 @@ type Config struct {
 	Version string
 	// Traces, when set, answer the dev UI's debug trace routes (else they answer empty).
 	Traces Traces
+	// Projects maps ADK apps to their project directories, for the agent builder's
+	// routes (builder_handlers.go); apps not in it have nothing to edit.
+	Projects map[string]string
 }
 
 // Handler serves the ADK-web routes.
@@ -39,6 +42,7 @@ type Handler struct {
 	maxBody   int64
 	version   string
 	traces    Traces
+	projects  map[string]string
 }
 
 // New builds the surface. A nil Runtime is a programming error and panics, as in
@@ -47,7 +51,7 @@ func New(cfg Config) *Handler {
 	if cfg.Runtime == nil {
 		panic("adkweb: a host runtime is required")
 	}
-	h := &Handler{rt: cfg.Runtime, log: cfg.Logger, keepAlive: cfg.KeepAlive, maxBody: cfg.MaxBodyBytes, version: cfg.Version, traces: cfg.Traces}
+	h := &Handler{rt: cfg.Runtime, log: cfg.Logger, keepAlive: cfg.KeepAlive, maxBody: cfg.MaxBodyBytes, version: cfg.Version, traces: cfg.Traces, projects: cfg.Projects}
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
 	}
@@ -75,6 +79,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	s.DELETE("/:session", handle(h.deleteSession))
 	h.registerTraces(r)
 	h.registerDev(r)
+	h.registerArtifacts(r)
 }
 
 // handle adapts a handler that returns its error, writing it in FastAPI's shape.

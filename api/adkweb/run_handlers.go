@@ -22,7 +22,11 @@ func (h *Handler) runSSE(c *gin.Context) *httpError {
 	s := sse.Start(c)
 	enc := newEncoder(run.Agent, run.InvocationID, encodeOptions{Streaming: req.Streaming})
 	write := func(evs []Event) error {
-		for _, out := range evs {
+		var split []Event
+		for _, ev := range evs {
+			split = append(split, splitArtifactEvent(ev)...)
+		}
+		for _, out := range split {
 			b, err := marshal(out)
 			if err != nil {
 				// ADK reports a broken stream in-band the same way.

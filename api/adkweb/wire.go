@@ -124,7 +124,9 @@ type eventMeta struct {
 	Actions            struct {
 		// StateDelta is the state delta of the event (which the runner also reports, and
 		// the host stores, as a state_delta item after the event's items).
-		StateDelta        json.RawMessage `json:"stateDelta,omitempty"`
+		StateDelta json.RawMessage `json:"stateDelta,omitempty"`
+		// ArtifactDelta names the artifact versions the event's step saved.
+		ArtifactDelta     json.RawMessage `json:"artifactDelta,omitempty"`
 		SkipSummarization bool            `json:"skipSummarization,omitempty"`
 		TransferToAgent   string          `json:"transferToAgent,omitempty"`
 		Escalate          bool            `json:"escalate,omitempty"`
@@ -155,6 +157,9 @@ func (m *eventMeta) apply(ev *Event) {
 	a.SkipSummarization, a.TransferToAgent, a.Escalate, a.EndOfAgent = m.Actions.SkipSummarization, m.Actions.TransferToAgent, m.Actions.Escalate, m.Actions.EndOfAgent
 	if isObject(m.Actions.StateDelta) && !ev.Partial {
 		a.StateDelta = m.Actions.StateDelta
+	}
+	if isObject(m.Actions.ArtifactDelta) && !ev.Partial {
+		a.ArtifactDelta = m.Actions.ArtifactDelta
 	}
 }
 

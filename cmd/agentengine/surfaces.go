@@ -13,6 +13,7 @@ import (
 	"github.com/agentengine/agentengine/api/files"
 	"github.com/agentengine/agentengine/api/langgraph"
 	"github.com/agentengine/agentengine/api/openai"
+	"github.com/agentengine/agentengine/host/project"
 	"github.com/agentengine/agentengine/web"
 )
 
@@ -31,7 +32,12 @@ func newSurfaces(st *stack, log hclog.Logger, o surfaceOptions) ([]api.Surface, 
 	if err != nil {
 		return nil, err
 	}
-	adk := adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb")}
+	adk := adkweb.Config{Runtime: st.runtime, Logger: log.Named("adkweb"), Projects: map[string]string{}}
+	for _, p := range st.project {
+		if p.Framework == project.FrameworkADK {
+			adk.Projects[p.Name] = p.Dir // the agent builder's files
+		}
+	}
 	if st.traces != nil {
 		adk.Traces = st.traces
 	}

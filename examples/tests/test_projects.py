@@ -71,6 +71,9 @@ CASES = [
     Case("langchain-qa", "langchain", "search the docs for checkpoints", "search_docs", "checkpoint"),
     Case("deepagents-research", "deepagents", "write_todos for a report on agent runtimes", "write_todos", "todo"),
     Case("adk-assistant", "adk", "weather city=Paris", "get_weather", "Paris"),
+    # Without an artifact service (one_turn's plain Runner) the scribe's tools cannot run:
+    # the turn is the coordinator's transfer and the scribe's answer.
+    Case("adk-team", "adk", "ask the scribe what it can do", "transfer_to_agent", "scribe"),
 ]
 
 

@@ -200,3 +200,36 @@ def test_capabilities_old_keywords_are_ignored_with_a_warning() -> None:
     assert caps == Capabilities(resume=True)
     assert "streaming" not in {f.name for f in fields(Capabilities)}
     assert "streaming" not in caps.__dict__
+
+
+def test_artifacts_travel_both_ways() -> None:
+    """Emitter.artifact / artifact_deleted build the protocol's Artifact events, and
+    RunRequest.artifacts decodes the host's versions (a malformed meta is {})."""
+    from agentengine_runner import Artifact
+    from agentengine_runner._proto.runner.v1 import runner_pb2 as pb
+    from agentengine_runner.emitter import artifacts_from_pb
+
+    sent: list[pb.RunEvent] = []
+
+    async def sink(event: pb.RunEvent) -> None:
+        sent.append(event)
+
+    async def go() -> None:
+        emit = Emitter(sink)
+        await emit.artifact("user:a.md", 2, b"# a", "text/markdown", {"k": 1})
+        await emit.artifact_deleted("b.txt")
+
+    asyncio.run(go())
+    a, d = sent[0].artifact, sent[1].artifact
+    assert (a.name, a.version, a.data, a.mime_type, json.loads(a.meta_json), a.deleted) == ("user:a.md", 2, b"# a", "text/markdown", {"k": 1}, False)
+    assert (d.name, d.deleted) == ("b.txt", True)
+    got = artifacts_from_pb(
+        [
+            pb.Artifact(name="x", version=1, mime_type="text/plain", data=b"x", meta_json=b'{"text":true}', create_time=1.5),
+            pb.Artifact(name="y", meta_json=b"not json", data_omitted=True),
+        ]
+    )
+    assert got == (
+        Artifact("x", 1, "text/plain", b"x", {"text": True}, 1.5, False),
+        Artifact("y", 0, "", b"", {}, 0.0, True),
+    )

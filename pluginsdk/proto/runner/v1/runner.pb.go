@@ -183,8 +183,11 @@ type Capabilities struct {
 	// the history twice.
 	// Both SDKs do; a runner that does not gets the documents in full.
 	ExpandsPayload bool `protobuf:"varint,6,opt,name=expands_payload,json=expandsPayload,proto3" json:"expands_payload,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The runner keeps the artifacts its agent saves (ADK's artifact service) with the host:
+	// it saves them through Artifact events and reads them from RunRequest.artifacts.
+	Artifacts     bool `protobuf:"varint,7,opt,name=artifacts,proto3" json:"artifacts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
@@ -245,6 +248,13 @@ func (x *Capabilities) GetExpandsPayload() bool {
 	return false
 }
 
+func (x *Capabilities) GetArtifacts() bool {
+	if x != nil {
+		return x.Artifacts
+	}
+	return false
+}
+
 type RunRequest struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	AppName      string                 `protobuf:"bytes,1,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
@@ -266,7 +276,11 @@ type RunRequest struct {
 	Checkpoints []*Checkpoint `protobuf:"bytes,7,rep,name=checkpoints,proto3" json:"checkpoints,omitempty"`
 	// The turn's trace context in W3C Trace Context form ("traceparent", "tracestate"),
 	// when the host traces the turn: the runner's spans join the host's trace.
-	TraceContext  map[string]string `protobuf:"bytes,8,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	TraceContext map[string]string `protobuf:"bytes,8,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// For runners whose capabilities include artifacts: every version of the session's and
+	// the user's artifacts (names with ADK's "user:" prefix), ascending by name and version,
+	// their data newest first within the host's budget (data_omitted past it).
+	Artifacts     []*Artifact `protobuf:"bytes,9,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -357,6 +371,13 @@ func (x *RunRequest) GetTraceContext() map[string]string {
 	return nil
 }
 
+func (x *RunRequest) GetArtifacts() []*Artifact {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
 // One thing that happened during a run. Text and reasoning arrive as deltas; the host
 // aggregates them into durable events.
 type RunEvent struct {
@@ -378,6 +399,7 @@ type RunEvent struct {
 	//	*RunEvent_CheckpointWrite
 	//	*RunEvent_CheckpointDelete
 	//	*RunEvent_Batch
+	//	*RunEvent_Artifact
 	Event         isRunEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -555,6 +577,15 @@ func (x *RunEvent) GetBatch() *RunEventBatch {
 	return nil
 }
 
+func (x *RunEvent) GetArtifact() *Artifact {
+	if x != nil {
+		if x, ok := x.Event.(*RunEvent_Artifact); ok {
+			return x.Artifact
+		}
+	}
+	return nil
+}
+
 type isRunEvent_Event interface {
 	isRunEvent_Event()
 }
@@ -622,6 +653,13 @@ type RunEvent_Batch struct {
 	Batch *RunEventBatch `protobuf:"bytes,15,opt,name=batch,proto3,oneof"`
 }
 
+type RunEvent_Artifact struct {
+	// The agent saved a version of an artifact (or deleted one): the host stores it when
+	// the event arrives, before the events after it, so a client that sees the version
+	// in a later event (ADK's artifactDelta) finds it stored.
+	Artifact *Artifact `protobuf:"bytes,16,opt,name=artifact,proto3,oneof"`
+}
+
 func (*RunEvent_TextDelta) isRunEvent_Event() {}
 
 func (*RunEvent_MessageDone) isRunEvent_Event() {}
@@ -651,6 +689,8 @@ func (*RunEvent_CheckpointWrite) isRunEvent_Event() {}
 func (*RunEvent_CheckpointDelete) isRunEvent_Event() {}
 
 func (*RunEvent_Batch) isRunEvent_Event() {}
+
+func (*RunEvent_Artifact) isRunEvent_Event() {}
 
 type RunEventBatch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1601,6 +1641,116 @@ func (x *CheckpointDelete) GetThreadId() string {
 	return ""
 }
 
+// One version of a named artifact of the session, or of the user when the name starts
+// with "user:" (ADK's convention): the data (a file's bytes, or text) and its MIME type.
+type Artifact struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// 0 for the first version. In events, the version the runner expects the host to give
+	// it (the latest it knows plus one); the host's store numbers versions.
+	Version  int64  `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	MimeType string `protobuf:"bytes,3,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	Data     []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	// JSON object: the framework's metadata of the version (ADK: customMetadata, and
+	// "text": true for a text part); opaque to the host.
+	MetaJson []byte `protobuf:"bytes,5,opt,name=meta_json,json=metaJson,proto3" json:"meta_json,omitempty"`
+	// In requests: when the version was saved (Unix seconds).
+	CreateTime float64 `protobuf:"fixed64,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// In requests: the data was left out (the budget of artifact bytes per run was spent
+	// on newer versions).
+	DataOmitted bool `protobuf:"varint,7,opt,name=data_omitted,json=dataOmitted,proto3" json:"data_omitted,omitempty"`
+	// In events: every version of name is deleted (version, data and meta are ignored).
+	Deleted       bool `protobuf:"varint,8,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Artifact) Reset() {
+	*x = Artifact{}
+	mi := &file_runner_v1_runner_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Artifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Artifact) ProtoMessage() {}
+
+func (x *Artifact) ProtoReflect() protoreflect.Message {
+	mi := &file_runner_v1_runner_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
+func (*Artifact) Descriptor() ([]byte, []int) {
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *Artifact) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Artifact) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *Artifact) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *Artifact) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Artifact) GetMetaJson() []byte {
+	if x != nil {
+		return x.MetaJson
+	}
+	return nil
+}
+
+func (x *Artifact) GetCreateTime() float64 {
+	if x != nil {
+		return x.CreateTime
+	}
+	return 0
+}
+
+func (x *Artifact) GetDataOmitted() bool {
+	if x != nil {
+		return x.DataOmitted
+	}
+	return false
+}
+
+func (x *Artifact) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
 type SummarizeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// JSON array of projected history messages.
@@ -1612,7 +1762,7 @@ type SummarizeRequest struct {
 
 func (x *SummarizeRequest) Reset() {
 	*x = SummarizeRequest{}
-	mi := &file_runner_v1_runner_proto_msgTypes[20]
+	mi := &file_runner_v1_runner_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1624,7 +1774,7 @@ func (x *SummarizeRequest) String() string {
 func (*SummarizeRequest) ProtoMessage() {}
 
 func (x *SummarizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[20]
+	mi := &file_runner_v1_runner_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1637,7 +1787,7 @@ func (x *SummarizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummarizeRequest.ProtoReflect.Descriptor instead.
 func (*SummarizeRequest) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{20}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SummarizeRequest) GetHistoryJson() []byte {
@@ -1663,7 +1813,7 @@ type SummarizeResponse struct {
 
 func (x *SummarizeResponse) Reset() {
 	*x = SummarizeResponse{}
-	mi := &file_runner_v1_runner_proto_msgTypes[21]
+	mi := &file_runner_v1_runner_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1675,7 +1825,7 @@ func (x *SummarizeResponse) String() string {
 func (*SummarizeResponse) ProtoMessage() {}
 
 func (x *SummarizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[21]
+	mi := &file_runner_v1_runner_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1688,7 +1838,7 @@ func (x *SummarizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummarizeResponse.ProtoReflect.Descriptor instead.
 func (*SummarizeResponse) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{21}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SummarizeResponse) GetSummary() string {
@@ -1710,7 +1860,7 @@ type CallRequest struct {
 
 func (x *CallRequest) Reset() {
 	*x = CallRequest{}
-	mi := &file_runner_v1_runner_proto_msgTypes[22]
+	mi := &file_runner_v1_runner_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +1872,7 @@ func (x *CallRequest) String() string {
 func (*CallRequest) ProtoMessage() {}
 
 func (x *CallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[22]
+	mi := &file_runner_v1_runner_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +1885,7 @@ func (x *CallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallRequest.ProtoReflect.Descriptor instead.
 func (*CallRequest) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{22}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CallRequest) GetMethod() string {
@@ -1762,7 +1912,7 @@ type CallResponse struct {
 
 func (x *CallResponse) Reset() {
 	*x = CallResponse{}
-	mi := &file_runner_v1_runner_proto_msgTypes[23]
+	mi := &file_runner_v1_runner_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +1924,7 @@ func (x *CallResponse) String() string {
 func (*CallResponse) ProtoMessage() {}
 
 func (x *CallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[23]
+	mi := &file_runner_v1_runner_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +1937,7 @@ func (x *CallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
 func (*CallResponse) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{23}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CallResponse) GetJson() []byte {
@@ -1820,7 +1970,7 @@ type LaneFrame struct {
 
 func (x *LaneFrame) Reset() {
 	*x = LaneFrame{}
-	mi := &file_runner_v1_runner_proto_msgTypes[24]
+	mi := &file_runner_v1_runner_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +1982,7 @@ func (x *LaneFrame) String() string {
 func (*LaneFrame) ProtoMessage() {}
 
 func (x *LaneFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[24]
+	mi := &file_runner_v1_runner_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +1995,7 @@ func (x *LaneFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneFrame.ProtoReflect.Descriptor instead.
 func (*LaneFrame) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{24}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LaneFrame) GetRun() uint64 {
@@ -1938,7 +2088,7 @@ type LaneCancel struct {
 
 func (x *LaneCancel) Reset() {
 	*x = LaneCancel{}
-	mi := &file_runner_v1_runner_proto_msgTypes[25]
+	mi := &file_runner_v1_runner_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +2100,7 @@ func (x *LaneCancel) String() string {
 func (*LaneCancel) ProtoMessage() {}
 
 func (x *LaneCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[25]
+	mi := &file_runner_v1_runner_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +2113,7 @@ func (x *LaneCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneCancel.ProtoReflect.Descriptor instead.
 func (*LaneCancel) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{25}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{26}
 }
 
 type LaneEnd struct {
@@ -1977,7 +2127,7 @@ type LaneEnd struct {
 
 func (x *LaneEnd) Reset() {
 	*x = LaneEnd{}
-	mi := &file_runner_v1_runner_proto_msgTypes[26]
+	mi := &file_runner_v1_runner_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +2139,7 @@ func (x *LaneEnd) String() string {
 func (*LaneEnd) ProtoMessage() {}
 
 func (x *LaneEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_runner_v1_runner_proto_msgTypes[26]
+	mi := &file_runner_v1_runner_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2152,7 @@ func (x *LaneEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneEnd.ProtoReflect.Descriptor instead.
 func (*LaneEnd) Descriptor() ([]byte, []int) {
-	return file_runner_v1_runner_proto_rawDescGZIP(), []int{26}
+	return file_runner_v1_runner_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *LaneEnd) GetError() string {
@@ -2027,12 +2177,13 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\fcapabilities\x18\x05 \x01(\v2#.agentengine.runner.v1.CapabilitiesR\fcapabilities\x12\x19\n" +
 	"\brun_lane\x18\x06 \x01(\tR\arunLane\x12\x1f\n" +
 	"\vnative_json\x18\a \x01(\fR\n" +
-	"nativeJson\"\xb8\x01\n" +
+	"nativeJson\"\xd6\x01\n" +
 	"\fCapabilities\x12\x16\n" +
 	"\x06resume\x18\x02 \x01(\bR\x06resume\x12\x1c\n" +
 	"\tsummarize\x18\x04 \x01(\bR\tsummarize\x12 \n" +
 	"\vcheckpoints\x18\x05 \x01(\bR\vcheckpoints\x12'\n" +
-	"\x0fexpands_payload\x18\x06 \x01(\bR\x0eexpandsPayloadJ\x04\b\x01\x10\x02J\x04\b\x03\x10\x04R\tstreamingR\x10multimodal_input\"\xb9\x03\n" +
+	"\x0fexpands_payload\x18\x06 \x01(\bR\x0eexpandsPayload\x12\x1c\n" +
+	"\tartifacts\x18\a \x01(\bR\tartifactsJ\x04\b\x01\x10\x02J\x04\b\x03\x10\x04R\tstreamingR\x10multimodal_input\"\xf8\x03\n" +
 	"\n" +
 	"RunRequest\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12\x17\n" +
@@ -2043,10 +2194,11 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\fpayload_json\x18\x05 \x01(\fR\vpayloadJson\x120\n" +
 	"\x14session_context_json\x18\x06 \x01(\fR\x12sessionContextJson\x12C\n" +
 	"\vcheckpoints\x18\a \x03(\v2!.agentengine.runner.v1.CheckpointR\vcheckpoints\x12X\n" +
-	"\rtrace_context\x18\b \x03(\v23.agentengine.runner.v1.RunRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\rtrace_context\x18\b \x03(\v23.agentengine.runner.v1.RunRequest.TraceContextEntryR\ftraceContext\x12=\n" +
+	"\tartifacts\x18\t \x03(\v2\x1f.agentengine.runner.v1.ArtifactR\tartifacts\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb7\b\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf6\b\n" +
 	"\bRunEvent\x12A\n" +
 	"\n" +
 	"text_delta\x18\x01 \x01(\v2 .agentengine.runner.v1.TextDeltaH\x00R\ttextDelta\x12G\n" +
@@ -2068,7 +2220,8 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"checkpoint\x12S\n" +
 	"\x10checkpoint_write\x18\r \x01(\v2&.agentengine.runner.v1.CheckpointWriteH\x00R\x0fcheckpointWrite\x12V\n" +
 	"\x11checkpoint_delete\x18\x0e \x01(\v2'.agentengine.runner.v1.CheckpointDeleteH\x00R\x10checkpointDelete\x12<\n" +
-	"\x05batch\x18\x0f \x01(\v2$.agentengine.runner.v1.RunEventBatchH\x00R\x05batchB\a\n" +
+	"\x05batch\x18\x0f \x01(\v2$.agentengine.runner.v1.RunEventBatchH\x00R\x05batch\x12=\n" +
+	"\bartifact\x18\x10 \x01(\v2\x1f.agentengine.runner.v1.ArtifactH\x00R\bartifactB\a\n" +
 	"\x05event\"H\n" +
 	"\rRunEventBatch\x127\n" +
 	"\x06events\x18\x01 \x03(\v2\x1f.agentengine.runner.v1.RunEventR\x06events\"\x1f\n" +
@@ -2136,7 +2289,17 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\ttask_path\x18\a \x01(\tR\btaskPath\x12\x12\n" +
 	"\x04data\x18\b \x01(\fR\x04data\"/\n" +
 	"\x10CheckpointDelete\x12\x1b\n" +
-	"\tthread_id\x18\x01 \x01(\tR\bthreadId\"Y\n" +
+	"\tthread_id\x18\x01 \x01(\tR\bthreadId\"\xe4\x01\n" +
+	"\bArtifact\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x03R\aversion\x12\x1b\n" +
+	"\tmime_type\x18\x03 \x01(\tR\bmimeType\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x1b\n" +
+	"\tmeta_json\x18\x05 \x01(\fR\bmetaJson\x12\x1f\n" +
+	"\vcreate_time\x18\x06 \x01(\x01R\n" +
+	"createTime\x12!\n" +
+	"\fdata_omitted\x18\a \x01(\bR\vdataOmitted\x12\x18\n" +
+	"\adeleted\x18\b \x01(\bR\adeleted\"Y\n" +
 	"\x10SummarizeRequest\x12!\n" +
 	"\fhistory_json\x18\x01 \x01(\fR\vhistoryJson\x12\"\n" +
 	"\finstructions\x18\x02 \x01(\tR\finstructions\"-\n" +
@@ -2176,7 +2339,7 @@ func file_runner_v1_runner_proto_rawDescGZIP() []byte {
 	return file_runner_v1_runner_proto_rawDescData
 }
 
-var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_runner_v1_runner_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_runner_v1_runner_proto_goTypes = []any{
 	(*DescribeRequest)(nil),   // 0: agentengine.runner.v1.DescribeRequest
 	(*DescribeResponse)(nil),  // 1: agentengine.runner.v1.DescribeResponse
@@ -2198,53 +2361,56 @@ var file_runner_v1_runner_proto_goTypes = []any{
 	(*Checkpoint)(nil),        // 17: agentengine.runner.v1.Checkpoint
 	(*CheckpointWrite)(nil),   // 18: agentengine.runner.v1.CheckpointWrite
 	(*CheckpointDelete)(nil),  // 19: agentengine.runner.v1.CheckpointDelete
-	(*SummarizeRequest)(nil),  // 20: agentengine.runner.v1.SummarizeRequest
-	(*SummarizeResponse)(nil), // 21: agentengine.runner.v1.SummarizeResponse
-	(*CallRequest)(nil),       // 22: agentengine.runner.v1.CallRequest
-	(*CallResponse)(nil),      // 23: agentengine.runner.v1.CallResponse
-	(*LaneFrame)(nil),         // 24: agentengine.runner.v1.LaneFrame
-	(*LaneCancel)(nil),        // 25: agentengine.runner.v1.LaneCancel
-	(*LaneEnd)(nil),           // 26: agentengine.runner.v1.LaneEnd
-	nil,                       // 27: agentengine.runner.v1.RunRequest.TraceContextEntry
+	(*Artifact)(nil),          // 20: agentengine.runner.v1.Artifact
+	(*SummarizeRequest)(nil),  // 21: agentengine.runner.v1.SummarizeRequest
+	(*SummarizeResponse)(nil), // 22: agentengine.runner.v1.SummarizeResponse
+	(*CallRequest)(nil),       // 23: agentengine.runner.v1.CallRequest
+	(*CallResponse)(nil),      // 24: agentengine.runner.v1.CallResponse
+	(*LaneFrame)(nil),         // 25: agentengine.runner.v1.LaneFrame
+	(*LaneCancel)(nil),        // 26: agentengine.runner.v1.LaneCancel
+	(*LaneEnd)(nil),           // 27: agentengine.runner.v1.LaneEnd
+	nil,                       // 28: agentengine.runner.v1.RunRequest.TraceContextEntry
 }
 var file_runner_v1_runner_proto_depIdxs = []int32{
 	2,  // 0: agentengine.runner.v1.DescribeResponse.capabilities:type_name -> agentengine.runner.v1.Capabilities
 	17, // 1: agentengine.runner.v1.RunRequest.checkpoints:type_name -> agentengine.runner.v1.Checkpoint
-	27, // 2: agentengine.runner.v1.RunRequest.trace_context:type_name -> agentengine.runner.v1.RunRequest.TraceContextEntry
-	6,  // 3: agentengine.runner.v1.RunEvent.text_delta:type_name -> agentengine.runner.v1.TextDelta
-	7,  // 4: agentengine.runner.v1.RunEvent.message_done:type_name -> agentengine.runner.v1.MessageDone
-	8,  // 5: agentengine.runner.v1.RunEvent.reasoning_delta:type_name -> agentengine.runner.v1.ReasoningDelta
-	9,  // 6: agentengine.runner.v1.RunEvent.tool_call_delta:type_name -> agentengine.runner.v1.ToolCallDelta
-	10, // 7: agentengine.runner.v1.RunEvent.tool_call:type_name -> agentengine.runner.v1.ToolCall
-	11, // 8: agentengine.runner.v1.RunEvent.tool_result:type_name -> agentengine.runner.v1.ToolResult
-	12, // 9: agentengine.runner.v1.RunEvent.approval_request:type_name -> agentengine.runner.v1.ApprovalRequest
-	13, // 10: agentengine.runner.v1.RunEvent.state_delta:type_name -> agentengine.runner.v1.StateDelta
-	14, // 11: agentengine.runner.v1.RunEvent.usage:type_name -> agentengine.runner.v1.Usage
-	15, // 12: agentengine.runner.v1.RunEvent.error:type_name -> agentengine.runner.v1.Error
-	16, // 13: agentengine.runner.v1.RunEvent.native:type_name -> agentengine.runner.v1.Native
-	17, // 14: agentengine.runner.v1.RunEvent.checkpoint:type_name -> agentengine.runner.v1.Checkpoint
-	18, // 15: agentengine.runner.v1.RunEvent.checkpoint_write:type_name -> agentengine.runner.v1.CheckpointWrite
-	19, // 16: agentengine.runner.v1.RunEvent.checkpoint_delete:type_name -> agentengine.runner.v1.CheckpointDelete
-	5,  // 17: agentengine.runner.v1.RunEvent.batch:type_name -> agentengine.runner.v1.RunEventBatch
-	4,  // 18: agentengine.runner.v1.RunEventBatch.events:type_name -> agentengine.runner.v1.RunEvent
-	18, // 19: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
-	3,  // 20: agentengine.runner.v1.LaneFrame.start:type_name -> agentengine.runner.v1.RunRequest
-	25, // 21: agentengine.runner.v1.LaneFrame.cancel:type_name -> agentengine.runner.v1.LaneCancel
-	4,  // 22: agentengine.runner.v1.LaneFrame.event:type_name -> agentengine.runner.v1.RunEvent
-	26, // 23: agentengine.runner.v1.LaneFrame.end:type_name -> agentengine.runner.v1.LaneEnd
-	0,  // 24: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
-	3,  // 25: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
-	20, // 26: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
-	22, // 27: agentengine.runner.v1.Runner.Call:input_type -> agentengine.runner.v1.CallRequest
-	1,  // 28: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
-	4,  // 29: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
-	21, // 30: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
-	23, // 31: agentengine.runner.v1.Runner.Call:output_type -> agentengine.runner.v1.CallResponse
-	28, // [28:32] is the sub-list for method output_type
-	24, // [24:28] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	28, // 2: agentengine.runner.v1.RunRequest.trace_context:type_name -> agentengine.runner.v1.RunRequest.TraceContextEntry
+	20, // 3: agentengine.runner.v1.RunRequest.artifacts:type_name -> agentengine.runner.v1.Artifact
+	6,  // 4: agentengine.runner.v1.RunEvent.text_delta:type_name -> agentengine.runner.v1.TextDelta
+	7,  // 5: agentengine.runner.v1.RunEvent.message_done:type_name -> agentengine.runner.v1.MessageDone
+	8,  // 6: agentengine.runner.v1.RunEvent.reasoning_delta:type_name -> agentengine.runner.v1.ReasoningDelta
+	9,  // 7: agentengine.runner.v1.RunEvent.tool_call_delta:type_name -> agentengine.runner.v1.ToolCallDelta
+	10, // 8: agentengine.runner.v1.RunEvent.tool_call:type_name -> agentengine.runner.v1.ToolCall
+	11, // 9: agentengine.runner.v1.RunEvent.tool_result:type_name -> agentengine.runner.v1.ToolResult
+	12, // 10: agentengine.runner.v1.RunEvent.approval_request:type_name -> agentengine.runner.v1.ApprovalRequest
+	13, // 11: agentengine.runner.v1.RunEvent.state_delta:type_name -> agentengine.runner.v1.StateDelta
+	14, // 12: agentengine.runner.v1.RunEvent.usage:type_name -> agentengine.runner.v1.Usage
+	15, // 13: agentengine.runner.v1.RunEvent.error:type_name -> agentengine.runner.v1.Error
+	16, // 14: agentengine.runner.v1.RunEvent.native:type_name -> agentengine.runner.v1.Native
+	17, // 15: agentengine.runner.v1.RunEvent.checkpoint:type_name -> agentengine.runner.v1.Checkpoint
+	18, // 16: agentengine.runner.v1.RunEvent.checkpoint_write:type_name -> agentengine.runner.v1.CheckpointWrite
+	19, // 17: agentengine.runner.v1.RunEvent.checkpoint_delete:type_name -> agentengine.runner.v1.CheckpointDelete
+	5,  // 18: agentengine.runner.v1.RunEvent.batch:type_name -> agentengine.runner.v1.RunEventBatch
+	20, // 19: agentengine.runner.v1.RunEvent.artifact:type_name -> agentengine.runner.v1.Artifact
+	4,  // 20: agentengine.runner.v1.RunEventBatch.events:type_name -> agentengine.runner.v1.RunEvent
+	18, // 21: agentengine.runner.v1.Checkpoint.writes:type_name -> agentengine.runner.v1.CheckpointWrite
+	3,  // 22: agentengine.runner.v1.LaneFrame.start:type_name -> agentengine.runner.v1.RunRequest
+	26, // 23: agentengine.runner.v1.LaneFrame.cancel:type_name -> agentengine.runner.v1.LaneCancel
+	4,  // 24: agentengine.runner.v1.LaneFrame.event:type_name -> agentengine.runner.v1.RunEvent
+	27, // 25: agentengine.runner.v1.LaneFrame.end:type_name -> agentengine.runner.v1.LaneEnd
+	0,  // 26: agentengine.runner.v1.Runner.Describe:input_type -> agentengine.runner.v1.DescribeRequest
+	3,  // 27: agentengine.runner.v1.Runner.Run:input_type -> agentengine.runner.v1.RunRequest
+	21, // 28: agentengine.runner.v1.Runner.Summarize:input_type -> agentengine.runner.v1.SummarizeRequest
+	23, // 29: agentengine.runner.v1.Runner.Call:input_type -> agentengine.runner.v1.CallRequest
+	1,  // 30: agentengine.runner.v1.Runner.Describe:output_type -> agentengine.runner.v1.DescribeResponse
+	4,  // 31: agentengine.runner.v1.Runner.Run:output_type -> agentengine.runner.v1.RunEvent
+	22, // 32: agentengine.runner.v1.Runner.Summarize:output_type -> agentengine.runner.v1.SummarizeResponse
+	24, // 33: agentengine.runner.v1.Runner.Call:output_type -> agentengine.runner.v1.CallResponse
+	30, // [30:34] is the sub-list for method output_type
+	26, // [26:30] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_runner_v1_runner_proto_init() }
@@ -2268,8 +2434,9 @@ func file_runner_v1_runner_proto_init() {
 		(*RunEvent_CheckpointWrite)(nil),
 		(*RunEvent_CheckpointDelete)(nil),
 		(*RunEvent_Batch)(nil),
+		(*RunEvent_Artifact)(nil),
 	}
-	file_runner_v1_runner_proto_msgTypes[24].OneofWrappers = []any{
+	file_runner_v1_runner_proto_msgTypes[25].OneofWrappers = []any{
 		(*LaneFrame_Start)(nil),
 		(*LaneFrame_Cancel)(nil),
 		(*LaneFrame_Event)(nil),
@@ -2281,7 +2448,7 @@ func file_runner_v1_runner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_runner_v1_runner_proto_rawDesc), len(file_runner_v1_runner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

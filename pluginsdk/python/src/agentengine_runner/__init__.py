@@ -23,6 +23,7 @@ from .context import (
 from .emitter import Emitter
 from .handshake import APP_PROTOCOL_VERSION, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE
 from .runner import (
+    Artifact,
     CallError,
     Capabilities,
     Description,
@@ -39,6 +40,7 @@ __all__ = [
     "APP_PROTOCOL_VERSION",
     "MAGIC_COOKIE_KEY",
     "MAGIC_COOKIE_VALUE",
+    "Artifact",
     "Broker",
     "CallError",
     "Capabilities",

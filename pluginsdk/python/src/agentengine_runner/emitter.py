@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ._proto.runner.v1 import runner_pb2 as pb
-from .runner import Checkpoint, CheckpointWrite
+from .runner import Artifact, Checkpoint, CheckpointWrite
 
 Sink = Callable[[pb.RunEvent], Awaitable[None]]
 
@@ -247,6 +247,28 @@ class Emitter:
         )
 
 
+    async def artifact(
+        self, name: str, version: int, data: bytes, mime_type: str = "", meta: Mapping[str, Any] | None = None
+    ) -> None:
+        """The agent saved a version of an artifact (a runner with the artifacts
+        capability): the host stores it before it handles the events after this one."""
+        await self.send(
+            pb.RunEvent(
+                artifact=pb.Artifact(
+                    name=name,
+                    version=version,
+                    mime_type=mime_type,
+                    data=data,
+                    meta_json=b"" if not meta else _json_bytes(dict(meta)),
+                )
+            )
+        )
+
+    async def artifact_deleted(self, name: str) -> None:
+        """The agent deleted every version of an artifact."""
+        await self.send(pb.RunEvent(artifact=pb.Artifact(name=name, deleted=True)))
+
+
 class RunCheckpoints:
     """A run's checkpoint exchange with the host: the checkpoints the host handed this run
     (restored) and the way to ask it to keep new ones. A saver finds the current run's
@@ -393,3 +415,25 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
     return str(value)
+
+
+def artifacts_from_pb(items: Any) -> tuple[Artifact, ...]:
+    """RunRequest.artifacts as plain Artifact values (meta decoded; a malformed one is {})."""
+    out = []
+    for a in items:
+        try:
+            meta = json.loads(a.meta_json) if a.meta_json else {}
+        except ValueError:
+            meta = {}
+        out.append(
+            Artifact(
+                name=a.name,
+                version=int(a.version),
+                mime_type=a.mime_type,
+                data=bytes(a.data),
+                meta=meta if isinstance(meta, dict) else {},
+                create_time=float(a.create_time),
+                data_omitted=bool(a.data_omitted),
+            )
+        )
+    return tuple(out)

@@ -28,6 +28,9 @@ class Capabilities:
     summarize: bool | None = None
     # The runner keeps its framework checkpoints with the host (emitter.RunCheckpoints).
     checkpoints: bool = False
+    # The runner keeps its agent's artifacts with the host (Emitter.artifact,
+    # RunRequest.artifacts).
+    artifacts: bool = False
     # Accepted so that runners written for earlier SDKs still start (this SDK ships inside
     # the agentengine binary), and ignored: the host never read them.
     streaming: InitVar[bool | None] = None
@@ -81,6 +84,21 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
+class Artifact:
+    """One stored version of a named artifact (the user's when the name starts with
+    "user:"); data is empty and data_omitted set when the host's budget of artifact bytes
+    per run was spent on newer versions."""
+
+    name: str
+    version: int
+    mime_type: str
+    data: bytes
+    meta: dict[str, Any]
+    create_time: float = 0.0
+    data_omitted: bool = False
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """One turn. payload and session_context are the host's JSON documents as plain dicts
     (KsADK's payload fields), ready to hand to user hooks such as ksadk_prepare_state."""
@@ -94,6 +112,9 @@ class RunRequest:
     # The session's checkpoints the host keeps (latest per thread and namespace), sent when
     # the runner's capabilities include checkpoints.
     checkpoints: tuple[Checkpoint, ...] = ()
+    # Every version of the session's and the user's artifacts, sent when the runner's
+    # capabilities include artifacts.
+    artifacts: tuple[Artifact, ...] = ()
 
     @property
     def input(self) -> Any:

@@ -21,7 +21,7 @@ from ._proto.plugin import grpc_stdio_pb2_grpc as stdio_grpc
 from ._proto.runner.v1 import runner_pb2 as pb
 from ._proto.runner.v1 import runner_pb2_grpc as runner_grpc
 from .context import InvocationContext, invocation_scope
-from .emitter import Emitter, RunCheckpoints, checkpoint_scope, checkpoints_from_pb
+from .emitter import Emitter, RunCheckpoints, artifacts_from_pb, checkpoint_scope, checkpoints_from_pb
 from .expand import expand_request
 from .handshake import RUNNER_PROTOCOL
 from .hclog import get_logger
@@ -119,6 +119,7 @@ class RunnerService(runner_grpc.RunnerServicer):
                 resume=caps.resume,
                 summarize=summarize,
                 checkpoints=caps.checkpoints,
+                artifacts=caps.artifacts,
                 # Run expands every request (expand_request).
                 expands_payload=True,
             ),
@@ -164,6 +165,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             payload=payload,
             session_context=session_context,
             checkpoints=checkpoints_from_pb(request.checkpoints),
+            artifacts=artifacts_from_pb(request.artifacts),
         )
         ictx = InvocationContext.from_request(
             payload,

@@ -28,19 +28,21 @@ class DescribeResponse(_message.Message):
     def __init__(self, protocol_version: _Optional[str] = ..., framework: _Optional[str] = ..., agent_name: _Optional[str] = ..., description: _Optional[str] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., run_lane: _Optional[str] = ..., native_json: _Optional[bytes] = ...) -> None: ...
 
 class Capabilities(_message.Message):
-    __slots__ = ("resume", "summarize", "checkpoints", "expands_payload")
+    __slots__ = ("resume", "summarize", "checkpoints", "expands_payload", "artifacts")
     RESUME_FIELD_NUMBER: _ClassVar[int]
     SUMMARIZE_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINTS_FIELD_NUMBER: _ClassVar[int]
     EXPANDS_PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     resume: bool
     summarize: bool
     checkpoints: bool
     expands_payload: bool
-    def __init__(self, resume: bool = ..., summarize: bool = ..., checkpoints: bool = ..., expands_payload: bool = ...) -> None: ...
+    artifacts: bool
+    def __init__(self, resume: bool = ..., summarize: bool = ..., checkpoints: bool = ..., expands_payload: bool = ..., artifacts: bool = ...) -> None: ...
 
 class RunRequest(_message.Message):
-    __slots__ = ("app_name", "user_id", "session_id", "invocation_id", "payload_json", "session_context_json", "checkpoints", "trace_context")
+    __slots__ = ("app_name", "user_id", "session_id", "invocation_id", "payload_json", "session_context_json", "checkpoints", "trace_context", "artifacts")
     class TraceContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +58,7 @@ class RunRequest(_message.Message):
     SESSION_CONTEXT_JSON_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINTS_FIELD_NUMBER: _ClassVar[int]
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     app_name: str
     user_id: str
     session_id: str
@@ -64,10 +67,11 @@ class RunRequest(_message.Message):
     session_context_json: bytes
     checkpoints: _containers.RepeatedCompositeFieldContainer[Checkpoint]
     trace_context: _containers.ScalarMap[str, str]
-    def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., invocation_id: _Optional[str] = ..., payload_json: _Optional[bytes] = ..., session_context_json: _Optional[bytes] = ..., checkpoints: _Optional[_Iterable[_Union[Checkpoint, _Mapping]]] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    artifacts: _containers.RepeatedCompositeFieldContainer[Artifact]
+    def __init__(self, app_name: _Optional[str] = ..., user_id: _Optional[str] = ..., session_id: _Optional[str] = ..., invocation_id: _Optional[str] = ..., payload_json: _Optional[bytes] = ..., session_context_json: _Optional[bytes] = ..., checkpoints: _Optional[_Iterable[_Union[Checkpoint, _Mapping]]] = ..., trace_context: _Optional[_Mapping[str, str]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ...) -> None: ...
 
 class RunEvent(_message.Message):
-    __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native", "checkpoint", "checkpoint_write", "checkpoint_delete", "batch")
+    __slots__ = ("text_delta", "message_done", "reasoning_delta", "tool_call_delta", "tool_call", "tool_result", "approval_request", "state_delta", "usage", "error", "native", "checkpoint", "checkpoint_write", "checkpoint_delete", "batch", "artifact")
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_DONE_FIELD_NUMBER: _ClassVar[int]
     REASONING_DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +87,7 @@ class RunEvent(_message.Message):
     CHECKPOINT_WRITE_FIELD_NUMBER: _ClassVar[int]
     CHECKPOINT_DELETE_FIELD_NUMBER: _ClassVar[int]
     BATCH_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACT_FIELD_NUMBER: _ClassVar[int]
     text_delta: TextDelta
     message_done: MessageDone
     reasoning_delta: ReasoningDelta
@@ -98,7 +103,8 @@ class RunEvent(_message.Message):
     checkpoint_write: CheckpointWrite
     checkpoint_delete: CheckpointDelete
     batch: RunEventBatch
-    def __init__(self, text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message_done: _Optional[_Union[MessageDone, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., state_delta: _Optional[_Union[StateDelta, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., checkpoint_write: _Optional[_Union[CheckpointWrite, _Mapping]] = ..., checkpoint_delete: _Optional[_Union[CheckpointDelete, _Mapping]] = ..., batch: _Optional[_Union[RunEventBatch, _Mapping]] = ...) -> None: ...
+    artifact: Artifact
+    def __init__(self, text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message_done: _Optional[_Union[MessageDone, _Mapping]] = ..., reasoning_delta: _Optional[_Union[ReasoningDelta, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., approval_request: _Optional[_Union[ApprovalRequest, _Mapping]] = ..., state_delta: _Optional[_Union[StateDelta, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., native: _Optional[_Union[Native, _Mapping]] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., checkpoint_write: _Optional[_Union[CheckpointWrite, _Mapping]] = ..., checkpoint_delete: _Optional[_Union[CheckpointDelete, _Mapping]] = ..., batch: _Optional[_Union[RunEventBatch, _Mapping]] = ..., artifact: _Optional[_Union[Artifact, _Mapping]] = ...) -> None: ...
 
 class RunEventBatch(_message.Message):
     __slots__ = ("events",)
@@ -253,6 +259,26 @@ class CheckpointDelete(_message.Message):
     THREAD_ID_FIELD_NUMBER: _ClassVar[int]
     thread_id: str
     def __init__(self, thread_id: _Optional[str] = ...) -> None: ...
+
+class Artifact(_message.Message):
+    __slots__ = ("name", "version", "mime_type", "data", "meta_json", "create_time", "data_omitted", "deleted")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    META_JSON_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    DATA_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version: int
+    mime_type: str
+    data: bytes
+    meta_json: bytes
+    create_time: float
+    data_omitted: bool
+    deleted: bool
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[int] = ..., mime_type: _Optional[str] = ..., data: _Optional[bytes] = ..., meta_json: _Optional[bytes] = ..., create_time: _Optional[float] = ..., data_omitted: bool = ..., deleted: bool = ...) -> None: ...
 
 class SummarizeRequest(_message.Message):
     __slots__ = ("history_json", "instructions")
