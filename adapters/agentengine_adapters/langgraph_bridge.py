@@ -60,6 +60,17 @@ RUN_THREAD = "/run:"
 NATIVE_UPDATES = "langgraph.updates"
 # The payload.metadata key asking for them ("1"), set by the host's LangGraph API.
 UPDATES_FLAG = "langgraph_updates"
+# More stream modes a LangGraph API client asked for (payload.metadata, comma-separated):
+# their parts go to the host as NATIVE_PART events, {"mode", "ns", "data"}.
+MODES_FLAG = "langgraph_modes"
+EXTRA_MODES = ("tasks", "checkpoints", "debug")
+NATIVE_PART = "langgraph.part"
+# The LangGraph API run's input keys other than messages (payload.metadata, a JSON object):
+# they reach the graph as input channels.
+INPUT_FLAG = "langgraph_input"
+# The session-state key a LangGraph API run's final state goes to, every channel but
+# messages (the host shows messages from the conversation it stores).
+VALUES_KEY = "langgraph_values"
 
 
 @dataclass
@@ -70,6 +81,11 @@ class _Turn:
     values: dict[str, Any] = field(default_factory=dict)
     # Whether node updates go to the host (a run started through LangGraph's API).
     forward_updates: bool = False
+    # Further stream modes forwarded as NATIVE_PART events.
+    extra_modes: tuple[str, ...] = ()
+    # The graph's thread id and the one the host's clients know it by (the session id).
+    thread: str = ""
+    public_thread: str = ""
 
 
 class GraphRunner(Runner):
@@ -154,13 +170,18 @@ class GraphRunner(Runner):
         else:
             graph_in, saved = await self._fresh_input(request, graph, snapshot, messages), stored
 
-        turn = _Turn(forward_updates=wants_updates(request.payload))
+        turn = _Turn(
+            forward_updates=wants_updates(request.payload),
+            extra_modes=extra_modes(request.payload),
+            thread=thread,
+            public_thread=request.session_id or thread,
+        )
         try:
             async for ns, mode, data in graph.astream(
                 graph_in,
                 config,
                 context=graph_context(getattr(graph, "context_schema", None), ictx),
-                stream_mode=STREAM_MODES,
+                stream_mode=STREAM_MODES + list(turn.extra_modes),
                 subgraphs=True,
             ):
                 await self.on_part({"type": mode, "ns": ns, "data": data}, writer, turn)
@@ -171,6 +192,8 @@ class GraphRunner(Runner):
                 self._paused[session_thread] = thread
             raise
         await writer.finish()
+        if turn.forward_updates:
+            await self._report_values(graph, config, writer)
         if not request.is_resume and not turn.interrupts and not saved and writer.any_text:
             # A fresh turn whose stream showed no interrupt and already gave the answer:
             # the final state would add nothing (an interrupt always shows in the
@@ -220,12 +243,17 @@ class GraphRunner(Runner):
         if self.hook is not None:
             value = await call_hook(self.hook[1], request.payload, request.session_context)
             return self._hook_input(value, _input_keys(graph), request, messages)
-        return graph_input(
+        keys = _input_keys(graph)
+        state = graph_input(
             request.payload,
             request.session_context,
-            input_keys=_input_keys(graph),
+            input_keys=keys,
             existing=messages,
         )
+        for key, value in api_input(request.payload).items():
+            if key != "messages" and (keys is None or key in keys):
+                state[key] = value
+        return state
 
     def _hook_input(
         self, value: Any, keys: Sequence[str] | None, request: RunRequest, existing: Sequence[Any]
@@ -312,6 +340,19 @@ class GraphRunner(Runner):
                             await self.on_update(node, item, ns, writer)
         elif kind == "custom":
             await writer.custom(data)
+        elif kind in turn.extra_modes:
+            await writer.native(
+                NATIVE_PART,
+                {"mode": kind, "ns": list(ns), "data": public_thread(data, turn.thread, turn.public_thread)},
+            )
+
+    async def _report_values(self, graph: Any, config: dict[str, Any], writer: EventWriter) -> None:
+        """The graph's state at the run's end, every channel but messages, into session
+        state (VALUES_KEY), for the thread state LangGraph API clients read."""
+        snapshot = await _state(graph, config)
+        values = getattr(snapshot, "values", None)
+        if isinstance(values, Mapping):
+            await writer.state_delta({VALUES_KEY: {k: v for k, v in values.items() if k != "messages"}})
 
     async def forward_updates(
         self, ns: tuple[str, ...], data: Mapping[str, Any], writer: EventWriter
@@ -374,6 +415,44 @@ def wants_updates(payload: Mapping[str, Any]) -> bool:
     UPDATES_FLAG): they cost an encoding of each update, which other runs do not need."""
     meta = payload.get("metadata")
     return isinstance(meta, Mapping) and meta.get(UPDATES_FLAG) == "1"
+
+
+def extra_modes(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """The stream modes beyond the bridge's own that a LangGraph API client asked for."""
+    meta = payload.get("metadata")
+    raw = meta.get(MODES_FLAG) if isinstance(meta, Mapping) else None
+    if not isinstance(raw, str):
+        return ()
+    asked = {m.strip() for m in raw.split(",")}
+    return tuple(m for m in EXTRA_MODES if m in asked)
+
+
+def api_input(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The LangGraph API run's input keys other than messages (INPUT_FLAG), or {}."""
+    meta = payload.get("metadata")
+    raw = meta.get(INPUT_FLAG) if isinstance(meta, Mapping) else None
+    if not isinstance(raw, str):
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def public_thread(value: Any, thread: str, public: str) -> Any:
+    """value with the graph's thread id (a run's own thread) named as its clients know the
+    thread; checkpoint configs in stream parts carry it."""
+    if not thread or thread == public:
+        return value
+    if isinstance(value, Mapping):
+        return {
+            k: public if k == "thread_id" and v == thread else public_thread(v, thread, public)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [public_thread(v, thread, public) for v in value]
+    return value
 
 
 def continue_thread(payload: Mapping[str, Any], session_thread: str) -> str | None:

@@ -44,7 +44,12 @@ type command struct {
 
 // Stream modes served; the others LangGraph defines are refused (the runner does not
 // forward what they need).
-var servedModes = map[string]bool{"values": true, "updates": true, "messages": true, "messages-tuple": true, "custom": true}
+var servedModes = map[string]bool{"values": true, "updates": true, "messages": true, "messages-tuple": true, "custom": true,
+	"tasks": true, "checkpoints": true, "debug": true}
+
+// forwardedModes are the served modes whose parts the LangGraph bridge sends as they are
+// (nativePart), only for runs that ask (modesFlag): they cost an encoding of each step.
+var forwardedModes = []string{"tasks", "checkpoints", "debug"}
 
 // validate checks what the request asks for that is not offered, before anything runs.
 func (r *runCreate) validate() *apiError {
@@ -129,10 +134,39 @@ func checkModes(modes []string) ([]string, *apiError) {
 	}
 	for _, m := range modes {
 		if !servedModes[m] {
-			return nil, invalid("stream_mode %q is not offered; this server streams values, updates, messages, messages-tuple and custom", m)
+			return nil, invalid("stream_mode %q is not offered; this server streams values, updates, messages, messages-tuple, custom, tasks, checkpoints and debug", m)
 		}
 	}
 	return modes, nil
+}
+
+// forwarded lists the requested modes the bridge forwards as they are, comma-separated.
+func forwarded(modes []string) string {
+	var out []string
+	for _, m := range modes {
+		if contains(forwardedModes, m) && !contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// inputChannels returns the input's keys other than messages as a JSON object ("" when
+// there are none): the bridge passes those the graph's input schema names to the graph.
+func inputChannels(raw json.RawMessage) string {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(raw, &in) != nil {
+		return ""
+	}
+	delete(in, "messages")
+	if len(in) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // textKeys are input keys read as the user's text when the input has no messages (the

@@ -22,7 +22,14 @@ type projector struct {
 	// none): an assistant message and the calls it makes are one AIMessage.
 	lastAI  int
 	lastInv string
+	// channels are the graph's other state channels at the latest run's end that the
+	// LangGraph bridge reported (valuesKey).
+	channels map[string]any
 }
+
+// valuesKey is the session-state key the LangGraph bridge puts a run's final state under,
+// every channel but messages.
+const valuesKey = "langgraph_values"
 
 func newProjector() *projector { return &projector{lastAI: -1} }
 
@@ -72,13 +79,32 @@ func (p *projector) add(e *session.Event) bool {
 		p.msgs = append(p.msgs, toolMessage(itemID(e), d))
 		p.lastAI = -1
 		return true
+	case session.TypeStateDelta:
+		var delta map[string]json.RawMessage
+		if json.Unmarshal(e.Data, &delta) != nil {
+			return false
+		}
+		raw, ok := delta[valuesKey]
+		if !ok {
+			return false
+		}
+		var ch map[string]any
+		_ = json.Unmarshal(raw, &ch) // null (a cleared key) or not an object: no channels
+		p.channels = ch
+		return true
 	}
 	return false
 }
 
-// values returns the projected values (a fresh slice: callers may encode it later).
+// values returns the projected values (fresh containers: callers may encode them later):
+// the graph's reported channels and the messages.
 func (p *projector) values() map[string]any {
-	return map[string]any{"messages": append([]message(nil), p.msgs...)}
+	out := make(map[string]any, len(p.channels)+1)
+	for k, v := range p.channels {
+		out[k] = v
+	}
+	out["messages"] = append([]message(nil), p.msgs...)
+	return out
 }
 
 func itemID(e *session.Event) string {

@@ -152,6 +152,12 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		if id != "" && host.ValidateID(id) == nil {
 			turn.Metadata[messageIDKey] = id
 		}
+		if extra := inputChannels(req.Input); extra != "" {
+			turn.Metadata[inputFlag] = extra
+		}
+	}
+	if fw := forwarded(modes); fw != "" {
+		turn.Metadata[modesFlag] = fw
 	}
 	run, err := h.rt.Start(ctx, turn)
 	if err != nil {

@@ -2,7 +2,10 @@ package langgraph
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentengine/agentengine/api"
@@ -31,6 +34,15 @@ func (graphRunner) Run(_ context.Context, req *pluginsdk.Request, emit *pluginsd
 			return err
 		}
 	}
+	if modes := req.Payload.Metadata[modesFlag]; modes != "" {
+		for _, m := range strings.Split(modes, ",") {
+			for _, ns := range [][]string{{"sub:1"}, {}} {
+				if err := emit.Native(nativePart, map[string]any{"mode": m, "ns": ns, "data": map[string]any{"mode": m, "depth": len(ns)}}); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	if err := emit.Native(nativeCustom, map[string]any{"progress": 0.5}); err != nil {
 		return err
 	}
@@ -40,7 +52,19 @@ func (graphRunner) Run(_ context.Context, req *pluginsdk.Request, emit *pluginsd
 	if err := emit.Text("done"); err != nil {
 		return err
 	}
-	return emit.MessageDone("done")
+	if err := emit.MessageDone("done"); err != nil {
+		return err
+	}
+	// The bridge reports the final state's channels other than messages; this graph's
+	// topic channel is what the input's topic key said.
+	if in := req.Payload.Metadata[inputFlag]; in != "" {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(in), &v); err != nil {
+			return err
+		}
+		return emit.StateDelta(map[string]any{valuesKey: map[string]any{"topic": v["topic"], "steps": 2}})
+	}
+	return nil
 }
 
 func TestUpdatesCustomAndSubgraphs(t *testing.T) {
@@ -75,5 +99,98 @@ func TestUpdatesCustomAndSubgraphs(t *testing.T) {
 	want = append([]part{{"updates|sub:1", map[string]any{"inner": map[string]any{"step": float64(1)}}}}, want...)
 	if got := parts(evs); !reflect.DeepEqual(got, want) {
 		t.Fatalf("with subgraphs: %v", got)
+	}
+}
+
+func newGraphEnv(t *testing.T) *env {
+	t.Helper()
+	client, stop := inprocess.Serve(graphRunner{})
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "graph", Framework: "langgraph", Runner: client}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := api.NewRouter(api.Config{Runtime: rt, Surfaces: []api.Surface{New(Config{Runtime: rt})}})
+	return &env{t: t, rt: rt, url: apitest.Serve(t, r, rt, stop).URL}
+}
+
+// The tasks, checkpoints and debug modes are asked of the bridge for the run (and only
+// those asked), and its parts stream under the mode's name, with |ns for subgraphs.
+func TestForwardedStreamModes(t *testing.T) {
+	e := newGraphEnv(t)
+	for _, tc := range []struct {
+		extra string
+		want  []string
+	}{
+		{`"stream_mode":["tasks"]`, []string{"tasks"}},
+		{`"stream_mode":["checkpoints","debug"]`, []string{"checkpoints", "debug"}},
+		{`"stream_mode":["debug","tasks"],"stream_subgraphs":true`, []string{"debug|sub:1", "debug", "tasks|sub:1", "tasks"}},
+	} {
+		_, evs := e.stream("POST", "/runs/stream", runBody("graph", "go", tc.extra))
+		var got []string
+		for _, ev := range evs[1:] {
+			got = append(got, ev.Event)
+			d := ev.Data.(map[string]any)
+			mode, _, sub := strings.Cut(ev.Event, "|")
+			if d["mode"] != mode || (d["depth"] == float64(1)) != sub {
+				t.Fatalf("%s: part %s has %v", tc.extra, ev.Event, d)
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Fatalf("%s: parts %v, want %v", tc.extra, got, tc.want)
+		}
+	}
+}
+
+// Input keys other than messages reach the graph, and the channels the bridge reports
+// at a run's end are the thread's values (state, history, wait, the values stream, search).
+func TestStateChannels(t *testing.T) {
+	e := newGraphEnv(t)
+	tid := e.thread(`{}`)
+	v := e.obj("POST", "/threads/"+tid+"/runs/wait", runBody("graph", "first"), http.StatusOK)
+	if _, ok := v["topic"]; ok {
+		t.Fatalf("a run without a topic input has one: %v", v)
+	}
+	body := `{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"second"}],"topic":"cats"}}`
+	v = e.obj("POST", "/threads/"+tid+"/runs/wait", body, http.StatusOK)
+	if v["topic"] != "cats" || v["steps"] != float64(2) || len(messages(t, v)) != 4 {
+		t.Fatalf("values after the run: %v", v)
+	}
+	st := e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)
+	if vals := st["values"].(map[string]any); vals["topic"] != "cats" {
+		t.Fatalf("state: %v", st)
+	}
+	hist := e.list("POST", "/threads/"+tid+"/history", `{}`, http.StatusOK)
+	if len(hist) != 2 || hist[0].(map[string]any)["values"].(map[string]any)["topic"] != "cats" {
+		t.Fatalf("history: %v", hist)
+	}
+	if _, ok := hist[1].(map[string]any)["values"].(map[string]any)["topic"]; ok {
+		t.Fatalf("the first run's state has the second's channel: %v", hist[1])
+	}
+	found := e.list("POST", "/threads/search", `{"values":{"topic":"cats"}}`, http.StatusOK)
+	if len(found) != 1 || found[0].(map[string]any)["thread_id"] != tid {
+		t.Fatalf("search by values: %v", found)
+	}
+	if none := e.list("POST", "/threads/search", `{"values":{"topic":"dogs"}}`, http.StatusOK); len(none) != 0 {
+		t.Fatalf("search by other values: %v", none)
+	}
+	body = `{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"third"}],"topic":"owls"},"stream_mode":"values"}`
+	_, evs := e.stream("POST", "/threads/"+tid+"/runs/stream", body)
+	first, last := evs[1].Data.(map[string]any), evs[len(evs)-1].Data.(map[string]any)
+	if first["topic"] != "cats" || last["topic"] != "owls" || len(messages(t, last)) != 6 {
+		t.Fatalf("values stream: first %v, last %v", first, last)
+	}
+}
+
+// The store is not offered: its routes say so in LangGraph's error shape.
+func TestStoreNotOffered(t *testing.T) {
+	e := newGraphEnv(t)
+	for _, r := range [][3]string{
+		{"PUT", "/store/items", `{"namespace":["a"],"key":"k","value":{}}`},
+		{"GET", "/store/items?key=k&namespace=a", ""},
+		{"DELETE", "/store/items", `{"namespace":["a"],"key":"k"}`},
+		{"POST", "/store/items/search", `{}`},
+		{"POST", "/store/namespaces", `{}`},
+	} {
+		e.fail(r[0], r[1], r[2], http.StatusNotImplemented, "store is not offered")
 	}
 }

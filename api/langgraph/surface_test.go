@@ -303,7 +303,7 @@ func TestStreamModes(t *testing.T) {
 		t.Fatalf("complete message: %v", done)
 	}
 
-	e.fail("POST", "/threads/"+tid+"/runs/stream", runBody("echo", "x", `"stream_mode":"debug"`), http.StatusUnprocessableEntity, `stream_mode "debug" is not offered`)
+	e.fail("POST", "/threads/"+tid+"/runs/stream", runBody("echo", "x", `"stream_mode":"events"`), http.StatusUnprocessableEntity, `stream_mode "events" is not offered`)
 }
 
 func TestStreamOfFailedRunEndsWithError(t *testing.T) {
