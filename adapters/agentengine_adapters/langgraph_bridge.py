@@ -169,6 +169,8 @@ class GraphRunner(Runner):
             graph_in, saved = started
         else:
             graph_in, saved = await self._fresh_input(request, graph, snapshot, messages), stored
+            if fresh_thread:
+                given_history(graph_in, writer)
 
         turn = _Turn(
             forward_updates=wants_updates(request.payload),
@@ -250,9 +252,16 @@ class GraphRunner(Runner):
             input_keys=keys,
             existing=messages,
         )
-        for key, value in api_input(request.payload).items():
-            if key != "messages" and (keys is None or key in keys):
-                state[key] = value
+        if wants_updates(request.payload):
+            if not self.own_checkpointer and keys is not None:
+                # A LangGraph API thread's channels carry over from its last run, as
+                # the messages do: the run's thread starts from them.
+                for key, value in _stored_values(request).items():
+                    if key in keys and key not in state:
+                        state[key] = value
+            for key, value in api_input(request.payload).items():
+                if key != "messages" and (keys is None or key in keys):
+                    state[key] = value
         return state
 
     def _hook_input(
@@ -417,6 +426,19 @@ def wants_updates(payload: Mapping[str, Any]) -> bool:
     return isinstance(meta, Mapping) and meta.get(UPDATES_FLAG) == "1"
 
 
+def given_history(graph_in: Any, writer: EventWriter) -> None:
+    """Marks the earlier conversation a fresh run's thread is given as reported: a node
+    returning the whole message list (a subgraph node does) must not report it again.
+    Messages without an id get one first, which the graph's reducer keeps."""
+    given = graph_in.get("messages") if isinstance(graph_in, Mapping) else None
+    if not isinstance(given, list):
+        return
+    for message in given:
+        if isinstance(message, BaseMessage) and not message.id:
+            message.id = str(uuid.uuid4())
+    writer.already_reported([m for m in given if isinstance(m, BaseMessage)])
+
+
 def extra_modes(payload: Mapping[str, Any]) -> tuple[str, ...]:
     """The stream modes beyond the bridge's own that a LangGraph API client asked for."""
     meta = payload.get("metadata")
@@ -578,6 +600,13 @@ def _stored_partial(request: RunRequest) -> dict[str, Any]:
     state = request.session_context.get("state")
     value = state.get(res.PARTIAL_KEY) if isinstance(state, Mapping) else None
     return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _stored_values(request: RunRequest) -> dict[str, Any]:
+    """The channels a LangGraph API run reported last (VALUES_KEY of session state)."""
+    state = request.session_context.get("state")
+    value = state.get(VALUES_KEY) if isinstance(state, Mapping) else None
+    return {k: v for k, v in value.items() if k != "messages"} if isinstance(value, Mapping) else {}
 
 
 def _passthrough(value: Any, payload: Mapping[str, Any]) -> bool:

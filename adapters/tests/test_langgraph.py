@@ -470,3 +470,87 @@ def test_custom_writer_events_and_reasoning(project: Any) -> None:
     reasoning = "".join(r.text for r in of(events, "reasoning_delta"))
     assert reasoning.startswith("The user asked: hello")
     assert not errors(events)
+
+
+CHANNELS = """
+import operator
+from typing import Annotated
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+class State(MessagesState):
+    topic: str
+    visits: Annotated[int, operator.add]
+
+
+class Inner(MessagesState):
+    topic: str
+
+
+def plan(state: State) -> dict:
+    return {"visits": 1}
+
+
+def answer(state: Inner) -> dict:
+    return {"messages": [AIMessage(f"{state.get('topic', 'none')} after {len(state['messages'])}")]}
+
+
+inner = StateGraph(Inner)
+inner.add_node("answer", answer)
+inner.add_edge(START, "answer")
+b = StateGraph(State)
+b.add_node("plan", plan)
+b.add_node("inner", inner.compile())
+b.add_edge(START, "plan")
+b.add_edge("plan", "inner")
+graph = b.compile()
+"""
+
+API_RUN = {"langgraph_updates": "1"}
+
+
+def test_a_langgraph_api_run_reports_its_channels_and_starts_from_them(project: Any) -> None:
+    settings = project(CHANNELS)
+    earlier = [{"role": "user", "content": "hi", "type": "user_message", "seq": 1},
+               {"role": "assistant", "content": "cats after 1", "type": "assistant_message", "seq": 2}]
+
+    async def go() -> tuple[list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "one", metadata={**API_RUN, "langgraph_input": json.dumps({"topic": "cats"})})
+            stored = json.loads(of(first, "state_delta")[-1].delta_json)
+            second = await turn(runner, "two", history=earlier, state=stored, metadata=API_RUN, invocation="inv2")
+            other = await turn(runner, "three", history=earlier, state=stored, invocation="inv3")
+            return first, second, other
+        finally:
+            await close(runner)
+
+    first, second, other = run(go)
+    assert json.loads(of(first, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "cats", "visits": 1}}
+    # The next API run's thread starts from the channels session state holds; the earlier
+    # conversation it is given is not reported again, though the subgraph node returns it.
+    assert json.loads(of(second, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "cats", "visits": 2}}
+    assert text(second) == "cats after 3"
+    # Another surface's run neither reads nor reports them.
+    assert of(other, "state_delta") == [] and text(other) == "none after 3"
+
+
+def test_forwarded_stream_modes_name_the_session_thread(project: Any) -> None:
+    settings = project(CHANNELS)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "go", metadata={**API_RUN, "langgraph_modes": "checkpoints,tasks,values"})
+        finally:
+            await close(runner)
+
+    parts = natives(run(go), "langgraph.part")
+    assert {p["mode"] for p in parts} == {"checkpoints", "tasks"}  # values is not forwarded
+    cps = [p["data"] for p in parts if p["mode"] == "checkpoints" and not p["ns"]]
+    assert {c["config"]["configurable"]["thread_id"] for c in cps} == {"s1"}
+    assert cps[-1]["values"]["visits"] == 1 and cps[-1]["next"] == []
+    sub = [p for p in parts if p["ns"]]
+    assert sub and all(p["ns"][0].startswith("inner:") for p in sub)

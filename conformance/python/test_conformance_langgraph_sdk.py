@@ -50,6 +50,65 @@ builder.add_edge(START, "wait")
 graph = builder.compile()
 """
 
+# A graph with state beyond messages: topic (an input channel), visits (summed over the
+# thread's runs) and a subgraph node, for the thread state's channels and the forwarded
+# stream modes.
+CHANNELS = "lg-channels"
+CHANNELS_SOURCE = """
+import operator
+from typing import Annotated
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+class State(MessagesState):
+    topic: str
+    visits: Annotated[int, operator.add]
+
+
+def plan(state: State) -> dict:
+    return {"visits": 1}
+
+
+class Inner(MessagesState):
+    topic: str
+
+
+def answer(state: Inner) -> dict:
+    asked = sum(1 for m in state["messages"] if m.type == "human")
+    return {"messages": [AIMessage(f"{state.get('topic', 'nothing')} #{asked}")]}
+
+
+# The subgraph's own state: visits is the parent's alone (a subgraph returning it would
+# add it again).
+inner = StateGraph(Inner)
+inner.add_node("answer", answer)
+inner.add_edge(START, "answer")
+
+builder = StateGraph(State)
+builder.add_node("plan", plan)
+builder.add_node("inner", inner.compile())
+builder.add_edge(START, "plan")
+builder.add_edge("plan", "inner")
+graph = builder.compile()
+"""
+
+
+def write_project(root: Path, name: str, source: str) -> Path:
+    project = root / name
+    project.mkdir()
+    (project / "agent.py").write_text(source)
+    (project / "agentengine.yaml").write_text(
+        f"name: {name}\nframework: langgraph\nentry_point: agent.py\nagent_variable: graph\npython: {sys.executable}\n"
+    )
+    return project
+
+
+@pytest.fixture(scope="module")
+def channels_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_project(tmp_path_factory.mktemp("lg"), CHANNELS, CHANNELS_SOURCE)
+
 
 @pytest.fixture(scope="module")
 def blocker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -63,7 +122,7 @@ def blocker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def lg_server(agentengine_bin: str, blocker_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:  # noqa: F811
+def lg_server(agentengine_bin: str, blocker_dir: Path, channels_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:  # noqa: F811
     project = tmp_path_factory.mktemp("lg") / GRAPH
     shutil.copytree(
         REPO_ROOT / "examples" / GRAPH,
@@ -73,7 +132,7 @@ def lg_server(agentengine_bin: str, blocker_dir: Path, tmp_path_factory: pytest.
     # The test interpreter has the example's packages: no environment is set up.
     with open(Path(project) / "agentengine.yaml", "a") as f:
         f.write(f"\npython: {sys.executable}\n")
-    srv = start_server(agentengine_bin, [str(project), str(blocker_dir)])
+    srv = start_server(agentengine_bin, [str(project), str(blocker_dir), str(channels_dir)])
     try:
         yield srv
     finally:
@@ -96,7 +155,7 @@ def call_id(messages_seen: int, question: str, tool: str) -> str:
 
 def test_assistants(client: Any) -> None:
     found = client.assistants.search()
-    assert [a["assistant_id"] for a in found] == [GRAPH, BLOCKER]
+    assert [a["assistant_id"] for a in found] == [GRAPH, BLOCKER, CHANNELS]
     a = client.assistants.get(GRAPH)
     assert a["graph_id"] == GRAPH and a["version"] == 1
     with pytest.raises(NotFoundError):
@@ -288,3 +347,63 @@ def test_cancel_and_multitask(client: Any, blocker_dir: Path) -> None:
     out = client.runs.join(tid, second["run_id"])
     assert texts(out)[-2:] == [("human", "two"), ("ai", "released")]
     assert [r["status"] for r in client.runs.list(tid)] == ["success", "interrupted", "interrupted"]
+
+
+def test_state_channels(client: Any) -> None:
+    """Every channel of the graph's state is the thread's, carried from run to run."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "cats"})
+    assert out["topic"] == "cats" and out["visits"] == 1
+    assert texts(out) == [("human", "hi"), ("ai", "cats #1")]
+    # The next run starts from the thread's channels: visits adds up, topic stays.
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "again"}]})
+    assert (out["topic"], out["visits"], texts(out)[-1]) == ("cats", 2, ("ai", "cats #2")), texts(out)
+    state = client.threads.get_state(tid)
+    assert state["values"] == out
+    history = client.threads.get_history(tid)
+    assert [h["values"]["visits"] for h in history] == [2, 1]
+    assert client.threads.get(tid)["values"]["topic"] == "cats"
+    assert [t["thread_id"] for t in client.threads.search(values={"topic": "cats"})] == [tid]
+    assert client.threads.search(values={"topic": "dogs"}) == []
+
+
+def test_tasks_checkpoints_and_debug_modes(client: Any) -> None:
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    parts = list(
+        client.runs.stream(
+            tid, CHANNELS, input={"messages": [{"role": "user", "content": "go"}], "topic": "owls"},
+            stream_mode=["tasks", "checkpoints", "debug"],
+        )
+    )
+    events = [p.event for p in parts]
+    assert events[0] == "metadata" and set(events[1:]) == {"tasks", "checkpoints", "debug"}, events
+    # tasks: each node's start (input, triggers) and result.
+    started = [p.data["name"] for p in parts if p.event == "tasks" and "input" in p.data]
+    ended = {p.data["name"]: p.data for p in parts if p.event == "tasks" and "result" in p.data}
+    assert started == ["plan", "inner"] and ended["plan"]["result"] == {"visits": 1}
+    # checkpoints: the state after each step, named by the thread's id.
+    cps = [p.data for p in parts if p.event == "checkpoints"]
+    assert all(c["config"]["configurable"]["thread_id"] == tid for c in cps)
+    assert cps[-1]["values"]["topic"] == "owls" and cps[-1]["next"] == []
+    assert cps[-1]["values"]["messages"][-1]["content"] == "owls #1"
+    kinds = {p.data["type"] for p in parts if p.event == "debug"}
+    assert {"checkpoint", "task", "task_result"} <= kinds, kinds
+    # With subgraphs, the subgraph's parts come named by its namespace.
+    parts = list(
+        client.runs.stream(
+            tid, CHANNELS, input={"messages": [{"role": "user", "content": "deeper"}]},
+            stream_mode=["tasks"], stream_subgraphs=True,
+        )
+    )
+    sub = [p for p in parts if p.event.startswith("tasks|inner:")]
+    assert [p.data["name"] for p in sub if "input" in p.data] == ["answer"], [p.event for p in parts]
+
+
+def test_store_not_offered(lg_server: Server) -> None:
+    from langgraph_sdk.errors import APIStatusError
+
+    client = get_sync_client(url=lg_server.origin, api_key=None)
+    with pytest.raises(APIStatusError) as err:
+        client.store.put_item(["notes"], "k", {"v": 1})
+    assert err.value.response.status_code == 501
+    assert "store is not offered" in err.value.response.json()["detail"]
