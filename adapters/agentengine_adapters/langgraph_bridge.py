@@ -38,6 +38,7 @@ from langchain_core.messages import (
     BaseMessage,
     convert_to_messages,
 )
+from langgraph.errors import InvalidUpdateError
 from langgraph.types import Command
 
 from . import interrupts as intr
@@ -45,7 +46,7 @@ from . import resume as res
 from .checkpoint import DurableCheckpointer, attach
 from .config import Settings
 from .hooks import PREPARE_INPUT, PREPARE_STATE, call_hook, find_hook
-from .inputs import graph_input, turn_messages, with_text
+from .inputs import graph_input, history_messages, turn_messages, with_text
 from .loader import LoadedEntry, kind_of, module_description
 from .runconfig import graph_context, invocation_context, run_config
 from .stream import EventWriter
@@ -71,6 +72,9 @@ INPUT_FLAG = "langgraph_input"
 # The session-state key a LangGraph API run's final state goes to, every channel but
 # messages (the host shows messages from the conversation it stores).
 VALUES_KEY = "langgraph_values"
+# The input item of a run that updates a LangGraph API thread's state (update_state):
+# {"type": STATE_UPDATE, "values": ..., "as_node": ...}.
+STATE_UPDATE = "langgraph_state_update"
 
 
 @dataclass
@@ -153,6 +157,12 @@ class GraphRunner(Runner):
         pending = intr.approvals(intr.pending_interrupts(snapshot), messages)
         stored = _stored_partial(request)
         writer.already_reported(messages)
+        update = state_update(request.payload)
+        if update is not None and continued is None and not request.is_resume:
+            await self._update_state(graph, request, config, writer, update, fresh_thread)
+            if fresh_thread:
+                await self._end_run_thread(graph, session_thread, thread, False)
+            return
 
         if continued is not None:
             if snapshot is None or not snapshot.next:
@@ -355,6 +365,42 @@ class GraphRunner(Runner):
                 {"mode": kind, "ns": list(ns), "data": public_thread(data, turn.thread, turn.public_thread)},
             )
 
+    async def _update_state(
+        self,
+        graph: Any,
+        request: RunRequest,
+        config: dict[str, Any],
+        writer: EventWriter,
+        update: Mapping[str, Any],
+        fresh_thread: bool,
+    ) -> None:
+        """LangGraph's update_state, by the graph itself: on a run's own thread, first the
+        thread's state as the host keeps it (the conversation and the channels its last
+        run reported) written as the graph's input, then values as node as_node writes them
+        (the graph's reducers apply). The messages the update adds and the channels after it
+        are reported as a run's are."""
+        if fresh_thread:
+            history = request.payload.get("history")
+            if history is None:
+                history = request.session_context.get("history")
+            seed: dict[str, Any] = {"messages": history_messages(history)}
+            keys = _input_keys(graph)
+            for key, value in _stored_values(request).items():
+                if keys is None or key in keys:
+                    seed[key] = value
+            given_history(seed, writer)
+            await graph.aupdate_state(config, seed, as_node="__start__")
+        as_node = update.get("as_node")
+        try:
+            await graph.aupdate_state(config, update.get("values"), as_node=as_node or None)
+        except (InvalidUpdateError, ValueError, KeyError, TypeError) as err:
+            raise RunnerError(f"cannot update the thread's state: {err}", code="invalid_request") from err
+        snapshot = await _state(graph, config)
+        for message in _messages(snapshot):
+            await writer.message(message)
+        await writer.finish()
+        await self._report_values(graph, config, writer)
+
     async def _report_values(self, graph: Any, config: dict[str, Any], writer: EventWriter) -> None:
         """The graph's state at the run's end, every channel but messages, into session
         state (VALUES_KEY), for the thread state LangGraph API clients read."""
@@ -424,6 +470,14 @@ def wants_updates(payload: Mapping[str, Any]) -> bool:
     UPDATES_FLAG): they cost an encoding of each update, which other runs do not need."""
     meta = payload.get("metadata")
     return isinstance(meta, Mapping) and meta.get(UPDATES_FLAG) == "1"
+
+
+def state_update(payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The state update a run carries as its input item (STATE_UPDATE), or None."""
+    for item in payload.get("input_items") or ():
+        if isinstance(item, Mapping) and item.get("type") == STATE_UPDATE:
+            return item
+    return None
 
 
 def given_history(graph_in: Any, writer: EventWriter) -> None:

@@ -554,3 +554,34 @@ def test_forwarded_stream_modes_name_the_session_thread(project: Any) -> None:
     assert cps[-1]["values"]["visits"] == 1 and cps[-1]["next"] == []
     sub = [p for p in parts if p["ns"]]
     assert sub and all(p["ns"][0].startswith("inner:") for p in sub)
+
+
+def test_a_state_update_is_computed_by_the_graph(project: Any) -> None:
+    settings = project(CHANNELS)
+    earlier = [{"role": "user", "content": "hi", "type": "user_message", "seq": 1},
+               {"role": "assistant", "content": "cats after 1", "type": "assistant_message", "seq": 2}]
+    stored = {"langgraph_values": {"topic": "cats", "visits": 2}}
+
+    def update(values: Any, as_node: Any = None) -> dict[str, Any]:
+        return {"type": "langgraph_state_update", "values": values, "as_node": as_node}
+
+    async def go() -> tuple[list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            added = await turn(runner, "", history=earlier, state=stored, metadata=API_RUN, input_items=[
+                update({"visits": 3, "topic": "owls", "messages": [{"type": "ai", "content": "noted", "id": "m-1"}]}, "plan")])
+            bad = await turn(runner, "", history=earlier, state=stored, metadata=API_RUN, invocation="inv2",
+                             input_items=[update({"visits": 1}, "nope")])
+            after = await turn(runner, "next", history=earlier, state=json.loads(of(added, "state_delta")[-1].delta_json),
+                               metadata=API_RUN, invocation="inv3")
+            return added, bad, after
+        finally:
+            await close(runner)
+
+    added, bad, after = run(go)
+    # visits' reducer adds; topic is replaced; the update's AI message is reported, the
+    # earlier conversation is not.
+    assert json.loads(of(added, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "owls", "visits": 5}}
+    assert text(added) == "noted" and not errors(added)
+    assert "cannot update the thread's state" in errors(bad)[0].message
+    assert json.loads(of(after, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "owls", "visits": 6}}

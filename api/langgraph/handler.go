@@ -92,6 +92,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	r.PATCH("/threads/:tid", handle(h.patchThread))
 	r.DELETE("/threads/:tid", handle(h.deleteThread))
 	r.GET("/threads/:tid/state", handle(h.getState))
+	r.POST("/threads/:tid/state", handle(h.updateState))
 	r.GET("/threads/:tid/state/:cid", handle(h.getStateAt))
 	r.POST("/threads/:tid/state/checkpoint", handle(h.getStateCheckpoint))
 	r.POST("/threads/:tid/history", handle(h.history))

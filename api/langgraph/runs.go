@@ -38,6 +38,8 @@ type runMeta struct {
 	StreamMode        []string       `json:"stream_mode,omitempty"`
 	StreamSubgraphs   bool           `json:"stream_subgraphs,omitempty"`
 	Stateless         bool           `json:"stateless,omitempty"`
+	// Kind is runKindUpdate for a state update, empty for a run.
+	Kind string `json:"kind,omitempty"`
 }
 
 // runStatus maps a host run status onto LangGraph's: a run paused on an interrupt and a
@@ -490,6 +492,10 @@ func (h *Handler) listRuns(c *gin.Context) *apiError {
 		r, err := h.rt.Open(ctx, s.Key, ids[i])
 		if err != nil {
 			continue // gone meanwhile
+		}
+		var m runMeta
+		if json.Unmarshal(r.Meta, &m) == nil && m.Kind == runKindUpdate {
+			continue // a state update is a checkpoint, not a run
 		}
 		v := viewOf(r, last[ids[i]])
 		if status != "" && v.Status != status {

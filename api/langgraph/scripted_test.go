@@ -3,6 +3,7 @@ package langgraph
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -26,6 +27,22 @@ func (graphRunner) Info() pluginsdk.Info {
 }
 
 func (graphRunner) Run(_ context.Context, req *pluginsdk.Request, emit *pluginsdk.Emitter) error {
+	if len(req.Payload.InputItems) == 1 {
+		// A state update: this graph's channels take the values as given (the bridge has
+		// the graph apply them); "fail" is a node it does not have.
+		var u struct {
+			Type   string         `json:"type"`
+			Values map[string]any `json:"values"`
+			AsNode *string        `json:"as_node"`
+		}
+		if err := json.Unmarshal(req.Payload.InputItems[0], &u); err != nil || u.Type != stateUpdateItem {
+			return fmt.Errorf("not a state update: %s", req.Payload.InputItems[0])
+		}
+		if u.AsNode != nil && *u.AsNode == "fail" {
+			return &pluginsdk.RunError{Code: pluginsdk.CodeInvalidRequest, Message: "cannot update the thread's state: node fail does not exist"}
+		}
+		return emit.StateDelta(map[string]any{valuesKey: u.Values})
+	}
 	if req.Payload.Metadata[updatesFlag] == "1" {
 		if err := emit.Native(nativeUpdates, map[string]any{"ns": []string{"sub:1"}, "node": "inner", "update": map[string]any{"step": 1}}); err != nil {
 			return err
@@ -192,5 +209,62 @@ func TestStoreNotOffered(t *testing.T) {
 		{"POST", "/store/namespaces", `{}`},
 	} {
 		e.fail(r[0], r[1], r[2], http.StatusNotImplemented, "store is not offered")
+	}
+}
+
+// A state update is a run of the graph (which applies it), the thread's newest
+// checkpoint (source "update"), not listed among its runs.
+func TestUpdateState(t *testing.T) {
+	e := newGraphEnv(t)
+	tid := e.thread(`{}`)
+	e.obj("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"go"}],"topic":"cats"}}`, http.StatusOK)
+	before := e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)
+	out := e.obj("POST", "/threads/"+tid+"/state", `{"values":{"topic":"owls"},"as_node":"sub"}`, http.StatusOK)
+	cp := out["checkpoint"].(map[string]any)
+	if cp["thread_id"] != tid || str(cp["checkpoint_id"]) == "" {
+		t.Fatalf("update answer: %v", out)
+	}
+	st := e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)
+	vals := st["values"].(map[string]any)
+	if vals["topic"] != "owls" || len(messages(t, vals)) != 2 {
+		t.Fatalf("state after the update: %v", st)
+	}
+	if st["checkpoint"].(map[string]any)["checkpoint_id"] != cp["checkpoint_id"] ||
+		st["metadata"].(map[string]any)["source"] != "update" ||
+		st["parent_checkpoint"].(map[string]any)["checkpoint_id"] != before["checkpoint"].(map[string]any)["checkpoint_id"] {
+		t.Fatalf("the update's checkpoint: %v", st)
+	}
+	if hist := e.list("POST", "/threads/"+tid+"/history", `{}`, http.StatusOK); len(hist) != 2 {
+		t.Fatalf("history: %v", hist)
+	}
+	if runs := e.list("GET", "/threads/"+tid+"/runs", "", http.StatusOK); len(runs) != 1 {
+		t.Fatalf("runs: %v", runs)
+	}
+	old := str(before["checkpoint"].(map[string]any)["checkpoint_id"])
+	for _, tc := range []struct {
+		body   string
+		status int
+		says   string
+	}{
+		{`{}`, 422, "values is required"},
+		{`{"values":[1]}`, 422, "must be an object"},
+		{`{"values":{"topic":"x"},"checkpoint_id":"` + old + `"}`, 422, "only the thread's latest checkpoint"},
+		{`{"values":{"topic":"x"},"as_node":"fail"}`, 422, "node fail does not exist"},
+	} {
+		e.fail("POST", "/threads/"+tid+"/state", tc.body, tc.status, tc.says)
+	}
+	e.fail("POST", "/threads/nope/state", `{"values":{}}`, http.StatusNotFound, "not found")
+	// The failed update left no checkpoint and no error.
+	if th := e.obj("GET", "/threads/"+tid, "", http.StatusOK); th["status"] != "idle" || th["error"] != nil {
+		t.Fatalf("thread after a failed update: %v", th)
+	}
+	if hist := e.list("POST", "/threads/"+tid+"/history", `{}`, http.StatusOK); len(hist) != 2 {
+		t.Fatalf("history after a failed update: %v", hist)
+	}
+	// The latest checkpoint named explicitly is fine.
+	latest := str(e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)["checkpoint"].(map[string]any)["checkpoint_id"])
+	e.obj("POST", "/threads/"+tid+"/state", `{"values":{"topic":"emus"},"checkpoint":{"checkpoint_id":"`+latest+`"}}`, http.StatusOK)
+	if v := e.obj("GET", "/threads/"+tid, "", http.StatusOK)["values"].(map[string]any); v["topic"] != "emus" {
+		t.Fatalf("thread values: %v", v)
 	}
 }

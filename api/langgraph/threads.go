@@ -230,11 +230,18 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 		approvals []*session.Event
 		parent    *checkpointRef
 		step      int
+		updates   = map[string]bool{}
+		// failedUpdate: the session's last run was a state update that failed.
+		failedUpdate bool
 	)
 	for i := range evs {
 		e := &evs[i]
 		p.add(e)
 		switch e.Type {
+		case session.TypeUserMessage:
+			if isStateUpdate(e) {
+				updates[e.InvocationID] = true
+			}
 		case session.TypeApprovalRequest:
 			approvals = append(approvals, e)
 		case session.TypeRunStatus:
@@ -242,9 +249,14 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 				approvals = nil
 				continue
 			}
+			// A state update that failed changed nothing: no checkpoint, no thread error.
+			failedUpdate = updates[e.InvocationID] && host.RunStatusOf(e) != session.StatusCompleted
+			if failedUpdate {
+				continue
+			}
 			step++
 			ts := threadState{Values: p.values(), Next: []string{}, Checkpoint: ref(s.ID, e.InvocationID), Tasks: []task{}, Interrupts: []interrupt{},
-				Metadata:         map[string]any{"source": "loop", "step": step, "run_id": e.InvocationID, "graph_id": s.App, "assistant_id": s.App, "thread_id": s.ID},
+				Metadata:         map[string]any{"source": source(updates[e.InvocationID]), "step": step, "run_id": e.InvocationID, "graph_id": s.App, "assistant_id": s.App, "thread_id": s.ID},
 				ParentCheckpoint: parent}
 			at := stamp(e.Time)
 			ts.CreatedAt = &at
@@ -273,7 +285,9 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 			out.status = "interrupted"
 		}
 	case session.StatusFailed:
-		out.status = "error"
+		if !failedUpdate {
+			out.status = "error"
+		}
 	}
 	if len(out.history) > 0 {
 		out.current = out.history[0]
@@ -286,6 +300,14 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 		out.current.Values = p.values()
 	}
 	return out, nil
+}
+
+// source is a checkpoint's metadata.source: "update" for a state update's, else "loop".
+func source(update bool) string {
+	if update {
+		return "update"
+	}
+	return "loop"
 }
 
 func ref(thread, id string) checkpointRef {

@@ -407,3 +407,26 @@ def test_store_not_offered(lg_server: Server) -> None:
         client.store.put_item(["notes"], "k", {"v": 1})
     assert err.value.response.status_code == 501
     assert "store is not offered" in err.value.response.json()["detail"]
+
+
+def test_update_state(client: Any) -> None:
+    """update_state is applied by the graph: reducers, as_node, the new checkpoint."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "cats"})
+    before = client.threads.get_state(tid)
+    added = {"type": "ai", "content": "noted", "id": "note-1"}
+    out = client.threads.update_state(tid, {"visits": 10, "messages": [added]}, as_node="plan")
+    state = client.threads.get_state(tid)
+    assert out["checkpoint"]["checkpoint_id"] == state["checkpoint"]["checkpoint_id"]
+    assert state["parent_checkpoint"]["checkpoint_id"] == before["checkpoint"]["checkpoint_id"]
+    assert state["metadata"]["source"] == "update"
+    # visits' reducer adds; the update's message joins the conversation.
+    assert (state["values"]["visits"], state["values"]["topic"]) == (11, "cats")
+    assert texts(state["values"]) == [("human", "hi"), ("ai", "cats #1"), ("ai", "noted")]
+    assert len(client.threads.get_history(tid)) == 2 and len(client.runs.list(tid)) == 1
+    with pytest.raises(UnprocessableEntityError):
+        client.threads.update_state(tid, {"visits": 1}, as_node="nope")
+    assert client.threads.get(tid)["status"] == "idle"
+    # The next run starts from the updated state.
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "again"}]})
+    assert out["visits"] == 12 and texts(out)[-1] == ("ai", "cats #2")
