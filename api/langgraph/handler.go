@@ -91,6 +91,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	r.GET("/threads/:tid", handle(h.getThread))
 	r.PATCH("/threads/:tid", handle(h.patchThread))
 	r.DELETE("/threads/:tid", handle(h.deleteThread))
+	r.POST("/threads/:tid/copy", handle(h.copyThread))
 	r.GET("/threads/:tid/state", handle(h.getState))
 	r.POST("/threads/:tid/state", handle(h.updateState))
 	r.GET("/threads/:tid/state/:cid", handle(h.getStateAt))

@@ -268,3 +268,46 @@ func TestUpdateState(t *testing.T) {
 		t.Fatalf("thread values: %v", v)
 	}
 }
+
+// A copy has the thread's values, checkpoints and metadata, and no runs; the original
+// is untouched.
+func TestCopyThread(t *testing.T) {
+	e := newGraphEnv(t)
+	tid := e.thread(`{"metadata":{"suite":"copy"}}`)
+	e.obj("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"one","id":"given-1"}],"topic":"cats"}}`, http.StatusOK)
+	e.obj("POST", "/threads/"+tid+"/runs/wait", runBody("graph", "two"), http.StatusOK)
+	e.obj("POST", "/threads/"+tid+"/state", `{"values":{"topic":"owls"}}`, http.StatusOK)
+	orig := e.obj("GET", "/threads/"+tid, "", http.StatusOK)
+	cp := e.obj("POST", "/threads/"+tid+"/copy", "", http.StatusOK)
+	cid := str(cp["thread_id"])
+	if cid == "" || cid == tid || cp["metadata"].(map[string]any)["suite"] != "copy" || cp["status"] != "idle" {
+		t.Fatalf("copy: %v", cp)
+	}
+	ov, cv := orig["values"].(map[string]any), cp["values"].(map[string]any)
+	if cv["topic"] != "owls" || !reflect.DeepEqual(messages(t, cv), messages(t, ov)) {
+		t.Fatalf("copied values %v, original %v", cv, ov)
+	}
+	if first := cv["messages"].([]any)[0].(map[string]any); first["id"] != "given-1" {
+		t.Fatalf("the client's message id: %v", first)
+	}
+	hist := e.list("POST", "/threads/"+cid+"/history", `{}`, http.StatusOK)
+	if len(hist) != 3 || hist[0].(map[string]any)["metadata"].(map[string]any)["source"] != "update" ||
+		hist[2].(map[string]any)["values"].(map[string]any)["topic"] != "cats" {
+		t.Fatalf("copied history: %v", hist)
+	}
+	if runs := e.list("GET", "/threads/"+cid+"/runs", "", http.StatusOK); len(runs) != 0 {
+		t.Fatalf("copied runs: %v", runs)
+	}
+	if again := e.obj("GET", "/threads/"+tid, "", http.StatusOK); !reflect.DeepEqual(again["values"], orig["values"]) {
+		t.Fatalf("original after the copy: %v", again)
+	}
+	// The copy goes on on its own.
+	v := e.obj("POST", "/threads/"+cid+"/runs/wait", runBody("graph", "three"), http.StatusOK)
+	if len(messages(t, v)) != 6 || v["topic"] != "owls" {
+		t.Fatalf("a run on the copy: %v", v)
+	}
+	if len(messages(t, e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)["values"])) != 4 {
+		t.Fatal("the run on the copy changed the original")
+	}
+	e.fail("POST", "/threads/nope/copy", "", http.StatusNotFound, "not found")
+}

@@ -234,8 +234,38 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 		// failedUpdate: the session's last run was a state update that failed.
 		failedUpdate bool
 	)
+	// Events of an invocation that has no run status were imported (a copied thread's):
+	// each such invocation's end is a checkpoint too.
+	ran := map[string]bool{}
+	for i := range evs {
+		if evs[i].Type == session.TypeRunStatus {
+			ran[evs[i].InvocationID] = true
+		}
+	}
+	var imported *session.Event
+	closeImported := func() {
+		if imported == nil {
+			return
+		}
+		step++
+		ts := threadState{Values: p.values(), Next: []string{}, Checkpoint: ref(s.ID, imported.InvocationID), Tasks: []task{}, Interrupts: []interrupt{},
+			Metadata:         map[string]any{"source": source(updates[imported.InvocationID]), "step": step, "run_id": imported.InvocationID, "graph_id": s.App, "assistant_id": s.App, "thread_id": s.ID},
+			ParentCheckpoint: parent}
+		at := stamp(imported.Time)
+		ts.CreatedAt = &at
+		r := ts.Checkpoint
+		parent = &r
+		out.history = append(out.history, ts)
+		imported = nil
+	}
 	for i := range evs {
 		e := &evs[i]
+		if imported != nil && e.InvocationID != "" && e.InvocationID != imported.InvocationID {
+			closeImported()
+		}
+		if e.InvocationID != "" && !ran[e.InvocationID] {
+			imported = e
+		}
 		p.add(e)
 		switch e.Type {
 		case session.TypeUserMessage:
@@ -273,6 +303,7 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 			out.history = append(out.history, ts)
 		}
 	}
+	closeImported()
 	for i, j := 0, len(out.history)-1; i < j; i, j = i+1, j-1 {
 		out.history[i], out.history[j] = out.history[j], out.history[i]
 	}

@@ -430,3 +430,18 @@ def test_update_state(client: Any) -> None:
     # The next run starts from the updated state.
     out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "again"}]})
     assert out["visits"] == 12 and texts(out)[-1] == ("ai", "cats #2")
+
+
+def test_copy_thread(client: Any) -> None:
+    tid = client.threads.create(graph_id=CHANNELS, metadata={"case": "copy"})["thread_id"]
+    client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "cats"})
+    copy = client.threads.copy(tid)
+    assert copy["thread_id"] != tid and copy["metadata"]["case"] == "copy"
+    assert texts(copy["values"]) == [("human", "hi"), ("ai", "cats #1")] and copy["values"]["visits"] == 1
+    assert len(client.threads.get_history(copy["thread_id"])) == 1
+    # Each goes on on its own, from the same state.
+    out = client.runs.wait(copy["thread_id"], CHANNELS, input={"messages": [{"role": "user", "content": "copied"}]})
+    assert (out["visits"], texts(out)[-1]) == (2, ("ai", "cats #2"))
+    assert client.threads.get_state(tid)["values"]["visits"] == 1
+    with pytest.raises(NotFoundError):
+        client.threads.copy("no-such-thread")
