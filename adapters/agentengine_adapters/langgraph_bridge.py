@@ -325,7 +325,7 @@ class GraphRunner(Runner):
             if isinstance(value, Command):
                 return value, stored
             if not _passthrough(value, request.payload):
-                return Command(resume=_keyed(value, pending)), stored
+                return Command(resume=_keyed(value, pending), **command_extras(request.payload)), stored
         plan = res.plan(res.parse_answers(request.payload), pending, stored)
         if plan.partial != stored:
             await writer.state_delta({res.PARTIAL_KEY: plan.partial or None})
@@ -333,7 +333,7 @@ class GraphRunner(Runner):
             for approval in plan.waiting:
                 await writer.approval(approval)
             return None
-        return Command(resume=plan.values), plan.partial
+        return Command(resume=plan.values, **command_extras(request.payload)), plan.partial
 
     # -- stream parts ----------------------------------------------------------------
 
@@ -470,6 +470,24 @@ def wants_updates(payload: Mapping[str, Any]) -> bool:
     UPDATES_FLAG): they cost an encoding of each update, which other runs do not need."""
     meta = payload.get("metadata")
     return isinstance(meta, Mapping) and meta.get(UPDATES_FLAG) == "1"
+
+
+def command_extras(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A LangGraph API resume's Command update and goto (its first answer carries them as
+    langgraph_update / langgraph_goto)."""
+    raw = payload.get("input")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {}
+    out: dict[str, Any] = {}
+    for item in raw if isinstance(raw, list) else [raw]:
+        if isinstance(item, Mapping):
+            for key, arg in (("langgraph_update", "update"), ("langgraph_goto", "goto")):
+                if item.get(key) is not None and arg not in out:
+                    out[arg] = item[key]
+    return out
 
 
 def state_update(payload: Mapping[str, Any]) -> Mapping[str, Any] | None:

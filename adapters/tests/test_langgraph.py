@@ -585,3 +585,32 @@ def test_a_state_update_is_computed_by_the_graph(project: Any) -> None:
     assert text(added) == "noted" and not errors(added)
     assert "cannot update the thread's state" in errors(bad)[0].message
     assert json.loads(of(after, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "owls", "visits": 6}}
+
+
+def test_a_resume_carries_the_commands_update(project: Any) -> None:
+    settings = project(PARALLEL_INTERRUPTS)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "go")
+            answers = [approval(r, True) for r in of(first, "approval_request")]
+            answers[0]["langgraph_update"] = {"answers": ["extra"]}
+            return await turn(runner, answers, resume=True)
+        finally:
+            await close(runner)
+
+    events = run(go)
+    assert not errors(events)
+    # The update is written before the interrupted nodes go on (answers' reducer adds it).
+    assert text(events) == "extra,first=True:,second=True:"
+
+
+def test_command_extras() -> None:
+    from agentengine_adapters.langgraph_bridge import command_extras
+
+    items = [{"type": "mcp_approval_response", "langgraph_goto": ["report"], "langgraph_update": {"a": 1}},
+             {"type": "mcp_approval_response", "langgraph_update": {"b": 2}}]
+    assert command_extras({"input": items}) == {"update": {"a": 1}, "goto": ["report"]}
+    assert command_extras({"input": json.dumps(items[1])}) == {"update": {"b": 2}}
+    assert command_extras({"input": "plain text"}) == {}

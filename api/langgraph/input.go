@@ -35,7 +35,8 @@ type runCreate struct {
 	AfterSeconds      float64         `json:"after_seconds"`
 }
 
-// command is LangGraph's Command: resume answers the pending interrupts.
+// command is LangGraph's Command: resume answers the pending interrupts; update (state
+// values, written before the graph goes on) and goto (the nodes to go to) come with it.
 type command struct {
 	Resume json.RawMessage `json:"resume"`
 	Update json.RawMessage `json:"update"`
@@ -68,10 +69,10 @@ func (r *runCreate) validate() *apiError {
 	if r.AfterSeconds > 0 {
 		return invalid("after_seconds is not offered")
 	}
-	if r.Command != nil && (present(r.Command.Update) || present(r.Command.Goto)) {
-		return invalid("command.update and command.goto are not offered; command.resume is")
-	}
 	hasResume := r.Command != nil && present(r.Command.Resume)
+	if r.Command != nil && (present(r.Command.Update) || present(r.Command.Goto)) && !hasResume {
+		return invalid("command.update and command.goto are offered with command.resume only (resuming an interrupted thread)")
+	}
 	if hasResume && present(r.Input) {
 		return invalid("send either input or command, not both")
 	}
@@ -313,7 +314,8 @@ func contentBlocks(c any) []session.ContentBlock {
 // interrupt ids answers each its own, any other value answers every pending one. The
 // value reaches interrupt() unchanged (the runner takes it from langgraph_resume); the
 // host's approve flag is read from it for surfaces and runners that only know approvals.
-func (h *Handler) resumes(ctx context.Context, key session.Key, raw json.RawMessage) ([]host.Resume, *apiError) {
+func (h *Handler) resumes(ctx context.Context, key session.Key, cmd *command) ([]host.Resume, *apiError) {
+	raw := cmd.Resume
 	pending, err := h.rt.PendingApprovals(ctx, key)
 	if err != nil {
 		return nil, fromHost(h.log, "load pending approvals", err)
@@ -350,6 +352,15 @@ func (h *Handler) resumes(ctx context.Context, key session.Key, raw json.RawMess
 		}
 		approve := approves(v)
 		item := map[string]any{"type": "mcp_approval_response", "approval_request_id": p.ID, "approve": approve, "langgraph_resume": v}
+		if len(out) == 0 {
+			// The Command's update and goto ride with the first answer.
+			if present(cmd.Update) {
+				item["langgraph_update"] = cmd.Update
+			}
+			if present(cmd.Goto) {
+				item["langgraph_goto"] = cmd.Goto
+			}
+		}
 		if m, ok := v.(map[string]any); ok {
 			if r, ok := m["reason"].(string); ok {
 				item["reason"] = r

@@ -137,7 +137,7 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 				}
 			}
 			if hasResume {
-				rs, e := h.resumes(ctx, s.Key, req.Command.Resume)
+				rs, e := h.resumes(ctx, s.Key, req.Command)
 				if e != nil {
 					return nil, e
 				}

@@ -528,6 +528,8 @@ func TestRunErrors(t *testing.T) {
 		{`{"assistant_id":"echo","input":{"messages":[{"role":"assistant","content":"x"}]}}`, 422, "no user message"},
 		{`{"assistant_id":"echo","input":{"other":1}}`, 422, "text keys"},
 		{`{"assistant_id":"echo","input":{"messages":[]},"command":{"resume":1}}`, 422, "either input or command"},
+		{`{"assistant_id":"echo","command":{"update":{"a":1}}}`, 422, "with command.resume only"},
+		{`{"assistant_id":"echo","command":{"goto":"x"}}`, 422, "with command.resume only"},
 		{runBody("echo", "x", `"interrupt_before":["a"]`), 422, "interrupt_before"},
 		{runBody("echo", "x", `"checkpoint_id":"c"`), 422, "checkpoint"},
 		{runBody("echo", "x", `"multitask_strategy":"sometimes"`), 422, "multitask_strategy"},

@@ -60,6 +60,7 @@ from typing import Annotated
 
 from langchain_core.messages import AIMessage
 from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import interrupt
 
 
 class State(MessagesState):
@@ -68,6 +69,8 @@ class State(MessagesState):
 
 
 def plan(state: State) -> dict:
+    if state.get("topic") == "review":  # a reviewer picks the topic
+        return {"visits": 1, "topic": interrupt("which topic?")}
     return {"visits": 1}
 
 
@@ -445,3 +448,16 @@ def test_copy_thread(client: Any) -> None:
     assert client.threads.get_state(tid)["values"]["visits"] == 1
     with pytest.raises(NotFoundError):
         client.threads.copy("no-such-thread")
+
+
+def test_resume_with_update(client: Any) -> None:
+    """Command(resume=..., update=...): the update is written before the node goes on."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "review"})
+    assert out["__interrupt__"][0]["value"] == "which topic?"
+    out = client.runs.wait(tid, CHANNELS, command=Command(resume="owls", update={"visits": 10}))
+    assert (out["topic"], out["visits"], texts(out)[-1]) == ("owls", 11, ("ai", "owls #1"))
+    # update or goto without resume is refused.
+    with pytest.raises(httpx.HTTPStatusError) as err:
+        client.runs.wait(tid, CHANNELS, command=Command(update={"visits": 1}))
+    assert err.value.response.status_code == 422
