@@ -75,6 +75,9 @@ VALUES_KEY = "langgraph_values"
 # The input item of a run that updates a LangGraph API thread's state (update_state):
 # {"type": STATE_UPDATE, "values": ..., "as_node": ...}.
 STATE_UPDATE = "langgraph_state_update"
+# A LangGraph API run's static breakpoints (payload.metadata, JSON: "*" or node names); a
+# run stopped at one pauses on an approval of kind "breakpoint", whose answer goes on.
+BREAKPOINT_FLAGS = {"interrupt_before": "langgraph_interrupt_before", "interrupt_after": "langgraph_interrupt_after"}
 
 
 @dataclass
@@ -90,6 +93,8 @@ class _Turn:
     # The graph's thread id and the one the host's clients know it by (the session id).
     thread: str = ""
     public_thread: str = ""
+    # interrupt_before / interrupt_after of the run (LangGraph's static breakpoints).
+    breakpoints: dict[str, Any] = field(default_factory=dict)
 
 
 class GraphRunner(Runner):
@@ -172,6 +177,14 @@ class GraphRunner(Runner):
             # None continues the thread from its checkpoint: the nodes it was about to
             # run run now (LangGraph's way to retry a failed or cancelled step).
             graph_in, saved = None, stored
+        elif request.is_resume and not pending and snapshot is not None and snapshot.next and _at_breakpoint(request):
+            if not all(bool(r.get("approve", True)) for r in res.host_resumes(request.payload)):
+                # A breakpoint refused: the run stops where it is, its thread dropped.
+                if not self.own_checkpointer:
+                    await self._end_run_thread(graph, session_thread, thread, False)
+                return
+            # None runs the thread on from its checkpoint: the nodes it stopped before.
+            graph_in, saved = None, stored
         elif request.is_resume:
             started = await self._resume_input(request, pending, stored, writer)
             if started is None:
@@ -187,6 +200,7 @@ class GraphRunner(Runner):
             extra_modes=extra_modes(request.payload),
             thread=thread,
             public_thread=request.session_id or thread,
+            breakpoints=breakpoints(request.payload),
         )
         try:
             async for ns, mode, data in graph.astream(
@@ -195,6 +209,7 @@ class GraphRunner(Runner):
                 context=graph_context(getattr(graph, "context_schema", None), ictx),
                 stream_mode=STREAM_MODES + list(turn.extra_modes),
                 subgraphs=True,
+                **turn.breakpoints,
             ):
                 await self.on_part({"type": mode, "ns": ns, "data": data}, writer, turn)
         except BaseException:
@@ -206,7 +221,7 @@ class GraphRunner(Runner):
         await writer.finish()
         if turn.forward_updates:
             await self._report_values(graph, config, writer)
-        if not request.is_resume and not turn.interrupts and not saved and writer.any_text:
+        if not request.is_resume and not turn.interrupts and not saved and writer.any_text and not turn.breakpoints:
             # A fresh turn whose stream showed no interrupt and already gave the answer:
             # the final state would add nothing (an interrupt always shows in the
             # "updates" stream), and reading it is a checkpoint load per turn.
@@ -452,6 +467,8 @@ class GraphRunner(Runner):
         else:  # no checkpointer: only what the stream showed
             pending = [intr.Pending(i.id, i.value, "") for i in turn.interrupts]
         approvals = intr.approvals(pending, _messages(snapshot))
+        if not pending and turn.breakpoints and snapshot is not None and snapshot.next:
+            approvals = [_breakpoint(snapshot)]
         live = {p.id for p in pending}
         kept = {iid: d for iid, d in saved.items() if iid in live}
         if kept != saved:
@@ -462,7 +479,7 @@ class GraphRunner(Runner):
                 continue
             await writer.approval(approval)
         values = getattr(snapshot, "values", None)
-        return (values if isinstance(values, Mapping) else None), bool(pending)
+        return (values if isinstance(values, Mapping) else None), bool(approvals)
 
 
 def wants_updates(payload: Mapping[str, Any]) -> bool:
@@ -470,6 +487,53 @@ def wants_updates(payload: Mapping[str, Any]) -> bool:
     UPDATES_FLAG): they cost an encoding of each update, which other runs do not need."""
     meta = payload.get("metadata")
     return isinstance(meta, Mapping) and meta.get(UPDATES_FLAG) == "1"
+
+
+def breakpoints(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's interrupt_before / interrupt_after ("*" or node names), as astream takes them."""
+    meta = payload.get("metadata")
+    out: dict[str, Any] = {}
+    for arg, key in BREAKPOINT_FLAGS.items():
+        raw = meta.get(key) if isinstance(meta, Mapping) else None
+        if not isinstance(raw, str):
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        if value == "*" or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+            out[arg] = value
+    return out
+
+
+def _breakpoint(snapshot: Any) -> intr.Approval:
+    """The approval a run stopped at a static breakpoint pauses on."""
+    nodes = [str(n) for n in snapshot.next]
+    checkpoint = str(snapshot.config["configurable"].get("checkpoint_id") or uuid.uuid4().hex)
+    bid = f"bp_{checkpoint}"
+    return intr.Approval(
+        id=bid,
+        interrupt_id=bid,
+        kind="breakpoint",
+        name="breakpoint",
+        arguments={"next": nodes},
+        message=f"paused before {', '.join(nodes)}",
+        detail={"interrupt_id": bid, "kind": "breakpoint", "node": nodes[0], "next": nodes},
+    )
+
+
+def _at_breakpoint(request: RunRequest) -> bool:
+    """True when the run answers a breakpoint's approval."""
+    for resume in res.host_resumes(request.payload):
+        detail = resume.get("detail")
+        if isinstance(detail, str):
+            try:
+                detail = json.loads(detail)
+            except ValueError:
+                continue
+        if isinstance(detail, Mapping) and detail.get("kind") == "breakpoint":
+            return True
+    return False
 
 
 def command_extras(payload: Mapping[str, Any]) -> dict[str, Any]:

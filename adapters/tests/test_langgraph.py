@@ -614,3 +614,35 @@ def test_command_extras() -> None:
     assert command_extras({"input": items}) == {"update": {"a": 1}, "goto": ["report"]}
     assert command_extras({"input": json.dumps(items[1])}) == {"update": {"b": 2}}
     assert command_extras({"input": "plain text"}) == {}
+
+
+def test_a_breakpoint_pauses_and_its_answer_goes_on(project: Any) -> None:
+    settings = project(CHANNELS)
+    before = {**API_RUN, "langgraph_interrupt_before": json.dumps(["inner"])}
+
+    async def go() -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            paused = await turn(runner, "go", metadata=before)
+            (req,) = of(paused, "approval_request")
+            host = {"approval_request_id": req.id, "approve": True, "detail": req.detail_json.decode()}
+            resumed = await turn(runner, approval(req), resume=True, host_resume=host, metadata=API_RUN, invocation="inv2")
+            again = await turn(runner, "again", metadata={**API_RUN, "langgraph_interrupt_after": json.dumps("*")},
+                               invocation="inv3", session="s2")
+            (req2,) = of(again, "approval_request")
+            host2 = {"approval_request_id": req2.id, "approve": False, "detail": req2.detail_json.decode()}
+            refused = await turn(runner, approval(req2, False), resume=True, host_resume=host2, metadata=API_RUN,
+                                 invocation="inv4", session="s2")
+            return paused, resumed, again, refused
+        finally:
+            await close(runner)
+
+    paused, resumed, again, refused = run(go)
+    (req,) = of(paused, "approval_request")
+    detail = json.loads(req.detail_json)
+    assert (detail["kind"], detail["next"], req.name) == ("breakpoint", ["inner"], "breakpoint")
+    assert text(paused) == "" and not errors(paused)
+    assert text(resumed) == "none after 1" and not of(resumed, "approval_request") and not errors(resumed)
+    # interrupt_after "*": paused after plan, the first node; refused, nothing more runs.
+    assert json.loads(of(again, "approval_request")[0].detail_json)["next"] == ["inner"]
+    assert text(refused) == "" and not errors(refused) and not of(refused, "approval_request")

@@ -57,8 +57,10 @@ func (r *runCreate) validate() *apiError {
 	if r.AssistantID == "" {
 		return invalid("assistant_id is required")
 	}
-	if present(r.InterruptBefore) || present(r.InterruptAfter) {
-		return invalid("interrupt_before and interrupt_after are not offered: pause a graph with interrupt() instead")
+	for name, raw := range map[string]json.RawMessage{"interrupt_before": r.InterruptBefore, "interrupt_after": r.InterruptAfter} {
+		if present(raw) && !validBreakpoints(raw) {
+			return invalid("%s must be \"*\" or a list of node names", name)
+		}
 	}
 	if present(r.Checkpoint) || r.CheckpointID != "" {
 		return invalid("running from a checkpoint is not offered: a run continues the thread's latest state")
@@ -76,9 +78,7 @@ func (r *runCreate) validate() *apiError {
 	if hasResume && present(r.Input) {
 		return invalid("send either input or command, not both")
 	}
-	if !hasResume && !present(r.Input) {
-		return invalid("input or command.resume is required")
-	}
+	// Neither input nor command goes on from a breakpoint (checked with the thread).
 	switch r.MultitaskStrategy {
 	case "", "reject", "interrupt", "enqueue":
 	case "rollback":
@@ -104,6 +104,28 @@ func (r *runCreate) validate() *apiError {
 	_, e := r.modes()
 	return e
 }
+
+// validBreakpoints reports whether raw is LangGraph's interrupt_before/after: "*" or a
+// non-empty list of node names.
+func validBreakpoints(raw json.RawMessage) bool {
+	var all string
+	if json.Unmarshal(raw, &all) == nil {
+		return all == "*"
+	}
+	var nodes []string
+	if json.Unmarshal(raw, &nodes) != nil || len(nodes) == 0 {
+		return false
+	}
+	for _, n := range nodes {
+		if n == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// breakpointFlags are the request metadata keys passing a run's breakpoints to the bridge.
+var breakpointFlags = [2]string{"langgraph_interrupt_before", "langgraph_interrupt_after"}
 
 func present(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)

@@ -109,10 +109,21 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 	meta := runMeta{Surface: "langgraph", AssistantID: ag.Name, Metadata: req.Metadata, MultitaskStrategy: req.MultitaskStrategy,
 		StreamMode: modes, StreamSubgraphs: req.StreamSubgraphs, Stateless: tid == ""}
 	turn.Meta = session.MustJSON(meta)
+	for i, raw := range []json.RawMessage{req.InterruptBefore, req.InterruptAfter} {
+		if present(raw) {
+			turn.Metadata[breakpointFlags[i]] = string(raw)
+		}
+	}
 	hasResume := req.Command != nil && present(req.Command.Resume)
+	// A run with neither input nor command goes on from the breakpoint its thread stopped
+	// at (LangGraph's invoke(None)).
+	goOn := !hasResume && !present(req.Input)
 	if tid == "" {
 		if hasResume {
 			return nil, invalid("a stateless run has no interrupt to resume")
+		}
+		if goOn {
+			return nil, invalid("input or command.resume is required")
 		}
 	} else {
 		unlock := h.busy.lock(user + "\x00" + tid)
@@ -120,6 +131,9 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		s, e := h.findThread(ctx, user, tid)
 		switch {
 		case e != nil && e.Status == http.StatusNotFound && req.IfNotExists == "create":
+			if goOn {
+				return nil, invalid("input or command.resume is required")
+			}
 			if hasResume {
 				return nil, threadNotFound(tid)
 			}
@@ -135,6 +149,17 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 				if e := h.multitask(ctx, s, req.MultitaskStrategy); e != nil {
 					return nil, e
 				}
+			}
+			if goOn {
+				st, e := h.snapshot(ctx, s)
+				if e != nil {
+					return nil, e
+				}
+				if st.status != "interrupted" || len(st.current.Interrupts) > 0 {
+					return nil, invalid("input or command.resume is required (a run without either goes on from a breakpoint, and thread %s is not stopped at one)", tid)
+				}
+				req.Command = &command{Resume: json.RawMessage("true")}
+				hasResume = true
 			}
 			if hasResume {
 				rs, e := h.resumes(ctx, s.Key, req.Command)
@@ -320,10 +345,12 @@ func (h *Handler) writeResult(c *gin.Context, r *host.Run, stateless bool) *apiE
 		return nil
 	}
 	if r.Status() == session.StatusInterrupted && len(approvals) > 0 {
-		// LangGraph answers a paused run with its interrupts only.
-		ints, _, _ := interruptsOf(r.InvocationID, approvals)
-		httpx.WriteJSON(c, http.StatusOK, gin.H{"__interrupt__": ints})
-		return nil
+		// LangGraph answers a paused run with its interrupts only (one stopped at a
+		// breakpoint has none: its values).
+		if ints, _, _ := interruptsOf(r.InvocationID, approvals); len(ints) > 0 {
+			httpx.WriteJSON(c, http.StatusOK, gin.H{"__interrupt__": ints})
+			return nil
+		}
 	}
 	httpx.WriteJSON(c, http.StatusOK, p.values())
 	return nil

@@ -312,7 +312,7 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 	case session.StatusInProgress:
 		out.status = "busy"
 	case session.StatusInterrupted:
-		if len(out.history) > 0 && len(out.history[0].Interrupts) > 0 {
+		if len(out.history) > 0 && (len(out.history[0].Interrupts) > 0 || len(out.history[0].Next) > 0) {
 			out.status = "interrupted"
 		}
 	case session.StatusFailed:
@@ -348,15 +348,21 @@ func ref(thread, id string) checkpointRef {
 // approvalDetail is what the LangGraph bridge puts in an approval request's detail.
 type approvalDetail struct {
 	InterruptID string          `json:"interrupt_id"`
+	Kind        string          `json:"kind"`
 	Node        string          `json:"node"`
+	Next        []string        `json:"next"`
 	Value       json.RawMessage `json:"value"`
 }
+
+// kindBreakpoint is the approval kind of a run stopped at a static breakpoint
+// (interrupt_before / interrupt_after): no interrupt, the nodes it stopped before in next.
+const kindBreakpoint = "breakpoint"
 
 // interruptsOf lists a paused run's interrupts (one per interrupt id: a HITL interrupt
 // asks one approval per action), the nodes to run next and their task.
 func interruptsOf(runID string, approvals []*session.Event) ([]interrupt, []string, []task) {
 	var (
-		out   []interrupt
+		out   = []interrupt{}
 		nodes []string
 		seen  = map[string]bool{}
 	)
@@ -367,6 +373,14 @@ func interruptsOf(runID string, approvals []*session.Event) ([]interrupt, []stri
 		}
 		var det approvalDetail
 		_ = json.Unmarshal(d.Detail, &det)
+		if det.Kind == kindBreakpoint {
+			for _, n := range det.Next {
+				if !contains(nodes, n) {
+					nodes = append(nodes, n)
+				}
+			}
+			continue
+		}
 		id := det.InterruptID
 		if id == "" {
 			id = e.ItemID

@@ -461,3 +461,25 @@ def test_resume_with_update(client: Any) -> None:
     with pytest.raises(httpx.HTTPStatusError) as err:
         client.runs.wait(tid, CHANNELS, command=Command(update={"visits": 1}))
     assert err.value.response.status_code == 422
+
+
+def test_breakpoints(client: Any) -> None:
+    """interrupt_before stops the run before a node; a run with no input goes on."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "bp"}, interrupt_before=["inner"])
+    assert "__interrupt__" not in out and out["visits"] == 1 and texts(out) == [("human", "hi")]
+    thread = client.threads.get(tid)
+    assert thread["status"] == "interrupted" and thread["interrupts"] == {}
+    state = client.threads.get_state(tid)
+    assert state["next"] == ["inner"] and state["interrupts"] == []
+    out = client.runs.wait(tid, CHANNELS, input=None)
+    assert texts(out)[-1] == ("ai", "bp #1") and out["visits"] == 1
+    assert client.threads.get(tid)["status"] == "idle"
+    # With nothing to go on from, a run needs input.
+    with pytest.raises(httpx.HTTPStatusError) as err:
+        client.runs.wait(tid, CHANNELS, input=None)
+    assert err.value.response.status_code == 422
+    # interrupt_after "*": stopped after the first node, streamed.
+    parts = list(client.runs.stream(tid, CHANNELS, input={"messages": [{"role": "user", "content": "more"}]}, interrupt_after="*", stream_mode="updates"))
+    assert [list(p.data) for p in parts if p.event == "updates"] == [["plan"]]
+    assert client.threads.get_state(tid)["next"] == ["inner"]
