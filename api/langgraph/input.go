@@ -80,9 +80,7 @@ func (r *runCreate) validate() *apiError {
 	}
 	// Neither input nor command goes on from a breakpoint (checked with the thread).
 	switch r.MultitaskStrategy {
-	case "", "reject", "interrupt", "enqueue":
-	case "rollback":
-		return invalid("multitask_strategy rollback is not offered: a cancelled run's events stay in the thread (use interrupt)")
+	case "", "reject", "interrupt", "rollback", "enqueue":
 	default:
 		return invalid("multitask_strategy must be reject, interrupt, rollback or enqueue")
 	}

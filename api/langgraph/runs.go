@@ -215,17 +215,20 @@ func (h *Handler) multitask(ctx context.Context, s session.Session, strategy str
 	if err != nil {
 		return fromHost(h.log, "open run", err)
 	}
-	if strategy == "interrupt" {
+	if strategy == "interrupt" || strategy == "rollback" {
 		if err := h.rt.Cancel(ctx, s.Key, s.ActiveInvocationID); err != nil && !errors.Is(err, host.ErrRunNotActive) {
 			return fromHost(h.log, "cancel run", err)
 		}
 	}
 	select {
 	case <-r.Done():
-		return nil
 	case <-ctx.Done():
 		return fromHost(h.log, "wait for run", ctx.Err())
 	}
+	if strategy == "rollback" {
+		return h.rollback(ctx, s.Key, s.ActiveInvocationID)
+	}
+	return nil
 }
 
 // deleteWhenDone deletes a stateless run's thread once the run has ended.
@@ -375,6 +378,7 @@ func (h *Handler) prior(ctx context.Context, r *host.Run, evs []host.Event, p *p
 	if err != nil {
 		return fromHost(h.log, "load thread events", err)
 	}
+	old, _ = visible(old)
 	for i := range old {
 		p.add(&old[i])
 	}
@@ -398,6 +402,13 @@ func (h *Handler) threadRun(c *gin.Context) (*host.Run, *apiError) {
 	}
 	if err != nil {
 		return nil, fromHost(h.log, "open run", err)
+	}
+	dels, err := h.rt.Events(ctx, s.Key, session.EventQuery{Types: []string{session.TypeItemDeleted}})
+	if err != nil {
+		return nil, fromHost(h.log, "load rollbacks", err)
+	}
+	if _, rolled := visible(dels); rolled[rid] {
+		return nil, runNotFound(rid) // rolled back: removed from the thread
 	}
 	return r, nil
 }
@@ -454,10 +465,8 @@ func (h *Handler) joinStream(c *gin.Context) *apiError {
 
 // cancelRun serves POST /threads/{id}/runs/{run}/cancel?wait=0|1&action=interrupt.
 func (h *Handler) cancelRun(c *gin.Context) *apiError {
-	if a := c.Query("action"); a != "" && a != "interrupt" {
-		if a == "rollback" {
-			return invalid("action rollback is not offered: a cancelled run's events stay in the thread")
-		}
+	action := c.DefaultQuery("action", "interrupt")
+	if action != "interrupt" && action != "rollback" {
 		return invalid("action must be interrupt or rollback")
 	}
 	r, e := h.threadRun(c)
@@ -467,6 +476,17 @@ func (h *Handler) cancelRun(c *gin.Context) *apiError {
 	ctx := c.Request.Context()
 	if err := h.rt.Cancel(ctx, r.Key, r.InvocationID); err != nil {
 		return fromHost(h.log, "cancel run", err)
+	}
+	if action == "rollback" {
+		// The run is removed once it has stopped (it stores what it did until then).
+		select {
+		case <-r.Done():
+		case <-ctx.Done():
+			return nil
+		}
+		if e := h.rollback(ctx, r.Key, r.InvocationID); e != nil {
+			return e
+		}
 	}
 	if w := c.Query("wait"); w == "1" || w == "true" {
 		select {
@@ -502,10 +522,11 @@ func (h *Handler) listRuns(c *gin.Context) *apiError {
 	if e != nil {
 		return e
 	}
-	evs, err := h.rt.Events(ctx, s.Key, session.EventQuery{Types: []string{session.TypeRunStatus}})
+	evs, err := h.rt.Events(ctx, s.Key, session.EventQuery{Types: []string{session.TypeRunStatus, session.TypeItemDeleted}})
 	if err != nil {
 		return fromHost(h.log, "load runs", err)
 	}
+	evs, _ = visible(evs)
 	var ids []string
 	last := map[string]time.Time{}
 	for _, e := range evs {

@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -412,7 +413,8 @@ func TestBackgroundRunJoinAndCancel(t *testing.T) {
 		t.Fatalf("thread after cancel: %v", th["status"])
 	}
 	e.fail("POST", "/threads/"+tid+"/runs/"+rid+"/cancel", "", http.StatusConflict, "not in progress")
-	e.fail("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?action=rollback", "", http.StatusUnprocessableEntity, "rollback is not offered")
+	e.fail("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?action=rollback", "", http.StatusConflict, "not in progress")
+	e.fail("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?action=undo", "", http.StatusUnprocessableEntity, "action must be")
 
 	// interrupt: the running run is cancelled and the new one runs.
 	r1 := e.obj("POST", "/threads/"+tid+"/runs", runBody("slow", "one"), http.StatusOK)
@@ -427,16 +429,42 @@ func TestBackgroundRunJoinAndCancel(t *testing.T) {
 		done <- map[string]any{"status": status, "body": string(b)}
 	}()
 	e.json("POST", "/threads/"+tid+"/runs/"+str(r2["run_id"])+"/cancel", "", http.StatusNoContent)
-	if got := <-done; got["status"] != http.StatusOK {
+	got := <-done
+	if got["status"] != http.StatusOK {
 		t.Fatalf("enqueued: %v", got)
 	}
-	e.fail("POST", "/threads/"+tid+"/runs", runBody("slow", "x", `"multitask_strategy":"rollback"`), http.StatusUnprocessableEntity, "rollback is not offered")
+	var three map[string]any
+	if err := json.Unmarshal([]byte(got["body"].(string)), &three); err != nil {
+		t.Fatal(err)
+	}
+	// rollback: the running run is cancelled and removed from the thread (its runs, its
+	// checkpoints, its messages); the new one runs.
+	e.waitStatus(tid, "busy")
+	r4 := e.obj("POST", "/threads/"+tid+"/runs", runBody("slow", "four", `"multitask_strategy":"rollback"`), http.StatusOK)
+	e.fail("GET", "/threads/"+tid+"/runs/"+str(three["run_id"]), "", http.StatusNotFound, "not found")
 	runs := e.list("GET", "/threads/"+tid+"/runs?limit=10", "", http.StatusOK)
-	if len(runs) != 4 {
-		t.Fatalf("runs: %d", len(runs))
+	if len(runs) != 4 || runs[0].(map[string]any)["run_id"] != r4["run_id"] {
+		t.Fatalf("runs: %v", runs)
 	}
 	if l := e.list("GET", "/threads/"+tid+"/runs?status=running", "", http.StatusOK); len(l) != 1 {
 		t.Fatalf("running runs: %v", l)
+	}
+	// cancel with action=rollback: the thread is as it was before the run.
+	e.json("POST", "/threads/"+tid+"/runs/"+str(r4["run_id"])+"/cancel?action=rollback&wait=1", "", http.StatusNoContent)
+	if runs := e.list("GET", "/threads/"+tid+"/runs?limit=10", "", http.StatusOK); len(runs) != 3 {
+		t.Fatalf("runs after a rollback: %v", runs)
+	}
+	st := e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)
+	for _, m := range messages(t, st["values"]) {
+		if strings.Contains(m[1], "three") || strings.Contains(m[1], "four") {
+			t.Fatalf("a rolled back run's message is in the thread: %v", st["values"])
+		}
+	}
+	if hist := e.list("POST", "/threads/"+tid+"/history", `{}`, http.StatusOK); len(hist) != 3 {
+		t.Fatalf("history after rollbacks: %d states", len(hist))
+	}
+	if th := e.obj("GET", "/threads/"+tid, "", http.StatusOK); th["status"] != "idle" {
+		t.Fatalf("thread after a rollback: %v", th["status"])
 	}
 }
 

@@ -225,6 +225,7 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 	if err != nil {
 		return out, fromHost(h.log, "load events", err)
 	}
+	evs, _ = visible(evs)
 	p := newProjector()
 	var (
 		approvals []*session.Event

@@ -346,9 +346,14 @@ def test_cancel_and_multitask(client: Any, blocker_dir: Path) -> None:
     first = client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "one"}]})
     second = client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "two"}]}, multitask_strategy="interrupt")
     assert client.runs.get(tid, first["run_id"])["status"] == "interrupted"
+    # rollback: the run in progress is cancelled and removed from the thread.
+    third = client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "three"}]}, multitask_strategy="rollback")
+    with pytest.raises(NotFoundError):
+        client.runs.get(tid, second["run_id"])
     (blocker_dir / "release").touch()
-    out = client.runs.join(tid, second["run_id"])
-    assert texts(out)[-2:] == [("human", "two"), ("ai", "released")]
+    out = client.runs.join(tid, third["run_id"])
+    assert texts(out)[-2:] == [("human", "three"), ("ai", "released")]
+    assert ("human", "two") not in texts(out)
     assert [r["status"] for r in client.runs.list(tid)] == ["success", "interrupted", "interrupted"]
 
 
