@@ -62,8 +62,8 @@ func (r *runCreate) validate() *apiError {
 			return invalid("%s must be \"*\" or a list of node names", name)
 		}
 	}
-	if present(r.Checkpoint) || r.CheckpointID != "" {
-		return invalid("running from a checkpoint is not offered: a run continues the thread's latest state")
+	if _, e := r.fromCheckpoint(); e != nil {
+		return e
 	}
 	if r.Webhook != "" {
 		return invalid("webhooks are not offered")
@@ -124,6 +124,27 @@ func validBreakpoints(raw json.RawMessage) bool {
 
 // breakpointFlags are the request metadata keys passing a run's breakpoints to the bridge.
 var breakpointFlags = [2]string{"langgraph_interrupt_before", "langgraph_interrupt_after"}
+
+// fromCheckpoint returns the checkpoint the run starts from (checkpoint_id, or
+// checkpoint.checkpoint_id), "" for the thread's latest.
+func (r *runCreate) fromCheckpoint() (string, *apiError) {
+	id := r.CheckpointID
+	if present(r.Checkpoint) {
+		var cp struct {
+			CheckpointID string `json:"checkpoint_id"`
+		}
+		if json.Unmarshal(r.Checkpoint, &cp) != nil {
+			return "", invalid("checkpoint must be an object with checkpoint_id")
+		}
+		if cp.CheckpointID != "" {
+			if id != "" && id != cp.CheckpointID {
+				return "", invalid("checkpoint_id and checkpoint.checkpoint_id differ")
+			}
+			id = cp.CheckpointID
+		}
+	}
+	return id, nil
+}
 
 func present(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)

@@ -35,8 +35,8 @@ func (h *Handler) rollback(ctx context.Context, key session.Key, runID string) *
 	return nil
 }
 
-// visible drops what rollbacks and deletions removed from a thread's events: the deleted
-// events and every event of a rolled-back run.
+// visible drops what rollbacks removed from a thread's events: the deleted events and
+// every event of a rolled-back run.
 func visible(evs []session.Event) ([]session.Event, map[string]bool) {
 	var (
 		deleted map[int64]bool
@@ -50,12 +50,14 @@ func visible(evs []session.Event) ([]session.Event, map[string]bool) {
 		if err != nil {
 			continue
 		}
-		if run, ok := strings.CutPrefix(d.ItemID, rollbackPrefix); ok {
-			if rolled == nil {
-				rolled = map[string]bool{}
-			}
-			rolled[run] = true
+		run, ok := strings.CutPrefix(d.ItemID, rollbackPrefix)
+		if !ok {
+			continue // other deletions (a fork's) apply from where they are (projector)
 		}
+		if rolled == nil {
+			rolled = map[string]bool{}
+		}
+		rolled[run] = true
 		for _, p := range d.Parts {
 			if p.Index < 0 {
 				if deleted == nil {
@@ -76,4 +78,61 @@ func visible(evs []session.Event) ([]session.Event, map[string]bool) {
 		out = append(out, e)
 	}
 	return out, rolled
+}
+
+// forkPrefix starts the item id of the item_deleted event that forks a thread from an
+// earlier checkpoint (its run id follows): the messages after it leave the thread's values
+// and the graph's history from there on; the checkpoints after it stay in history.
+const forkPrefix = "langgraph_fork:"
+
+// fork makes the thread's state that of checkpoint at (a run's end) for the run about to
+// start, as a LangGraph run from an earlier checkpoint_id forks the thread there.
+func (h *Handler) fork(ctx context.Context, key session.Key, st threadSnapshot, at string) *apiError {
+	var target *threadState
+	for i := range st.history {
+		if *st.history[i].Checkpoint.CheckpointID == at {
+			target = &st.history[i]
+			break
+		}
+	}
+	switch {
+	case target == nil:
+		return detail(404, "Checkpoint %s not found in thread %s", at, key.ID)
+	case target == &st.history[0]:
+		return nil // the latest: nothing to fork
+	case len(target.Next) > 0:
+		return invalid("checkpoint %s is paused (on an interrupt or a breakpoint): running from it is not offered", at)
+	}
+	evs, err := h.rt.Events(ctx, key, session.EventQuery{AfterSeq: target.seq})
+	if err != nil {
+		return fromHost(h.log, "load thread events", err)
+	}
+	evs, _ = visible(evs)
+	parts := []session.ItemPart{}
+	for _, e := range evs {
+		switch e.Type {
+		case session.TypeUserMessage, session.TypeAssistantMessage, session.TypeReasoning, session.TypeToolCall, session.TypeToolResult:
+			parts = append(parts, session.ItemPart{Seq: e.Seq, Index: -1})
+		}
+	}
+	// The graph's channels go back to the checkpoint's too (null: it had none reported).
+	var channels any
+	if vals, ok := target.Values.(map[string]any); ok && len(vals) > 1 {
+		ch := map[string]any{}
+		for k, v := range vals {
+			if k != "messages" {
+				ch[k] = v
+			}
+		}
+		channels = ch
+	}
+	delta := session.MustJSON(map[string]any{valuesKey: channels})
+	if _, err := h.rt.AppendItems(ctx, key, session.NewEvent{Type: session.TypeItemDeleted, Author: "user",
+		Data: session.MustJSON(session.ItemDeletedData{ItemID: forkPrefix + at, Parts: parts})}); err != nil {
+		return fromHost(h.log, "fork thread", err)
+	}
+	if _, err := h.rt.AppendEvents(ctx, key, session.NewEvent{Type: session.TypeStateDelta, Author: "user", Data: delta, StateDelta: delta}); err != nil {
+		return fromHost(h.log, "fork thread state", err)
+	}
+	return nil
 }

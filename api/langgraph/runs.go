@@ -125,6 +125,9 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		if goOn {
 			return nil, invalid("input or command.resume is required")
 		}
+		if at, _ := req.fromCheckpoint(); at != "" {
+			return nil, invalid("a stateless run has no checkpoint %s to start from", at)
+		}
 	} else {
 		unlock := h.busy.lock(user + "\x00" + tid)
 		defer unlock()
@@ -147,6 +150,22 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 			turn.SessionID = s.ID
 			if s.ActiveRunStatus == session.StatusInProgress {
 				if e := h.multitask(ctx, s, req.MultitaskStrategy); e != nil {
+					return nil, e
+				}
+			}
+			if at, _ := req.fromCheckpoint(); at != "" {
+				// Checked before the fork changes the thread.
+				if hasResume || goOn {
+					return nil, invalid("a run from a checkpoint takes input (command.resume answers the thread's latest checkpoint)")
+				}
+				if _, _, e := turnInput(req.Input); e != nil {
+					return nil, e
+				}
+				st, e := h.snapshot(ctx, s)
+				if e != nil {
+					return nil, e
+				}
+				if e := h.fork(ctx, s.Key, st, at); e != nil {
 					return nil, e
 				}
 			}

@@ -311,3 +311,40 @@ func TestCopyThread(t *testing.T) {
 	}
 	e.fail("POST", "/threads/nope/copy", "", http.StatusNotFound, "not found")
 }
+
+// A run from an earlier checkpoint forks the thread there: its values start from that
+// checkpoint's, the checkpoints after it stay in history, the fork's parent is it.
+func TestRunFromCheckpoint(t *testing.T) {
+	e := newGraphEnv(t)
+	tid := e.thread(`{}`)
+	wait := func(body string) map[string]any {
+		return e.obj("POST", "/threads/"+tid+"/runs/wait", body, http.StatusOK)
+	}
+	wait(`{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"one"}],"topic":"cats"}}`)
+	first := str(e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)["checkpoint"].(map[string]any)["checkpoint_id"])
+	wait(`{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"two"}],"topic":"dogs"}}`)
+	wait(runBody("graph", "three"))
+	v := wait(`{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"alt"}]},"checkpoint_id":"` + first + `"}`)
+	if got := messages(t, v); !reflect.DeepEqual(got, [][2]string{{"human", "one"}, {"ai", "done"}, {"human", "alt"}, {"ai", "done"}}) || v["topic"] != "cats" {
+		t.Fatalf("values of the fork: %v", v)
+	}
+	hist := e.list("POST", "/threads/"+tid+"/history", `{}`, http.StatusOK)
+	if len(hist) != 4 {
+		t.Fatalf("history: %d states", len(hist))
+	}
+	newest, older := hist[0].(map[string]any), hist[1].(map[string]any)
+	if newest["parent_checkpoint"].(map[string]any)["checkpoint_id"] != first {
+		t.Fatalf("the fork's parent: %v", newest["parent_checkpoint"])
+	}
+	if len(messages(t, older["values"])) != 6 || older["values"].(map[string]any)["topic"] != "dogs" {
+		t.Fatalf("the checkpoint before the fork: %v", older["values"])
+	}
+	// The thread goes on from the fork; the same checkpoint forks again (a checkpoint object).
+	if got := messages(t, wait(runBody("graph", "after"))); len(got) != 6 || got[4][1] != "after" {
+		t.Fatalf("after the fork: %v", got)
+	}
+	v = wait(`{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"again"}]},"checkpoint":{"checkpoint_id":"` + first + `"}}`)
+	if got := messages(t, v); len(got) != 4 || got[2][1] != "again" {
+		t.Fatalf("second fork: %v", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -189,6 +190,8 @@ type threadState struct {
 	ParentCheckpoint *checkpointRef `json:"parent_checkpoint"`
 	Tasks            []task         `json:"tasks"`
 	Interrupts       []interrupt    `json:"interrupts"`
+	// seq is the seq of the session event the checkpoint was taken at.
+	seq int64
 }
 
 type checkpointRef struct {
@@ -253,7 +256,7 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 			Metadata:         map[string]any{"source": source(updates[imported.InvocationID]), "step": step, "run_id": imported.InvocationID, "graph_id": s.App, "assistant_id": s.App, "thread_id": s.ID},
 			ParentCheckpoint: parent}
 		at := stamp(imported.Time)
-		ts.CreatedAt = &at
+		ts.CreatedAt, ts.seq = &at, imported.Seq
 		r := ts.Checkpoint
 		parent = &r
 		out.history = append(out.history, ts)
@@ -275,6 +278,14 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 			}
 		case session.TypeApprovalRequest:
 			approvals = append(approvals, e)
+		case session.TypeItemDeleted:
+			// A fork: the next checkpoint's parent is the one forked from.
+			if d, err := session.DataOf[session.ItemDeletedData](*e); err == nil {
+				if from, ok := strings.CutPrefix(d.ItemID, forkPrefix); ok {
+					r := ref(s.ID, from)
+					parent = &r
+				}
+			}
 		case session.TypeRunStatus:
 			if !session.IsTerminalStatus(host.RunStatusOf(e)) {
 				approvals = nil
@@ -290,7 +301,7 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 				Metadata:         map[string]any{"source": source(updates[e.InvocationID]), "step": step, "run_id": e.InvocationID, "graph_id": s.App, "assistant_id": s.App, "thread_id": s.ID},
 				ParentCheckpoint: parent}
 			at := stamp(e.Time)
-			ts.CreatedAt = &at
+			ts.CreatedAt, ts.seq = &at, e.Seq
 			if host.RunStatusOf(e) == session.StatusInterrupted && len(approvals) > 0 {
 				ts.Interrupts, ts.Next, ts.Tasks = interruptsOf(e.InvocationID, approvals)
 			}

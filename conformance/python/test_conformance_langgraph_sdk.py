@@ -488,3 +488,20 @@ def test_breakpoints(client: Any) -> None:
     parts = list(client.runs.stream(tid, CHANNELS, input={"messages": [{"role": "user", "content": "more"}]}, interrupt_after="*", stream_mode="updates"))
     assert [list(p.data) for p in parts if p.event == "updates"] == [["plan"]]
     assert client.threads.get_state(tid)["next"] == ["inner"]
+
+
+def test_run_from_a_checkpoint_forks(client: Any) -> None:
+    """Time travel: a run from an earlier checkpoint starts from its state."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "cats"})
+    first = client.threads.get_state(tid)["checkpoint"]
+    client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "two"}], "topic": "dogs"})
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "alt"}]}, checkpoint=first)
+    # The graph was given the conversation and channels of the first checkpoint.
+    assert texts(out) == [("human", "hi"), ("ai", "cats #1"), ("human", "alt"), ("ai", "cats #2")]
+    assert (out["topic"], out["visits"]) == ("cats", 2)
+    history = client.threads.get_history(tid)
+    assert len(history) == 3 and history[0]["parent_checkpoint"]["checkpoint_id"] == first["checkpoint_id"]
+    assert history[1]["values"]["topic"] == "dogs"
+    with pytest.raises(NotFoundError):
+        client.runs.create(tid, CHANNELS, input={"messages": [{"role": "user", "content": "x"}]}, checkpoint_id="nope")
