@@ -64,7 +64,7 @@ UPDATES_FLAG = "langgraph_updates"
 # More stream modes a LangGraph API client asked for (payload.metadata, comma-separated):
 # their parts go to the host as NATIVE_PART events, {"mode", "ns", "data"}.
 MODES_FLAG = "langgraph_modes"
-EXTRA_MODES = ("tasks", "checkpoints", "debug")
+EXTRA_MODES = ("tasks", "checkpoints", "debug", "events")
 NATIVE_PART = "langgraph.part"
 # The LangGraph API run's input keys other than messages (payload.metadata, a JSON object):
 # they reach the graph as input channels.
@@ -202,15 +202,18 @@ class GraphRunner(Runner):
             public_thread=request.session_id or thread,
             breakpoints=breakpoints(request.payload),
         )
+        options: dict[str, Any] = {
+            "context": graph_context(getattr(graph, "context_schema", None), ictx),
+            "stream_mode": STREAM_MODES + [m for m in turn.extra_modes if m != "events"],
+            "subgraphs": True,
+            **turn.breakpoints,
+        }
         try:
-            async for ns, mode, data in graph.astream(
-                graph_in,
-                config,
-                context=graph_context(getattr(graph, "context_schema", None), ictx),
-                stream_mode=STREAM_MODES + list(turn.extra_modes),
-                subgraphs=True,
-                **turn.breakpoints,
-            ):
+            if "events" in turn.extra_modes:
+                parts = _with_events(graph.astream_events(graph_in, config, version="v2", **options), writer, turn)
+            else:
+                parts = graph.astream(graph_in, config, **options)
+            async for ns, mode, data in parts:
                 await self.on_part({"type": mode, "ns": ns, "data": data}, writer, turn)
         except BaseException:
             if not self.own_checkpointer:
@@ -487,6 +490,23 @@ def wants_updates(payload: Mapping[str, Any]) -> bool:
     UPDATES_FLAG): they cost an encoding of each update, which other runs do not need."""
     meta = payload.get("metadata")
     return isinstance(meta, Mapping) and meta.get(UPDATES_FLAG) == "1"
+
+
+async def _with_events(events: Any, writer: EventWriter, turn: _Turn) -> Any:
+    """The graph's stream parts from astream_events (what the root graph streams), every
+    other event forwarded as an "events" part (LangGraph's events stream mode)."""
+    root = None
+    async for event in events:
+        if root is None:
+            root = event.get("run_id")
+        if event.get("event") == "on_chain_stream" and event.get("run_id") == root:
+            chunk = (event.get("data") or {}).get("chunk")
+            if isinstance(chunk, tuple) and len(chunk) == 3:
+                yield chunk
+                continue
+        await writer.native(
+            NATIVE_PART, {"mode": "events", "ns": [], "data": public_thread(event, turn.thread, turn.public_thread)}
+        )
 
 
 def breakpoints(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -646,3 +646,22 @@ def test_a_breakpoint_pauses_and_its_answer_goes_on(project: Any) -> None:
     # interrupt_after "*": paused after plan, the first node; refused, nothing more runs.
     assert json.loads(of(again, "approval_request")[0].detail_json)["next"] == ["inner"]
     assert text(refused) == "" and not errors(refused) and not of(refused, "approval_request")
+
+
+def test_the_events_mode_forwards_every_event_and_the_run_goes_on_as_usual(project: Any) -> None:
+    settings = project(CHANNELS)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "go", metadata={**API_RUN, "langgraph_modes": "events"})
+        finally:
+            await close(runner)
+
+    events = run(go)
+    parts = [p["data"] for p in natives(events, "langgraph.part") if p["mode"] == "events"]
+    kinds_seen = {(p["event"], p["name"]) for p in parts}
+    assert {("on_chain_start", "plan"), ("on_chain_end", "answer")} <= kinds_seen, kinds_seen
+    # The graph's own parts still drive the run: its updates and answer.
+    assert {u["node"] for u in natives(events, "langgraph.updates")} >= {"plan", "inner"}
+    assert text(events) == "none after 1" and not errors(events)

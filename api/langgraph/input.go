@@ -46,11 +46,11 @@ type command struct {
 // Stream modes served; the others LangGraph defines are refused (the runner does not
 // forward what they need).
 var servedModes = map[string]bool{"values": true, "updates": true, "messages": true, "messages-tuple": true, "custom": true,
-	"tasks": true, "checkpoints": true, "debug": true}
+	"tasks": true, "checkpoints": true, "debug": true, "events": true}
 
 // forwardedModes are the served modes whose parts the LangGraph bridge sends as they are
 // (nativePart), only for runs that ask (modesFlag): they cost an encoding of each step.
-var forwardedModes = []string{"tasks", "checkpoints", "debug"}
+var forwardedModes = []string{"tasks", "checkpoints", "debug", "events"}
 
 // validate checks what the request asks for that is not offered, before anything runs.
 func (r *runCreate) validate() *apiError {
@@ -176,7 +176,7 @@ func checkModes(modes []string) ([]string, *apiError) {
 	}
 	for _, m := range modes {
 		if !servedModes[m] {
-			return nil, invalid("stream_mode %q is not offered; this server streams values, updates, messages, messages-tuple, custom, tasks, checkpoints and debug", m)
+			return nil, invalid("stream_mode %q is not offered; this server streams values, updates, messages, messages-tuple, custom, tasks, checkpoints, debug and events", m)
 		}
 	}
 	return modes, nil

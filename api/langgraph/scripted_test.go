@@ -140,6 +140,7 @@ func TestForwardedStreamModes(t *testing.T) {
 	}{
 		{`"stream_mode":["tasks"]`, []string{"tasks"}},
 		{`"stream_mode":["checkpoints","debug"]`, []string{"checkpoints", "debug"}},
+		{`"stream_mode":"events"`, []string{"events"}},
 		{`"stream_mode":["debug","tasks"],"stream_subgraphs":true`, []string{"debug|sub:1", "debug", "tasks|sub:1", "tasks"}},
 	} {
 		_, evs := e.stream("POST", "/runs/stream", runBody("graph", "go", tc.extra))

@@ -304,7 +304,7 @@ func TestStreamModes(t *testing.T) {
 		t.Fatalf("complete message: %v", done)
 	}
 
-	e.fail("POST", "/threads/"+tid+"/runs/stream", runBody("echo", "x", `"stream_mode":"events"`), http.StatusUnprocessableEntity, `stream_mode "events" is not offered`)
+	e.fail("POST", "/threads/"+tid+"/runs/stream", runBody("echo", "x", `"stream_mode":"feelings"`), http.StatusUnprocessableEntity, `stream_mode "feelings" is not offered`)
 }
 
 func TestStreamOfFailedRunEndsWithError(t *testing.T) {

@@ -405,6 +405,11 @@ def test_tasks_checkpoints_and_debug_modes(client: Any) -> None:
     )
     sub = [p for p in parts if p.event.startswith("tasks|inner:")]
     assert [p.data["name"] for p in sub if "input" in p.data] == ["answer"], [p.event for p in parts]
+    # events: LangChain's run events (astream_events v2) of the graph and its nodes.
+    parts = list(client.runs.stream(tid, CHANNELS, input={"messages": [{"role": "user", "content": "evented"}]}, stream_mode=["events", "values"]))
+    events = [p.data for p in parts if p.event == "events"]
+    assert {"on_chain_start", "on_chain_end"} <= {e["event"] for e in events}
+    assert "plan" in {e["name"] for e in events} and parts[-1].event == "values"
 
 
 def test_store_not_offered(lg_server: Server) -> None:
