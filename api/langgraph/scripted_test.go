@@ -249,7 +249,7 @@ func TestUpdateState(t *testing.T) {
 	}{
 		{`{}`, 422, "values is required"},
 		{`{"values":[1]}`, 422, "must be an object"},
-		{`{"values":{"topic":"x"},"checkpoint_id":"` + old + `"}`, 422, "only the thread's latest checkpoint"},
+		{`{"values":{"topic":"x"},"checkpoint_id":"nope"}`, 404, "Checkpoint nope not found"},
 		{`{"values":{"topic":"x"},"as_node":"fail"}`, 422, "node fail does not exist"},
 	} {
 		e.fail("POST", "/threads/"+tid+"/state", tc.body, tc.status, tc.says)
@@ -267,6 +267,15 @@ func TestUpdateState(t *testing.T) {
 	e.obj("POST", "/threads/"+tid+"/state", `{"values":{"topic":"emus"},"checkpoint":{"checkpoint_id":"`+latest+`"}}`, http.StatusOK)
 	if v := e.obj("GET", "/threads/"+tid, "", http.StatusOK)["values"].(map[string]any); v["topic"] != "emus" {
 		t.Fatalf("thread values: %v", v)
+	}
+	// An earlier checkpoint's update forks the thread there: the run's messages stay, the
+	// channels are that checkpoint's with the update.
+	e.obj("POST", "/threads/"+tid+"/runs/wait", runBody("graph", "more"), http.StatusOK)
+	e.obj("POST", "/threads/"+tid+"/state", `{"values":{"topic":"yaks"},"checkpoint_id":"`+old+`"}`, http.StatusOK)
+	st = e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)
+	if vals := st["values"].(map[string]any); vals["topic"] != "yaks" || len(messages(t, vals)) != 2 ||
+		st["parent_checkpoint"].(map[string]any)["checkpoint_id"] != old {
+		t.Fatalf("state after updating an earlier checkpoint: %v", st)
 	}
 }
 

@@ -31,7 +31,8 @@ type stateUpdate struct {
 
 // updateState serves POST /threads/{id}/state: LangGraph's update_state, computed by the
 // graph in its runner (a run whose input is the update), so that the graph's reducers
-// apply and as_node writes as that node would. The thread's new checkpoint is that run's.
+// apply and as_node writes as that node would. The thread's new checkpoint is that run's;
+// the update of an earlier checkpoint forks the thread there first.
 func (h *Handler) updateState(c *gin.Context) *apiError {
 	var req stateUpdate
 	if e := h.bind(c, &req); e != nil {
@@ -58,10 +59,6 @@ func (h *Handler) updateState(c *gin.Context) *apiError {
 	if req.Checkpoint != nil && req.Checkpoint.CheckpointID != "" {
 		at = req.Checkpoint.CheckpointID
 	}
-	if at != "" && (len(st.history) == 0 || *st.history[0].Checkpoint.CheckpointID != at) {
-		unlock()
-		return invalid("only the thread's latest checkpoint can be updated; updating an earlier one (a fork) is not offered")
-	}
 	switch st.status {
 	case "busy":
 		unlock()
@@ -69,6 +66,13 @@ func (h *Handler) updateState(c *gin.Context) *apiError {
 	case "interrupted":
 		unlock()
 		return detail(http.StatusConflict, "thread %s is paused on an interrupt: resume it with command.resume before updating its state", s.ID)
+	}
+	if at != "" {
+		// An earlier checkpoint's update forks the thread there, as in LangGraph.
+		if e := h.fork(ctx, s.Key, st, at); e != nil {
+			unlock()
+			return e
+		}
 	}
 	item := map[string]any{"type": stateUpdateItem, "values": values, "as_node": req.AsNode}
 	turn := host.TurnRequest{App: s.App, User: user, SessionID: s.ID, InvocationID: host.NewID("run_"),
