@@ -1,7 +1,11 @@
+// Rollbacks and forks: a thread's runs removed, or its state taken back to an earlier
+// checkpoint, by item_deleted events the projection and the runner's history honour.
+
 package langgraph
 
 import (
 	"context"
+	"net/http"
 	"strings"
 
 	"github.com/agentengine/agentengine/session"
@@ -97,7 +101,7 @@ func (h *Handler) fork(ctx context.Context, key session.Key, st threadSnapshot, 
 	}
 	switch {
 	case target == nil:
-		return detail(404, "Checkpoint %s not found in thread %s", at, key.ID)
+		return detail(http.StatusNotFound, "Checkpoint %s not found in thread %s", at, key.ID)
 	case target == &st.history[0]:
 		return nil // the latest: nothing to fork
 	case len(target.Next) > 0:
