@@ -140,3 +140,41 @@ func (h *Handler) fork(ctx context.Context, key session.Key, st threadSnapshot, 
 	}
 	return nil
 }
+
+// replayed returns the user message of the run right after checkpoint at (nil when at is
+// the thread's latest): a run from an earlier checkpoint without input runs that turn
+// again from there (what a client's regenerate sends).
+func (h *Handler) replayed(ctx context.Context, key session.Key, st threadSnapshot, at string) (*session.UserMessageData, *apiError) {
+	for i := range st.history {
+		if *st.history[i].Checkpoint.CheckpointID != at {
+			continue
+		}
+		if i == 0 {
+			return nil, nil
+		}
+		next := *st.history[i-1].Checkpoint.CheckpointID
+		// On the thread's current branch (it may have forked from at since), the run
+		// whose parent is at.
+		byID := map[string]*threadState{}
+		for j := range st.history {
+			byID[*st.history[j].Checkpoint.CheckpointID] = &st.history[j]
+		}
+		for cur := &st.history[0]; cur != nil && cur.ParentCheckpoint != nil; cur = byID[*cur.ParentCheckpoint.CheckpointID] {
+			if *cur.ParentCheckpoint.CheckpointID == at {
+				next = *cur.Checkpoint.CheckpointID
+				break
+			}
+		}
+		evs, err := h.rt.Events(ctx, key, session.EventQuery{InvocationID: next, Types: []string{session.TypeUserMessage}})
+		if err != nil {
+			return nil, fromHost(h.log, "load the run's input", err)
+		}
+		for _, e := range evs {
+			if d, err := session.DataOf[session.UserMessageData](e); err == nil && (d.Text != "" || len(d.Content) > 0) {
+				return &d, nil
+			}
+		}
+		return nil, invalid("the run after checkpoint %s took no new input (it resumed or updated the thread): send input to run from it", at)
+	}
+	return nil, detail(http.StatusNotFound, "Checkpoint %s not found in thread %s", at, key.ID)
+}

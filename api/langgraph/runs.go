@@ -115,6 +115,8 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		}
 	}
 	hasResume := req.Command != nil && present(req.Command.Resume)
+	// replay is the input of a run started again from an earlier checkpoint.
+	var replay *session.UserMessageData
 	// A run with neither input nor command goes on from the breakpoint its thread stopped
 	// at (LangGraph's invoke(None)).
 	goOn := !hasResume && !present(req.Input)
@@ -155,19 +157,24 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 			}
 			if at, _ := req.fromCheckpoint(); at != "" {
 				// Checked before the fork changes the thread.
-				if hasResume || goOn {
-					return nil, invalid("a run from a checkpoint takes input (command.resume answers the thread's latest checkpoint)")
-				}
-				if _, _, e := turnInput(req.Input); e != nil {
-					return nil, e
+				if hasResume {
+					return nil, invalid("command.resume answers the thread's latest checkpoint; a run from an earlier one takes input")
 				}
 				st, e := h.snapshot(ctx, s)
 				if e != nil {
 					return nil, e
 				}
+				if goOn {
+					if replay, e = h.replayed(ctx, s.Key, st, at); e != nil {
+						return nil, e
+					}
+				} else if _, _, e := turnInput(req.Input); e != nil {
+					return nil, e
+				}
 				if e := h.fork(ctx, s.Key, st, at); e != nil {
 					return nil, e
 				}
+				goOn = goOn && replay == nil
 			}
 			if goOn {
 				st, e := h.snapshot(ctx, s)
@@ -189,7 +196,18 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 			}
 		}
 	}
-	if !hasResume {
+	switch {
+	case replay != nil:
+		turn.Input.Content = replay.Content
+		if len(turn.Input.Content) == 0 {
+			turn.Input.Content = textBlocks(replay.Text)
+		}
+		for _, k := range []string{messageIDKey, inputFlag} {
+			if v := replay.Metadata[k]; v != "" {
+				turn.Metadata[k] = v
+			}
+		}
+	case !hasResume:
 		blocks, id, e := turnInput(req.Input)
 		if e != nil {
 			return nil, e

@@ -357,4 +357,22 @@ func TestRunFromCheckpoint(t *testing.T) {
 	if got := messages(t, v); len(got) != 4 || got[2][1] != "again" {
 		t.Fatalf("second fork: %v", got)
 	}
+	// Without input, the turn after the checkpoint on the thread's branch runs again from
+	// it (a regenerate): here the last fork's.
+	v = wait(`{"assistant_id":"graph","checkpoint_id":"` + first + `"}`)
+	if got := messages(t, v); !reflect.DeepEqual(got, [][2]string{{"human", "one"}, {"ai", "done"}, {"human", "again"}, {"ai", "done"}}) || v["topic"] != "cats" {
+		t.Fatalf("regenerated: %v", v)
+	}
+	e.fail("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"graph","checkpoint_id":"`+str(e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)["checkpoint"].(map[string]any)["checkpoint_id"])+`"}`,
+		http.StatusUnprocessableEntity, "input or command.resume is required")
+	// On a thread that never forked, the next run's message and input keys run again.
+	tid = e.thread(`{}`)
+	wait(`{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"one"}],"topic":"cats"}}`)
+	first = str(e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)["checkpoint"].(map[string]any)["checkpoint_id"])
+	wait(`{"assistant_id":"graph","input":{"messages":[{"role":"user","content":"two","id":"mine-2"}],"topic":"dogs"}}`)
+	v = wait(`{"assistant_id":"graph","checkpoint_id":"` + first + `"}`)
+	list := v["messages"].([]any)
+	if got := messages(t, v); len(got) != 4 || got[2][1] != "two" || v["topic"] != "dogs" || list[2].(map[string]any)["id"] != "mine-2" {
+		t.Fatalf("regenerated on a linear thread: %v", v)
+	}
 }

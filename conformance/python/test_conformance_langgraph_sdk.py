@@ -510,3 +510,7 @@ def test_run_from_a_checkpoint_forks(client: Any) -> None:
     assert history[1]["values"]["topic"] == "dogs"
     with pytest.raises(NotFoundError):
         client.runs.create(tid, CHANNELS, input={"messages": [{"role": "user", "content": "x"}]}, checkpoint_id="nope")
+    # Without input, the turn after the checkpoint runs again from it (a regenerate).
+    again = client.runs.wait(tid, CHANNELS, input=None, checkpoint=first)
+    assert texts(again) == [("human", "hi"), ("ai", "cats #1"), ("human", "alt"), ("ai", "cats #2")]
+    assert len(client.threads.get_history(tid)) == 4
