@@ -191,6 +191,8 @@ def history_messages(history: JSON) -> list[BaseMessage]:
             out.append(SystemMessage(content=f"Summary of the earlier conversation:\n{text}"))
         elif role == "user" and kind == "user_message":
             blocks = [b for b in (content_block(b, {}) for b in _dicts(m.get("blocks"))) if b]
+            if not text and not blocks:
+                continue  # a turn that carried only items (a state update) said nothing
             if blocks:
                 out.append(HumanMessage(content_blocks=[{"type": "text", "text": text}, *blocks]))  # type: ignore[list-item]
             else:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Kind = Literal["hitl", "hitl_call", "interrupt"]
+Kind = Literal["hitl", "hitl_call", "interrupt", "breakpoint"]
 ALL_DECISIONS = ("approve", "edit", "reject", "respond")
 
 

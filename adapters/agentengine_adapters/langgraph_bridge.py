@@ -38,6 +38,7 @@ from langchain_core.messages import (
     BaseMessage,
     convert_to_messages,
 )
+from langgraph.errors import InvalidUpdateError
 from langgraph.types import Command
 
 from . import interrupts as intr
@@ -45,7 +46,7 @@ from . import resume as res
 from .checkpoint import DurableCheckpointer, attach
 from .config import Settings
 from .hooks import PREPARE_INPUT, PREPARE_STATE, call_hook, find_hook
-from .inputs import graph_input, turn_messages, with_text
+from .inputs import graph_input, history_messages, turn_messages, with_text
 from .loader import LoadedEntry, kind_of, module_description
 from .runconfig import graph_context, invocation_context, run_config
 from .stream import EventWriter
@@ -60,6 +61,23 @@ RUN_THREAD = "/run:"
 NATIVE_UPDATES = "langgraph.updates"
 # The payload.metadata key asking for them ("1"), set by the host's LangGraph API.
 UPDATES_FLAG = "langgraph_updates"
+# More stream modes a LangGraph API client asked for (payload.metadata, comma-separated):
+# their parts go to the host as NATIVE_PART events, {"mode", "ns", "data"}.
+MODES_FLAG = "langgraph_modes"
+EXTRA_MODES = ("tasks", "checkpoints", "debug", "events")
+NATIVE_PART = "langgraph.part"
+# The LangGraph API run's input keys other than messages (payload.metadata, a JSON object):
+# they reach the graph as input channels.
+INPUT_FLAG = "langgraph_input"
+# The session-state key a LangGraph API run's final state goes to, every channel but
+# messages (the host shows messages from the conversation it stores).
+VALUES_KEY = "langgraph_values"
+# The input item of a run that updates a LangGraph API thread's state (update_state):
+# {"type": STATE_UPDATE, "values": ..., "as_node": ...}.
+STATE_UPDATE = "langgraph_state_update"
+# A LangGraph API run's static breakpoints (payload.metadata, JSON: "*" or node names); a
+# run stopped at one pauses on an approval of kind "breakpoint", whose answer goes on.
+BREAKPOINT_FLAGS = {"interrupt_before": "langgraph_interrupt_before", "interrupt_after": "langgraph_interrupt_after"}
 
 
 @dataclass
@@ -70,6 +88,13 @@ class _Turn:
     values: dict[str, Any] = field(default_factory=dict)
     # Whether node updates go to the host (a run started through LangGraph's API).
     forward_updates: bool = False
+    # Further stream modes forwarded as NATIVE_PART events.
+    extra_modes: tuple[str, ...] = ()
+    # The graph's thread id and the one the host's clients know it by (the session id).
+    thread: str = ""
+    public_thread: str = ""
+    # interrupt_before / interrupt_after of the run (LangGraph's static breakpoints).
+    breakpoints: dict[str, Any] = field(default_factory=dict)
 
 
 class GraphRunner(Runner):
@@ -135,6 +160,12 @@ class GraphRunner(Runner):
         pending = intr.approvals(intr.pending_interrupts(snapshot), messages)
         stored = _stored_partial(request)
         writer.already_reported(messages)
+        update = state_update(request.payload)
+        if update is not None and continued is None and not request.is_resume:
+            await self._update_state(graph, request, config, writer, update, fresh_thread)
+            if fresh_thread:
+                await self._end_run_thread(graph, session_thread, thread, False)
+            return
 
         if continued is not None:
             if snapshot is None or not snapshot.next:
@@ -144,6 +175,14 @@ class GraphRunner(Runner):
             # None continues the thread from its checkpoint: the nodes it was about to
             # run run now (LangGraph's way to retry a failed or cancelled step).
             graph_in, saved = None, stored
+        elif request.is_resume and not pending and snapshot is not None and snapshot.next and _at_breakpoint(request):
+            if not all(bool(r.get("approve", True)) for r in res.host_resumes(request.payload)):
+                # A breakpoint refused: the run stops where it is, its thread dropped.
+                if not self.own_checkpointer:
+                    await self._end_run_thread(graph, session_thread, thread, False)
+                return
+            # None runs the thread on from its checkpoint: the nodes it stopped before.
+            graph_in, saved = None, stored
         elif request.is_resume:
             started = await self._resume_input(request, pending, stored, writer)
             if started is None:
@@ -151,16 +190,28 @@ class GraphRunner(Runner):
             graph_in, saved = started
         else:
             graph_in, saved = await self._fresh_input(request, graph, snapshot, messages), stored
+            if fresh_thread:
+                given_history(graph_in, writer)
 
-        turn = _Turn(forward_updates=wants_updates(request.payload))
+        turn = _Turn(
+            forward_updates=wants_updates(request.payload),
+            extra_modes=extra_modes(request.payload),
+            thread=thread,
+            public_thread=request.session_id or thread,
+            breakpoints=breakpoints(request.payload),
+        )
+        options: dict[str, Any] = {
+            "context": graph_context(getattr(graph, "context_schema", None), ictx),
+            "stream_mode": STREAM_MODES + [m for m in turn.extra_modes if m != "events"],
+            "subgraphs": True,
+            **turn.breakpoints,
+        }
         try:
-            async for ns, mode, data in graph.astream(
-                graph_in,
-                config,
-                context=graph_context(getattr(graph, "context_schema", None), ictx),
-                stream_mode=STREAM_MODES,
-                subgraphs=True,
-            ):
+            if "events" in turn.extra_modes:
+                parts = _with_events(graph.astream_events(graph_in, config, version="v2", **options), writer, turn)
+            else:
+                parts = graph.astream(graph_in, config, **options)
+            async for ns, mode, data in parts:
                 await self.on_part({"type": mode, "ns": ns, "data": data}, writer, turn)
         except BaseException:
             if not self.own_checkpointer:
@@ -169,7 +220,9 @@ class GraphRunner(Runner):
                 self._paused[session_thread] = thread
             raise
         await writer.finish()
-        if not request.is_resume and not turn.interrupts and not saved and writer.any_text:
+        if turn.forward_updates:
+            await self._report_values(graph, config, writer)
+        if not request.is_resume and not turn.interrupts and not saved and writer.any_text and not turn.breakpoints:
             # A fresh turn whose stream showed no interrupt and already gave the answer:
             # the final state would add nothing (an interrupt always shows in the
             # "updates" stream), and reading it is a checkpoint load per turn.
@@ -218,12 +271,24 @@ class GraphRunner(Runner):
         if self.hook is not None:
             value = await call_hook(self.hook[1], request.payload, request.session_context)
             return self._hook_input(value, _input_keys(graph), request, messages)
-        return graph_input(
+        keys = _input_keys(graph)
+        state = graph_input(
             request.payload,
             request.session_context,
-            input_keys=_input_keys(graph),
+            input_keys=keys,
             existing=messages,
         )
+        if wants_updates(request.payload):
+            if not self.own_checkpointer and keys is not None:
+                # A LangGraph API thread's channels carry over from its last run, as
+                # the messages do: the run's thread starts from them.
+                for key, value in _stored_values(request).items():
+                    if key in keys and key not in state:
+                        state[key] = value
+            for key, value in api_input(request.payload).items():
+                if key != "messages" and (keys is None or key in keys):
+                    state[key] = value
+        return state
 
     def _hook_input(
         self, value: Any, keys: Sequence[str] | None, request: RunRequest, existing: Sequence[Any]
@@ -276,7 +341,7 @@ class GraphRunner(Runner):
             if isinstance(value, Command):
                 return value, stored
             if not _passthrough(value, request.payload):
-                return Command(resume=_keyed(value, pending)), stored
+                return Command(resume=_keyed(value, pending), **command_extras(request.payload)), stored
         plan = res.plan(res.parse_answers(request.payload), pending, stored)
         if plan.partial != stored:
             await writer.state_delta({res.PARTIAL_KEY: plan.partial or None})
@@ -284,7 +349,7 @@ class GraphRunner(Runner):
             for approval in plan.waiting:
                 await writer.approval(approval)
             return None
-        return Command(resume=plan.values), plan.partial
+        return Command(resume=plan.values, **command_extras(request.payload)), plan.partial
 
     # -- stream parts ----------------------------------------------------------------
 
@@ -310,6 +375,55 @@ class GraphRunner(Runner):
                             await self.on_update(node, item, ns, writer)
         elif kind == "custom":
             await writer.custom(data)
+        elif kind in turn.extra_modes:
+            await writer.native(
+                NATIVE_PART,
+                {"mode": kind, "ns": list(ns), "data": public_thread(data, turn.thread, turn.public_thread)},
+            )
+
+    async def _update_state(
+        self,
+        graph: Any,
+        request: RunRequest,
+        config: dict[str, Any],
+        writer: EventWriter,
+        update: Mapping[str, Any],
+        fresh_thread: bool,
+    ) -> None:
+        """LangGraph's update_state, by the graph itself: on a run's own thread, first the
+        thread's state as the host keeps it (the conversation and the channels its last
+        run reported) written as the graph's input, then values as node as_node writes them
+        (the graph's reducers apply). The messages the update adds and the channels after it
+        are reported as a run's are."""
+        if fresh_thread:
+            history = request.payload.get("history")
+            if history is None:
+                history = request.session_context.get("history")
+            seed: dict[str, Any] = {"messages": history_messages(history)}
+            keys = _input_keys(graph)
+            for key, value in _stored_values(request).items():
+                if keys is None or key in keys:
+                    seed[key] = value
+            given_history(seed, writer)
+            await graph.aupdate_state(config, seed, as_node="__start__")
+        as_node = update.get("as_node")
+        try:
+            await graph.aupdate_state(config, update.get("values"), as_node=as_node or None)
+        except (InvalidUpdateError, ValueError, KeyError, TypeError) as err:
+            raise RunnerError(f"cannot update the thread's state: {err}", code="invalid_request") from err
+        snapshot = await _state(graph, config)
+        for message in _messages(snapshot):
+            await writer.message(message)
+        await writer.finish()
+        await self._report_values(graph, config, writer)
+
+    async def _report_values(self, graph: Any, config: dict[str, Any], writer: EventWriter) -> None:
+        """The graph's state at the run's end, every channel but messages, into session
+        state (VALUES_KEY), for the thread state LangGraph API clients read."""
+        snapshot = await _state(graph, config)
+        values = getattr(snapshot, "values", None)
+        if isinstance(values, Mapping):
+            await writer.state_delta({VALUES_KEY: {k: v for k, v in values.items() if k != "messages"}})
 
     async def forward_updates(
         self, ns: tuple[str, ...], data: Mapping[str, Any], writer: EventWriter
@@ -354,6 +468,8 @@ class GraphRunner(Runner):
         else:  # no checkpointer: only what the stream showed
             pending = [intr.Pending(i.id, i.value, "") for i in turn.interrupts]
         approvals = intr.approvals(pending, _messages(snapshot))
+        if not pending and turn.breakpoints and snapshot is not None and snapshot.next:
+            approvals = [_breakpoint(snapshot)]
         live = {p.id for p in pending}
         kept = {iid: d for iid, d in saved.items() if iid in live}
         if kept != saved:
@@ -364,7 +480,7 @@ class GraphRunner(Runner):
                 continue
             await writer.approval(approval)
         values = getattr(snapshot, "values", None)
-        return (values if isinstance(values, Mapping) else None), bool(pending)
+        return (values if isinstance(values, Mapping) else None), bool(approvals)
 
 
 def wants_updates(payload: Mapping[str, Any]) -> bool:
@@ -372,6 +488,147 @@ def wants_updates(payload: Mapping[str, Any]) -> bool:
     UPDATES_FLAG): they cost an encoding of each update, which other runs do not need."""
     meta = payload.get("metadata")
     return isinstance(meta, Mapping) and meta.get(UPDATES_FLAG) == "1"
+
+
+async def _with_events(events: Any, writer: EventWriter, turn: _Turn) -> Any:
+    """The graph's stream parts from astream_events (what the root graph streams), every
+    other event forwarded as an "events" part (LangGraph's events stream mode)."""
+    root = None
+    async for event in events:
+        if root is None:
+            root = event.get("run_id")
+        if event.get("event") == "on_chain_stream" and event.get("run_id") == root:
+            chunk = (event.get("data") or {}).get("chunk")
+            if isinstance(chunk, tuple) and len(chunk) == 3:
+                yield chunk
+                continue
+        await writer.native(
+            NATIVE_PART, {"mode": "events", "ns": [], "data": public_thread(event, turn.thread, turn.public_thread)}
+        )
+
+
+def breakpoints(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's interrupt_before / interrupt_after ("*" or node names), as astream takes them."""
+    meta = payload.get("metadata")
+    out: dict[str, Any] = {}
+    for arg, key in BREAKPOINT_FLAGS.items():
+        raw = meta.get(key) if isinstance(meta, Mapping) else None
+        if not isinstance(raw, str):
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        if value == "*" or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+            out[arg] = value
+    return out
+
+
+def _breakpoint(snapshot: Any) -> intr.Approval:
+    """The approval a run stopped at a static breakpoint pauses on."""
+    nodes = [str(n) for n in snapshot.next]
+    checkpoint = str(snapshot.config["configurable"].get("checkpoint_id") or uuid.uuid4().hex)
+    bid = f"bp_{checkpoint}"
+    return intr.Approval(
+        id=bid,
+        interrupt_id=bid,
+        kind="breakpoint",
+        name="breakpoint",
+        arguments={"next": nodes},
+        message=f"paused before {', '.join(nodes)}",
+        detail={"interrupt_id": bid, "kind": "breakpoint", "node": nodes[0], "next": nodes},
+    )
+
+
+def _at_breakpoint(request: RunRequest) -> bool:
+    """True when the run answers a breakpoint's approval."""
+    for resume in res.host_resumes(request.payload):
+        detail = resume.get("detail")
+        if isinstance(detail, str):
+            try:
+                detail = json.loads(detail)
+            except ValueError:
+                continue
+        if isinstance(detail, Mapping) and detail.get("kind") == "breakpoint":
+            return True
+    return False
+
+
+def command_extras(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A LangGraph API resume's Command update and goto (its first answer carries them as
+    langgraph_update / langgraph_goto)."""
+    raw = payload.get("input")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {}
+    out: dict[str, Any] = {}
+    for item in raw if isinstance(raw, list) else [raw]:
+        if isinstance(item, Mapping):
+            for key, arg in (("langgraph_update", "update"), ("langgraph_goto", "goto")):
+                if item.get(key) is not None and arg not in out:
+                    out[arg] = item[key]
+    return out
+
+
+def state_update(payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The state update a run carries as its input item (STATE_UPDATE), or None."""
+    for item in payload.get("input_items") or ():
+        if isinstance(item, Mapping) and item.get("type") == STATE_UPDATE:
+            return item
+    return None
+
+
+def given_history(graph_in: Any, writer: EventWriter) -> None:
+    """Marks the earlier conversation a fresh run's thread is given as reported: a node
+    returning the whole message list (a subgraph node does) must not report it again.
+    Messages without an id get one first, which the graph's reducer keeps."""
+    given = graph_in.get("messages") if isinstance(graph_in, Mapping) else None
+    if not isinstance(given, list):
+        return
+    for message in given:
+        if isinstance(message, BaseMessage) and not message.id:
+            message.id = str(uuid.uuid4())
+    writer.already_reported([m for m in given if isinstance(m, BaseMessage)])
+
+
+def extra_modes(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """The stream modes beyond the bridge's own that a LangGraph API client asked for."""
+    meta = payload.get("metadata")
+    raw = meta.get(MODES_FLAG) if isinstance(meta, Mapping) else None
+    if not isinstance(raw, str):
+        return ()
+    asked = {m.strip() for m in raw.split(",")}
+    return tuple(m for m in EXTRA_MODES if m in asked)
+
+
+def api_input(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The LangGraph API run's input keys other than messages (INPUT_FLAG), or {}."""
+    meta = payload.get("metadata")
+    raw = meta.get(INPUT_FLAG) if isinstance(meta, Mapping) else None
+    if not isinstance(raw, str):
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def public_thread(value: Any, thread: str, public: str) -> Any:
+    """value with the graph's thread id (a run's own thread) named as its clients know the
+    thread; checkpoint configs in stream parts carry it."""
+    if not thread or thread == public:
+        return value
+    if isinstance(value, Mapping):
+        return {
+            k: public if k == "thread_id" and v == thread else public_thread(v, thread, public)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [public_thread(v, thread, public) for v in value]
+    return value
 
 
 def continue_thread(payload: Mapping[str, Any], session_thread: str) -> str | None:
@@ -497,6 +754,13 @@ def _stored_partial(request: RunRequest) -> dict[str, Any]:
     state = request.session_context.get("state")
     value = state.get(res.PARTIAL_KEY) if isinstance(state, Mapping) else None
     return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _stored_values(request: RunRequest) -> dict[str, Any]:
+    """The channels a LangGraph API run reported last (VALUES_KEY of session state)."""
+    state = request.session_context.get("state")
+    value = state.get(VALUES_KEY) if isinstance(state, Mapping) else None
+    return {k: v for k, v in value.items() if k != "messages"} if isinstance(value, Mapping) else {}
 
 
 def _passthrough(value: Any, payload: Mapping[str, Any]) -> bool:

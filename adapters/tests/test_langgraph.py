@@ -470,3 +470,198 @@ def test_custom_writer_events_and_reasoning(project: Any) -> None:
     reasoning = "".join(r.text for r in of(events, "reasoning_delta"))
     assert reasoning.startswith("The user asked: hello")
     assert not errors(events)
+
+
+CHANNELS = """
+import operator
+from typing import Annotated
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+class State(MessagesState):
+    topic: str
+    visits: Annotated[int, operator.add]
+
+
+class Inner(MessagesState):
+    topic: str
+
+
+def plan(state: State) -> dict:
+    return {"visits": 1}
+
+
+def answer(state: Inner) -> dict:
+    return {"messages": [AIMessage(f"{state.get('topic', 'none')} after {len(state['messages'])}")]}
+
+
+inner = StateGraph(Inner)
+inner.add_node("answer", answer)
+inner.add_edge(START, "answer")
+b = StateGraph(State)
+b.add_node("plan", plan)
+b.add_node("inner", inner.compile())
+b.add_edge(START, "plan")
+b.add_edge("plan", "inner")
+graph = b.compile()
+"""
+
+API_RUN = {"langgraph_updates": "1"}
+
+
+def test_a_langgraph_api_run_reports_its_channels_and_starts_from_them(project: Any) -> None:
+    settings = project(CHANNELS)
+    earlier = [{"role": "user", "content": "hi", "type": "user_message", "seq": 1},
+               {"role": "assistant", "content": "cats after 1", "type": "assistant_message", "seq": 2}]
+
+    async def go() -> tuple[list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "one", metadata={**API_RUN, "langgraph_input": json.dumps({"topic": "cats"})})
+            stored = json.loads(of(first, "state_delta")[-1].delta_json)
+            second = await turn(runner, "two", history=earlier, state=stored, metadata=API_RUN, invocation="inv2")
+            other = await turn(runner, "three", history=earlier, state=stored, invocation="inv3")
+            return first, second, other
+        finally:
+            await close(runner)
+
+    first, second, other = run(go)
+    assert json.loads(of(first, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "cats", "visits": 1}}
+    # The next API run's thread starts from the channels session state holds; the earlier
+    # conversation it is given is not reported again, though the subgraph node returns it.
+    assert json.loads(of(second, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "cats", "visits": 2}}
+    assert text(second) == "cats after 3"
+    # Another surface's run neither reads nor reports them.
+    assert of(other, "state_delta") == [] and text(other) == "none after 3"
+
+
+def test_forwarded_stream_modes_name_the_session_thread(project: Any) -> None:
+    settings = project(CHANNELS)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "go", metadata={**API_RUN, "langgraph_modes": "checkpoints,tasks,values"})
+        finally:
+            await close(runner)
+
+    parts = natives(run(go), "langgraph.part")
+    assert {p["mode"] for p in parts} == {"checkpoints", "tasks"}  # values is not forwarded
+    cps = [p["data"] for p in parts if p["mode"] == "checkpoints" and not p["ns"]]
+    assert {c["config"]["configurable"]["thread_id"] for c in cps} == {"s1"}
+    assert cps[-1]["values"]["visits"] == 1 and cps[-1]["next"] == []
+    sub = [p for p in parts if p["ns"]]
+    assert sub and all(p["ns"][0].startswith("inner:") for p in sub)
+
+
+def test_a_state_update_is_computed_by_the_graph(project: Any) -> None:
+    settings = project(CHANNELS)
+    earlier = [{"role": "user", "content": "hi", "type": "user_message", "seq": 1},
+               {"role": "assistant", "content": "cats after 1", "type": "assistant_message", "seq": 2}]
+    stored = {"langgraph_values": {"topic": "cats", "visits": 2}}
+
+    def update(values: Any, as_node: Any = None) -> dict[str, Any]:
+        return {"type": "langgraph_state_update", "values": values, "as_node": as_node}
+
+    async def go() -> tuple[list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            added = await turn(runner, "", history=earlier, state=stored, metadata=API_RUN, input_items=[
+                update({"visits": 3, "topic": "owls", "messages": [{"type": "ai", "content": "noted", "id": "m-1"}]}, "plan")])
+            bad = await turn(runner, "", history=earlier, state=stored, metadata=API_RUN, invocation="inv2",
+                             input_items=[update({"visits": 1}, "nope")])
+            after = await turn(runner, "next", history=earlier, state=json.loads(of(added, "state_delta")[-1].delta_json),
+                               metadata=API_RUN, invocation="inv3")
+            return added, bad, after
+        finally:
+            await close(runner)
+
+    added, bad, after = run(go)
+    # visits' reducer adds; topic is replaced; the update's AI message is reported, the
+    # earlier conversation is not.
+    assert json.loads(of(added, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "owls", "visits": 5}}
+    assert text(added) == "noted" and not errors(added)
+    assert "cannot update the thread's state" in errors(bad)[0].message
+    assert json.loads(of(after, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "owls", "visits": 6}}
+
+
+def test_a_resume_carries_the_commands_update(project: Any) -> None:
+    settings = project(PARALLEL_INTERRUPTS)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            first = await turn(runner, "go")
+            answers = [approval(r, True) for r in of(first, "approval_request")]
+            answers[0]["langgraph_update"] = {"answers": ["extra"]}
+            return await turn(runner, answers, resume=True)
+        finally:
+            await close(runner)
+
+    events = run(go)
+    assert not errors(events)
+    # The update is written before the interrupted nodes go on (answers' reducer adds it).
+    assert text(events) == "extra,first=True:,second=True:"
+
+
+def test_command_extras() -> None:
+    from agentengine_adapters.langgraph_bridge import command_extras
+
+    items = [{"type": "mcp_approval_response", "langgraph_goto": ["report"], "langgraph_update": {"a": 1}},
+             {"type": "mcp_approval_response", "langgraph_update": {"b": 2}}]
+    assert command_extras({"input": items}) == {"update": {"a": 1}, "goto": ["report"]}
+    assert command_extras({"input": json.dumps(items[1])}) == {"update": {"b": 2}}
+    assert command_extras({"input": "plain text"}) == {}
+
+
+def test_a_breakpoint_pauses_and_its_answer_goes_on(project: Any) -> None:
+    settings = project(CHANNELS)
+    before = {**API_RUN, "langgraph_interrupt_before": json.dumps(["inner"])}
+
+    async def go() -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+        runner = make_runner(settings)
+        try:
+            paused = await turn(runner, "go", metadata=before)
+            (req,) = of(paused, "approval_request")
+            host = {"approval_request_id": req.id, "approve": True, "detail": req.detail_json.decode()}
+            resumed = await turn(runner, approval(req), resume=True, host_resume=host, metadata=API_RUN, invocation="inv2")
+            again = await turn(runner, "again", metadata={**API_RUN, "langgraph_interrupt_after": json.dumps("*")},
+                               invocation="inv3", session="s2")
+            (req2,) = of(again, "approval_request")
+            host2 = {"approval_request_id": req2.id, "approve": False, "detail": req2.detail_json.decode()}
+            refused = await turn(runner, approval(req2, False), resume=True, host_resume=host2, metadata=API_RUN,
+                                 invocation="inv4", session="s2")
+            return paused, resumed, again, refused
+        finally:
+            await close(runner)
+
+    paused, resumed, again, refused = run(go)
+    (req,) = of(paused, "approval_request")
+    detail = json.loads(req.detail_json)
+    assert (detail["kind"], detail["next"], req.name) == ("breakpoint", ["inner"], "breakpoint")
+    assert text(paused) == "" and not errors(paused)
+    assert text(resumed) == "none after 1" and not of(resumed, "approval_request") and not errors(resumed)
+    # interrupt_after "*": paused after plan, the first node; refused, nothing more runs.
+    assert json.loads(of(again, "approval_request")[0].detail_json)["next"] == ["inner"]
+    assert text(refused) == "" and not errors(refused) and not of(refused, "approval_request")
+
+
+def test_the_events_mode_forwards_every_event_and_the_run_goes_on_as_usual(project: Any) -> None:
+    settings = project(CHANNELS)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "go", metadata={**API_RUN, "langgraph_modes": "events"})
+        finally:
+            await close(runner)
+
+    events = run(go)
+    parts = [p["data"] for p in natives(events, "langgraph.part") if p["mode"] == "events"]
+    kinds_seen = {(p["event"], p["name"]) for p in parts}
+    assert {("on_chain_start", "plan"), ("on_chain_end", "answer")} <= kinds_seen, kinds_seen
+    # The graph's own parts still drive the run: its updates and answer.
+    assert {u["node"] for u in natives(events, "langgraph.updates")} >= {"plan", "inner"}
+    assert text(events) == "none after 1" and not errors(events)

@@ -129,6 +129,7 @@ func highlights(e *Event) [][2]*string {
 	none := ""
 	return [][2]*string{{&author, &none}}
 }
+
 // earlierGraphImage serves /dev/build_graph_image/{app}, the path the dev UI bundled
 // with google-adk 1.x calls (1.x's own server has no such route). That UI reads the
 // answer two ways: as {"dotSrc"} (the agent structure view, ?node= for a sub-agent) and

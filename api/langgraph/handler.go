@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"net/http"
 	"strings"
 	"time"
 
@@ -90,7 +91,9 @@ func (h *Handler) Register(r gin.IRouter) {
 	r.GET("/threads/:tid", handle(h.getThread))
 	r.PATCH("/threads/:tid", handle(h.patchThread))
 	r.DELETE("/threads/:tid", handle(h.deleteThread))
+	r.POST("/threads/:tid/copy", handle(h.copyThread))
 	r.GET("/threads/:tid/state", handle(h.getState))
+	r.POST("/threads/:tid/state", handle(h.updateState))
 	r.GET("/threads/:tid/state/:cid", handle(h.getStateAt))
 	r.POST("/threads/:tid/state/checkpoint", handle(h.getStateCheckpoint))
 	r.POST("/threads/:tid/history", handle(h.history))
@@ -108,15 +111,26 @@ func (h *Handler) Register(r gin.IRouter) {
 	r.POST("/runs", handle(h.createStatelessRun))
 	r.POST("/runs/stream", handle(h.streamStatelessRun))
 	r.POST("/runs/wait", handle(h.waitStatelessRun))
+
+	for _, route := range [][2]string{{"PUT", "/store/items"}, {"GET", "/store/items"}, {"DELETE", "/store/items"},
+		{"POST", "/store/items/search"}, {"POST", "/store/namespaces"}} {
+		r.Handle(route[0], route[1], handle(h.noStore))
+	}
+}
+
+// noStore answers the store's routes: graphs get no BaseStore backed by agentengine, so
+// there is nothing to read or write (501, in LangGraph's error shape).
+func (h *Handler) noStore(*gin.Context) *apiError {
+	return detail(http.StatusNotImplemented, "the LangGraph store is not offered by this server: graphs get no BaseStore backed by agentengine")
 }
 
 // Owns reports the paths of this surface (api.Surface).
 func (h *Handler) Owns(path string) bool {
 	switch path {
-	case "/ok", "/info", "/assistants", "/threads", "/runs":
+	case "/ok", "/info", "/assistants", "/threads", "/runs", "/store":
 		return true
 	}
-	for _, p := range []string{"/assistants/", "/threads/", "/runs/"} {
+	for _, p := range []string{"/assistants/", "/threads/", "/runs/", "/store/"} {
 		if strings.HasPrefix(path, p) {
 			return true
 		}

@@ -35,7 +35,8 @@ type runCreate struct {
 	AfterSeconds      float64         `json:"after_seconds"`
 }
 
-// command is LangGraph's Command: resume answers the pending interrupts.
+// command is LangGraph's Command: resume answers the pending interrupts; update (state
+// values, written before the graph goes on) and goto (the nodes to go to) come with it.
 type command struct {
 	Resume json.RawMessage `json:"resume"`
 	Update json.RawMessage `json:"update"`
@@ -44,15 +45,25 @@ type command struct {
 
 // Stream modes served; the others LangGraph defines are refused (the runner does not
 // forward what they need).
-var servedModes = map[string]bool{"values": true, "updates": true, "messages": true, "messages-tuple": true, "custom": true}
+var servedModes = map[string]bool{"values": true, "updates": true, "messages": true, "messages-tuple": true, "custom": true,
+	"tasks": true, "checkpoints": true, "debug": true, "events": true}
+
+// forwardedModes are the served modes whose parts the LangGraph bridge sends as they are
+// (nativePart), only for runs that ask (modesFlag): they cost an encoding of each step.
+var forwardedModes = []string{"tasks", "checkpoints", "debug", "events"}
 
 // validate checks what the request asks for that is not offered, before anything runs.
 func (r *runCreate) validate() *apiError {
 	if r.AssistantID == "" {
 		return invalid("assistant_id is required")
 	}
-	if present(r.InterruptBefore) || present(r.InterruptAfter) {
-		return invalid("interrupt_before and interrupt_after are not offered: pause a graph with interrupt() instead")
+	for name, raw := range map[string]json.RawMessage{"interrupt_before": r.InterruptBefore, "interrupt_after": r.InterruptAfter} {
+		if present(raw) && !validBreakpoints(raw) {
+			return invalid("%s must be \"*\" or a list of node names", name)
+		}
+	}
+	if _, e := r.fromCheckpoint(); e != nil {
+		return e
 	}
 	if r.Webhook != "" {
 		return invalid("webhooks are not offered")
@@ -60,22 +71,18 @@ func (r *runCreate) validate() *apiError {
 	if r.AfterSeconds > 0 {
 		return invalid("after_seconds is not offered")
 	}
-	if r.Command != nil && (present(r.Command.Update) || present(r.Command.Goto)) {
-		return invalid("command.update and command.goto are not offered; command.resume is")
-	}
 	hasResume := r.Command != nil && present(r.Command.Resume)
+	if r.Command != nil && (present(r.Command.Update) || present(r.Command.Goto)) && !hasResume {
+		return invalid("command.update and command.goto are offered with command.resume only (resuming an interrupted thread)")
+	}
 	if hasResume {
 		// LangGraph's server runs the command and ignores input beside it (useStream sends
 		// "input": {} with every resume).
 		r.Input = nil
 	}
-	if !hasResume && !present(r.Input) {
-		return invalid("input or command.resume is required")
-	}
+	// Neither input nor command goes on from a breakpoint (checked with the thread).
 	switch r.MultitaskStrategy {
-	case "", "reject", "interrupt", "enqueue":
-	case "rollback":
-		return invalid("multitask_strategy rollback is not offered: a cancelled run's events stay in the thread (use interrupt)")
+	case "", "reject", "interrupt", "rollback", "enqueue":
 	default:
 		return invalid("multitask_strategy must be reject, interrupt, rollback or enqueue")
 	}
@@ -98,21 +105,47 @@ func (r *runCreate) validate() *apiError {
 	return e
 }
 
-// checkpointID is the checkpoint the request names (checkpoint_id, or checkpoint's), "" for none.
-func (r *runCreate) checkpointID() (string, *apiError) {
-	if r.CheckpointID != "" || !present(r.Checkpoint) {
-		return r.CheckpointID, nil
+// validBreakpoints reports whether raw is LangGraph's interrupt_before/after: "*" or a
+// non-empty list of node names.
+func validBreakpoints(raw json.RawMessage) bool {
+	var all string
+	if json.Unmarshal(raw, &all) == nil {
+		return all == "*"
 	}
-	var cp struct {
-		CheckpointID *string `json:"checkpoint_id"`
+	var nodes []string
+	if json.Unmarshal(raw, &nodes) != nil || len(nodes) == 0 {
+		return false
 	}
-	if err := json.Unmarshal(r.Checkpoint, &cp); err != nil {
-		return "", invalid("checkpoint must be an object with a checkpoint_id")
+	for _, n := range nodes {
+		if n == "" {
+			return false
+		}
 	}
-	if cp.CheckpointID == nil {
-		return "", nil
+	return true
+}
+
+// breakpointFlags are the request metadata keys passing a run's breakpoints to the bridge.
+var breakpointFlags = [2]string{"langgraph_interrupt_before", "langgraph_interrupt_after"}
+
+// fromCheckpoint returns the checkpoint the run starts from (checkpoint_id, or
+// checkpoint.checkpoint_id), "" for the thread's latest.
+func (r *runCreate) fromCheckpoint() (string, *apiError) {
+	id := r.CheckpointID
+	if present(r.Checkpoint) {
+		var cp struct {
+			CheckpointID string `json:"checkpoint_id"`
+		}
+		if json.Unmarshal(r.Checkpoint, &cp) != nil {
+			return "", invalid("checkpoint must be an object with checkpoint_id")
+		}
+		if cp.CheckpointID != "" {
+			if id != "" && id != cp.CheckpointID {
+				return "", invalid("checkpoint_id and checkpoint.checkpoint_id differ")
+			}
+			id = cp.CheckpointID
+		}
 	}
-	return *cp.CheckpointID, nil
+	return id, nil
 }
 
 func present(raw json.RawMessage) bool {
@@ -145,10 +178,39 @@ func checkModes(modes []string) ([]string, *apiError) {
 	}
 	for _, m := range modes {
 		if !servedModes[m] {
-			return nil, invalid("stream_mode %q is not offered; this server streams values, updates, messages, messages-tuple and custom", m)
+			return nil, invalid("stream_mode %q is not offered; this server streams values, updates, messages, messages-tuple, custom, tasks, checkpoints, debug and events", m)
 		}
 	}
 	return modes, nil
+}
+
+// forwarded lists the requested modes the bridge forwards as they are, comma-separated.
+func forwarded(modes []string) string {
+	var out []string
+	for _, m := range modes {
+		if contains(forwardedModes, m) && !contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// inputChannels returns the input's keys other than messages as a JSON object ("" when
+// there are none): the bridge passes those the graph's input schema names to the graph.
+func inputChannels(raw json.RawMessage) string {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(raw, &in) != nil {
+		return ""
+	}
+	delete(in, "messages")
+	if len(in) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // textKeys are input keys read as the user's text when the input has no messages (the
@@ -295,7 +357,8 @@ func contentBlocks(c any) []session.ContentBlock {
 // interrupt ids answers each its own, any other value answers every pending one. The
 // value reaches interrupt() unchanged (the runner takes it from langgraph_resume); the
 // host's approve flag is read from it for surfaces and runners that only know approvals.
-func (h *Handler) resumes(ctx context.Context, key session.Key, raw json.RawMessage) ([]host.Resume, *apiError) {
+func (h *Handler) resumes(ctx context.Context, key session.Key, cmd *command) ([]host.Resume, *apiError) {
+	raw := cmd.Resume
 	pending, err := h.rt.PendingApprovals(ctx, key)
 	if err != nil {
 		return nil, fromHost(h.log, "load pending approvals", err)
@@ -332,6 +395,15 @@ func (h *Handler) resumes(ctx context.Context, key session.Key, raw json.RawMess
 		}
 		approve := approves(v)
 		item := map[string]any{"type": "mcp_approval_response", "approval_request_id": p.ID, "approve": approve, "langgraph_resume": v}
+		if len(out) == 0 {
+			// The Command's update and goto ride with the first answer.
+			if present(cmd.Update) {
+				item["langgraph_update"] = cmd.Update
+			}
+			if present(cmd.Goto) {
+				item["langgraph_goto"] = cmd.Goto
+			}
+		}
 		if m, ok := v.(map[string]any); ok {
 			if r, ok := m["reason"].(string); ok {
 				item["reason"] = r

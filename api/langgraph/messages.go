@@ -22,7 +22,16 @@ type projector struct {
 	// none): an assistant message and the calls it makes are one AIMessage.
 	lastAI  int
 	lastInv string
+	// channels are the graph's other state channels at the latest run's end that the
+	// LangGraph bridge reported (valuesKey).
+	channels map[string]any
+	// ids names the message each event added to or extended, by event seq.
+	ids map[int64]string
 }
+
+// valuesKey is the session-state key the LangGraph bridge puts a run's final state under,
+// every channel but messages.
+const valuesKey = "langgraph_values"
 
 func newProjector() *projector { return &projector{lastAI: -1} }
 
@@ -42,6 +51,7 @@ func (p *projector) add(e *session.Event) bool {
 			id = given
 		}
 		p.msgs = append(p.msgs, humanMessage(id, d))
+		p.note(e.Seq, id)
 		p.lastAI = -1
 		return true
 	case session.TypeAssistantMessage:
@@ -50,6 +60,7 @@ func (p *projector) add(e *session.Event) bool {
 			return false
 		}
 		p.msgs = append(p.msgs, aiMessage(itemID(e), d.Text))
+		p.note(e.Seq, itemID(e))
 		p.lastAI, p.lastInv = len(p.msgs)-1, e.InvocationID
 		return true
 	case session.TypeToolCall:
@@ -63,6 +74,7 @@ func (p *projector) add(e *session.Event) bool {
 		}
 		m := p.msgs[p.lastAI]
 		m["tool_calls"] = append(m["tool_calls"].([]any), toolCall(d))
+		p.note(e.Seq, m["id"].(string))
 		return true
 	case session.TypeToolResult:
 		d, err := session.DataOf[session.ToolResultData](*e)
@@ -70,15 +82,70 @@ func (p *projector) add(e *session.Event) bool {
 			return false
 		}
 		p.msgs = append(p.msgs, toolMessage(itemID(e), d))
+		p.note(e.Seq, itemID(e))
 		p.lastAI = -1
+		return true
+	case session.TypeItemDeleted:
+		return p.drop(e)
+	case session.TypeStateDelta:
+		var delta map[string]json.RawMessage
+		if json.Unmarshal(e.Data, &delta) != nil {
+			return false
+		}
+		raw, ok := delta[valuesKey]
+		if !ok {
+			return false
+		}
+		var ch map[string]any
+		_ = json.Unmarshal(raw, &ch) // null (a cleared key) or not an object: no channels
+		p.channels = ch
 		return true
 	}
 	return false
 }
 
-// values returns the projected values (a fresh slice: callers may encode it later).
+// note records that the event at seq made the message with that id.
+func (p *projector) note(seq int64, id string) {
+	if p.ids == nil {
+		p.ids = map[int64]string{}
+	}
+	p.ids[seq] = id
+}
+
+// drop removes the messages an item deletion names (a fork's: from here on).
+func (p *projector) drop(e *session.Event) bool {
+	d, err := session.DataOf[session.ItemDeletedData](*e)
+	if err != nil {
+		return false
+	}
+	gone := map[string]bool{}
+	for _, part := range d.Parts {
+		if id, ok := p.ids[part.Seq]; ok && part.Index < 0 {
+			gone[id] = true
+		}
+	}
+	if len(gone) == 0 {
+		return false
+	}
+	kept := p.msgs[:0]
+	for _, m := range p.msgs {
+		if id, _ := m["id"].(string); !gone[id] {
+			kept = append(kept, m)
+		}
+	}
+	p.msgs, p.lastAI = kept, -1
+	return true
+}
+
+// values returns the projected values (fresh containers: callers may encode them later):
+// the graph's reported channels and the messages.
 func (p *projector) values() map[string]any {
-	return map[string]any{"messages": append([]message(nil), p.msgs...)}
+	out := make(map[string]any, len(p.channels)+1)
+	for k, v := range p.channels {
+		out[k] = v
+	}
+	out["messages"] = append([]message(nil), p.msgs...)
+	return out
 }
 
 func itemID(e *session.Event) string {

@@ -38,6 +38,8 @@ type runMeta struct {
 	StreamMode        []string       `json:"stream_mode,omitempty"`
 	StreamSubgraphs   bool           `json:"stream_subgraphs,omitempty"`
 	Stateless         bool           `json:"stateless,omitempty"`
+	// Kind is runKindUpdate for a state update, empty for a run.
+	Kind string `json:"kind,omitempty"`
 }
 
 // runStatus maps a host run status onto LangGraph's: a run paused on an interrupt and a
@@ -107,10 +109,26 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 	meta := runMeta{Surface: "langgraph", AssistantID: ag.Name, Metadata: req.Metadata, MultitaskStrategy: req.MultitaskStrategy,
 		StreamMode: modes, StreamSubgraphs: req.StreamSubgraphs, Stateless: tid == ""}
 	turn.Meta = session.MustJSON(meta)
+	for i, raw := range []json.RawMessage{req.InterruptBefore, req.InterruptAfter} {
+		if present(raw) {
+			turn.Metadata[breakpointFlags[i]] = string(raw)
+		}
+	}
 	hasResume := req.Command != nil && present(req.Command.Resume)
+	// replay is the input of a run started again from an earlier checkpoint.
+	var replay *session.UserMessageData
+	// A run with neither input nor command goes on from the breakpoint its thread stopped
+	// at (LangGraph's invoke(None)).
+	goOn := !hasResume && !present(req.Input)
 	if tid == "" {
 		if hasResume {
 			return nil, invalid("a stateless run has no interrupt to resume")
+		}
+		if goOn {
+			return nil, invalid("input or command.resume is required")
+		}
+		if at, _ := req.fromCheckpoint(); at != "" {
+			return nil, invalid("a stateless run has no checkpoint %s to start from", at)
 		}
 	} else {
 		unlock := h.busy.lock(user + "\x00" + tid)
@@ -118,6 +136,9 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		s, e := h.findThread(ctx, user, tid)
 		switch {
 		case e != nil && e.Status == http.StatusNotFound && req.IfNotExists == "create":
+			if goOn {
+				return nil, invalid("input or command.resume is required")
+			}
 			if hasResume {
 				return nil, threadNotFound(tid)
 			}
@@ -137,8 +158,40 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 					return nil, e
 				}
 			}
+			if at, _ := req.fromCheckpoint(); at != "" {
+				// Checked before the fork changes the thread.
+				if hasResume {
+					return nil, invalid("command.resume answers the thread's latest checkpoint; a run from an earlier one takes input")
+				}
+				st, e := h.snapshot(ctx, s)
+				if e != nil {
+					return nil, e
+				}
+				if goOn {
+					if replay, e = h.replayed(ctx, s.Key, st, at); e != nil {
+						return nil, e
+					}
+				} else if _, _, e := turnInput(req.Input); e != nil {
+					return nil, e
+				}
+				if e := h.fork(ctx, s.Key, st, at); e != nil {
+					return nil, e
+				}
+				goOn = goOn && replay == nil
+			}
+			if goOn {
+				st, e := h.snapshot(ctx, s)
+				if e != nil {
+					return nil, e
+				}
+				if st.status != "interrupted" || len(st.current.Interrupts) > 0 {
+					return nil, invalid("input or command.resume is required (a run without either goes on from a breakpoint, and thread %s is not stopped at one)", tid)
+				}
+				req.Command = &command{Resume: json.RawMessage("true")}
+				hasResume = true
+			}
 			if hasResume {
-				rs, e := h.resumes(ctx, s.Key, req.Command.Resume)
+				rs, e := h.resumes(ctx, s.Key, req.Command)
 				if e != nil {
 					return nil, e
 				}
@@ -146,14 +199,18 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 			}
 		}
 	}
-	if tid == "" || turn.CreateIfMissing {
-		if cp, e := req.checkpointID(); e != nil {
-			return nil, e
-		} else if cp != "" {
-			return nil, invalid("running from a checkpoint is not offered: a run continues the thread's latest state")
+	switch {
+	case replay != nil:
+		turn.Input.Content = replay.Content
+		if len(turn.Input.Content) == 0 {
+			turn.Input.Content = textBlocks(replay.Text)
 		}
-	}
-	if !hasResume {
+		for _, k := range []string{messageIDKey, inputFlag} {
+			if v := replay.Metadata[k]; v != "" {
+				turn.Metadata[k] = v
+			}
+		}
+	case !hasResume:
 		blocks, id, e := turnInput(req.Input)
 		if e != nil {
 			return nil, e
@@ -162,6 +219,12 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		if id != "" && host.ValidateID(id) == nil {
 			turn.Metadata[messageIDKey] = id
 		}
+		if extra := inputChannels(req.Input); extra != "" {
+			turn.Metadata[inputFlag] = extra
+		}
+	}
+	if fw := forwarded(modes); fw != "" {
+		turn.Metadata[modesFlag] = fw
 	}
 	run, err := h.rt.Start(ctx, turn)
 	if err != nil {
@@ -177,11 +240,11 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 	return st, nil
 }
 
-// atHead accepts a run request's checkpoint only when it names the thread's latest state:
-// clients such as useStream send the head they last read with every run, and a run
-// continues from there anyway. Branching from an earlier checkpoint is not offered.
+// atHead forgets a run request's checkpoint when it names the thread's latest state:
+// clients such as useStream send the head they last read with every run (a resume too),
+// and a run continues from there anyway; an earlier checkpoint forks the thread.
 func (h *Handler) atHead(ctx context.Context, s session.Session, req *runCreate) *apiError {
-	cp, e := req.checkpointID()
+	cp, e := req.fromCheckpoint()
 	if e != nil || cp == "" {
 		return e
 	}
@@ -189,8 +252,8 @@ func (h *Handler) atHead(ctx context.Context, s session.Session, req *runCreate)
 	if e != nil {
 		return e
 	}
-	if head := snap.current.Checkpoint.CheckpointID; head == nil || *head != cp {
-		return invalid("running from a checkpoint is not offered: a run continues the thread's latest state (checkpoint %s is not the latest)", cp)
+	if head := snap.current.Checkpoint.CheckpointID; head != nil && *head == cp {
+		req.CheckpointID, req.Checkpoint = "", nil
 	}
 	return nil
 }
@@ -210,17 +273,20 @@ func (h *Handler) multitask(ctx context.Context, s session.Session, strategy str
 	if err != nil {
 		return fromHost(h.log, "open run", err)
 	}
-	if strategy == "interrupt" {
+	if strategy == "interrupt" || strategy == "rollback" {
 		if err := h.rt.Cancel(ctx, s.Key, s.ActiveInvocationID); err != nil && !errors.Is(err, host.ErrRunNotActive) {
 			return fromHost(h.log, "cancel run", err)
 		}
 	}
 	select {
 	case <-r.Done():
-		return nil
 	case <-ctx.Done():
 		return fromHost(h.log, "wait for run", ctx.Err())
 	}
+	if strategy == "rollback" {
+		return h.rollback(ctx, s.Key, s.ActiveInvocationID)
+	}
+	return nil
 }
 
 // deleteWhenDone deletes a stateless run's thread once the run has ended.
@@ -340,12 +406,14 @@ func (h *Handler) writeResult(c *gin.Context, r *host.Run, stateless bool) *apiE
 		return nil
 	}
 	if r.Status() == session.StatusInterrupted && len(approvals) > 0 {
-		// LangGraph answers a paused run with the thread's values and its interrupts.
-		ints, _, _ := interruptsOf(r.InvocationID, approvals)
-		v := p.values()
-		v["__interrupt__"] = ints
-		httpx.WriteJSON(c, http.StatusOK, v)
-		return nil
+		// LangGraph answers a paused run with the thread's values and its interrupts (one
+		// stopped at a breakpoint has none: its values).
+		if ints, _, _ := interruptsOf(r.InvocationID, approvals); len(ints) > 0 {
+			v := p.values()
+			v["__interrupt__"] = ints
+			httpx.WriteJSON(c, http.StatusOK, v)
+			return nil
+		}
 	}
 	httpx.WriteJSON(c, http.StatusOK, p.values())
 	return nil
@@ -370,6 +438,7 @@ func (h *Handler) prior(ctx context.Context, r *host.Run, evs []host.Event, p *p
 	if err != nil {
 		return fromHost(h.log, "load thread events", err)
 	}
+	old, _ = visible(old)
 	for i := range old {
 		p.add(&old[i])
 	}
@@ -393,6 +462,13 @@ func (h *Handler) threadRun(c *gin.Context) (*host.Run, *apiError) {
 	}
 	if err != nil {
 		return nil, fromHost(h.log, "open run", err)
+	}
+	dels, err := h.rt.Events(ctx, s.Key, session.EventQuery{Types: []string{session.TypeItemDeleted}})
+	if err != nil {
+		return nil, fromHost(h.log, "load rollbacks", err)
+	}
+	if _, rolled := visible(dels); rolled[rid] {
+		return nil, runNotFound(rid) // rolled back: removed from the thread
 	}
 	return r, nil
 }
@@ -449,10 +525,8 @@ func (h *Handler) joinStream(c *gin.Context) *apiError {
 
 // cancelRun serves POST /threads/{id}/runs/{run}/cancel?wait=0|1&action=interrupt.
 func (h *Handler) cancelRun(c *gin.Context) *apiError {
-	if a := c.Query("action"); a != "" && a != "interrupt" {
-		if a == "rollback" {
-			return invalid("action rollback is not offered: a cancelled run's events stay in the thread")
-		}
+	action := c.DefaultQuery("action", "interrupt")
+	if action != "interrupt" && action != "rollback" {
 		return invalid("action must be interrupt or rollback")
 	}
 	r, e := h.threadRun(c)
@@ -462,6 +536,17 @@ func (h *Handler) cancelRun(c *gin.Context) *apiError {
 	ctx := c.Request.Context()
 	if err := h.rt.Cancel(ctx, r.Key, r.InvocationID); err != nil {
 		return fromHost(h.log, "cancel run", err)
+	}
+	if action == "rollback" {
+		// The run is removed once it has stopped (it stores what it did until then).
+		select {
+		case <-r.Done():
+		case <-ctx.Done():
+			return nil
+		}
+		if e := h.rollback(ctx, r.Key, r.InvocationID); e != nil {
+			return e
+		}
 	}
 	if w := c.Query("wait"); w == "1" || w == "true" {
 		select {
@@ -497,10 +582,11 @@ func (h *Handler) listRuns(c *gin.Context) *apiError {
 	if e != nil {
 		return e
 	}
-	evs, err := h.rt.Events(ctx, s.Key, session.EventQuery{Types: []string{session.TypeRunStatus}})
+	evs, err := h.rt.Events(ctx, s.Key, session.EventQuery{Types: []string{session.TypeRunStatus, session.TypeItemDeleted}})
 	if err != nil {
 		return fromHost(h.log, "load runs", err)
 	}
+	evs, _ = visible(evs)
 	var ids []string
 	last := map[string]time.Time{}
 	for _, e := range evs {
@@ -514,6 +600,10 @@ func (h *Handler) listRuns(c *gin.Context) *apiError {
 		r, err := h.rt.Open(ctx, s.Key, ids[i])
 		if err != nil {
 			continue // gone meanwhile
+		}
+		var m runMeta
+		if json.Unmarshal(r.Meta, &m) == nil && m.Kind == runKindUpdate {
+			continue // a state update is a checkpoint, not a run
 		}
 		v := viewOf(r, last[ids[i]])
 		if status != "" && v.Status != status {

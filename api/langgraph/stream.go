@@ -23,6 +23,14 @@ const (
 	updatesFlag = "langgraph_updates"
 	// nativeCustom: what the graph wrote with get_stream_writer().
 	nativeCustom = "custom"
+	// nativePart: a part of a forwarded stream mode, {"mode", "ns": [...], "data"}.
+	nativePart = "langgraph.part"
+	// modesFlag is the request metadata key (comma-separated modes) asking the bridge for
+	// the nativePart parts of those modes.
+	modesFlag = "langgraph_modes"
+	// inputFlag is the request metadata key passing the run's input keys other than
+	// messages (a JSON object) to the bridge, which gives them to the graph.
+	inputFlag = "langgraph_input"
 )
 
 // part is one SSE event of a run's stream.
@@ -115,6 +123,23 @@ func (e *encoder) native(ev host.Event) []part {
 		if e.modes["custom"] && json.Valid([]byte(ev.Text)) {
 			return []part{{"custom", json.RawMessage(ev.Text)}}
 		}
+	case nativePart:
+		var p struct {
+			Mode string          `json:"mode"`
+			NS   []string        `json:"ns"`
+			Data json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal([]byte(ev.Text), &p) != nil || !e.modes[p.Mode] || !contains(forwardedModes, p.Mode) || len(p.Data) == 0 {
+			return nil
+		}
+		name := p.Mode
+		if len(p.NS) > 0 {
+			if !e.subgraphs {
+				return nil
+			}
+			name += "|" + strings.Join(p.NS, "|")
+		}
+		return []part{{name, p.Data}}
 	}
 	return nil
 }

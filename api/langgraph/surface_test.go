@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -303,7 +304,7 @@ func TestStreamModes(t *testing.T) {
 		t.Fatalf("complete message: %v", done)
 	}
 
-	e.fail("POST", "/threads/"+tid+"/runs/stream", runBody("echo", "x", `"stream_mode":"debug"`), http.StatusUnprocessableEntity, `stream_mode "debug" is not offered`)
+	e.fail("POST", "/threads/"+tid+"/runs/stream", runBody("echo", "x", `"stream_mode":"feelings"`), http.StatusUnprocessableEntity, `stream_mode "feelings" is not offered`)
 }
 
 func TestStreamOfFailedRunEndsWithError(t *testing.T) {
@@ -412,7 +413,8 @@ func TestBackgroundRunJoinAndCancel(t *testing.T) {
 		t.Fatalf("thread after cancel: %v", th["status"])
 	}
 	e.fail("POST", "/threads/"+tid+"/runs/"+rid+"/cancel", "", http.StatusConflict, "not in progress")
-	e.fail("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?action=rollback", "", http.StatusUnprocessableEntity, "rollback is not offered")
+	e.fail("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?action=rollback", "", http.StatusConflict, "not in progress")
+	e.fail("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?action=undo", "", http.StatusUnprocessableEntity, "action must be")
 
 	// interrupt: the running run is cancelled and the new one runs.
 	r1 := e.obj("POST", "/threads/"+tid+"/runs", runBody("slow", "one"), http.StatusOK)
@@ -427,16 +429,42 @@ func TestBackgroundRunJoinAndCancel(t *testing.T) {
 		done <- map[string]any{"status": status, "body": string(b)}
 	}()
 	e.json("POST", "/threads/"+tid+"/runs/"+str(r2["run_id"])+"/cancel", "", http.StatusNoContent)
-	if got := <-done; got["status"] != http.StatusOK {
+	got := <-done
+	if got["status"] != http.StatusOK {
 		t.Fatalf("enqueued: %v", got)
 	}
-	e.fail("POST", "/threads/"+tid+"/runs", runBody("slow", "x", `"multitask_strategy":"rollback"`), http.StatusUnprocessableEntity, "rollback is not offered")
+	var three map[string]any
+	if err := json.Unmarshal([]byte(got["body"].(string)), &three); err != nil {
+		t.Fatal(err)
+	}
+	// rollback: the running run is cancelled and removed from the thread (its runs, its
+	// checkpoints, its messages); the new one runs.
+	e.waitStatus(tid, "busy")
+	r4 := e.obj("POST", "/threads/"+tid+"/runs", runBody("slow", "four", `"multitask_strategy":"rollback"`), http.StatusOK)
+	e.fail("GET", "/threads/"+tid+"/runs/"+str(three["run_id"]), "", http.StatusNotFound, "not found")
 	runs := e.list("GET", "/threads/"+tid+"/runs?limit=10", "", http.StatusOK)
-	if len(runs) != 4 {
-		t.Fatalf("runs: %d", len(runs))
+	if len(runs) != 4 || runs[0].(map[string]any)["run_id"] != r4["run_id"] {
+		t.Fatalf("runs: %v", runs)
 	}
 	if l := e.list("GET", "/threads/"+tid+"/runs?status=running", "", http.StatusOK); len(l) != 1 {
 		t.Fatalf("running runs: %v", l)
+	}
+	// cancel with action=rollback: the thread is as it was before the run.
+	e.json("POST", "/threads/"+tid+"/runs/"+str(r4["run_id"])+"/cancel?action=rollback&wait=1", "", http.StatusNoContent)
+	if runs := e.list("GET", "/threads/"+tid+"/runs?limit=10", "", http.StatusOK); len(runs) != 3 {
+		t.Fatalf("runs after a rollback: %v", runs)
+	}
+	st := e.obj("GET", "/threads/"+tid+"/state", "", http.StatusOK)
+	for _, m := range messages(t, st["values"]) {
+		if strings.Contains(m[1], "three") || strings.Contains(m[1], "four") {
+			t.Fatalf("a rolled back run's message is in the thread: %v", st["values"])
+		}
+	}
+	if hist := e.list("POST", "/threads/"+tid+"/history", `{}`, http.StatusOK); len(hist) != 3 {
+		t.Fatalf("history after rollbacks: %d states", len(hist))
+	}
+	if th := e.obj("GET", "/threads/"+tid, "", http.StatusOK); th["status"] != "idle" {
+		t.Fatalf("thread after a rollback: %v", th["status"])
 	}
 }
 
@@ -528,8 +556,14 @@ func TestRunErrors(t *testing.T) {
 		{`{"assistant_id":"echo","input":{"messages":[{"role":"assistant","content":"x"}]}}`, 422, "no user message"},
 		{`{"assistant_id":"echo","input":{"other":1}}`, 422, "text keys"},
 		{`{"assistant_id":"echo","input":{"messages":[]},"command":{"resume":1}}`, 409, "no pending interrupt"},
-		{runBody("echo", "x", `"interrupt_before":["a"]`), 422, "interrupt_before"},
-		{runBody("echo", "x", `"checkpoint_id":"c"`), 422, "checkpoint"},
+		{`{"assistant_id":"echo","command":{"update":{"a":1}}}`, 422, "with command.resume only"},
+		{`{"assistant_id":"echo","command":{"goto":"x"}}`, 422, "with command.resume only"},
+		{runBody("echo", "x", `"interrupt_before":"a"`), 422, "interrupt_before must be"},
+		{runBody("echo", "x", `"interrupt_after":[]`), 422, "interrupt_after must be"},
+		{runBody("echo", "x", `"checkpoint_id":"c"`), 404, "Checkpoint c not found"},
+		{runBody("echo", "x", `"checkpoint_id":"c","checkpoint":{"checkpoint_id":"d"}`), 422, "differ"},
+		{`{"assistant_id":"echo","command":{"resume":1},"checkpoint_id":"c"}`, 422, "takes input"},
+		{`{"assistant_id":"echo","checkpoint_id":"c"}`, 404, "Checkpoint c not found"},
 		{runBody("echo", "x", `"multitask_strategy":"sometimes"`), 422, "multitask_strategy"},
 		{runBody("echo", "x", `"stream_mode":5`), 422, "stream_mode"},
 		{`{"assistant_id":`, 422, "not valid"},

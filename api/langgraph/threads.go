@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -195,6 +196,8 @@ type threadState struct {
 	ParentCheckpoint *checkpointRef `json:"parent_checkpoint"`
 	Tasks            []task         `json:"tasks"`
 	Interrupts       []interrupt    `json:"interrupts"`
+	// seq is the seq of the session event the checkpoint was taken at.
+	seq int64
 }
 
 // MarshalJSON adds the flat checkpoint_id and parent_checkpoint_id LangGraph's server still
@@ -247,29 +250,80 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 	if err != nil {
 		return out, fromHost(h.log, "load events", err)
 	}
+	evs, _ = visible(evs)
 	p := newProjector()
 	var (
 		approvals []*session.Event
 		parent    *checkpointRef
 		step      int
+		updates   = map[string]bool{}
+		// failedUpdate: the session's last run was a state update that failed.
+		failedUpdate bool
 	)
+	// Events of an invocation that has no run status were imported (a copied thread's):
+	// each such invocation's end is a checkpoint too.
+	ran := map[string]bool{}
+	for i := range evs {
+		if evs[i].Type == session.TypeRunStatus {
+			ran[evs[i].InvocationID] = true
+		}
+	}
+	var imported *session.Event
+	closeImported := func() {
+		if imported == nil {
+			return
+		}
+		step++
+		ts := threadState{Values: p.values(), Next: []string{}, Checkpoint: ref(s.ID, imported.InvocationID), Tasks: []task{}, Interrupts: []interrupt{},
+			Metadata:         map[string]any{"source": source(updates[imported.InvocationID]), "step": step, "run_id": imported.InvocationID, "graph_id": s.App, "assistant_id": s.App, "thread_id": s.ID},
+			ParentCheckpoint: parent}
+		at := stamp(imported.Time)
+		ts.CreatedAt, ts.seq = &at, imported.Seq
+		r := ts.Checkpoint
+		parent = &r
+		out.history = append(out.history, ts)
+		imported = nil
+	}
 	for i := range evs {
 		e := &evs[i]
+		if imported != nil && e.InvocationID != "" && e.InvocationID != imported.InvocationID {
+			closeImported()
+		}
+		if e.InvocationID != "" && !ran[e.InvocationID] {
+			imported = e
+		}
 		p.add(e)
 		switch e.Type {
+		case session.TypeUserMessage:
+			if isStateUpdate(e) {
+				updates[e.InvocationID] = true
+			}
 		case session.TypeApprovalRequest:
 			approvals = append(approvals, e)
+		case session.TypeItemDeleted:
+			// A fork: the next checkpoint's parent is the one forked from.
+			if d, err := session.DataOf[session.ItemDeletedData](*e); err == nil {
+				if from, ok := strings.CutPrefix(d.ItemID, forkPrefix); ok {
+					r := ref(s.ID, from)
+					parent = &r
+				}
+			}
 		case session.TypeRunStatus:
 			if !session.IsTerminalStatus(host.RunStatusOf(e)) {
 				approvals = nil
 				continue
 			}
+			// A state update that failed changed nothing: no checkpoint, no thread error.
+			failedUpdate = updates[e.InvocationID] && host.RunStatusOf(e) != session.StatusCompleted
+			if failedUpdate {
+				continue
+			}
 			step++
 			ts := threadState{Values: p.values(), Next: []string{}, Checkpoint: ref(s.ID, e.InvocationID), Tasks: []task{}, Interrupts: []interrupt{},
-				Metadata:         map[string]any{"source": "loop", "step": step, "run_id": e.InvocationID, "graph_id": s.App, "assistant_id": s.App, "thread_id": s.ID},
+				Metadata:         map[string]any{"source": source(updates[e.InvocationID]), "step": step, "run_id": e.InvocationID, "graph_id": s.App, "assistant_id": s.App, "thread_id": s.ID},
 				ParentCheckpoint: parent}
 			at := stamp(e.Time)
-			ts.CreatedAt = &at
+			ts.CreatedAt, ts.seq = &at, e.Seq
 			if host.RunStatusOf(e) == session.StatusInterrupted && len(approvals) > 0 {
 				ts.Interrupts, ts.Next, ts.Tasks = interruptsOf(e.InvocationID, approvals)
 			}
@@ -283,6 +337,7 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 			out.history = append(out.history, ts)
 		}
 	}
+	closeImported()
 	for i, j := 0, len(out.history)-1; i < j; i, j = i+1, j-1 {
 		out.history[i], out.history[j] = out.history[j], out.history[i]
 	}
@@ -291,11 +346,13 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 	case session.StatusInProgress:
 		out.status = "busy"
 	case session.StatusInterrupted:
-		if len(out.history) > 0 && len(out.history[0].Interrupts) > 0 {
+		if len(out.history) > 0 && (len(out.history[0].Interrupts) > 0 || len(out.history[0].Next) > 0) {
 			out.status = "interrupted"
 		}
 	case session.StatusFailed:
-		out.status = "error"
+		if !failedUpdate {
+			out.status = "error"
+		}
 	}
 	if len(out.history) > 0 {
 		out.current = out.history[0]
@@ -310,6 +367,14 @@ func (h *Handler) snapshot(ctx context.Context, s session.Session) (threadSnapsh
 	return out, nil
 }
 
+// source is a checkpoint's metadata.source: "update" for a state update's, else "loop".
+func source(update bool) string {
+	if update {
+		return "update"
+	}
+	return "loop"
+}
+
 func ref(thread, id string) checkpointRef {
 	return checkpointRef{ThreadID: thread, CheckpointNS: "", CheckpointID: &id}
 }
@@ -317,15 +382,21 @@ func ref(thread, id string) checkpointRef {
 // approvalDetail is what the LangGraph bridge puts in an approval request's detail.
 type approvalDetail struct {
 	InterruptID string          `json:"interrupt_id"`
+	Kind        string          `json:"kind"`
 	Node        string          `json:"node"`
+	Next        []string        `json:"next"`
 	Value       json.RawMessage `json:"value"`
 }
+
+// kindBreakpoint is the approval kind of a run stopped at a static breakpoint
+// (interrupt_before / interrupt_after): no interrupt, the nodes it stopped before in next.
+const kindBreakpoint = "breakpoint"
 
 // interruptsOf lists a paused run's interrupts (one per interrupt id: a HITL interrupt
 // asks one approval per action), the nodes to run next and their task.
 func interruptsOf(runID string, approvals []*session.Event) ([]interrupt, []string, []task) {
 	var (
-		out   []interrupt
+		out   = []interrupt{}
 		nodes []string
 		seen  = map[string]bool{}
 	)
@@ -336,6 +407,14 @@ func interruptsOf(runID string, approvals []*session.Event) ([]interrupt, []stri
 		}
 		var det approvalDetail
 		_ = json.Unmarshal(d.Detail, &det)
+		if det.Kind == kindBreakpoint {
+			for _, n := range det.Next {
+				if !contains(nodes, n) {
+					nodes = append(nodes, n)
+				}
+			}
+			continue
+		}
 		id := det.InterruptID
 		if id == "" {
 			id = e.ItemID

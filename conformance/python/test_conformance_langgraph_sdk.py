@@ -50,6 +50,68 @@ builder.add_edge(START, "wait")
 graph = builder.compile()
 """
 
+# A graph with state beyond messages: topic (an input channel), visits (summed over the
+# thread's runs) and a subgraph node, for the thread state's channels and the forwarded
+# stream modes.
+CHANNELS = "lg-channels"
+CHANNELS_SOURCE = """
+import operator
+from typing import Annotated
+
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import interrupt
+
+
+class State(MessagesState):
+    topic: str
+    visits: Annotated[int, operator.add]
+
+
+def plan(state: State) -> dict:
+    if state.get("topic") == "review":  # a reviewer picks the topic
+        return {"visits": 1, "topic": interrupt("which topic?")}
+    return {"visits": 1}
+
+
+class Inner(MessagesState):
+    topic: str
+
+
+def answer(state: Inner) -> dict:
+    asked = sum(1 for m in state["messages"] if m.type == "human")
+    return {"messages": [AIMessage(f"{state.get('topic', 'nothing')} #{asked}")]}
+
+
+# The subgraph's own state: visits is the parent's alone (a subgraph returning it would
+# add it again).
+inner = StateGraph(Inner)
+inner.add_node("answer", answer)
+inner.add_edge(START, "answer")
+
+builder = StateGraph(State)
+builder.add_node("plan", plan)
+builder.add_node("inner", inner.compile())
+builder.add_edge(START, "plan")
+builder.add_edge("plan", "inner")
+graph = builder.compile()
+"""
+
+
+def write_project(root: Path, name: str, source: str) -> Path:
+    project = root / name
+    project.mkdir()
+    (project / "agent.py").write_text(source)
+    (project / "agentengine.yaml").write_text(
+        f"name: {name}\nframework: langgraph\nentry_point: agent.py\nagent_variable: graph\npython: {sys.executable}\n"
+    )
+    return project
+
+
+@pytest.fixture(scope="module")
+def channels_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_project(tmp_path_factory.mktemp("lg"), CHANNELS, CHANNELS_SOURCE)
+
 
 @pytest.fixture(scope="module")
 def blocker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -63,7 +125,7 @@ def blocker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def lg_server(agentengine_bin: str, blocker_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:  # noqa: F811
+def lg_server(agentengine_bin: str, blocker_dir: Path, channels_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:  # noqa: F811
     project = tmp_path_factory.mktemp("lg") / GRAPH
     shutil.copytree(
         REPO_ROOT / "examples" / GRAPH,
@@ -73,7 +135,7 @@ def lg_server(agentengine_bin: str, blocker_dir: Path, tmp_path_factory: pytest.
     # The test interpreter has the example's packages: no environment is set up.
     with open(Path(project) / "agentengine.yaml", "a") as f:
         f.write(f"\npython: {sys.executable}\n")
-    srv = start_server(agentengine_bin, [str(project), str(blocker_dir)])
+    srv = start_server(agentengine_bin, [str(project), str(blocker_dir), str(channels_dir)])
     try:
         yield srv
     finally:
@@ -96,7 +158,7 @@ def call_id(messages_seen: int, question: str, tool: str) -> str:
 
 def test_assistants(client: Any) -> None:
     found = client.assistants.search()
-    assert [a["assistant_id"] for a in found] == [GRAPH, BLOCKER]
+    assert [a["assistant_id"] for a in found] == [GRAPH, BLOCKER, CHANNELS]
     a = client.assistants.get(GRAPH)
     assert a["graph_id"] == GRAPH and a["version"] == 1
     with pytest.raises(NotFoundError):
@@ -284,7 +346,171 @@ def test_cancel_and_multitask(client: Any, blocker_dir: Path) -> None:
     first = client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "one"}]})
     second = client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "two"}]}, multitask_strategy="interrupt")
     assert client.runs.get(tid, first["run_id"])["status"] == "interrupted"
+    # rollback: the run in progress is cancelled and removed from the thread.
+    third = client.runs.create(tid, BLOCKER, input={"messages": [{"role": "user", "content": "three"}]}, multitask_strategy="rollback")
+    with pytest.raises(NotFoundError):
+        client.runs.get(tid, second["run_id"])
     (blocker_dir / "release").touch()
-    out = client.runs.join(tid, second["run_id"])
-    assert texts(out)[-2:] == [("human", "two"), ("ai", "released")]
+    out = client.runs.join(tid, third["run_id"])
+    assert texts(out)[-2:] == [("human", "three"), ("ai", "released")]
+    assert ("human", "two") not in texts(out)
     assert [r["status"] for r in client.runs.list(tid)] == ["success", "interrupted", "interrupted"]
+
+
+def test_state_channels(client: Any) -> None:
+    """Every channel of the graph's state is the thread's, carried from run to run."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "cats"})
+    assert out["topic"] == "cats" and out["visits"] == 1
+    assert texts(out) == [("human", "hi"), ("ai", "cats #1")]
+    # The next run starts from the thread's channels: visits adds up, topic stays.
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "again"}]})
+    assert (out["topic"], out["visits"], texts(out)[-1]) == ("cats", 2, ("ai", "cats #2")), texts(out)
+    state = client.threads.get_state(tid)
+    assert state["values"] == out
+    history = client.threads.get_history(tid)
+    assert [h["values"]["visits"] for h in history] == [2, 1]
+    assert client.threads.get(tid)["values"]["topic"] == "cats"
+    assert [t["thread_id"] for t in client.threads.search(values={"topic": "cats"})] == [tid]
+    assert client.threads.search(values={"topic": "dogs"}) == []
+
+
+def test_tasks_checkpoints_and_debug_modes(client: Any) -> None:
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    parts = list(
+        client.runs.stream(
+            tid, CHANNELS, input={"messages": [{"role": "user", "content": "go"}], "topic": "owls"},
+            stream_mode=["tasks", "checkpoints", "debug"],
+        )
+    )
+    events = [p.event for p in parts]
+    assert events[0] == "metadata" and set(events[1:]) == {"tasks", "checkpoints", "debug"}, events
+    # tasks: each node's start (input, triggers) and result.
+    started = [p.data["name"] for p in parts if p.event == "tasks" and "input" in p.data]
+    ended = {p.data["name"]: p.data for p in parts if p.event == "tasks" and "result" in p.data}
+    assert started == ["plan", "inner"] and ended["plan"]["result"] == {"visits": 1}
+    # checkpoints: the state after each step, named by the thread's id.
+    cps = [p.data for p in parts if p.event == "checkpoints"]
+    assert all(c["config"]["configurable"]["thread_id"] == tid for c in cps)
+    assert cps[-1]["values"]["topic"] == "owls" and cps[-1]["next"] == []
+    assert cps[-1]["values"]["messages"][-1]["content"] == "owls #1"
+    kinds = {p.data["type"] for p in parts if p.event == "debug"}
+    assert {"checkpoint", "task", "task_result"} <= kinds, kinds
+    # With subgraphs, the subgraph's parts come named by its namespace.
+    parts = list(
+        client.runs.stream(
+            tid, CHANNELS, input={"messages": [{"role": "user", "content": "deeper"}]},
+            stream_mode=["tasks"], stream_subgraphs=True,
+        )
+    )
+    sub = [p for p in parts if p.event.startswith("tasks|inner:")]
+    assert [p.data["name"] for p in sub if "input" in p.data] == ["answer"], [p.event for p in parts]
+    # events: LangChain's run events (astream_events v2) of the graph and its nodes.
+    parts = list(client.runs.stream(tid, CHANNELS, input={"messages": [{"role": "user", "content": "evented"}]}, stream_mode=["events", "values"]))
+    events = [p.data for p in parts if p.event == "events"]
+    assert {"on_chain_start", "on_chain_end"} <= {e["event"] for e in events}
+    assert "plan" in {e["name"] for e in events} and parts[-1].event == "values"
+
+
+def test_store_not_offered(lg_server: Server) -> None:
+    from langgraph_sdk.errors import APIStatusError
+
+    client = get_sync_client(url=lg_server.origin, api_key=None)
+    with pytest.raises(APIStatusError) as err:
+        client.store.put_item(["notes"], "k", {"v": 1})
+    assert err.value.response.status_code == 501
+    assert "store is not offered" in err.value.response.json()["detail"]
+
+
+def test_update_state(client: Any) -> None:
+    """update_state is applied by the graph: reducers, as_node, the new checkpoint."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "cats"})
+    before = client.threads.get_state(tid)
+    added = {"type": "ai", "content": "noted", "id": "note-1"}
+    out = client.threads.update_state(tid, {"visits": 10, "messages": [added]}, as_node="plan")
+    state = client.threads.get_state(tid)
+    assert out["checkpoint"]["checkpoint_id"] == state["checkpoint"]["checkpoint_id"]
+    assert state["parent_checkpoint"]["checkpoint_id"] == before["checkpoint"]["checkpoint_id"]
+    assert state["metadata"]["source"] == "update"
+    # visits' reducer adds; the update's message joins the conversation.
+    assert (state["values"]["visits"], state["values"]["topic"]) == (11, "cats")
+    assert texts(state["values"]) == [("human", "hi"), ("ai", "cats #1"), ("ai", "noted")]
+    assert len(client.threads.get_history(tid)) == 2 and len(client.runs.list(tid)) == 1
+    with pytest.raises(UnprocessableEntityError):
+        client.threads.update_state(tid, {"visits": 1}, as_node="nope")
+    assert client.threads.get(tid)["status"] == "idle"
+    # The next run starts from the updated state.
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "again"}]})
+    assert out["visits"] == 12 and texts(out)[-1] == ("ai", "cats #2")
+
+
+def test_copy_thread(client: Any) -> None:
+    tid = client.threads.create(graph_id=CHANNELS, metadata={"case": "copy"})["thread_id"]
+    client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "cats"})
+    copy = client.threads.copy(tid)
+    assert copy["thread_id"] != tid and copy["metadata"]["case"] == "copy"
+    assert texts(copy["values"]) == [("human", "hi"), ("ai", "cats #1")] and copy["values"]["visits"] == 1
+    assert len(client.threads.get_history(copy["thread_id"])) == 1
+    # Each goes on on its own, from the same state.
+    out = client.runs.wait(copy["thread_id"], CHANNELS, input={"messages": [{"role": "user", "content": "copied"}]})
+    assert (out["visits"], texts(out)[-1]) == (2, ("ai", "cats #2"))
+    assert client.threads.get_state(tid)["values"]["visits"] == 1
+    with pytest.raises(NotFoundError):
+        client.threads.copy("no-such-thread")
+
+
+def test_resume_with_update(client: Any) -> None:
+    """Command(resume=..., update=...): the update is written before the node goes on."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "review"})
+    assert out["__interrupt__"][0]["value"] == "which topic?"
+    out = client.runs.wait(tid, CHANNELS, command=Command(resume="owls", update={"visits": 10}))
+    assert (out["topic"], out["visits"], texts(out)[-1]) == ("owls", 11, ("ai", "owls #1"))
+    # update or goto without resume is refused.
+    with pytest.raises(httpx.HTTPStatusError) as err:
+        client.runs.wait(tid, CHANNELS, command=Command(update={"visits": 1}))
+    assert err.value.response.status_code == 422
+
+
+def test_breakpoints(client: Any) -> None:
+    """interrupt_before stops the run before a node; a run with no input goes on."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "bp"}, interrupt_before=["inner"])
+    assert "__interrupt__" not in out and out["visits"] == 1 and texts(out) == [("human", "hi")]
+    thread = client.threads.get(tid)
+    assert thread["status"] == "interrupted" and thread["interrupts"] == {}
+    state = client.threads.get_state(tid)
+    assert state["next"] == ["inner"] and state["interrupts"] == []
+    out = client.runs.wait(tid, CHANNELS, input=None)
+    assert texts(out)[-1] == ("ai", "bp #1") and out["visits"] == 1
+    assert client.threads.get(tid)["status"] == "idle"
+    # With nothing to go on from, a run needs input.
+    with pytest.raises(httpx.HTTPStatusError) as err:
+        client.runs.wait(tid, CHANNELS, input=None)
+    assert err.value.response.status_code == 422
+    # interrupt_after "*": stopped after the first node, streamed.
+    parts = list(client.runs.stream(tid, CHANNELS, input={"messages": [{"role": "user", "content": "more"}]}, interrupt_after="*", stream_mode="updates"))
+    assert [list(p.data) for p in parts if p.event == "updates"] == [["plan"]]
+    assert client.threads.get_state(tid)["next"] == ["inner"]
+
+
+def test_run_from_a_checkpoint_forks(client: Any) -> None:
+    """Time travel: a run from an earlier checkpoint starts from its state."""
+    tid = client.threads.create(graph_id=CHANNELS)["thread_id"]
+    client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "hi"}], "topic": "cats"})
+    first = client.threads.get_state(tid)["checkpoint"]
+    client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "two"}], "topic": "dogs"})
+    out = client.runs.wait(tid, CHANNELS, input={"messages": [{"role": "user", "content": "alt"}]}, checkpoint=first)
+    # The graph was given the conversation and channels of the first checkpoint.
+    assert texts(out) == [("human", "hi"), ("ai", "cats #1"), ("human", "alt"), ("ai", "cats #2")]
+    assert (out["topic"], out["visits"]) == ("cats", 2)
+    history = client.threads.get_history(tid)
+    assert len(history) == 3 and history[0]["parent_checkpoint"]["checkpoint_id"] == first["checkpoint_id"]
+    assert history[1]["values"]["topic"] == "dogs"
+    with pytest.raises(NotFoundError):
+        client.runs.create(tid, CHANNELS, input={"messages": [{"role": "user", "content": "x"}]}, checkpoint_id="nope")
+    # Without input, the turn after the checkpoint runs again from it (a regenerate).
+    again = client.runs.wait(tid, CHANNELS, input=None, checkpoint=first)
+    assert texts(again) == [("human", "hi"), ("ai", "cats #1"), ("human", "alt"), ("ai", "cats #2")]
+    assert len(client.threads.get_history(tid)) == 4

@@ -93,3 +93,36 @@ test('join, join stream and a stateless run', async () => {
   const stateless = await ctx.client.runs.wait(null, GRAPH, { input: { messages: [{ role: 'user', content: 'no thread' }] } });
   assert.deepEqual(said(stateless), [['human', 'no thread'], ['ai', 'You said: no thread']]);
 });
+
+test('state updates, copies, time travel and the forwarded stream modes', async () => {
+  const { client } = ctx;
+  const thread = await client.threads.create();
+  const tid = thread.thread_id;
+  const parts = [];
+  for await (const part of client.runs.stream(tid, GRAPH, {
+    input: { messages: [{ role: 'user', content: 'first' }] },
+    streamMode: ['tasks', 'checkpoints'],
+  })) parts.push(part);
+  assert.deepEqual(parts.filter((p) => p.event === 'tasks' && 'input' in p.data).map((p) => p.data.name), ['model']);
+  const cps = parts.filter((p) => p.event === 'checkpoints').map((p) => p.data);
+  assert.ok(cps.length > 0 && cps.every((c) => c.config.configurable.thread_id === tid));
+  const first = (await client.threads.getState(tid)).checkpoint;
+
+  // update_state, computed by the graph: the model node's message joins the thread.
+  const out = await client.threads.updateState(tid, { values: { messages: [{ type: 'ai', content: 'a note' }] }, asNode: 'model' });
+  const state = await client.threads.getState(tid);
+  assert.equal(out.checkpoint.checkpoint_id, state.checkpoint.checkpoint_id);
+  assert.equal(state.metadata.source, 'update');
+  assert.deepEqual(said(state.values).at(-1), ['ai', 'a note']);
+
+  const copy = await client.threads.copy(tid);
+  assert.notEqual(copy.thread_id, tid);
+  assert.deepEqual(said(copy.values), said(state.values));
+
+  // A run from the first checkpoint forks the thread there.
+  const forked = await client.runs.wait(tid, GRAPH, { input: { messages: [{ role: 'user', content: 'instead' }] }, checkpointId: first.checkpoint_id });
+  assert.deepEqual(said(forked), [['human', 'first'], ['ai', 'You said: first'], ['human', 'instead'], ['ai', 'You said: instead']]);
+  const history = await client.threads.getHistory(tid);
+  assert.equal(history[0].parent_checkpoint.checkpoint_id, first.checkpoint_id);
+  assert.equal(history.length, 3);
+});
