@@ -41,6 +41,7 @@ type turnState struct {
 	// toolArgs their arguments, when the spans record content.
 	toolStarts map[string]time.Time
 	toolArgs   map[string]string
+	spanModel  string // the model of the latest usage report, for the span's end
 
 	mu    sync.Mutex
 	ended bool // finish has run: nothing is deferred any more

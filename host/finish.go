@@ -23,7 +23,7 @@ func (ts *turnState) finish(ctx context.Context, status string, data session.Run
 	evs := ts.recordEnd(ctx, status, ne)
 	// The turn's span ends before its end is published: a client that reads the
 	// session's traces as soon as its stream ends (ADK's dev UI does) finds the turn.
-	endTurnSpan(ts.span, data)
+	ts.endTurnSpan(data)
 	ts.journalEnd(status, evs)
 	ts.rt.retain(ts.r)
 	close(ts.r.done)

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
@@ -187,11 +186,11 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// Middleware starts each HTTP request's server span (OpenTelemetry's gin middleware,
-// HTTP semantic conventions), joining a client's traceparent; nil when t is nil.
+// Middleware starts each HTTP request's server span (HTTP semantic conventions),
+// joining a client's traceparent; nil when t is nil.
 func (t *Tracing) Middleware() gin.HandlerFunc {
 	if t == nil {
 		return nil
 	}
-	return otelgin.Middleware("agentengine", otelgin.WithTracerProvider(t.tp), otelgin.WithPropagators(Propagator()))
+	return serverMiddleware(t.tracer, Propagator())
 }
