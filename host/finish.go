@@ -50,7 +50,7 @@ func (ts *turnState) recordEnd(ctx context.Context, status string, ne session.Ne
 	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
 	end(err)
 	if err != nil {
-		ts.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
+		ts.logger().Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
 		evs = ts.holdEnd(ctx, status, ne)
 	}
 	evs = ts.releaseHeld(evs)
@@ -72,7 +72,7 @@ func (ts *turnState) holdEnd(ctx context.Context, status string, ne session.NewE
 	if len(ts.deferred) > 0 {
 		// What the run produced is still recorded when only its end cannot be.
 		if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
-			ts.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
+			ts.logger().Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
 			held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
 		}
 	}
