@@ -274,8 +274,9 @@ func (a toolTracer) Run(ctx context.Context, _ *pluginsdk.Request, emit *plugins
 }
 
 // A tool call the runner traced itself is one execute_tool span in the exported trace
-// (the runner's), not two: the host adds its own only for the calls the runner did not
-// trace.
+// (the runner's), not two: the host exports its own only for the calls the runner did
+// not trace. The kept traces, which the runner's spans do not reach, have the host's
+// span of every call.
 func TestOneToolSpanPerCall(t *testing.T) {
 	recv := &otlptest.Receiver{}
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.HTTP(t))
@@ -292,7 +293,8 @@ func TestOneToolSpanPerCall(t *testing.T) {
 		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("runner"))))
 	client, stop := inprocess.Serve(toolTracer{echoagent.New(), runnerTP.Tracer("runner")})
 	defer stop()
-	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: client}}, Tracer: tr.Tracer()})
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: client}},
+		Tracer: tr.Tracer(), KeptTracer: tr.KeptTracer()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,5 +341,14 @@ func TestOneToolSpanPerCall(t *testing.T) {
 	if len(tools) != 2 || len(tools["call_traced"]) != 1 || tools["call_traced"][0] != "runner" ||
 		len(tools["call_plain"]) != 1 || tools["call_plain"][0] != "agentengine" {
 		t.Errorf("execute_tool spans by call id and service: %v, want call_traced: [runner], call_plain: [agentengine]", tools)
+	}
+	kept := map[string]int{}
+	for _, sp := range tr.Recent().Where("gen_ai.agent.name", "echo") {
+		if v, ok := sp.Attr("gen_ai.tool.call.id"); ok && strings.HasPrefix(sp.Name, "execute_tool") {
+			kept[v.AsString()]++
+		}
+	}
+	if len(kept) != 2 || kept["call_traced"] != 1 || kept["call_plain"] != 1 {
+		t.Errorf("kept execute_tool spans by call id: %v, want one of each call", kept)
 	}
 }

@@ -239,11 +239,7 @@ func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 			if name == "" {
 				name = ts.toolNames[t.CallId]
 			}
-			if t.Traced {
-				delete(ts.toolArgs, t.CallId) // the runner's own span is the call's one
-			} else {
-				ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError, t.Output)
-			}
+			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError, t.Output, t.Traced)
 		}
 		ts.store(ctx, session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
 	case *runnerv1.RunEvent_ApprovalRequest:

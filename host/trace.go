@@ -77,13 +77,22 @@ func (rt *Runtime) runnerSpan(ctx context.Context, agent string, rr *runnerv1.Ru
 
 // toolSpan records a tool call the runner reported, from its call to its result, as the
 // host saw them: runners that make no spans of their own still show their tools.
-// With content capture on, it carries the call's arguments and result.
-func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError bool, result string) {
+// With content capture on, it carries the call's arguments and result. A call the
+// runner traced itself (runnerTraced) gets a span only in the kept traces, when a kept
+// tracer is configured: the exported trace has the runner's.
+func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError bool, result string, runnerTraced bool) {
 	if !ts.span.IsRecording() {
 		return
 	}
+	tracer := ts.rt.tracer
+	if runnerTraced {
+		if tracer = ts.rt.keptTracer; tracer == nil {
+			delete(ts.toolArgs, callID)
+			return
+		}
+	}
 	ctx := trace.ContextWithSpan(context.Background(), ts.span)
-	_, span := ts.rt.tracer.Start(ctx, "execute_tool "+name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal),
+	_, span := tracer.Start(ctx, "execute_tool "+name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name), semconv.GenAIToolCallID(callID)))
 	if ts.rt.traceContent {
 		span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(ts.toolArgs[callID]), semconv.GenAIToolCallResultKey.String(result))

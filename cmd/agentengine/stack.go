@@ -195,6 +195,7 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 		TraceContent: strings.EqualFold(os.Getenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"), "true")}
 	if opt.tracing != nil {
 		cfg.Tracer = opt.tracing.Tracer() // none at all when off: an untraced turn skips even no-op spans
+		cfg.KeptTracer = opt.tracing.KeptTracer()
 	}
 	if pg, ok := st.(*postgres.Store); ok && pg.Clustered() {
 		cfg.Cluster = pg // replicas share this store: runs relay, cancel and hand over through it

@@ -43,6 +43,10 @@ type Tracing struct {
 	tracer   trace.Tracer
 	exporter string // "otlp (http/protobuf)", "otlp (grpc)" or "" (none)
 	recent   *Recent
+	// keptTP makes spans that only recent keeps (nil when nothing is exported: tp's
+	// spans are only kept then).
+	keptTP *sdktrace.TracerProvider
+	kept   trace.Tracer
 }
 
 // New builds the tracer provider. An OTLP exporter is set up when OTEL_TRACES_EXPORTER
@@ -80,6 +84,14 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 	}
 	t.tp = sdktrace.NewTracerProvider(opts...)
 	t.tracer = t.tp.Tracer(ScopeName, trace.WithInstrumentationVersion(cfg.Version))
+	switch {
+	case cfg.Recent == nil:
+	case exp == nil:
+		t.kept = t.tracer
+	default:
+		t.keptTP = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(cfg.Recent))
+		t.kept = t.keptTP.Tracer(ScopeName, trace.WithInstrumentationVersion(cfg.Version))
+	}
 	return t, nil
 }
 
@@ -133,6 +145,16 @@ func (t *Tracing) Tracer() trace.Tracer {
 	return t.tracer
 }
 
+// KeptTracer makes spans that are kept in memory but not exported (nil when t is nil
+// or keeps none): spans standing in, in the kept traces, for spans a runner exports
+// itself.
+func (t *Tracing) KeptTracer() trace.Tracer {
+	if t == nil || t.kept == nil {
+		return nil
+	}
+	return t.kept
+}
+
 // Provider is the tracer provider (the no-op one when t is nil).
 func (t *Tracing) Provider() trace.TracerProvider {
 	if t == nil {
@@ -182,6 +204,11 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	}
 	if err := t.tp.Shutdown(ctx); err != nil {
 		return fmt.Errorf("tracing: shutdown: %w", err)
+	}
+	if t.keptTP != nil {
+		if err := t.keptTP.Shutdown(ctx); err != nil {
+			return fmt.Errorf("tracing: shutdown: %w", err)
+		}
 	}
 	return nil
 }
