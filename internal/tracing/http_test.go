@@ -65,7 +65,7 @@ func TestServerSpan(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, kv := range s.Attributes() {
-				got[string(kv.Key)] = kv.Value.Emit()
+				got[string(kv.Key)] = kv.Value.String()
 			}
 			for k, v := range tc.want {
 				if got[k] != v {

@@ -119,7 +119,7 @@ func (t *recentTrace) has(key, value string) bool {
 	match := func(attrs []attribute.KeyValue) bool {
 		for _, kv := range attrs {
 			if string(kv.Key) == key {
-				return kv.Value.Emit() == value
+				return kv.Value.String() == value
 			}
 		}
 		return false
