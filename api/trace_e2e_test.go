@@ -27,6 +27,7 @@ import (
 	"github.com/agentengine/agentengine/internal/tracing"
 	"github.com/agentengine/agentengine/pluginsdk"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
+	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session/memory"
 )
 
@@ -242,4 +243,112 @@ func TestUntracedTurnSendsNoTraceContext(t *testing.T) {
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = rt.Close(cctx)
+}
+
+// toolTracer is an agent whose framework traces its own tool calls, as the Python
+// bridges and ADK do: it makes the execute_tool span of call_traced itself and says so
+// in the call's result; call_plain it does not trace.
+type toolTracer struct {
+	*echoagent.Agent
+	tracer trace.Tracer
+}
+
+func (a toolTracer) Run(ctx context.Context, _ *pluginsdk.Request, emit *pluginsdk.Emitter) error {
+	if err := emit.ToolCall("call_traced", "lookup", `{"q":"a"}`); err != nil {
+		return err
+	}
+	_, span := a.tracer.Start(ctx, "execute_tool lookup", trace.WithAttributes(semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName("lookup"), semconv.GenAIToolCallID("call_traced")))
+	span.End()
+	if err := emit.Send(&runnerv1.RunEvent{Event: &runnerv1.RunEvent_ToolResult{ToolResult: &runnerv1.ToolResult{
+		CallId: "call_traced", Name: "lookup", Output: "A", Traced: true}}}); err != nil {
+		return err
+	}
+	if err := emit.ToolCall("call_plain", "lookup", `{"q":"b"}`); err != nil {
+		return err
+	}
+	if err := emit.ToolResult("call_plain", "lookup", "B", false); err != nil {
+		return err
+	}
+	return emit.Text("done")
+}
+
+// A tool call the runner traced itself is one execute_tool span in the exported trace
+// (the runner's), not two: the host exports its own only for the calls the runner did
+// not trace. The kept traces, which the runner's spans do not reach, have the host's
+// span of every call.
+func TestOneToolSpanPerCall(t *testing.T) {
+	recv := &otlptest.Receiver{}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.HTTP(t))
+	ctx := context.Background()
+	tr, err := tracing.New(ctx, tracing.Config{Getenv: os.Getenv, Recent: tracing.NewRecent(0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnerExp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnerTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(runnerExp),
+		sdktrace.WithResource(resource.NewSchemaless(semconv.ServiceName("runner"))))
+	client, stop := inprocess.Serve(toolTracer{echoagent.New(), runnerTP.Tracer("runner")})
+	defer stop()
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "echo", Runner: client}},
+		Tracer: tr.Tracer(), KeptTracer: tr.KeptTracer()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rt.Close(ctx) }()
+	srv := httptest.NewServer(api.NewRouter(api.Config{Runtime: rt, Trace: tr.Middleware(),
+		Surfaces: []api.Surface{openai.New(openai.Config{Runtime: rt})}}))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/v1/responses", "application/json", strings.NewReader(`{"model":"echo","input":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("responses: %d", resp.StatusCode)
+	}
+	if err := rt.Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spans := recv.WaitFor(t, "the turn", func(s []otlptest.Span) bool {
+		for _, sp := range s {
+			if strings.HasPrefix(sp.Name, "invoke_agent") {
+				return true
+			}
+		}
+		return false
+	})
+	tools := map[string][]string{} // call id -> services of its execute_tool spans
+	var trace string
+	for _, sp := range spans {
+		if trace == "" {
+			trace = sp.TraceID
+		}
+		if sp.TraceID != trace {
+			t.Errorf("span %s is in trace %s, not %s", sp.Name, sp.TraceID, trace)
+		}
+		if strings.HasPrefix(sp.Name, "execute_tool") {
+			id := sp.Attributes["gen_ai.tool.call.id"]
+			tools[id] = append(tools[id], sp.Service)
+		}
+	}
+	if len(tools) != 2 || len(tools["call_traced"]) != 1 || tools["call_traced"][0] != "runner" ||
+		len(tools["call_plain"]) != 1 || tools["call_plain"][0] != "agentengine" {
+		t.Errorf("execute_tool spans by call id and service: %v, want call_traced: [runner], call_plain: [agentengine]", tools)
+	}
+	kept := map[string]int{}
+	for _, sp := range tr.Recent().Where("gen_ai.agent.name", "echo") {
+		if v, ok := sp.Attr("gen_ai.tool.call.id"); ok && strings.HasPrefix(sp.Name, "execute_tool") {
+			kept[v.AsString()]++
+		}
+	}
+	if len(kept) != 2 || kept["call_traced"] != 1 || kept["call_plain"] != 1 {
+		t.Errorf("kept execute_tool spans by call id: %v, want one of each call", kept)
+	}
 }

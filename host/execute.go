@@ -34,13 +34,15 @@ type turnState struct {
 	r  *Run
 	ag Agent
 	// span is the turn's invoke_agent span (a no-op one when untraced); log is the
-	// runtime's logger with the span's ids.
-	span trace.Span
-	log  hclog.Logger
+	// runtime's logger with the span's ids, made when the turn first logs (see logger).
+	span    trace.Span
+	log     hclog.Logger
+	logOnce sync.Once
 	// toolStarts are the times tool calls were reported, for their spans (traced only);
 	// toolArgs their arguments, when the spans record content.
 	toolStarts map[string]time.Time
 	toolArgs   map[string]string
+	spanModel  string // the model of the latest usage report, for the span's end
 
 	mu    sync.Mutex
 	ended bool // finish has run: nothing is deferred any more
@@ -80,11 +82,7 @@ type openCall struct {
 }
 
 func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
-	ts := &turnState{rt: rt, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx), log: rt.log}
-	if sc := ts.span.SpanContext(); sc.IsValid() {
-		// Every line logged during the turn joins its trace.
-		ts.log = rt.log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
-	}
+	ts := &turnState{rt: rt, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx)}
 	r.j.SetOnWatch(func() { ts.flushOnWatch(ctx) })
 	streamErr := ts.consume(ctx, ag, rr)
 	ts.mu.Lock()
@@ -102,7 +100,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 	case ts.storeErr != nil:
 		status = session.StatusFailed
 		runErr = &session.RunError{Code: "server_error", Message: "the session store failed while recording the run"}
-		ts.log.Error("store failed during run", "invocation", r.InvocationID, "error", ts.storeErr)
+		ts.logger().Error("store failed during run", "invocation", r.InvocationID, "error", ts.storeErr)
 	case errors.Is(context.Cause(ctx), errCancelled):
 		status = session.StatusCancelled
 	case errors.Is(context.Cause(ctx), errShutdown):
@@ -115,7 +113,7 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 	case streamErr != nil:
 		status = session.StatusFailed
 		runErr = &session.RunError{Code: "runner_error", Message: runnerFailureMessage(streamErr)}
-		ts.log.Error("runner stream failed", "agent", ag.Name, "invocation", r.InvocationID, "error", streamErr)
+		ts.logger().Error("runner stream failed", "agent", ag.Name, "invocation", r.InvocationID, "error", streamErr)
 	case ts.failure != nil:
 		status = session.StatusFailed
 	case ts.interrupted:
@@ -241,7 +239,7 @@ func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 			if name == "" {
 				name = ts.toolNames[t.CallId]
 			}
-			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError, t.Output)
+			ts.toolSpan(t.CallId, name, at, time.Now(), t.IsError, t.Output, t.Traced)
 		}
 		ts.store(ctx, session.NewEvent{Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: t.CallId, Name: t.Name, Output: t.Output, IsError: t.IsError})})
 	case *runnerv1.RunEvent_ApprovalRequest:
@@ -306,7 +304,7 @@ func (ts *turnState) handle(ctx context.Context, ev *runnerv1.RunEvent) {
 			code = "agent_error"
 		}
 		ts.failure = &session.RunError{Code: code, Message: e.Error.Message}
-		ts.log.Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
+		ts.logger().Error("agent reported an error", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "message", e.Error.Message, "detail", e.Error.Detail)
 	case *runnerv1.RunEvent_Native:
 		switch e.Native.Kind {
 		case NativeWorkspaceFile:
@@ -375,4 +373,16 @@ func (ts *turnState) call(callID, name string) *openCall {
 		c.name = name
 	}
 	return c
+}
+
+// logger is the turn's logger: every line logged during the turn joins its trace. Made
+// on first use: most turns log nothing, and the ids' text costs a traced turn.
+func (ts *turnState) logger() hclog.Logger {
+	ts.logOnce.Do(func() {
+		ts.log = ts.rt.log
+		if sc := ts.span.SpanContext(); sc.IsValid() {
+			ts.log = ts.rt.log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
+		}
+	})
+	return ts.log
 }

@@ -72,7 +72,7 @@ func (ts *turnState) workspaceFile(ctx context.Context, data []byte) {
 	}
 	w, err := ts.ag.Workspace.For(ts.r.Key.User)
 	if err != nil {
-		ts.log.Warn("could not open the user's workspace", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
+		ts.logger().Warn("could not open the user's workspace", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "error", err)
 		return
 	}
 	var f struct {
@@ -104,6 +104,6 @@ func (ts *turnState) workspaceFile(ctx context.Context, data []byte) {
 		}
 	}
 	if err != nil {
-		ts.log.Warn("could not apply the agent's workspace file", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "path", f.Path, "error", err)
+		ts.logger().Warn("could not apply the agent's workspace file", "agent", ts.r.Agent, "invocation", ts.r.InvocationID, "path", f.Path, "error", err)
 	}
 }

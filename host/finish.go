@@ -23,7 +23,7 @@ func (ts *turnState) finish(ctx context.Context, status string, data session.Run
 	evs := ts.recordEnd(ctx, status, ne)
 	// The turn's span ends before its end is published: a client that reads the
 	// session's traces as soon as its stream ends (ADK's dev UI does) finds the turn.
-	endTurnSpan(ts.span, data)
+	ts.endTurnSpan(data)
 	ts.journalEnd(status, evs)
 	ts.rt.retain(ts.r)
 	close(ts.r.done)
@@ -50,7 +50,7 @@ func (ts *turnState) recordEnd(ctx context.Context, status string, ne session.Ne
 	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
 	end(err)
 	if err != nil {
-		ts.log.Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
+		ts.logger().Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)
 		evs = ts.holdEnd(ctx, status, ne)
 	}
 	evs = ts.releaseHeld(evs)
@@ -72,7 +72,7 @@ func (ts *turnState) holdEnd(ctx context.Context, status string, ne session.NewE
 	if len(ts.deferred) > 0 {
 		// What the run produced is still recorded when only its end cannot be.
 		if evs, err = ts.rt.store.Append(ctx, r.Key, ts.deferred...); err != nil {
-			ts.log.Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
+			ts.logger().Error("could not record the run's items", "invocation", r.InvocationID, "error", err)
 			held = append(append([]session.NewEvent(nil), ts.deferred...), ne)
 		}
 	}

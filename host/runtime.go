@@ -76,6 +76,11 @@ type Config struct {
 	StoreBackend string
 	// Tracer makes the turns' spans (nil: OpenTelemetry's no-op tracer, no spans).
 	Tracer trace.Tracer
+	// KeptTracer, when set, makes the spans that are kept in memory but not exported:
+	// the host's view of a tool call the runner traced itself. The runner's span goes
+	// to the collector (one span per call there); the kept traces, which the runner's
+	// spans do not reach, still show the call.
+	KeptTracer trace.Tracer
 	// TraceUsers records the turn's user on its span (enduser.id); off by default.
 	TraceUsers bool
 	// TraceContent records tool call arguments and results on the host's execute_tool
@@ -121,7 +126,8 @@ type Runtime struct {
 	metrics      *metrics.Metrics
 	storeBackend string
 	tracer       trace.Tracer
-	traced       bool // a tracer is configured
+	keptTracer   trace.Tracer // nil: see Config.KeptTracer
+	traced       bool         // a tracer is configured
 	traceUsers   bool
 	traceContent bool
 
@@ -187,7 +193,7 @@ func New(cfg Config) (*Runtime, error) {
 	rt.snapshotEvery = cmp.Or(cfg.SnapshotInterval, DefaultSnapshotInterval)
 	rt.metrics, rt.storeBackend = cfg.Metrics, cmp.Or(cfg.StoreBackend, "store")
 	rt.tracer, rt.traceUsers, rt.traced = cfg.Tracer, cfg.TraceUsers, cfg.Tracer != nil
-	rt.traceContent = cfg.TraceContent
+	rt.traceContent, rt.keptTracer = cfg.TraceContent, cfg.KeptTracer
 	if rt.tracer == nil {
 		rt.tracer = noop.NewTracerProvider().Tracer("")
 	}

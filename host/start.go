@@ -118,7 +118,6 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 		rt.abortStart(key, req.InvocationID, ag.Name, err)
 		return nil, err
 	}
-	rt.identifyTurn(span, key, req.InvocationID)
 	base := rt.baseCtx
 	if rt.traced {
 		base = trace.ContextWithSpan(base, span) // the run's spans are the turn's children

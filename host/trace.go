@@ -34,23 +34,14 @@ func (rt *Runtime) startTurnSpan(ctx context.Context, agent, surface string) (co
 	}
 	ctx, span := rt.tracer.Start(ctx, "invoke_agent "+agent, trace.WithSpanKind(trace.SpanKindInternal))
 	if span.IsRecording() {
-		span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agent))
+		// One call: each one costs the span a lock and may regrow its attributes.
 		if surface != "" {
-			span.SetAttributes(attribute.String(attrSurface, surface))
+			span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agent), attribute.String(attrSurface, surface))
+		} else {
+			span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agent))
 		}
 	}
 	return ctx, span
-}
-
-// identifyTurn names the turn's session, run and (when configured) user on its span.
-func (rt *Runtime) identifyTurn(span trace.Span, key session.Key, invocationID string) {
-	if !span.IsRecording() {
-		return
-	}
-	span.SetAttributes(semconv.GenAIConversationID(key.ID), attribute.String(attrRunID, invocationID))
-	if rt.traceUsers {
-		span.SetAttributes(semconv.EnduserID(key.User))
-	}
 }
 
 // storeSpan times a store write of the turn as a child span.
@@ -58,9 +49,10 @@ func (rt *Runtime) storeSpan(ctx context.Context, op string) func(error) {
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return untracedEnd
 	}
-	_, span := rt.tracer.Start(ctx, "store "+op, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(semconv.DBSystemNameKey.String(rt.storeBackend), semconv.DBOperationName(op)))
+	_, span := rt.tracer.Start(ctx, "store "+op, trace.WithSpanKind(trace.SpanKindClient))
 	return func(err error) {
+		// The attributes go with the end, in one call (no start option to allocate).
+		span.SetAttributes(semconv.DBSystemNameKey.String(rt.storeBackend), semconv.DBOperationName(op))
 		if err != nil {
 			span.SetStatus(codes.Error, err.Error())
 		}
@@ -85,13 +77,22 @@ func (rt *Runtime) runnerSpan(ctx context.Context, agent string, rr *runnerv1.Ru
 
 // toolSpan records a tool call the runner reported, from its call to its result, as the
 // host saw them: runners that make no spans of their own still show their tools.
-// With content capture on, it carries the call's arguments and result.
-func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError bool, result string) {
+// With content capture on, it carries the call's arguments and result. A call the
+// runner traced itself (runnerTraced) gets a span only in the kept traces, when a kept
+// tracer is configured: the exported trace has the runner's.
+func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError bool, result string, runnerTraced bool) {
 	if !ts.span.IsRecording() {
 		return
 	}
+	tracer := ts.rt.tracer
+	if runnerTraced {
+		if tracer = ts.rt.keptTracer; tracer == nil {
+			delete(ts.toolArgs, callID)
+			return
+		}
+	}
 	ctx := trace.ContextWithSpan(context.Background(), ts.span)
-	_, span := ts.rt.tracer.Start(ctx, "execute_tool "+name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal),
+	_, span := tracer.Start(ctx, "execute_tool "+name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name), semconv.GenAIToolCallID(callID)))
 	if ts.rt.traceContent {
 		span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(ts.toolArgs[callID]), semconv.GenAIToolCallResultKey.String(result))
@@ -103,10 +104,10 @@ func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError
 	span.End(trace.WithTimestamp(end))
 }
 
-// modelSpanAttr names on the turn's span the model a usage report came from.
+// modelSpanAttr notes the model a usage report came from, for the turn's span.
 func (ts *turnState) modelSpanAttr(model string) {
-	if model != "" && ts.span.IsRecording() {
-		ts.span.SetAttributes(semconv.GenAIResponseModel(model))
+	if model != "" {
+		ts.spanModel = model
 	}
 }
 
@@ -119,17 +120,28 @@ func (ts *turnState) approvalEvent(approvalID, tool, callID string) {
 	}
 }
 
-// endTurnSpan ends the invoke_agent span with the run's outcome and usage.
-func endTurnSpan(span trace.Span, data session.RunStatusData) {
+// endTurnSpan ends the invoke_agent span with the turn's session, run, user (when
+// configured) and model, and the run's outcome and usage, set in one call.
+func (ts *turnState) endTurnSpan(data session.RunStatusData) {
+	span := ts.span
 	if span.IsRecording() {
-		span.SetAttributes(attribute.String(attrStatus, data.Status))
+		attrs := make([]attribute.KeyValue, 0, 9)
+		attrs = append(attrs, semconv.GenAIConversationID(ts.r.Key.ID), attribute.String(attrRunID, ts.r.InvocationID),
+			attribute.String(attrStatus, data.Status))
+		if ts.rt.traceUsers {
+			attrs = append(attrs, semconv.EnduserID(ts.r.Key.User))
+		}
+		if ts.spanModel != "" {
+			attrs = append(attrs, semconv.GenAIResponseModel(ts.spanModel))
+		}
 		if u := data.Usage; u != nil {
-			span.SetAttributes(semconv.GenAIUsageInputTokens(int(u.InputTokens)), semconv.GenAIUsageOutputTokens(int(u.OutputTokens)))
+			attrs = append(attrs, semconv.GenAIUsageInputTokens(int(u.InputTokens)), semconv.GenAIUsageOutputTokens(int(u.OutputTokens)))
 		}
 		if data.Error != nil {
 			span.SetStatus(codes.Error, data.Error.Code)
-			span.SetAttributes(semconv.ErrorTypeKey.String(data.Error.Code))
+			attrs = append(attrs, semconv.ErrorTypeKey.String(data.Error.Code))
 		}
+		span.SetAttributes(attrs...)
 	}
 	span.End()
 }

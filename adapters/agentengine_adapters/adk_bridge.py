@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentengine_runner import Capabilities, Description, Emitter, Runner, RunnerError, RunRequest
+from agentengine_runner.tracing import records_spans
 from google.adk.agents import BaseAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.run_config import RunConfig, StreamingMode  # type: ignore[attr-defined]
@@ -270,14 +271,15 @@ class AdkRunner(Runner):
         if isinstance(instructions, str) and instructions.strip():
             # Per-run plugin on this turn's own Runner: the agent (or App) is untouched.
             runner.plugin_manager.register_plugin(RequestInstructions(instructions.strip()))
-        mapper = EventMapper(emit, self.agent.name)
+        # ADK makes an execute_tool span for every tool it runs, when spans are recorded.
+        mapper = EventMapper(emit, self.agent.name, tools_traced=records_spans())
         if request.is_resume:
             # A long-running tool's answer comes from the client, in the new message, so
-            # ADK emits no event for it: report it as the call's result here.
+            # ADK emits no event for it (nor a span): report it as the call's result here.
             for part in new_message.parts or []:
                 fr = part.function_response
                 if fr is not None and fr.name != proj.CONFIRMATION_CALL:
-                    await mapper._response(fr, {})
+                    await mapper._response(fr, {}, ran=False)
         try:
             async for event in runner.run_async(
                 user_id=user_id,
@@ -372,9 +374,10 @@ def _output_value(output: str) -> Any:
 class EventMapper:
     """ADK events -> runner events for one run (see the module docstring's table)."""
 
-    def __init__(self, emit: Emitter, agent_name: str) -> None:
+    def __init__(self, emit: Emitter, agent_name: str, *, tools_traced: bool = False) -> None:
         self.emit = emit
         self.agent_name = agent_name
+        self.tools_traced = tools_traced  # ADK makes the execute_tool spans of the tools it runs
         self.streamed_text: list[str] = []
         self.streamed_reasoning: list[str] = []
         self.pending: list[Pending] = []
@@ -462,7 +465,10 @@ class EventMapper:
             self._long_running.add(call_id)
         await self.emit.tool_call(call_id, call.name or "", call.args or {})
 
-    async def _response(self, response: types.FunctionResponse, confirmations: Mapping[str, Any]) -> None:
+    async def _response(
+        self, response: types.FunctionResponse, confirmations: Mapping[str, Any], *, ran: bool = True
+    ) -> None:
+        """ran: ADK ran the tool (and traced it), as opposed to a client's answer."""
         call_id = response.id or ""
         if call_id in confirmations:
             return  # the "requires confirmation" placeholder: the call is pending, not done
@@ -471,7 +477,9 @@ class EventMapper:
         self._answered.add(call_id)
         result = response.response or {}
         is_error = isinstance(result, Mapping) and set(result) == {"error"}
-        await self.emit.tool_result(call_id, response.name or "", result, is_error=is_error)
+        await self.emit.tool_result(
+            call_id, response.name or "", result, is_error=is_error, traced=ran and self.tools_traced
+        )
 
     async def finish(self) -> None:
         if self.streamed_text:

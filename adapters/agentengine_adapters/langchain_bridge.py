@@ -84,6 +84,7 @@ class RunnableRunner(Runner):
             value = runnable_input(runnable, request.payload, request.session_context)
         config = run_config(request, invocation_context(request, self.framework))
         writer = EventWriter(emit, self.framework)
+        writer.tools_traced = "callbacks" in config  # run_config's span handler
         calls = _CallIds()
         output: Any = None
         async for ev in runnable.astream_events(value, config, version="v2"):

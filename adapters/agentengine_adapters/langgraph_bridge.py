@@ -154,6 +154,7 @@ class GraphRunner(Runner):
             thread = await self._run_thread(graph, request, session_thread)
             config["configurable"]["thread_id"] = thread
         writer = EventWriter(emit, self.framework, detail={"thread_id": thread})
+        writer.tools_traced = "callbacks" in config  # run_config's span handler
         fresh_thread = not self.own_checkpointer and not request.is_resume and continued is None
         snapshot = None if fresh_thread else await _state(graph, config)
         messages = _messages(snapshot)

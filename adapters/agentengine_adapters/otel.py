@@ -14,6 +14,7 @@ import os
 from typing import Any
 from uuid import UUID
 
+from agentengine_runner.tracing import records_spans
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
 
@@ -31,9 +32,7 @@ CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 def handlers() -> list[BaseCallbackHandler]:
     """The callbacks to add to a run's config: a GenAISpans when the run is traced and the
     process has a tracer provider (nobody configured one: its spans would go nowhere)."""
-    if trace is None or not trace.get_current_span().get_span_context().is_valid:
-        return []
-    if isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+    if trace is None or not records_spans():
         return []
     return [GenAISpans()]
 

@@ -45,6 +45,9 @@ class EventWriter:
         self._sent_whole: set[str] = set()  # texts of messages sent whole (stripped)
         self.any_text = False  # whether this run sent any assistant text
         self.streamed_text = False  # whether answer text streamed (model tokens, custom writer)
+        # The run's callbacks make the tool calls' execute_tool spans (otel.GenAISpans):
+        # the results say so, and the host makes none of its own.
+        self.tools_traced = False
 
     def already_reported(self, messages: list[Any]) -> None:
         """Marks a thread's checkpointed messages as reported by earlier runs: nodes that
@@ -198,7 +201,11 @@ class EventWriter:
         self._results.add(call_id)
         self._text_open = False
         await self.emit.tool_result(
-            call_id, message.name or "", tool_output(message), is_error=message.status == "error"
+            call_id,
+            message.name or "",
+            tool_output(message),
+            is_error=message.status == "error",
+            traced=self.tools_traced,
         )
 
     async def usage(self, mid: str, message: AIMessage) -> None:

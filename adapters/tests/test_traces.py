@@ -60,6 +60,8 @@ def test_langgraph_tool_turn_makes_chat_and_tool_spans_in_the_hosts_trace(projec
 
     events = run(go)
     assert not errors(events) and len(of(events, "tool_result")) == 1
+    # The bridge made the call's span: the result says so, and the host makes none.
+    assert [r.traced for r in of(events, "tool_result")] == [True]
     spans = in_trace(exporter)
     names = [s.name.split()[0] for s in spans]
     assert names.count("chat") == 2 and names.count("execute_tool") == 1, names
@@ -83,8 +85,10 @@ def test_untraced_langgraph_turn_makes_no_spans(project: Any, exporter: InMemory
         finally:
             await close(runner)
 
-    run(go)
+    events = run(go)
     assert [s.name for s in exporter.get_finished_spans() if s.name.startswith(("chat", "execute_tool"))] == []
+    # Nothing traced the call: the host's own span stands for it.
+    assert [r.traced for r in of(events, "tool_result")] == [False]
 
 
 def test_adk_turn_spans_join_the_hosts_trace(project: Any, exporter: InMemorySpanExporter) -> None:
@@ -98,6 +102,7 @@ def test_adk_turn_spans_join_the_hosts_trace(project: Any, exporter: InMemorySpa
 
     events = run(go)
     assert not errors(events) and len(of(events, "tool_result")) == 1
+    assert [r.traced for r in of(events, "tool_result")] == [True]  # ADK's own execute_tool span
     spans = in_trace(exporter)
     names = {s.name.split()[0] for s in spans}
     assert "execute_tool" in names and "invoke_agent" in names, names

@@ -19,6 +19,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/agentengine/agentengine/host"
 	"github.com/agentengine/agentengine/host/runnerproc"
 	"github.com/agentengine/agentengine/internal/echoagent"
+	"github.com/agentengine/agentengine/internal/tracing"
 	"github.com/agentengine/agentengine/pluginsdk/inprocess"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
@@ -353,3 +355,68 @@ func TestOpenStreamsProfile(t *testing.T) {
 }
 
 func mbOf(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// BenchmarkTurnTracing is BenchmarkTurn's non-stream turn (memory store) served as
+// `agentengine run` serves it with tracing off, with the recent traces kept in memory,
+// and with those and an OTLP/HTTP exporter to a local sink: for CPU and allocation
+// profiles of what tracing adds (-bench 'TurnTracing/otlp' -cpuprofile ...).
+func BenchmarkTurnTracing(b *testing.B) {
+	runner := subprocessRunner(b)
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	b.Cleanup(sink.Close)
+	for _, mode := range []string{"off", "kept", "otlp"} {
+		b.Run(mode, func(b *testing.B) {
+			var tr *tracing.Tracing
+			if mode != "off" {
+				env := map[string]string{}
+				if mode == "otlp" {
+					env["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.URL
+					b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.URL) // the exporter reads it itself
+				}
+				var err error
+				tr, err = tracing.New(context.Background(), tracing.Config{Getenv: func(k string) string { return env[k] }, Recent: tracing.NewRecent(0, 0)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+			}
+			cfg := host.Config{Store: memory.New(), Agents: []host.Agent{{Name: agent, Framework: "go", Runner: runner}}}
+			if tr != nil {
+				cfg.Tracer = tr.Tracer()
+			}
+			rt, err := host.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := httptest.NewServer(api.NewRouter(api.Config{Runtime: rt, Trace: tr.Middleware(), Surfaces: []api.Surface{openai.New(openai.Config{Runtime: rt})}}))
+			b.Cleanup(func() {
+				srv.Close()
+				_ = rt.Close(context.Background())
+			})
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, Proxy: nil}}
+			b.ReportAllocs()
+			b.SetParallelism(8) // 16 in flight on 2 cores
+			cpu0 := processCPU(b)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					post(b, client, srv.URL, `{"model":"echo-go","input":"hello there"}`)
+				}
+			})
+			// CPU per turn (server and client, not the runner) is steadier than the
+			// time per turn on a shared machine.
+			b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// processCPU is the CPU time this process has used (user and system).
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -44,7 +44,8 @@ from agent import VARIABLE  # noqa: E402
 // LangGraph tool turn (the bridge's chat and execute_tool spans) and an ADK tool turn
 // (the spans ADK makes itself): the host's HTTP, turn and runner spans and the runner's
 // spans, exported by the runner process, are all in the client's trace, the runner's
-// children of the host's runner call. No message content is recorded.
+// children of the host's runner call; each tool call is one execute_tool span, the
+// runner's. No message content is recorded.
 func TestPythonTurnIsOneTraceToTheFrameworksSpans(t *testing.T) {
 	for _, tc := range []struct {
 		example, variable, input string
@@ -139,6 +140,10 @@ func pythonTrace(t *testing.T, example, variable, input string, want []string) {
 		}
 		if s.Service == "python-runner" && strings.HasPrefix(s.Name, "execute_tool") && s.Attributes["gen_ai.tool.name"] != "get_weather" {
 			t.Errorf("tool span %+v", s)
+		}
+		// The runner traced its tool call: the host adds no second span for it.
+		if s.Service != "python-runner" && strings.HasPrefix(s.Name, "execute_tool") {
+			t.Errorf("the host made a tool span the runner made already: %+v", s)
 		}
 	}
 	if !joined {

@@ -190,9 +190,13 @@ func openStack(ctx context.Context, opt stackOptions) (*stack, error) {
 	cfg := host.Config{Store: st, Agents: agents, Logger: opt.log.Named("runtime"), Attachments: s.uploads.ForHost(),
 		MaxRunsPerUser: opt.maxRunsPerUser, MemoryFreed: trim.Add,
 		StateBudget: host.StateBudget{App: opt.maxStateBytes, User: opt.maxStateBytes, Session: opt.maxStateBytes},
-		Metrics:     opt.metrics, StoreBackend: s.backend, Tracer: opt.tracing.Tracer(),
+		Metrics:     opt.metrics, StoreBackend: s.backend,
 		// The GenAI conventions' opt-in: tool arguments and results on the host's spans.
 		TraceContent: strings.EqualFold(os.Getenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"), "true")}
+	if opt.tracing != nil {
+		cfg.Tracer = opt.tracing.Tracer() // none at all when off: an untraced turn skips even no-op spans
+		cfg.KeptTracer = opt.tracing.KeptTracer()
+	}
 	if pg, ok := st.(*postgres.Store); ok && pg.Clustered() {
 		cfg.Cluster = pg // replicas share this store: runs relay, cancel and hand over through it
 	}

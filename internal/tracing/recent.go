@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
@@ -47,16 +48,47 @@ func (s Span) Attr(key string) (attribute.Value, bool) {
 
 // size is what a span costs Recent's byte bound, roughly its memory.
 func (s Span) size() int {
-	n := 160 + len(s.Name) + len(s.Error)
-	for _, kv := range s.Attributes {
-		n += 32 + len(kv.Key) + len(kv.Value.String())
+	return spanSize(s.Name, s.Error, s.Attributes)
+}
+
+// spanSize estimates a span's memory without formatting its values (a non-string
+// value counts 8 bytes).
+func spanSize(name, errText string, attrs []attribute.KeyValue) int {
+	n := 160 + len(name) + len(errText)
+	for _, kv := range attrs {
+		n += 32 + len(kv.Key)
+		switch kv.Value.Type() {
+		case attribute.STRING:
+			n += len(kv.Value.AsString())
+		case attribute.STRINGSLICE:
+			for _, v := range kv.Value.AsStringSlice() {
+				n += 16 + len(v)
+			}
+		default:
+			n += 8
+		}
 	}
 	return n
 }
 
+// fromReadOnly converts a span the SDK ended to Recent's form.
+func fromReadOnly(s sdktrace.ReadOnlySpan) Span {
+	sp := Span{
+		TraceID: s.SpanContext().TraceID(), SpanID: s.SpanContext().SpanID(), ParentID: s.Parent().SpanID(),
+		Name: s.Name(), Kind: s.SpanKind(), Start: s.StartTime(), End: s.EndTime(),
+		Attributes: s.Attributes(),
+	}
+	if st := s.Status(); st.Code == codes.Error {
+		sp.Failed, sp.Error = true, st.Description
+	}
+	return sp
+}
+
 // Recent keeps the spans of the last traces in memory, bounded in traces and bytes (the
 // oldest trace goes first). It is a span processor: every span ended in the process is
-// offered to it. Safe for concurrent use.
+// offered to it. It keeps the SDK's own read-only span (immutable once ended, and the
+// same one the exporter gets) and converts it only when read: a turn's spans cost the
+// store a slice slot each. Safe for concurrent use.
 type Recent struct {
 	maxTraces, maxBytes int
 
@@ -66,9 +98,43 @@ type Recent struct {
 	bytes  int
 }
 
+// recentTrace holds a trace's spans: those the SDK ended here (ended) and those added
+// as data (added, e.g. a runner's).
 type recentTrace struct {
-	spans []Span
+	ended []sdktrace.ReadOnlySpan
+	added []Span
 	bytes int
+}
+
+// spans converts the trace's spans (r.mu held).
+func (t *recentTrace) spans(out []Span) []Span {
+	for _, s := range t.ended {
+		out = append(out, fromReadOnly(s))
+	}
+	return append(out, t.added...)
+}
+
+// has reports whether a span of the trace has the attribute key with value (r.mu held).
+func (t *recentTrace) has(key, value string) bool {
+	match := func(attrs []attribute.KeyValue) bool {
+		for _, kv := range attrs {
+			if string(kv.Key) == key {
+				return kv.Value.String() == value
+			}
+		}
+		return false
+	}
+	for _, s := range t.ended {
+		if match(s.Attributes()) {
+			return true
+		}
+	}
+	for _, sp := range t.added {
+		if match(sp.Attributes) {
+			return true
+		}
+	}
+	return false
 }
 
 // NewRecent keeps up to maxTraces traces and maxBytes of spans (defaults for <= 0).
@@ -89,33 +155,43 @@ func (*Recent) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd keeps the span.
 func (r *Recent) OnEnd(s sdktrace.ReadOnlySpan) {
-	sp := Span{
-		TraceID: s.SpanContext().TraceID(), SpanID: s.SpanContext().SpanID(), ParentID: s.Parent().SpanID(),
-		Name: s.Name(), Kind: s.SpanKind(), Start: s.StartTime(), End: s.EndTime(),
-		Attributes: s.Attributes(),
-	}
-	if st := s.Status(); st.Code.String() == "Error" {
-		sp.Failed, sp.Error = true, st.Description
-	}
-	r.Add(sp)
+	size := spanSize(s.Name(), s.Status().Description, s.Attributes()) + 64*len(s.Events())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.trace(s.SpanContext().TraceID())
+	t.ended = append(t.ended, s)
+	r.grew(t, size)
 }
 
-// Add keeps a span (of this process, or one a runner reported).
+// Add keeps a span given as data (one a runner reported, say).
 func (r *Recent) Add(sp Span) {
 	size := sp.size()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	t, ok := r.traces[sp.TraceID]
+	t := r.trace(sp.TraceID)
+	t.added = append(t.added, sp)
+	r.grew(t, size)
+}
+
+// trace returns the kept trace id, a new one if need be (r.mu held).
+func (r *Recent) trace(id trace.TraceID) *recentTrace {
+	t, ok := r.traces[id]
 	if !ok {
-		t = &recentTrace{}
-		r.traces[sp.TraceID] = t
-		r.order = append(r.order, sp.TraceID)
+		t = &recentTrace{ended: make([]sdktrace.ReadOnlySpan, 0, 8)} // a turn's own spans, mostly
+		r.traces[id] = t
+		r.order = append(r.order, id)
 	}
-	t.spans = append(t.spans, sp)
+	return t
+}
+
+// grew counts size bytes more in t and drops the oldest traces beyond the bounds (r.mu
+// held).
+func (r *Recent) grew(t *recentTrace, size int) {
 	t.bytes += size
 	r.bytes += size
 	for len(r.order) > 1 && (len(r.order) > r.maxTraces || r.bytes > r.maxBytes) {
 		old := r.order[0]
+		r.order[0] = trace.TraceID{}
 		r.order = r.order[1:]
 		r.bytes -= r.traces[old].bytes
 		delete(r.traces, old)
@@ -139,7 +215,7 @@ func (r *Recent) Trace(id trace.TraceID) []Span {
 	if !ok {
 		return nil
 	}
-	return sorted(t.spans)
+	return sorted(t.spans(nil))
 }
 
 // Where returns the spans of every trace with a span whose attribute key is value, by
@@ -152,12 +228,8 @@ func (r *Recent) Where(key, value string) []Span {
 	defer r.mu.Unlock()
 	var out []Span
 	for _, id := range r.order {
-		t := r.traces[id]
-		for _, sp := range t.spans {
-			if v, ok := sp.Attr(key); ok && v.String() == value {
-				out = append(out, t.spans...)
-				break
-			}
+		if t := r.traces[id]; t.has(key, value) {
+			out = t.spans(out)
 		}
 	}
 	return sorted(out)
@@ -178,8 +250,8 @@ func (r *Recent) Stats() (traces, bytes int) {
 	return len(r.order), r.bytes
 }
 
+// sorted sorts spans (the caller's own copy) by start time.
 func sorted(spans []Span) []Span {
-	out := append([]Span(nil), spans...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
-	return out
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].Start.Before(spans[j].Start) })
+	return spans
 }

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
@@ -44,6 +43,10 @@ type Tracing struct {
 	tracer   trace.Tracer
 	exporter string // "otlp (http/protobuf)", "otlp (grpc)" or "" (none)
 	recent   *Recent
+	// keptTP makes spans that only recent keeps (nil when nothing is exported: tp's
+	// spans are only kept then).
+	keptTP *sdktrace.TracerProvider
+	kept   trace.Tracer
 }
 
 // New builds the tracer provider. An OTLP exporter is set up when OTEL_TRACES_EXPORTER
@@ -81,6 +84,14 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 	}
 	t.tp = sdktrace.NewTracerProvider(opts...)
 	t.tracer = t.tp.Tracer(ScopeName, trace.WithInstrumentationVersion(cfg.Version))
+	switch {
+	case cfg.Recent == nil:
+	case exp == nil:
+		t.kept = t.tracer
+	default:
+		t.keptTP = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(cfg.Recent))
+		t.kept = t.keptTP.Tracer(ScopeName, trace.WithInstrumentationVersion(cfg.Version))
+	}
 	return t, nil
 }
 
@@ -134,6 +145,16 @@ func (t *Tracing) Tracer() trace.Tracer {
 	return t.tracer
 }
 
+// KeptTracer makes spans that are kept in memory but not exported (nil when t is nil
+// or keeps none): spans standing in, in the kept traces, for spans a runner exports
+// itself.
+func (t *Tracing) KeptTracer() trace.Tracer {
+	if t == nil || t.kept == nil {
+		return nil
+	}
+	return t.kept
+}
+
 // Provider is the tracer provider (the no-op one when t is nil).
 func (t *Tracing) Provider() trace.TracerProvider {
 	if t == nil {
@@ -184,14 +205,19 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	if err := t.tp.Shutdown(ctx); err != nil {
 		return fmt.Errorf("tracing: shutdown: %w", err)
 	}
+	if t.keptTP != nil {
+		if err := t.keptTP.Shutdown(ctx); err != nil {
+			return fmt.Errorf("tracing: shutdown: %w", err)
+		}
+	}
 	return nil
 }
 
-// Middleware starts each HTTP request's server span (OpenTelemetry's gin middleware,
-// HTTP semantic conventions), joining a client's traceparent; nil when t is nil.
+// Middleware starts each HTTP request's server span (HTTP semantic conventions),
+// joining a client's traceparent; nil when t is nil.
 func (t *Tracing) Middleware() gin.HandlerFunc {
 	if t == nil {
 		return nil
 	}
-	return otelgin.Middleware("agentengine", otelgin.WithTracerProvider(t.tp), otelgin.WithPropagators(Propagator()))
+	return serverMiddleware(t.tracer, Propagator())
 }

@@ -122,13 +122,15 @@ def test_emitter_json_and_closed() -> None:
         emit = Emitter(sink)
         await emit.native("x", "k", {"t": _Thing(1), "b": b"\x00", "s": (1, 2)})
         await emit.tool_result("c", "n", "plain text")
+        await emit.tool_result("c2", "n", "x", traced=True)
         emit.close()
         with pytest.raises(RuntimeError):
             await emit.text("late")
 
     asyncio.run(main())
     assert json.loads(sent[0].native.data_json) == {"t": {"a": 1}, "b": "AA==", "s": [1, 2]}
-    assert sent[1].tool_result.output == "plain text"
+    assert sent[1].tool_result.output == "plain text" and not sent[1].tool_result.traced
+    assert sent[2].tool_result.traced  # the agent's framework made the call's span
 
 
 def test_error_event_codes() -> None:

@@ -1001,8 +1001,12 @@ type ToolResult struct {
 	CallId string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// The tool's output as text (JSON or plain).
-	Output        string `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
-	IsError       bool   `protobuf:"varint,4,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	Output  string `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
+	IsError bool   `protobuf:"varint,4,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// The runner traced this call itself (its framework made the call's execute_tool span
+	// in the turn's trace): the host makes no span of its own for it, so that the trace
+	// shows one span per tool call.
+	Traced        bool `protobuf:"varint,5,opt,name=traced,proto3" json:"traced,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1061,6 +1065,13 @@ func (x *ToolResult) GetOutput() string {
 func (x *ToolResult) GetIsError() bool {
 	if x != nil {
 		return x.IsError
+	}
+	return false
+}
+
+func (x *ToolResult) GetTraced() bool {
+	if x != nil {
+		return x.Traced
 	}
 	return false
 }
@@ -2238,13 +2249,14 @@ const file_runner_v1_runner_proto_rawDesc = "" +
 	"\bToolCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"l\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\x84\x01\n" +
 	"\n" +
 	"ToolResult\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
 	"\x06output\x18\x03 \x01(\tR\x06output\x12\x19\n" +
-	"\bis_error\x18\x04 \x01(\bR\aisError\"\xa7\x01\n" +
+	"\bis_error\x18\x04 \x01(\bR\aisError\x12\x16\n" +
+	"\x06traced\x18\x05 \x01(\bR\x06traced\"\xa7\x01\n" +
 	"\x0fApprovalRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\acall_id\x18\x02 \x01(\tR\x06callId\x12\x12\n" +

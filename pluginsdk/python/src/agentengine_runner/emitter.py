@@ -172,13 +172,15 @@ class Emitter:
         )
 
     async def tool_result(
-        self, call_id: str, name: str, output: Any, *, is_error: bool = False
+        self, call_id: str, name: str, output: Any, *, is_error: bool = False, traced: bool = False
     ) -> None:
-        """output: text as is, anything else as JSON."""
+        """output: text as is, anything else as JSON. traced: the agent's framework made
+        this call's execute_tool span itself (see tracing.records_spans), so the host
+        makes none (a trace shows one span per tool call)."""
         await self.send(
             pb.RunEvent(
                 tool_result=pb.ToolResult(
-                    call_id=call_id, name=name, output=_json_text(output), is_error=is_error
+                    call_id=call_id, name=name, output=_json_text(output), is_error=is_error, traced=traced
                 )
             )
         )

@@ -12,15 +12,29 @@ from typing import Any
 
 try:
     from opentelemetry import context as _otel_context
+    from opentelemetry import trace as _otel_trace
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 except ImportError:  # OpenTelemetry is not installed: runs are untraced
     _otel_context = None  # type: ignore[assignment]
+    _otel_trace = None  # type: ignore[assignment]
     TraceContextTextMapPropagator = None  # type: ignore[assignment,misc]
 
 
 def available() -> bool:
     """Whether opentelemetry-api is installed."""
     return _otel_context is not None
+
+
+def records_spans() -> bool:
+    """Whether spans made now are recorded in the host's trace: the run is traced (its
+    trace context is current) and the process has a tracer provider (one the project set
+    up; without one, spans go nowhere). A framework that traces its tool calls then makes
+    their execute_tool spans, and the bridge tells the host so (Emitter.tool_result's
+    traced) instead of the host adding a second span per call."""
+    if _otel_trace is None or not _otel_trace.get_current_span().get_span_context().is_valid:
+        return False
+    provider = _otel_trace.get_tracer_provider()
+    return not isinstance(provider, (_otel_trace.ProxyTracerProvider, _otel_trace.NoOpTracerProvider))
 
 
 @contextmanager

@@ -151,16 +151,18 @@ class ToolCall(_message.Message):
     def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
 
 class ToolResult(_message.Message):
-    __slots__ = ("call_id", "name", "output", "is_error")
+    __slots__ = ("call_id", "name", "output", "is_error", "traced")
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     IS_ERROR_FIELD_NUMBER: _ClassVar[int]
+    TRACED_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     name: str
     output: str
     is_error: bool
-    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., output: _Optional[str] = ..., is_error: bool = ...) -> None: ...
+    traced: bool
+    def __init__(self, call_id: _Optional[str] = ..., name: _Optional[str] = ..., output: _Optional[str] = ..., is_error: bool = ..., traced: bool = ...) -> None: ...
 
 class ApprovalRequest(_message.Message):
     __slots__ = ("id", "call_id", "name", "arguments", "message", "detail_json")
