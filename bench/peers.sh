@@ -271,7 +271,9 @@ report_pair() {
     def med: sort | if length == 0 then 0 else .[length/2|floor] end;
     def rss($w): [.[] | select(.label | test("^" + $kind + "\\.ns\\.c16\\.r[0-9]+\\." + $w + "$")) | (.server.rss_after_mb // 0) + (.server.child_rss_mb // 0)] | med;
     def kids($w): [.[] | select(.label | test("^" + $kind + "\\.ns\\.c16\\.r[0-9]+\\." + $w + "$")) | .server.children] | med;
-    "RSS after the c=16 non-stream load (server + children, median round): agentengine \(rss("ae")|round) MB (\(kids("ae")) children), peer \(rss("peer")|round) MB (\(kids("peer")) children): \(if rss("peer") > 0 then (rss("ae") / rss("peer") * 100 | round) / 100 else "—" end)×."
+    def pss($w): [.[] | select(.label | test("^" + $kind + "\\.ns\\.c16\\.r[0-9]+\\." + $w + "$")) | (.server.tree_pss_mb // 0)] | med;
+    def ratio($a; $b): if $b > 0 then (($a / $b * 100 | round) / 100 | tostring) + "×" else "—" end;
+    "RSS after the c=16 non-stream load (server + children, median round): agentengine \(rss("ae")|round) MB (\(kids("ae")) children), peer \(rss("peer")|round) MB (\(kids("peer")) children): \(ratio(rss("ae"); rss("peer"))). PSS (pages shared between processes counted once): agentengine \(pss("ae")|round) MB, peer \(pss("peer")|round) MB: \(ratio(pss("ae"); pss("peer")))."
   ' "$RES/$kind".*.json)"
   echo "$rss"
   echo
