@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> None:
     fd = zygote.fd_from_env()
     if fd is not None:
         # The host pre-forks this runner's processes from here (see zygote).
-        zygote.run(fd, args[0], load_runner)
+        spec = args[0]
+        zygote.run(fd, lambda: load_runner(spec), spec)
         return
     prepare()
     try:
