@@ -121,7 +121,7 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 	// AGENTENGINE_PREFORK=on: a Python agent's processes fork from a zygote that
 	// imported the agent once (host/prefork) instead of each starting an interpreter.
 	var zygote *prefork.Zygote
-	if p.IsPython() && preforkOn(os.Getenv("AGENTENGINE_PREFORK")) {
+	if p.IsPython() && prefork.Supported && preforkOn(os.Getenv("AGENTENGINE_PREFORK")) {
 		zygote = prefork.New(prefork.Config{
 			Command: l.Command, Dir: l.Dir, Env: l.Env, StartTimeout: timeout,
 			Logger: o.log.Named(p.Name),

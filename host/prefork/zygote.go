@@ -197,7 +197,7 @@ func (z *Zygote) spawn() (*zproc, error) {
 	if len(cfg.Command) == 0 {
 		return nil, errors.New("zygote: no command")
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	fds, err := socketpair()
 	if err != nil {
 		return nil, fmt.Errorf("zygote: socketpair: %w", err)
 	}
@@ -481,31 +481,12 @@ func (c *Child) exit(status string) {
 func (c *Child) orphaned() { c.oonce.Do(func() { close(c.orphan) }) }
 
 // watch notices the exit of a child whose zygote is gone (nobody reports it then, and
-// nobody may reap it: a zombie counts as exited). A pidfd becomes readable when the
-// process exits; while the zygote lives, its report (with the status) is awaited first.
+// nobody may reap it: a zombie counts as exited). While the zygote lives, its report
+// (with the status) is awaited first.
 func (c *Child) watch() {
 	c.wonce.Do(func() {
-		fd, err := unix.PidfdOpen(c.pid, 0)
-		if err != nil {
-			// Gone already (ESRCH), or no pidfds: the zygote's report, or none.
-			go func() {
-				select {
-				case <-c.done:
-				case <-c.orphan:
-					c.exit("")
-				}
-			}()
-			return
-		}
 		go func() {
-			defer func() { _ = unix.Close(fd) }()
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			for {
-				_, err := unix.Poll(fds, -1)
-				if err == nil || !errors.Is(err, unix.EINTR) {
-					break
-				}
-			}
+			waitExit(c.pid)
 			select {
 			case <-c.done:
 			case <-c.orphan:
