@@ -53,6 +53,8 @@ note "building into $BIN"
 go build -o "$BIN/" ./cmd/agentengine ./bench/cmd/loadgen
 
 pss() { awk '/^Pss:/ { print $2; exit }' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
+# uss PID: its private pages (what the process alone holds; what adding it cost).
+uss() { awk '/^Private_(Clean|Dirty):/ { k += $2 } END { print k + 0 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
 rss() { awk '/^VmRSS:/ { print $2; exit }' "/proc/$1/status" 2>/dev/null || echo 0; }
 # descendants PID: every process below PID.
 descendants() {
@@ -93,7 +95,7 @@ run_mode() { # run_mode ROUND MODE
   for k in $kids; do
     tree_pss=$((tree_pss + $(pss "$k"))) tree_rss=$((tree_rss + $(rss "$k")))
     # The zygote is the runner process with children (the others).
-    if [ -n "$(pgrep -P "$k" || true)" ]; then line="$line zygote $(mb "$(pss "$k")"),"; else line="$line $(mb "$(pss "$k")"),"; fi
+    if [ -n "$(pgrep -P "$k" || true)" ]; then line="$line zygote $(mb "$(pss "$k")") ($(mb "$(uss "$k")")),"; else line="$line $(mb "$(pss "$k")") ($(mb "$(uss "$k")")),"; fi
   done
   printf '| %s | %s | %s | %s | %s | %s | %s |%s |\n' "$r" "$mode" "$start_ms" "$(mb "$host_pss")" \
     "${line%,}" "$(mb "$tree_rss")" "$(mb "$tree_pss")" \
@@ -105,7 +107,7 @@ run_mode() { # run_mode ROUND MODE
 {
   echo "Machine: $(nproc) CPUs; load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
   echo
-  echo "| round | prefork | added process: start → serving, ms | host PSS MB | runner processes' PSS MB (pid order) | server RSS MB (host + descendants) | server PSS MB | c=16 load |"
+  echo "| round | prefork | added process: start → serving, ms | host PSS MB | runner processes' PSS MB (private MB), pid order | server RSS MB (host + descendants) | server PSS MB | c=16 load |"
   echo "|---|---|---:|---:|---|---:|---:|---|"
   for r in $(seq 1 "$ROUNDS"); do
     run_mode "$r" off

@@ -292,4 +292,3 @@ def _send(ctrl: socket.socket, msg: dict[str, Any]) -> None:
         ctrl.sendall(json.dumps(msg).encode())
     except OSError:
         pass  # the host is gone; the next recv ends the loop
-
