@@ -188,8 +188,19 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 		return nil, s.startFailed(p, fmt.Errorf("health check: %w", err))
 	}
 	// The protocol version is checked before any run: a runner built for another
-	// version would misread requests instead of failing clearly.
-	d, err := rc.Describe(hctx, &runnerv1.DescribeRequest{})
+	// version would misread requests instead of failing clearly. A runner may do real
+	// work to describe itself (ADK's dev UI graphs import modules the first time): it has
+	// what is left of the start timeout, not the health check's few seconds.
+	dctx, dcancel := context.WithDeadline(context.Background(), t0.Add(cfg.StartTimeout))
+	defer dcancel()
+	go func() {
+		select {
+		case <-abort:
+			dcancel()
+		case <-dctx.Done():
+		}
+	}()
+	d, err := rc.Describe(dctx, &runnerv1.DescribeRequest{})
 	if err != nil {
 		return nil, s.startFailed(p, fmt.Errorf("describe: %w", err))
 	}
