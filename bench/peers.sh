@@ -11,8 +11,11 @@
 #   ADK:       POST /apps/{app}/users/{user}/sessions, then /run or /run_sse, on
 #              agentengine's ADK-web surface and `adk api_server`.
 # Both sides keep sessions in memory (agentengine --session-backend memory; `adk
-# api_server --session_service_uri memory://`; `langgraph dev` has only memory). Every
-# answer is checked for the echoed text (loadgen -expect).
+# api_server --session_service_uri memory://`; `langgraph dev` has only memory). The ADK
+# pair runs a second time with each server in the configuration a user gets by default
+# ("adk-default"): `adk api_server` with no service flags (google-adk 2.x keeps sessions in
+# a per-agent SQLite file under <agent>/.adk/ and artifacts beside it), agentengine with
+# its default SQLite store. Every answer is checked for the echoed text (loadgen -expect).
 #
 # Per pair, interleaved round by round: non-stream and stream turns at c=1 and c=16
 # (turns/s, p50, p99, CPU per turn of server + its children, time to first event), then
@@ -32,7 +35,7 @@
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_PYTHON    interpreter of agentengine's runners (default: a virtualenv that
 #                   `agentengine run` makes from each project's requirements, kept in the cache)
-#   BENCH_PEERS_ONLY  langgraph or adk: one pair only
+#   BENCH_PEERS_ONLY  langgraph, adk (both ADK pairs) or adk-default: those pairs only
 #   LANGGRAPH_CLI_VERSION (default 0.4.40), LANGGRAPH_VERSION (1.2.22), ADK_VERSION (2.13.0)
 # Needs: go, python3 (with venv), jq, unshare and nsenter (root or user namespaces).
 set -euo pipefail
@@ -130,12 +133,17 @@ first_answer() {
   return 1
 }
 
-# start_ae NAME PROJECT: agentengine on PROJECT (memory store); sets SERVED_PID, SERVED_URL, COLD.
+# start_ae NAME PROJECT [default]: agentengine on PROJECT (memory store, or its default
+# store); sets SERVED_PID, SERVED_URL, COLD.
 start_ae() {
-  local name="$1" proj="$2" t0
+  local name="$1" proj="$2" t0 store=(--session-backend memory)
+  if [ "${3:-}" = default ]; then
+    store=()
+    rm -f "$proj/.agentengine/ui/sessions.sqlite"*
+  fi
   t0="$(now)"
   # No OPENAI_API_KEY: the ADK example then uses its offline model, as under adk api_server.
-  env OPENAI_API_KEY= "$BIN/agentengine" run "$proj" --port 0 --log-level warn --session-backend memory >"$OUT/$name.log" 2>&1 &
+  env OPENAI_API_KEY= "$BIN/agentengine" run "$proj" --port 0 --log-level warn "${store[@]}" >"$OUT/$name.log" 2>&1 &
   SERVED_PID=$!
   PIDS+=("$SERVED_PID")
   for _ in $(seq 1 6000); do
@@ -147,10 +155,11 @@ start_ae() {
   T0="$t0"
 }
 
-# ae_cold NAME PROJECT KIND API APP: starts agentengine and times its cold start (process
-# start to the first answered turn) before the peer starts, so neither start slows the other.
+# ae_cold NAME PROJECT KIND API APP [default]: starts agentengine and times its cold start
+# (process start to the first answered turn) before the peer starts, so neither start slows
+# the other.
 ae_cold() {
-  start_ae "$1" "$2"
+  start_ae "$1" "$2" "${6:-}"
   first_answer - "$SERVED_PID" "$4" "$SERVED_URL" "$5" || { note "agentengine ($3) did not answer"; cat "$OUT/$1.log" >&2; exit 1; }
   since "$T0" >"$RES/$3.cold.ae"
 }
@@ -180,11 +189,16 @@ pair() {
     peer_pid=$! peer_url=http://127.0.0.1:2024
   else
     ae_api=adk ae_app=adk_assistant peer_api=adk peer_app=adk_assistant expect="You said: hello there"
-    ae_cold ae-adk "$ADKPROJ" "$kind" "$ae_api" "$ae_app"
+    local services=(--session_service_uri memory:// --artifact_service_uri memory://) store=""
+    if [ "$kind" = adk-default ]; then
+      services=() store=default
+      rm -rf "$ADKAGENTS/adk_assistant/.adk"
+    fi
+    ae_cold "ae-$kind" "$ADKPROJ" "$kind" "$ae_api" "$ae_app" "$store"
     t0="$(now)"
     (cd "$ADKAGENTS" && exec nsenter -t "$NS_PID" -n env PYTHONPATH="$ADKAGENTS/adk_assistant" OPENAI_API_KEY= \
-      "$ADKVENV/bin/adk" api_server --host 127.0.0.1 --port 8000 --session_service_uri memory:// --artifact_service_uri memory:// \
-      --log_level warning "$ADKAGENTS") >"$OUT/adk-api-server.log" 2>&1 &
+      "$ADKVENV/bin/adk" api_server --host 127.0.0.1 --port 8000 "${services[@]}" \
+      --log_level warning "$ADKAGENTS") >"$OUT/$kind-api-server.log" 2>&1 &
     peer_pid=$! peer_url=http://127.0.0.1:8000
   fi
   PIDS+=("$peer_pid")
@@ -223,8 +237,9 @@ pair() {
   stop "$peer_pid"
 }
 
-if [ "$ONLY" != adk ]; then pair langgraph; fi
-if [ "$ONLY" != langgraph ]; then pair adk; fi
+if [ -z "$ONLY" ] || [ "$ONLY" = langgraph ]; then pair langgraph; fi
+if [ "$ONLY" != langgraph ] && [ "$ONLY" != adk-default ]; then pair adk; fi
+if [ "$ONLY" != langgraph ]; then pair adk-default; fi
 cat /proc/loadavg >"$RES/loadavg.end"
 
 # One row per point and server: sums over rounds (turns/s = turns / seconds; p50, p99 and
@@ -285,9 +300,10 @@ report_pair() {
 {
   echo "### agentengine vs \`langgraph dev\` and \`adk api_server\`"
   echo
-  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point; every store in memory; langgraph-cli $LGCLI (langgraph $LGVER), google-adk $ADKVER."
+  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point; every store in memory but adk-default's (each server's default: SQLite); langgraph-cli $LGCLI (langgraph $LGVER), google-adk $ADKVER."
   echo
   report_pair langgraph "langgraph dev"
   report_pair adk "adk api_server"
+  report_pair adk-default "adk api_server, default configuration (SQLite sessions)"
 } | tee "$RES/report.md"
 note "results in $RES"

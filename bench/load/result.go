@@ -76,7 +76,7 @@ type ServerStats struct {
 	// end, summed: the memory they take together, pages they share counted once (VmRSS
 	// counts a shared page in every process that maps it).
 	TreePSSMB float64 `json:"tree_pss_mb,omitempty"`
-	Error      string  `json:"error,omitempty"`
+	Error     string  `json:"error,omitempty"`
 }
 
 // HistoryInfo describes the history scenario's conversations.
