@@ -11,10 +11,11 @@
 #   ADK:       POST /apps/{app}/users/{user}/sessions, then /run or /run_sse, on
 #              agentengine's ADK-web surface and `adk api_server`.
 # Both sides keep sessions in memory (agentengine --session-backend memory; `adk
-# api_server --session_service_uri memory://`; `langgraph dev` has only memory). A third
-# pair, adk-stored, runs each server as a user starts it, on its default durable store:
-# agentengine's local SQLite file against `adk api_server`'s per-agent SQLite under .adk/.
-# Every answer is checked for the echoed text (loadgen -expect).
+# api_server --session_service_uri memory://`; `langgraph dev` has only memory). The ADK
+# pair runs a second time with each server in the configuration a user gets by default
+# ("adk-default"): `adk api_server` with no service flags (google-adk 2.x keeps sessions in
+# a per-agent SQLite file under <agent>/.adk/ and artifacts beside it), agentengine with
+# its default SQLite store. Every answer is checked for the echoed text (loadgen -expect).
 #
 # Per pair, interleaved round by round: non-stream and stream turns at c=1 and c=16
 # (turns/s, p50, p99, CPU per turn of server + its children, time to first event), then
@@ -34,7 +35,7 @@
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_PYTHON    interpreter of agentengine's runners (default: a virtualenv that
 #                   `agentengine run` makes from each project's requirements, kept in the cache)
-#   BENCH_PEERS_ONLY  langgraph, adk or adk-stored: one pair only
+#   BENCH_PEERS_ONLY  langgraph, adk (both ADK pairs) or adk-default: those pairs only
 #   LANGGRAPH_CLI_VERSION (default 0.4.40), LANGGRAPH_VERSION (1.2.22), ADK_VERSION (2.13.0)
 # Needs: go, python3 (with venv), jq, unshare and nsenter (root or user namespaces).
 set -euo pipefail
@@ -132,15 +133,17 @@ first_answer() {
   return 1
 }
 
-# start_ae NAME PROJECT [STORE]: agentengine on PROJECT (STORE memory, the default, or local:
-# a new SQLite file); sets SERVED_PID, SERVED_URL, COLD.
+# start_ae NAME PROJECT [default]: agentengine on PROJECT (memory store, or its default
+# store); sets SERVED_PID, SERVED_URL, COLD.
 start_ae() {
-  local name="$1" proj="$2" store="${3:-memory}" t0 args=()
-  args=(--session-backend "$store")
-  [ "$store" = local ] && args+=(--session-path "$OUT/$name.sqlite")
+  local name="$1" proj="$2" t0 store=(--session-backend memory)
+  if [ "${3:-}" = default ]; then
+    store=()
+    rm -f "$proj/.agentengine/ui/sessions.sqlite"*
+  fi
   t0="$(now)"
   # No OPENAI_API_KEY: the ADK example then uses its offline model, as under adk api_server.
-  env OPENAI_API_KEY= "$BIN/agentengine" run "$proj" --port 0 --log-level warn "${args[@]}" >"$OUT/$name.log" 2>&1 &
+  env OPENAI_API_KEY= "$BIN/agentengine" run "$proj" --port 0 --log-level warn "${store[@]}" >"$OUT/$name.log" 2>&1 &
   SERVED_PID=$!
   PIDS+=("$SERVED_PID")
   for _ in $(seq 1 6000); do
@@ -152,10 +155,11 @@ start_ae() {
   T0="$t0"
 }
 
-# ae_cold NAME PROJECT KIND API APP [STORE]: starts agentengine and times its cold start (process
-# start to the first answered turn) before the peer starts, so neither start slows the other.
+# ae_cold NAME PROJECT KIND API APP [default]: starts agentengine and times its cold start
+# (process start to the first answered turn) before the peer starts, so neither start slows
+# the other.
 ae_cold() {
-  start_ae "$1" "$2" "${6:-memory}"
+  start_ae "$1" "$2" "${6:-}"
   first_answer - "$SERVED_PID" "$4" "$SERVED_URL" "$5" || { note "agentengine ($3) did not answer"; cat "$OUT/$1.log" >&2; exit 1; }
   since "$T0" >"$RES/$3.cold.ae"
 }
@@ -183,23 +187,18 @@ pair() {
       LANGSMITH_API_KEY= "$LGVENV/bin/langgraph" dev --host 127.0.0.1 --port 2024 --no-browser --no-reload \
       --server-log-level warning) >"$OUT/langgraph-dev.log" 2>&1 &
     peer_pid=$! peer_url=http://127.0.0.1:2024
-  elif [ "$kind" = adk ]; then
+  else
     ae_api=adk ae_app=adk_assistant peer_api=adk peer_app=adk_assistant expect="You said: hello there"
-    ae_cold ae-adk "$ADKPROJ" "$kind" "$ae_api" "$ae_app"
+    local services=(--session_service_uri memory:// --artifact_service_uri memory://) store=""
+    if [ "$kind" = adk-default ]; then
+      services=() store=default
+      rm -rf "$ADKAGENTS/adk_assistant/.adk"
+    fi
+    ae_cold "ae-$kind" "$ADKPROJ" "$kind" "$ae_api" "$ae_app" "$store"
     t0="$(now)"
     (cd "$ADKAGENTS" && exec nsenter -t "$NS_PID" -n env PYTHONPATH="$ADKAGENTS/adk_assistant" OPENAI_API_KEY= \
-      "$ADKVENV/bin/adk" api_server --host 127.0.0.1 --port 8000 --session_service_uri memory:// --artifact_service_uri memory:// \
-      --log_level warning "$ADKAGENTS") >"$OUT/adk-api-server.log" 2>&1 &
-    peer_pid=$! peer_url=http://127.0.0.1:8000
-  else
-    # Each server as a user starts it: its default durable session store, new and empty.
-    ae_api=adk ae_app=adk_assistant peer_api=adk peer_app=adk_assistant expect="You said: hello there"
-    ae_cold ae-adk-stored "$ADKPROJ" "$kind" "$ae_api" "$ae_app" local
-    rm -rf "$OUT/adk-agents-stored" && cp -r "$ADKAGENTS" "$OUT/adk-agents-stored"
-    t0="$(now)"
-    (cd "$OUT/adk-agents-stored" && exec nsenter -t "$NS_PID" -n env PYTHONPATH="$OUT/adk-agents-stored/adk_assistant" OPENAI_API_KEY= \
-      "$ADKVENV/bin/adk" api_server --host 127.0.0.1 --port 8000 --log_level warning "$OUT/adk-agents-stored") \
-      >"$OUT/adk-api-server-stored.log" 2>&1 &
+      "$ADKVENV/bin/adk" api_server --host 127.0.0.1 --port 8000 "${services[@]}" \
+      --log_level warning "$ADKAGENTS") >"$OUT/$kind-api-server.log" 2>&1 &
     peer_pid=$! peer_url=http://127.0.0.1:8000
   fi
   PIDS+=("$peer_pid")
@@ -238,9 +237,9 @@ pair() {
   stop "$peer_pid"
 }
 
-for kind in langgraph adk adk-stored; do
-  if [ -z "$ONLY" ] || [ "$ONLY" = "$kind" ]; then pair "$kind"; fi
-done
+if [ -z "$ONLY" ] || [ "$ONLY" = langgraph ]; then pair langgraph; fi
+if [ "$ONLY" != langgraph ] && [ "$ONLY" != adk-default ]; then pair adk; fi
+if [ "$ONLY" != langgraph ]; then pair adk-default; fi
 cat /proc/loadavg >"$RES/loadavg.end"
 
 # One row per point and server: sums over rounds (turns/s = turns / seconds; p50, p99 and
@@ -287,7 +286,9 @@ report_pair() {
     def med: sort | if length == 0 then 0 else .[length/2|floor] end;
     def rss($w): [.[] | select(.label | test("^" + $kind + "\\.ns\\.c16\\.r[0-9]+\\." + $w + "$")) | (.server.rss_after_mb // 0) + (.server.child_rss_mb // 0)] | med;
     def kids($w): [.[] | select(.label | test("^" + $kind + "\\.ns\\.c16\\.r[0-9]+\\." + $w + "$")) | .server.children] | med;
-    "RSS after the c=16 non-stream load (server + children, median round): agentengine \(rss("ae")|round) MB (\(kids("ae")) children), peer \(rss("peer")|round) MB (\(kids("peer")) children): \(if rss("peer") > 0 then (rss("ae") / rss("peer") * 100 | round) / 100 else "—" end)×."
+    def pss($w): [.[] | select(.label | test("^" + $kind + "\\.ns\\.c16\\.r[0-9]+\\." + $w + "$")) | (.server.tree_pss_mb // 0)] | med;
+    def ratio($a; $b): if $b > 0 then (($a / $b * 100 | round) / 100 | tostring) + "×" else "—" end;
+    "RSS after the c=16 non-stream load (server + children, median round): agentengine \(rss("ae")|round) MB (\(kids("ae")) children), peer \(rss("peer")|round) MB (\(kids("peer")) children): \(ratio(rss("ae"); rss("peer"))). PSS (pages shared between processes counted once): agentengine \(pss("ae")|round) MB, peer \(pss("peer")|round) MB: \(ratio(pss("ae"); pss("peer")))."
   ' "$RES/$kind".*.json)"
   echo "$rss"
   echo
@@ -299,10 +300,10 @@ report_pair() {
 {
   echo "### agentengine vs \`langgraph dev\` and \`adk api_server\`"
   echo
-  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point; every store in memory but in the adk-stored pair (each server's default: agentengine's SQLite file, \`adk api_server\`'s SQLite under .adk/); langgraph-cli $LGCLI (langgraph $LGVER), google-adk $ADKVER."
+  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point; every store in memory but adk-default's (each server's default: SQLite); langgraph-cli $LGCLI (langgraph $LGVER), google-adk $ADKVER."
   echo
   report_pair langgraph "langgraph dev"
   report_pair adk "adk api_server"
-  report_pair adk-stored "adk api_server (default store)"
+  report_pair adk-default "adk api_server, default configuration (SQLite sessions)"
 } | tee "$RES/report.md"
 note "results in $RES"

@@ -11,6 +11,10 @@ load; see config.py.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentengine_runner import Runner
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -26,12 +30,23 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def serve_project() -> None:
-    from agentengine_runner import prepare, serve
+    from agentengine_runner import prepare, serve, zygote
     from agentengine_runner.hclog import get_logger
 
+    fd = zygote.fd_from_env()
+    if fd is not None:
+        # The host pre-forks the runner processes from this one (agentengine_runner.zygote),
+        # which imports the agent and forks; each child serves.
+        get_logger()
+        zygote.run(fd, load_project, "of the project")
+        return
     # Handshake check and stdout capture first: the user's module may print on import.
     prepare()
     get_logger()  # hclog JSON on stderr for load errors too (our logger is its child)
+    serve(load_project())
+
+
+def load_project() -> Runner:
     from .bridges import make_runner
     from .broken import BrokenRunner
     from .config import Settings
@@ -41,7 +56,7 @@ def serve_project() -> None:
         # The agent is not ready: the process ends before the handshake, and the host
         # marks the agent unavailable quoting the traceback make_runner logged to stderr.
         raise SystemExit(1)
-    serve(runner)
+    return runner
 
 
 if __name__ == "__main__":

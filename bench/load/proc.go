@@ -85,14 +85,17 @@ func statusKB(b []byte, key string) int64 {
 	return v
 }
 
-// childrenCPU returns the CPU time of each direct child of pid, by child pid. Children
-// are found by scanning /proc for processes whose parent is pid.
+// childrenCPU returns the CPU time of each descendant of pid (its runners, and the
+// runners a pre-forking runner parent forked), by pid. They are found by scanning /proc
+// for processes whose parent is pid or one of them.
 func childrenCPU(pid int) map[int]time.Duration {
 	out := map[int]time.Duration{}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return out
 	}
+	parent := map[int]int{}
+	cpu := map[int]time.Duration{}
 	for _, e := range ents {
 		cp, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -103,12 +106,31 @@ func childrenCPU(pid int) map[int]time.Duration {
 			continue
 		}
 		ppid, ut, stt, err := parseStat(b)
-		if err != nil || int(ppid) != pid {
+		if err != nil {
 			continue
 		}
-		out[cp] = ticks(ut + stt)
+		parent[cp], cpu[cp] = int(ppid), ticks(ut+stt)
+	}
+	for cp := range parent {
+		for p, hops := parent[cp], 0; p > 1 && hops < 64; p, hops = parent[p], hops+1 {
+			if p == pid {
+				out[cp] = cpu[cp]
+				break
+			}
+		}
 	}
 	return out
+}
+
+// pssKB reads a process's proportional set size from /proc/<pid>/smaps_rollup: its
+// private pages plus its share of the pages it shares, so that PSS summed over processes
+// counts memory once.
+func pssKB(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	return statusKB(b, "\nPss:")
 }
 
 // selfCPU is this process's user+system CPU time.
@@ -129,6 +151,7 @@ type sampler struct {
 	kidsBefore      map[int]time.Duration
 	kidsAfter       map[int]time.Duration
 	kidsRSSKB       int64 // the children's VmRSS at the end, summed
+	treePSSKB       int64 // the server's and its descendants' PSS at the end, summed
 	clientBefore    time.Duration
 	clientAfter     time.Duration
 	started, ended  time.Time
@@ -194,10 +217,12 @@ func (s *sampler) end() {
 	}
 	s.after, s.err = readStat(s.pid)
 	s.kidsAfter = childrenCPU(s.pid)
+	s.treePSSKB = pssKB(s.pid)
 	for pid := range s.kidsAfter {
 		if st, err := readStat(pid); err == nil {
 			s.kidsRSSKB += st.rssKB
 		}
+		s.treePSSKB += pssKB(pid)
 	}
 	s.notePeak(s.after.rssKB)
 }
@@ -228,6 +253,7 @@ func (s *sampler) server(turns, deltas int) *ServerStats {
 		Children:        n,
 		ChildCPUSeconds: kids.Seconds(),
 		ChildRSSMB:      mb(s.kidsRSSKB),
+		TreePSSMB:       mb(s.treePSSKB),
 	}
 	if wall := s.ended.Sub(s.started).Seconds(); wall > 0 {
 		st.CPUCores = cpu.Seconds() / wall

@@ -65,13 +65,18 @@ type ServerStats struct {
 	RSSAfterMB    float64 `json:"rss_after_mb"`
 	RSSPeakMB     float64 `json:"rss_peak_mb"`
 	HWMMB         float64 `json:"hwm_mb"`
-	// Children are the server's direct child processes (runners) alive throughout.
+	// Children are the server's descendant processes (runners, a runner parent that
+	// forks them) alive at the end.
 	Children          int     `json:"children"`
 	ChildCPUSeconds   float64 `json:"child_cpu_s"`
 	ChildCPUPerTurnUS float64 `json:"child_cpu_per_turn_us"`
 	// ChildRSSMB is the children's VmRSS at the end of the measured phase, summed.
 	ChildRSSMB float64 `json:"child_rss_mb,omitempty"`
-	Error      string  `json:"error,omitempty"`
+	// TreePSSMB is the proportional set size of the server and its descendants at the
+	// end, summed: the memory they take together, pages they share counted once (VmRSS
+	// counts a shared page in every process that maps it).
+	TreePSSMB float64 `json:"tree_pss_mb,omitempty"`
+	Error     string  `json:"error,omitempty"`
 }
 
 // HistoryInfo describes the history scenario's conversations.
@@ -182,6 +187,9 @@ func (r *Result) WriteText(w io.Writer) {
 			p("; rss %.1f → %.1f MB (peak %.1f, hwm %.1f)\n", s.RSSBeforeMB, s.RSSAfterMB, s.RSSPeakMB, s.HWMMB)
 			if s.Children > 0 {
 				p("  runner children (%d): cpu %.2fs = %.1f µs/turn; rss %.1f MB\n", s.Children, s.ChildCPUSeconds, s.ChildCPUPerTurnUS, s.ChildRSSMB)
+			}
+			if s.TreePSSMB > 0 {
+				p("  server + children pss %.1f MB\n", s.TreePSSMB)
 			}
 		}
 	}

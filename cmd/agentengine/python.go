@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	agentengine "github.com/agentengine/agentengine"
+	"github.com/agentengine/agentengine/host/prefork"
 	"github.com/agentengine/agentengine/host/project"
 	"github.com/agentengine/agentengine/host/pybridge"
 	"github.com/agentengine/agentengine/host/pyenv"
@@ -114,6 +118,15 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 	if err != nil {
 		return nil, err
 	}
+	// AGENTENGINE_PREFORK=on: a Python agent's processes fork from a zygote that
+	// imported the agent once (host/prefork) instead of each starting an interpreter.
+	var zygote *prefork.Zygote
+	if p.IsPython() && prefork.Supported && preforkOn(os.Getenv("AGENTENGINE_PREFORK")) {
+		zygote = prefork.New(prefork.Config{
+			Command: l.Command, Dir: l.Dir, Env: l.Env, StartTimeout: timeout,
+			Logger: o.log.Named(p.Name),
+		})
+	}
 	member := func(i int) runnerpool.Member {
 		name := p.Name
 		if i > 0 || p.Processes > 1 {
@@ -121,7 +134,18 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		}
 		var ev runnerproc.Events
 		ev.Started, ev.Stopped, ev.Failed = o.metrics.Runner(p.Name)
+		var fork runnerproc.ForkFunc
+		if zygote != nil {
+			fork = func(ctx context.Context, env []string, stdout, stderr *os.File) (runnerproc.Forked, error) {
+				c, err := zygote.Fork(ctx, env, stdout, stderr)
+				if err != nil {
+					return nil, err
+				}
+				return c, nil
+			}
+		}
 		return runnerproc.New(runnerproc.Config{
+			Fork:         fork,
 			Events:       ev,
 			Name:         name,
 			Command:      l.Command,
@@ -132,19 +156,54 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 			Logger:       o.log.Named(p.Name),
 		})
 	}
-	if p.MaxProcesses > p.Processes {
-		return runnerpool.NewScaling(runnerpool.ScalingConfig{
+	var r agentRunner
+	switch {
+	case p.MaxProcesses > p.Processes:
+		r = runnerpool.NewScaling(runnerpool.ScalingConfig{
 			Max: p.MaxProcesses, NewMember: member, Logger: o.log.Named(p.Name).Named("pool"),
-		}), nil
+		})
+	case p.Processes == 1:
+		r = member(0).(*runnerproc.Supervisor)
+	default:
+		members := make([]runnerpool.Member, p.Processes)
+		for i := range members {
+			members[i] = member(i)
+		}
+		r = runnerpool.New(members...)
 	}
-	if p.Processes == 1 {
-		return member(0).(*runnerproc.Supervisor), nil
+	if zygote != nil {
+		return &zygoteRunner{agentRunner: r, zygote: zygote}, nil
 	}
-	members := make([]runnerpool.Member, p.Processes)
-	for i := range members {
-		members[i] = member(i)
+	return r, nil
+}
+
+// preforkOn reads AGENTENGINE_PREFORK.
+func preforkOn(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "on", "true", "yes":
+		return true
 	}
-	return runnerpool.New(members...), nil
+	return false
+}
+
+// zygoteRunner is a runner whose processes fork from a zygote: closing it stops the
+// zygote after the processes.
+type zygoteRunner struct {
+	agentRunner
+	zygote *prefork.Zygote
+}
+
+func (r *zygoteRunner) Close(ctx context.Context) error {
+	err := r.agentRunner.Close(ctx)
+	return errors.Join(err, r.zygote.Close(ctx))
+}
+
+// Startable forwards to the runner's (see agentSlot).
+func (r *zygoteRunner) Startable() error {
+	if s, ok := r.agentRunner.(interface{ Startable() error }); ok {
+		return s.Startable()
+	}
+	return nil
 }
 
 // startHint adds where to look when a Python runner does not start.

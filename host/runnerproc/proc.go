@@ -42,8 +42,12 @@ type proc struct {
 
 	// exited is go-plugin's done context: closed after the process has been waited for.
 	exited <-chan struct{}
-	// hardKill cancels the exec context, whose Cancel SIGKILLs the process group.
-	hardKill context.CancelFunc
+	// forked is set when the process was forked from a zygote (Config.Fork); cmd is
+	// then only go-plugin's spec and never runs.
+	forked *forkRunner
+	// hardKill SIGKILLs the process group (for a started command: cancels the exec
+	// context, whose Cancel does).
+	hardKill func()
 
 	// dead is cancelled (with the reason as cause) once the process must not be used any
 	// more; in-flight runs are tied to it.
@@ -105,7 +109,7 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	stdout := newLineLogger(log, "stdout", hclog.Info)
 	syncStderr := newLineLogger(log, "stderr", hclog.Info)
 	disp := &dispenser{}
-	client := plugin.NewClient(&plugin.ClientConfig{
+	ccfg := &plugin.ClientConfig{
 		HandshakeConfig:  runnerplugin.Handshake(),
 		Plugins:          plugin.PluginSet{runnerplugin.Name: disp},
 		Cmd:              cmd,
@@ -119,9 +123,17 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 		Stderr:     stderr,
 		SyncStdout: stdout,
 		SyncStderr: syncStderr,
-	})
+	}
+	var forked *forkRunner
+	if cfg.Fork != nil {
+		forked = newForkRunner(cfg, dir)
+		ccfg.Cmd, ccfg.RunnerFunc = nil, forked.runnerFunc
+		execKill := hardKill
+		hardKill = func() { execKill(); forked.kill() }
+	}
+	client := plugin.NewClient(ccfg)
 	p := &proc{
-		log: log, cmd: cmd, client: client, sockDir: dir, stderr: stderr,
+		log: log, cmd: cmd, forked: forked, client: client, sockDir: dir, stderr: stderr,
 		outputs: []*lineLogger{stderr, stdout, syncStderr}, hardKill: hardKill,
 		killDone: make(chan struct{}),
 	}
@@ -155,8 +167,9 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	p.rpc = rc
 	p.exited = disp.done.Done()
 	p.health = healthpb.NewHealthClient(disp.conn)
-	// client.Client ran cmd.Start on this goroutine, so cmd.Process is safe to read.
-	p.pid = cmd.Process.Pid
+	// client.Client ran cmd.Start (or the fork) on this goroutine, so its pid is safe
+	// to read.
+	p.pid = p.startedPid()
 	p.log = log.With("pid", p.pid)
 	for _, o := range p.outputs {
 		o.setLogger(p.log)
@@ -175,8 +188,19 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 		return nil, s.startFailed(p, fmt.Errorf("health check: %w", err))
 	}
 	// The protocol version is checked before any run: a runner built for another
-	// version would misread requests instead of failing clearly.
-	d, err := rc.Describe(hctx, &runnerv1.DescribeRequest{})
+	// version would misread requests instead of failing clearly. A runner may do real
+	// work to describe itself (ADK's dev UI graphs import modules the first time): it has
+	// what is left of the start timeout, not the health check's few seconds.
+	dctx, dcancel := context.WithDeadline(context.Background(), t0.Add(cfg.StartTimeout))
+	defer dcancel()
+	go func() {
+		select {
+		case <-abort:
+			dcancel()
+		case <-dctx.Done():
+		}
+	}()
+	d, err := rc.Describe(dctx, &runnerv1.DescribeRequest{})
 	if err != nil {
 		return nil, s.startFailed(p, fmt.Errorf("describe: %w", err))
 	}
@@ -217,9 +241,10 @@ func (e *ProtocolError) Error() string {
 // startFailed cleans up after a failed start and builds the error, quoting the runner's
 // last stderr lines: that is where a missing import or a bad config shows.
 func (s *Supervisor) startFailed(p *proc, err error) error {
-	if p.cmd.Process != nil {
-		// Set by cmd.Start on this goroutine (inside client.Client), so safe to read.
-		p.pid = p.cmd.Process.Pid
+	// Set by cmd.Start or the fork on this goroutine (inside client.Client), so safe
+	// to read.
+	if pid := p.startedPid(); pid != 0 {
+		p.pid = pid
 	}
 	p.terminate(context.Background(), s.cfg.KillTimeout)
 	s.log.Debug("go-plugin start error", "error", err)
@@ -307,6 +332,17 @@ func (p *proc) ping(ctx context.Context) error {
 	return nil
 }
 
+// startedPid is the process's pid once client.Client started it, else 0.
+func (p *proc) startedPid() int {
+	if p.forked != nil {
+		return p.forked.pid()
+	}
+	if p.cmd.Process != nil {
+		return p.cmd.Process.Pid
+	}
+	return 0
+}
+
 // touch records a sign of life of the process's runs.
 func (p *proc) touch() { p.active.Store(time.Now().UnixNano()) }
 
@@ -390,6 +426,9 @@ func (p *proc) waitedStatus() string {
 	default:
 		return ""
 	}
+	if p.forked != nil {
+		return p.forked.status()
+	}
 	if st := p.cmd.ProcessState; st != nil {
 		return st.String()
 	}
@@ -398,6 +437,12 @@ func (p *proc) waitedStatus() string {
 
 // exitStatus describes how the process ended; only valid after exited is closed.
 func (p *proc) exitStatus() string {
+	if p.forked != nil {
+		if st := p.forked.status(); st != "" {
+			return st
+		}
+		return "unknown"
+	}
 	if st := p.cmd.ProcessState; st != nil {
 		return st.String()
 	}

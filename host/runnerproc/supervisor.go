@@ -102,6 +102,11 @@ type Config struct {
 	StallTimeout time.Duration
 	// Events, when set, is told of the processes' starts and ends (for metrics).
 	Events Events
+	// Fork, when set, starts each process by forking it from a parent that has
+	// imported the runner already (a Python zygote, host/prefork) instead of running
+	// Command; Command then only names the runner. Everything else is the same: the
+	// handshake on the process's stdout, its stderr logged, its own process group.
+	Fork ForkFunc
 }
 
 // Events are callbacks for a supervisor's process lifecycle; nil ones are skipped. They

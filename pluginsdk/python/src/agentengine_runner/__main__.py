@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from . import zygote
 from .hclog import get_logger
 from .runner import Runner
 from .server import prepare, serve
@@ -35,6 +36,12 @@ def main(argv: list[str] | None = None) -> None:
     if len(args) != 1 or args[0].startswith("-"):
         sys.stderr.write("usage: python -m agentengine_runner module[:attr]\n")
         raise SystemExit(2)
+    fd = zygote.fd_from_env()
+    if fd is not None:
+        # The host pre-forks this runner's processes from here (see zygote).
+        spec = args[0]
+        zygote.run(fd, lambda: load_runner(spec), spec)
+        return
     prepare()
     try:
         runner = load_runner(args[0])

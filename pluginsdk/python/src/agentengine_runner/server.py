@@ -222,9 +222,15 @@ def _remove(path: str, own_dir: str | None) -> None:
 def _watch_parent(life: _Lifecycle, grace: float) -> None:
     """Exits when the host dies without a Shutdown (go-plugin has no Pdeathsig)."""
     parent = os.getppid()
+    # A pre-forked runner's parent is the zygote, which may go before it does: it
+    # watches the host instead.
+    watched = os.environ.get("AGENTENGINE_WATCH_PID", "").strip()
+    host = int(watched) if watched.isdigit() else 0
     while not life.stopping:
         time.sleep(PARENT_POLL_INTERVAL)
-        if os.getppid() != parent:
+        gone = not _alive(host) if host else os.getppid() != parent
+        if gone:
+            parent = host or parent
             # Flag first, then log: stderr is probably a broken pipe now.
             life.stopping = True
             log.warning("parent process exited; stopping", extra={"parent_pid": str(parent)})
@@ -232,6 +238,16 @@ def _watch_parent(life: _Lifecycle, grace: float) -> None:
             life.request_stop_threadsafe("parent exited")
             _exit_after(grace + 2.0)
             return
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists
+    return True
 
 
 def _exit_after(seconds: float) -> None:

@@ -1,0 +1,53 @@
+package prefork
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Supported: pre-forking works on this OS.
+const Supported = true
+
+// socketpair makes the zygote's control socket: SOCK_SEQPACKET keeps each request and
+// answer one message, with the descriptors it carries.
+func socketpair() ([2]int, error) {
+	return unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+}
+
+// waitExit returns once pid has exited (a zombie counts: the process is not our child,
+// and whoever reaps it may be slow). A pidfd becomes readable then; kernels without
+// pidfds are polled.
+func waitExit(pid int) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return
+	}
+	if err == nil {
+		defer func() { _ = unix.Close(fd) }()
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
+				return
+			}
+		}
+	}
+	for !exited(pid) {
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// exited: pid is gone or a zombie.
+func exited(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) == 0 || f[0] == "Z" || f[0] == "X"
+}
