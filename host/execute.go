@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -37,6 +38,15 @@ type turnState struct {
 	// runtime's logger with the span's ids.
 	span trace.Span
 	log  hclog.Logger
+	// ctx is the run's context; rctx the runner call's (with its span, runnerSpan).
+	ctx, rctx  context.Context
+	runnerSpan trace.Span
+	// stream is the runner's stream of events; await it, when it can be awaited, with
+	// resume, which continues consume on a worker. done is called once the run is over.
+	stream grpc.ServerStreamingClient[runnerv1.RunEvent]
+	await  awaiter
+	resume func()
+	done   func()
 	// toolStarts are the times tool calls were reported, for their spans (traced only);
 	// toolArgs their arguments, when the spans record content.
 	toolStarts map[string]time.Time
@@ -79,16 +89,76 @@ type openCall struct {
 	args         []byte
 }
 
-func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
-	ts := &turnState{rt: rt, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx), log: rt.log}
+// awaiter is a runner stream whose next event can be waited for without a goroutine (the
+// run lane's): Await reports whether Recv returns at once; when it does not, ready runs
+// once, on the stream's own goroutine (which it must not hold up), when Recv would.
+type awaiter interface {
+	Await(ready func()) bool
+}
+
+// execute runs the turn on the runner and calls done when it has finished. A run whose
+// stream can be awaited holds no goroutine while it waits for the runner's next event:
+// thousands of open streams would otherwise each keep a parked goroutine, with the stack
+// it grew, for nothing.
+func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest, done func()) {
+	ts := &turnState{rt: rt, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx), log: rt.log, ctx: ctx, done: done}
 	if sc := ts.span.SpanContext(); sc.IsValid() {
 		// Every line logged during the turn joins its trace.
 		ts.log = rt.log.With("trace_id", sc.TraceID().String(), "span_id", sc.SpanID().String())
 	}
 	r.j.SetOnWatch(func() { ts.flushOnWatch(ctx) })
-	streamErr := ts.consume(ctx, ag, rr)
+	ts.rctx, ts.runnerSpan = rt.runnerSpan(ctx, ag.Name, rr)
+	stream, err := ag.Runner.Run(ts.rctx, rr)
+	if err != nil {
+		ts.end(fmt.Errorf("start run on runner: %w", err))
+		return
+	}
+	ts.stream = stream
+	if aw, ok := stream.(awaiter); ok {
+		ts.await = aw
+		ts.resume = func() { rt.workers.Go(ts.consume) }
+	}
+	ts.consume()
+}
+
+// consume handles the runner's events until its stream ends, or, with a stream that can
+// be awaited, until it has none ready: it runs again on a worker when the next one is.
+func (ts *turnState) consume() {
+	for {
+		if ts.await != nil && !ts.await.Await(ts.resume) {
+			return
+		}
+		ev, err := ts.stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) || ts.rctx.Err() != nil {
+				err = nil // ended, or cancelled or shutting down: the cause decides the status
+			}
+			ts.end(err)
+			return
+		}
+		ts.mu.Lock()
+		for _, e := range ev.Events() {
+			if e.GetBatch() != nil {
+				continue // batches do not nest
+			}
+			if ts.storeErr == nil && ts.failure == nil { // else drain: the outcome is decided
+				ts.handle(ts.ctx, e)
+			}
+		}
+		ts.mu.Unlock()
+	}
+}
+
+// end decides the run's status once the runner's stream has ended (streamErr: why it
+// broke), finishes the run, and calls done.
+func (ts *turnState) end(streamErr error) {
+	if streamErr != nil {
+		ts.runnerSpan.SetStatus(otelcodes.Error, streamErr.Error())
+	}
+	ts.runnerSpan.End()
+	ts.stream, ts.await, ts.resume = nil, nil, nil
+	ctx, ag, r := ts.ctx, ts.ag, ts.r
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	ts.flushAll(ctx)
 
 	status, runErr := session.StatusCompleted, ts.failure
@@ -127,6 +197,8 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 		data.Usage = &u
 	}
 	ts.finish(ctx, status, data)
+	ts.mu.Unlock()
+	ts.done()
 }
 
 // runnerFailureMessage is the client-safe text for a broken runner stream.
@@ -141,42 +213,6 @@ func runnerFailureMessage(err error) string {
 		return "the agent's runner process exited or disconnected during the run"
 	}
 	return "the agent's runner failed during the run"
-}
-
-func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequest) (err error) {
-	rctx, span := ts.rt.runnerSpan(ctx, ag.Name, rr)
-	defer func() {
-		if err != nil {
-			span.SetStatus(otelcodes.Error, err.Error())
-		}
-		span.End()
-	}()
-	stream, err := ag.Runner.Run(rctx, rr)
-	if err != nil {
-		return fmt.Errorf("start run on runner: %w", err)
-	}
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			if rctx.Err() != nil {
-				return nil // cancelled or shutting down: the cause decides the status
-			}
-			return err
-		}
-		ts.mu.Lock()
-		for _, e := range ev.Events() {
-			if e.GetBatch() != nil {
-				continue // batches do not nest
-			}
-			if ts.storeErr == nil && ts.failure == nil { // else drain: the outcome is decided
-				ts.handle(ctx, e)
-			}
-		}
-		ts.mu.Unlock()
-	}
 }
 
 // flushOnWatch stores the deferred items now that someone follows the run, instead of

@@ -143,20 +143,21 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 	user := req.User
 	// A run outlives the request that started it; runCtx is its own.
 	rt.workers.Go(func() {
-		defer rt.wg.Done()
-		defer cancel(nil)
-		defer rt.releaseRun(user)
 		// The closure lets go of the run request: execute holds it until it is sent.
 		sent := rr
 		rr = nil
-		ctx := runCtx
+		ctx, stop := runCtx, context.CancelFunc(func() {})
 		if ag.RunTimeout > 0 {
-			var stop context.CancelFunc
 			ctx, stop = context.WithTimeoutCause(runCtx, ag.RunTimeout, errRunTimeout)
-			defer stop()
 		}
-		rt.execute(ctx, ag, r, sent)
-		rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
+		// execute may return while the run waits for the runner; done ends it.
+		rt.execute(ctx, ag, r, sent, func() {
+			rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
+			stop()
+			rt.releaseRun(user)
+			cancel(nil)
+			rt.wg.Done()
+		})
 	})
 	return r, nil
 }
