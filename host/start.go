@@ -140,7 +140,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 	rt.metrics.RunStarted(ag.Name)
 	// Only the user is captured of the request, and the run request is an argument: both
 	// may carry megabytes of input, which are let go once sent, not held to the run's end.
-	user := req.User
+	user, await := req.User, !req.Unannounced
 	// A run outlives the request that started it; runCtx is its own.
 	rt.workers.Go(func() {
 		// The closure lets go of the run request: execute holds it until it is sent.
@@ -151,7 +151,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 			ctx, stop = context.WithTimeoutCause(runCtx, ag.RunTimeout, errRunTimeout)
 		}
 		// execute may return while the run waits for the runner; done ends it.
-		rt.execute(ctx, ag, r, sent, func() {
+		rt.execute(ctx, ag, r, sent, await, func() {
 			rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
 			stop()
 			rt.releaseRun(user)
