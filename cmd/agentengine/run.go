@@ -342,7 +342,7 @@ const forcedCloseWait = 2 * time.Second
 const gcFloorBytes = 64 << 20
 
 // gcHeadroomCap bounds how far the heap grows between collections once the live heap,
-// stacks and globals are past it (GOGC lowered to as little as 25): a large live heap is
+// stacks and globals are past it (GOGC lowered to as little as 50): a large live heap is
 // thousands of open streams or runs, and at GOGC 100 the collector's headroom was as
 // large as all of them together. Heaps below it (the memory store of a long benchmark
 // included) collect as before.

@@ -59,7 +59,7 @@ func (f *Floor) CapHeadroom(bytes uint64) *Floor {
 
 // MinCappedPercent is the least GOGC CapHeadroom sets: a very large heap is not marked
 // over and over for a small headroom.
-const MinCappedPercent = 25
+const MinCappedPercent = 50
 
 // Stop ends the adjustments and restores GOGC to base. Safe on a nil Floor.
 func (f *Floor) Stop() {

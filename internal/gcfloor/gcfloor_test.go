@@ -47,7 +47,7 @@ func TestCapped(t *testing.T) {
 	}{
 		{"small heap: the floor's percent stays", 400, 16 * mib, 192 * mib, 400},
 		{"at the ceiling: unchanged", 100, 192 * mib, 192 * mib, 100},
-		{"past it: headroom held to the ceiling", 100, 384 * mib, 192 * mib, 50},
+		{"past it: headroom held to the ceiling", 100, 256 * mib, 192 * mib, 75},
 		{"in steps of 5", 100, 300 * mib, 192 * mib, 60},
 		{"never below the least", 100, 4096 * mib, 192 * mib, MinCappedPercent},
 		{"nothing scanned yet", 100, 0, 192 * mib, 100},
@@ -135,11 +135,11 @@ func TestCapHeadroomLowersGOGCForALargeHeap(t *testing.T) {
 	}
 	until("raised for a small heap", func(p int) bool { return p > 100 })
 	func() {
-		live := make([]byte, 96<<20) // three times the cap: a third of it as headroom
+		live := make([]byte, 40<<20) // more than the cap: about 80% of it as headroom
 		for i := range live {
 			live[i] = 1
 		}
-		until("about 30 with 96 MiB live and a 32 MiB cap", func(p int) bool { return p >= MinCappedPercent && p <= 35 })
+		until("about 75 with 40 MiB live and a 32 MiB cap", func(p int) bool { return p >= MinCappedPercent && p < 100 })
 		runtime.KeepAlive(live)
 	}()
 	until("raised again once the heap is small", func(p int) bool { return p > 100 })
