@@ -130,7 +130,7 @@ func (ts *turnState) artifact(ctx context.Context, a *runnerv1.Artifact) {
 	if v != a.Version {
 		// Another run of the user saved the same "user:" artifact meanwhile: the store's
 		// number stands; the agent's event names the one it expected.
-		ts.log.Warn("artifact stored under another version than the runner expected", "agent", ts.r.Agent,
+		ts.logger().Warn("artifact stored under another version than the runner expected", "agent", ts.r.Agent,
 			"invocation", ts.r.InvocationID, "artifact", a.Name, "version", v, "expected", a.Version)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -38,6 +39,15 @@ type turnState struct {
 	span    trace.Span
 	log     hclog.Logger
 	logOnce sync.Once
+	// runnerSpan is the runner call's span. stream is the runner's stream of events;
+	// await it, when it can be awaited, with resume, which continues consume on a worker
+	// (the run's contexts travel in resume's closure, not in this struct). done is called
+	// once the run is over.
+	runnerSpan trace.Span
+	stream     grpc.ServerStreamingClient[runnerv1.RunEvent]
+	await      awaiter
+	resume     func()
+	done       func()
 	// toolStarts are the times tool calls were reported, for their spans (traced only);
 	// toolArgs their arguments, when the spans record content.
 	toolStarts map[string]time.Time
@@ -81,12 +91,76 @@ type openCall struct {
 	args         []byte
 }
 
-func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest) {
-	ts := &turnState{rt: rt, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx)}
+// awaiter is a runner stream whose next event can be waited for without a goroutine (the
+// run lane's): Await reports whether Recv returns at once; when it does not, ready runs
+// once, on the stream's own goroutine (which it must not hold up), when Recv would.
+type awaiter interface {
+	Await(ready func()) bool
+}
+
+// execute runs the turn on the runner and calls done when it has finished. With await
+// set, a run whose stream can be awaited holds no goroutine while it waits for the
+// runner's next event: thousands of open streams would otherwise each keep a parked
+// goroutine, with the stack it grew, for nothing. A short run that its client waits for
+// whole (unannounced) reads its stream on one goroutine: handing each burst of events
+// to a worker costs it CPU (about 8% of an echo turn's host CPU) and saves nothing.
+func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.RunRequest, await bool, done func()) {
+	ts := &turnState{rt: rt, r: r, ag: ag, calls: map[string]*openCall{}, span: trace.SpanFromContext(ctx), done: done}
 	r.j.SetOnWatch(func() { ts.flushOnWatch(ctx) })
-	streamErr := ts.consume(ctx, ag, rr)
+	rctx, runnerSpan := rt.runnerSpan(ctx, ag.Name, rr)
+	ts.runnerSpan = runnerSpan
+	stream, err := ag.Runner.Run(rctx, rr)
+	if err != nil {
+		ts.end(ctx, fmt.Errorf("start run on runner: %w", err))
+		return
+	}
+	ts.stream = stream
+	if aw, ok := stream.(awaiter); ok && await {
+		ts.await = aw
+		ts.resume = func() { rt.workers.Go(func() { ts.consume(ctx, rctx) }) }
+	}
+	ts.consume(ctx, rctx)
+}
+
+// consume handles the runner's events until its stream ends, or, with a stream that can
+// be awaited, until it has none ready: it runs again on a worker when the next one is.
+// ctx is the run's context, rctx the runner call's.
+func (ts *turnState) consume(ctx, rctx context.Context) {
+	for {
+		if ts.await != nil && !ts.await.Await(ts.resume) {
+			return
+		}
+		ev, err := ts.stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) || rctx.Err() != nil {
+				err = nil // ended, or cancelled or shutting down: the cause decides the status
+			}
+			ts.end(ctx, err)
+			return
+		}
+		ts.mu.Lock()
+		for _, e := range ev.Events() {
+			if e.GetBatch() != nil {
+				continue // batches do not nest
+			}
+			if ts.storeErr == nil && ts.failure == nil { // else drain: the outcome is decided
+				ts.handle(ctx, e)
+			}
+		}
+		ts.mu.Unlock()
+	}
+}
+
+// end decides the run's status once the runner's stream has ended (streamErr: why it
+// broke), finishes the run, and calls done.
+func (ts *turnState) end(ctx context.Context, streamErr error) {
+	if streamErr != nil {
+		ts.runnerSpan.SetStatus(otelcodes.Error, streamErr.Error())
+	}
+	ts.runnerSpan.End()
+	ts.stream, ts.await, ts.resume = nil, nil, nil
+	ag, r := ts.ag, ts.r
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	ts.flushAll(ctx)
 
 	status, runErr := session.StatusCompleted, ts.failure
@@ -125,6 +199,8 @@ func (rt *Runtime) execute(ctx context.Context, ag Agent, r *Run, rr *runnerv1.R
 		data.Usage = &u
 	}
 	ts.finish(ctx, status, data)
+	ts.mu.Unlock()
+	ts.done()
 }
 
 // runnerFailureMessage is the client-safe text for a broken runner stream.
@@ -139,42 +215,6 @@ func runnerFailureMessage(err error) string {
 		return "the agent's runner process exited or disconnected during the run"
 	}
 	return "the agent's runner failed during the run"
-}
-
-func (ts *turnState) consume(ctx context.Context, ag Agent, rr *runnerv1.RunRequest) (err error) {
-	rctx, span := ts.rt.runnerSpan(ctx, ag.Name, rr)
-	defer func() {
-		if err != nil {
-			span.SetStatus(otelcodes.Error, err.Error())
-		}
-		span.End()
-	}()
-	stream, err := ag.Runner.Run(rctx, rr)
-	if err != nil {
-		return fmt.Errorf("start run on runner: %w", err)
-	}
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			if rctx.Err() != nil {
-				return nil // cancelled or shutting down: the cause decides the status
-			}
-			return err
-		}
-		ts.mu.Lock()
-		for _, e := range ev.Events() {
-			if e.GetBatch() != nil {
-				continue // batches do not nest
-			}
-			if ts.storeErr == nil && ts.failure == nil { // else drain: the outcome is decided
-				ts.handle(ctx, e)
-			}
-		}
-		ts.mu.Unlock()
-	}
 }
 
 // flushOnWatch stores the deferred items now that someone follows the run, instead of

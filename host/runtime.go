@@ -112,7 +112,9 @@ type Runtime struct {
 	baseCtx context.Context
 	stop    context.CancelCauseFunc
 	wg      sync.WaitGroup
-	workers *gopool.Pool // runs' goroutines, kept with their grown stacks
+	// workers run the runs' steps (a start, a burst of the runner's events, the end),
+	// kept with their grown stacks; a run waiting for its runner holds none.
+	workers *gopool.Pool
 
 	compaction CompactionPolicy
 
@@ -167,7 +169,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("host: a session store is required")
 	}
 	rt := &Runtime{
-		workers:   gopool.New(gopool.RunIdle),
+		workers:   gopool.NewBounded(gopool.RunIdle, maxIdleRunWorkers),
 		store:     cfg.Store,
 		agents:    map[string]Agent{},
 		log:       cfg.Logger,
@@ -311,3 +313,8 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		return fmt.Errorf("host: runs still finishing: %w", ctx.Err())
 	}
 }
+
+// maxIdleRunWorkers bounds the idle run workers kept: steps of runs are short, so a few
+// serve thousands of open runs, and a burst of run starts (each waits on its runner's
+// connection to send the request) leaves no more than this many grown stacks behind.
+const maxIdleRunWorkers = 128

@@ -139,23 +139,24 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 	rt.metrics.RunStarted(ag.Name)
 	// Only the user is captured of the request, and the run request is an argument: both
 	// may carry megabytes of input, which are let go once sent, not held to the run's end.
-	user := req.User
+	user, await := req.User, !req.Unannounced
 	// A run outlives the request that started it; runCtx is its own.
 	rt.workers.Go(func() {
-		defer rt.wg.Done()
-		defer cancel(nil)
-		defer rt.releaseRun(user)
 		// The closure lets go of the run request: execute holds it until it is sent.
 		sent := rr
 		rr = nil
-		ctx := runCtx
+		ctx, stop := runCtx, context.CancelFunc(func() {})
 		if ag.RunTimeout > 0 {
-			var stop context.CancelFunc
 			ctx, stop = context.WithTimeoutCause(runCtx, ag.RunTimeout, errRunTimeout)
-			defer stop()
 		}
-		rt.execute(ctx, ag, r, sent)
-		rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
+		// execute may return while the run waits for the runner; done ends it.
+		rt.execute(ctx, ag, r, sent, await, func() {
+			rt.maybeCompact(rt.baseCtx, ag, key, r.hist)
+			stop()
+			rt.releaseRun(user)
+			cancel(nil)
+			rt.wg.Done()
+		})
 	})
 	return r, nil
 }

@@ -128,6 +128,15 @@ func (s *slotStream) Recv() (*runnerv1.RunEvent, error) {
 	return ev, err
 }
 
+// Await forwards to the underlying stream's (see the run lane's), so that a run waiting
+// on it needs no goroutine; a stream without one is read by a blocking Recv.
+func (s *slotStream) Await(ready func()) bool {
+	if a, ok := s.ServerStreamingClient.(interface{ Await(func()) bool }); ok {
+		return a.Await(ready)
+	}
+	return true
+}
+
 // Start starts the current runner, if there is one.
 func (s *agentSlot) Start(ctx context.Context) error {
 	s.mu.Lock()

@@ -236,6 +236,15 @@ func (s *stream) Recv() (*runnerv1.RunEvent, error) {
 	return ev, err
 }
 
+// Await forwards to the underlying stream's (see the run lane's), so that a run waiting
+// on it needs no goroutine; a stream without one is read by a blocking Recv.
+func (s *stream) Await(ready func()) bool {
+	if a, ok := s.ServerStreamingClient.(interface{ Await(func()) bool }); ok {
+		return a.Await(ready)
+	}
+	return true
+}
+
 // Start starts every live member concurrently and reports all failures; a scaling pool
 // then begins watching its members' CPU use.
 func (p *Pool) Start(ctx context.Context) error {

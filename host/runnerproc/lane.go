@@ -66,6 +66,24 @@ type laneRun struct {
 	// stops waiting to hand it events.
 	gone     chan struct{}
 	goneOnce sync.Once
+
+	// mu guards ended and ready: ended is set once events is closed; ready is what a
+	// reader waiting without a goroutine asked to be called with (laneStream.Await).
+	mu    sync.Mutex
+	ended bool
+	ready func()
+}
+
+// wake calls the function the run's reader left with Await, if any: something it waits
+// for is there (an event, the end, its context's end, the lane's break).
+func (r *laneRun) wake() {
+	r.mu.Lock()
+	f := r.ready
+	r.ready = nil
+	r.mu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 // maxKeptFrameBuffer bounds the frame buffer a lane keeps for reuse: a larger one (a
@@ -101,10 +119,14 @@ func (l *lane) fail(cause error) {
 		return
 	}
 	l.err = status.Errorf(codes.Unavailable, "run lane: %v", cause)
+	runs := l.runs
 	l.runs = nil
 	close(l.broken)
 	l.mu.Unlock()
 	_ = l.conn.Close()
+	for _, r := range runs {
+		r.wake() // their Recv returns the break now
+	}
 }
 
 // brokenErr is why the lane broke; only valid once broken is closed.
@@ -138,7 +160,10 @@ func (l *lane) run(ctx context.Context, in *runnerv1.RunRequest) (*laneStream, e
 		return nil, err
 	}
 	s := &laneStream{l: l, r: r, ctx: ctx}
-	s.stopCancel = context.AfterFunc(ctx, func() { l.cancel(r) })
+	s.stopCancel = context.AfterFunc(ctx, func() {
+		l.cancel(r)
+		r.wake()
+	})
 	return s, nil
 }
 
@@ -227,10 +252,15 @@ func (l *lane) deliver(frame *runnerv1.LaneFrame) {
 			r.endErr = status.Error(codes.Unknown, msg)
 		}
 		close(r.events)
+		r.mu.Lock()
+		r.ended = true
+		r.mu.Unlock()
+		r.wake()
 		return
 	}
 	select {
 	case r.events <- frame.GetEvent():
+		r.wake()
 	case <-r.gone:
 	}
 }
@@ -268,6 +298,26 @@ func (s *laneStream) Recv() (*runnerv1.RunEvent, error) {
 		s.l.forget(s.r)
 		return nil, s.l.brokenErr()
 	}
+}
+
+// Await reports whether Recv would return at once (an event or the end is there, the
+// run's context has ended, the lane has broken); if not, it returns false and ready is
+// called once, from the lane's reader or the goroutine that ends the context, when Recv
+// would. ready must not block: it hands the reading on.
+func (s *laneStream) Await(ready func()) bool {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.events) > 0 || r.ended || s.ctx.Err() != nil {
+		return true
+	}
+	select {
+	case <-s.l.broken:
+		return true
+	default:
+	}
+	r.ready = ready
+	return false
 }
 
 func (s *laneStream) got(ev *runnerv1.RunEvent, ok bool) (*runnerv1.RunEvent, error) {

@@ -285,3 +285,97 @@ func FuzzLaneRead(f *testing.F) {
 		l.fail(errors.New("fuzz over"))
 	})
 }
+
+// awaitOne waits for s without a goroutine of its own, as the host's run does: Await,
+// and when nothing is ready, the wake-up it asked for. It returns whether Await found
+// something ready at once.
+func awaitOne(t *testing.T, s *laneStream) (atOnce bool) {
+	t.Helper()
+	woke := make(chan struct{})
+	if s.Await(func() { close(woke) }) {
+		return true
+	}
+	select {
+	case <-woke:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Await never called back")
+	}
+	return false
+}
+
+// A run read without a goroutine parked in Recv: Await calls back when an event, the
+// end, the context's end or the lane's break is there, after which Recv does not wait.
+func TestLaneAwaitWakesForEventsEndCancelAndBreak(t *testing.T) {
+	recvNow := func(t *testing.T, s *laneStream) (*runnerv1.RunEvent, error) {
+		t.Helper()
+		type res struct {
+			ev  *runnerv1.RunEvent
+			err error
+		}
+		got := make(chan res, 1)
+		go func() { ev, err := s.Recv(); got <- res{ev, err} }()
+		select {
+		case r := <-got:
+			return r.ev, r.err
+		case <-time.After(5 * time.Second):
+			t.Fatal("Recv waited after Await reported it ready")
+			return nil, nil
+		}
+	}
+	t.Run("events then end", func(t *testing.T) {
+		l, p := newTestLane(t)
+		s, id := startRun(t, context.Background(), l, p, "inv-1")
+		woke := make(chan struct{})
+		if s.Await(func() { close(woke) }) {
+			t.Fatal("Await reported a run with no event sent yet")
+		}
+		go func() {
+			p.text(id, "a")
+			p.text(id, "b")
+			time.Sleep(20 * time.Millisecond)
+			p.end(id, "")
+		}()
+		<-woke
+		var got []string
+		for {
+			ev, err := recvNow(t, s)
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("end: %v", err)
+				}
+				break
+			}
+			got = append(got, ev.GetTextDelta().GetText())
+			awaitOne(t, s)
+		}
+		if strings.Join(got, ",") != "a,b" {
+			t.Fatalf("events %q, want a,b", got)
+		}
+	})
+	t.Run("context ends", func(t *testing.T) {
+		l, p := newTestLane(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		s, id := startRun(t, ctx, l, p, "inv-2")
+		go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+		if awaitOne(t, s) {
+			t.Fatal("Await reported a run with nothing ready")
+		}
+		if _, err := recvNow(t, s); status.Code(err) != codes.Canceled {
+			t.Fatalf("Recv after the context ended: %v, want Canceled", err)
+		}
+		if f := p.readFrame(); f.GetRun() != id || f.GetCancel() == nil {
+			t.Fatalf("runner got %v, want the run's cancel", f)
+		}
+	})
+	t.Run("lane breaks", func(t *testing.T) {
+		l, p := newTestLane(t)
+		s, _ := startRun(t, context.Background(), l, p, "inv-3")
+		go func() { time.Sleep(20 * time.Millisecond); _ = p.conn.Close() }()
+		if awaitOne(t, s) {
+			t.Fatal("Await reported a run with nothing ready")
+		}
+		if _, err := recvNow(t, s); status.Code(err) != codes.Unavailable {
+			t.Fatalf("Recv after the lane broke: %v, want Unavailable", err)
+		}
+	})
+}

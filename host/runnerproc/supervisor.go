@@ -409,6 +409,15 @@ func (r *runStream) Recv() (*runnerv1.RunEvent, error) {
 	return nil, err
 }
 
+// Await forwards to the underlying stream's (see the run lane's), so that a run waiting
+// on it needs no goroutine; a stream without one is read by a blocking Recv.
+func (r *runStream) Await(ready func()) bool {
+	if a, ok := r.ServerStreamingClient.(interface{ Await(func()) bool }); ok {
+		return a.Await(ready)
+	}
+	return true
+}
+
 // callErr wraps a call's error. A broken connection means the process is dead or dying:
 // it is retired so that the next call starts a fresh one.
 func (s *Supervisor) callErr(ctx context.Context, p *proc, op string, err error) error {

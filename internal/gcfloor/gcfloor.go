@@ -25,6 +25,7 @@ const MaxPercent = 2000
 type Floor struct {
 	bytes   uint64
 	base    int
+	ceiling uint64 // the most headroom above what the collector scans (0: none)
 	stopped atomic.Bool
 	sample  []metrics.Sample
 }
@@ -37,12 +38,28 @@ func Start(bytes uint64, base int) *Floor {
 		return nil
 	}
 	f := &Floor{bytes: bytes, base: base,
-		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}}}
+		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/gogc:percent"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
 	// Not adjusted now: until a collection has measured the live heap, the floor has
 	// nothing to go by.
 	f.arm()
 	return f
 }
+
+// CapHeadroom bounds the heap's growth between collections to bytes once the live heap,
+// the goroutines' stacks and the globals (what GOGC is a percentage of) are that large
+// themselves, and GOGC to no less than MinCappedPercent: a large live heap (thousands of
+// open streams) does not get as much again as headroom. It returns f; safe on a nil
+// Floor (an operator's GOGC: nothing is adjusted).
+func (f *Floor) CapHeadroom(bytes uint64) *Floor {
+	if f != nil {
+		f.ceiling = bytes
+	}
+	return f
+}
+
+// MinCappedPercent is the least GOGC CapHeadroom sets: a very large heap is not marked
+// over and over for a small headroom.
+const MinCappedPercent = 50
 
 // Stop ends the adjustments and restores GOGC to base. Safe on a nil Floor.
 func (f *Floor) Stop() {
@@ -78,9 +95,30 @@ func (f *Floor) adjust() {
 	if live.Kind() != metrics.KindUint64 || now.Kind() != metrics.KindUint64 {
 		return // a runtime without these metrics: leave GOGC alone
 	}
-	if p := Percent(live.Uint64(), f.bytes, f.base); uint64(p) != now.Uint64() { //nolint:gosec // G115: p is in [base, MaxPercent]
+	p := Percent(live.Uint64(), f.bytes, f.base)
+	if f.ceiling > 0 {
+		scanned := live.Uint64()
+		for _, s := range f.sample[2:] {
+			if s.Value.Kind() == metrics.KindUint64 {
+				scanned += s.Value.Uint64()
+			}
+		}
+		p = Capped(p, scanned, f.ceiling)
+	}
+	if uint64(p) != now.Uint64() { //nolint:gosec // G115: p is in [MinCappedPercent, MaxPercent]
 		debug.SetGCPercent(p)
 	}
+}
+
+// Capped lowers the GOGC p so that the headroom it gives over scanned bytes (the live
+// heap, stacks and globals) is at most ceiling, but not below MinCappedPercent, nor
+// raises it. Steps of 5 keep it from changing after every collection.
+func Capped(p int, scanned, ceiling uint64) int {
+	if scanned == 0 || scanned*uint64(p) <= ceiling*100 { //nolint:gosec // G115: p is positive
+		return p
+	}
+	c := int(ceiling*100/scanned) / 5 * 5 //nolint:gosec // G115: less than p
+	return max(c, MinCappedPercent)
 }
 
 // Percent is the GOGC that makes the heap goal (live × (1 + GOGC/100)) at least floor,

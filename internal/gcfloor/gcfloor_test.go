@@ -37,6 +37,27 @@ func TestPercent(t *testing.T) {
 	}
 }
 
+func TestCapped(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name             string
+		p                int
+		scanned, ceiling uint64
+		want             int
+	}{
+		{"small heap: the floor's percent stays", 400, 16 * mib, 192 * mib, 400},
+		{"at the ceiling: unchanged", 100, 192 * mib, 192 * mib, 100},
+		{"past it: headroom held to the ceiling", 100, 256 * mib, 192 * mib, 75},
+		{"in steps of 5", 100, 300 * mib, 192 * mib, 60},
+		{"never below the least", 100, 4096 * mib, 192 * mib, MinCappedPercent},
+		{"nothing scanned yet", 100, 0, 192 * mib, 100},
+	} {
+		if got := Capped(tc.p, tc.scanned, tc.ceiling); got != tc.want {
+			t.Errorf("%s: Capped(%d, %d MiB, %d MiB) = %d, want %d", tc.name, tc.p, tc.scanned/mib, tc.ceiling/mib, got, tc.want)
+		}
+	}
+}
+
 func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
 	t.Setenv("GOGC", "") // set, if empty: the runtime reads it as the default
 	t.Cleanup(func() { debug.SetGCPercent(100) })
@@ -87,4 +108,39 @@ func TestFloorFollowsTheLiveHeap(t *testing.T) {
 	if p := gogc(); p != 100 {
 		t.Fatalf("GOGC after Stop = %d, want 100", p)
 	}
+}
+
+// With a headroom cap, a live heap larger than the cap collects at a lower GOGC, and a
+// small one at the floor's as before.
+func TestCapHeadroomLowersGOGCForALargeHeap(t *testing.T) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		t.Skip("GOGC is set in this test's environment")
+	}
+	t.Cleanup(func() { debug.SetGCPercent(100) })
+	f := Start(16<<20, 100).CapHeadroom(32 << 20)
+	if f == nil {
+		t.Fatal("Start returned nil without GOGC in the environment")
+	}
+	defer f.Stop()
+	until := func(what string, ok func(int) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !ok(gogc()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("GOGC is %d, want %s", gogc(), what)
+			}
+			runtime.GC()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	until("raised for a small heap", func(p int) bool { return p > 100 })
+	func() {
+		live := make([]byte, 40<<20) // more than the cap: about 80% of it as headroom
+		for i := range live {
+			live[i] = 1
+		}
+		until("about 75 with 40 MiB live and a 32 MiB cap", func(p int) bool { return p >= MinCappedPercent && p < 100 })
+		runtime.KeepAlive(live)
+	}()
+	until("raised again once the heap is small", func(p int) bool { return p > 100 })
 }

@@ -18,6 +18,9 @@ import (
 // value is not usable; make one with New.
 type Pool struct {
 	idleTime time.Duration
+	// maxIdle bounds the idle workers kept (0: no bound); a worker finishing while as
+	// many are idle exits at once.
+	maxIdle int
 
 	mu sync.Mutex
 	// idle workers, the one that went idle last at the end: it is taken first, its stack
@@ -42,6 +45,15 @@ const RunIdle = 10 * time.Second
 // New returns a pool whose workers exit after idle time without work.
 func New(idle time.Duration) *Pool {
 	return &Pool{idleTime: idle}
+}
+
+// NewBounded returns a pool whose workers exit after idle time without work, and that
+// keeps at most maxIdle of them idle. A pool whose functions are short steps of work
+// that waits elsewhere (a run that holds no goroutine between its events) needs few
+// workers at once, but a burst of such steps would otherwise leave a worker, with its
+// grown stack, per step of the burst for the whole idle time.
+func NewBounded(idle time.Duration, maxIdle int) *Pool {
+	return &Pool{idleTime: idle, maxIdle: maxIdle}
 }
 
 // Go runs f on its own goroutine, as the go statement does: it never waits for f or for a
@@ -69,6 +81,11 @@ func (p *Pool) work(f func()) {
 	for {
 		f()
 		p.mu.Lock()
+		if p.maxIdle > 0 && len(p.idle) >= p.maxIdle {
+			p.live--
+			p.mu.Unlock()
+			return
+		}
 		p.idle = append(p.idle, w)
 		p.mu.Unlock()
 		idle.Reset(p.idleTime)

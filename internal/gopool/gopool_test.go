@@ -76,6 +76,36 @@ func TestIdleWorkersExit(t *testing.T) {
 	}
 }
 
+// A bounded pool keeps no more idle workers than its bound after a burst (workers live a
+// minute here, so none exits by its idle time during the test).
+func TestBoundedPoolKeepsAtMostMaxIdle(t *testing.T) {
+	p := NewBounded(time.Minute, 4)
+	var (
+		wg      sync.WaitGroup
+		release = make(chan struct{})
+	)
+	for range 50 {
+		wg.Add(1)
+		p.Go(func() { defer wg.Done(); <-release })
+	}
+	if n := p.workers(); n != 50 {
+		t.Fatalf("50 functions waiting at once run on %d workers, want 50", n)
+	}
+	close(release)
+	wg.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.workers() > 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers alive after the burst, want at most 4 kept idle", p.workers())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The kept ones still run work.
+	done := make(chan struct{})
+	p.Go(func() { close(done) })
+	<-done
+}
+
 // A finished function, and all it captured, is garbage while its worker waits for the
 // next one.
 func TestAFinishedFunctionIsNotKept(t *testing.T) {
