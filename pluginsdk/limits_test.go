@@ -2,6 +2,7 @@ package pluginsdk
 
 import (
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -42,5 +43,35 @@ func TestPythonMessageLimitMatches(t *testing.T) {
 	}
 	if total != runnerplugin.MaxMessageBytes {
 		t.Errorf("server.py MAX_MESSAGE_BYTES = %d, runnerplugin.MaxMessageBytes = %d", total, runnerplugin.MaxMessageBytes)
+	}
+}
+
+// The Python SDK's Capabilities has the Go SDK's fields with the same defaults: all off,
+// Summarize derived from the runner (None in Python, a Summarizer in Go).
+func TestPythonCapabilitiesMatch(t *testing.T) {
+	src, err := os.ReadFile("python/src/agentengine_runner/runner.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, ok := strings.Cut(string(src), "\nclass Capabilities:\n")
+	if !ok {
+		t.Fatal("runner.py has no class Capabilities")
+	}
+	body, _, _ = strings.Cut(body, "\n\n\n") // the class ends at the next top-level definition
+	py := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^    ([a-z_]+): ([^=\n]+?) = (\S+)$`).FindAllStringSubmatch(body, -1) {
+		if !strings.HasPrefix(m[2], "InitVar") { // accepted for old runners, not a capability
+			py[m[1]] = m[3]
+		}
+	}
+	want := map[string]string{}
+	ct := reflect.TypeFor[Capabilities]()
+	for i := range ct.NumField() {
+		name := regexp.MustCompile(`([a-z])([A-Z])`).ReplaceAllString(ct.Field(i).Name, "${1}_${2}")
+		want[strings.ToLower(name)] = "False"
+	}
+	want["summarize"] = "None"
+	if !reflect.DeepEqual(py, want) {
+		t.Errorf("Python Capabilities fields and defaults %v, want %v (the Go SDK's)", py, want)
 	}
 }
