@@ -20,6 +20,7 @@ const SLOW = { timeout: 180_000 };
 let tmp; let srv; let browser; let page;
 const problems = [];
 let browserDir = '';
+let adkMajor = 0;
 
 function project() {
   if (process.env.AGENTENGINE_ADK_PROJECT) return resolve(process.env.AGENTENGINE_ADK_PROJECT);
@@ -58,10 +59,13 @@ describe('ADK dev UI evals served by agentengine web', () => {
     const dir = project();
     srv = await startWeb(binary(tmp), dir);
     const py = process.env.AGENTENGINE_ADK_PROJECT ? join(dir, '.venv', 'bin', 'python') : process.env.PYTHON;
-    browserDir = await new Promise((r) => {
-      const p = spawn(py, ['-c', 'import google.adk, os; print(os.path.join(os.path.dirname(google.adk.__file__), "cli", "browser"))']);
+    const out = await new Promise((r) => {
+      const p = spawn(py, ['-c', 'import google.adk, os; print(os.path.join(os.path.dirname(google.adk.__file__), "cli", "browser")); print(google.adk.__version__)']);
       let s = ''; p.stdout.on('data', (c) => { s += c; }); p.on('exit', () => r(s.trim()));
     });
+    let version;
+    [browserDir, version] = out.split('\n');
+    adkMajor = Number(version.split('.')[0]);
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.setDefaultTimeout(30_000);
@@ -87,18 +91,18 @@ describe('ADK dev UI evals served by agentengine web', () => {
     const input = page.getByPlaceholder('Type a message...');
     await input.waitFor();
 
-    // A new eval set, named in the UI's dialog.
+    // The chat, with a tool call.
+    await input.fill('weather city=Paris');
+    await input.press('Enter');
+    await page.getByText('Tool results:', { exact: false }).first().waitFor();
+
+    // A new eval set, named in the UI's dialog, then the chat's session added to it as
+    // the case "paris".
     await page.getByText('Evals', { exact: true }).click();
     await page.getByText('Create Evaluation Set', { exact: true }).click();
     const dialog = page.locator('mat-dialog-container');
     await dialog.getByLabel('Eval Set Name').fill('weather_set');
     await dialog.getByRole('button', { name: 'Create' }).click();
-    await page.locator('app-eval-tab').getByText('weather_set', { exact: true }).waitFor();
-
-    // The chat, with a tool call, then its session added as the case "paris".
-    await input.fill('weather city=Paris');
-    await input.press('Enter');
-    await page.getByText('Tool results:', { exact: false }).first().waitFor();
     await page.locator('app-eval-tab').getByText('weather_set', { exact: true }).click();
     await page.getByText('From Current Session', { exact: true }).click();
     await dialog.locator('input').fill('paris');
@@ -111,12 +115,20 @@ describe('ADK dev UI evals served by agentengine web', () => {
     await page.getByText('Run All', { exact: true }).click();
     await dialog.getByText('Tool Trajectory', { exact: true }).waitFor(SLOW);
     await shot(page, 'adk-dev-ui-eval-metrics');
-    await dialog.getByRole('button', { name: /Run/ }).click();
+    // google-adk 2.x's UI then opens the run's conversation: the session ADK's inference
+    // ran in, which agentengine keeps as adk web does (1.x's UI shows the summary only).
+    const opened = adkMajor >= 2
+      ? page.waitForResponse((r) => /\/sessions\/adk-eval-session-/.test(new URL(r.url()).pathname) && r.status() === 200, SLOW)
+      : null;
+    await dialog.getByRole('button', { name: /(Run|^Start)$/ }).click(); // Start in google-adk 1.x
     await page.locator('app-eval-tab').getByText('1 PASS', { exact: true }).waitFor(SLOW);
-    // The run's conversation, opened from the stored inference session, each step passed.
-    await page.getByText('EVAL RESULT:', { exact: false }).waitFor();
-    await page.getByText('Tool results:', { exact: false }).first().waitFor({ state: 'visible' });
-    await page.getByText('PASS', { exact: true }).first().waitFor();
+    await page.locator('app-eval-tab').getByText('paris', { exact: true }).waitFor();
+    if (opened) {
+      await opened;
+      await page.getByText('EVAL RESULT:', { exact: false }).waitFor();
+      await page.getByText('Tool results:', { exact: false }).first().waitFor({ state: 'visible' });
+      await page.getByText('PASS', { exact: true }).first().waitFor();
+    }
     await shot(page, 'adk-dev-ui-eval-result');
 
     // What the UI stored is in agentengine's store, in ADK's shapes.
