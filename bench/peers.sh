@@ -11,8 +11,10 @@
 #   ADK:       POST /apps/{app}/users/{user}/sessions, then /run or /run_sse, on
 #              agentengine's ADK-web surface and `adk api_server`.
 # Both sides keep sessions in memory (agentengine --session-backend memory; `adk
-# api_server --session_service_uri memory://`; `langgraph dev` has only memory). Every
-# answer is checked for the echoed text (loadgen -expect).
+# api_server --session_service_uri memory://`; `langgraph dev` has only memory). A third
+# pair, adk-stored, runs each server as a user starts it, on its default durable store:
+# agentengine's local SQLite file against `adk api_server`'s per-agent SQLite under .adk/.
+# Every answer is checked for the echoed text (loadgen -expect).
 #
 # Per pair, interleaved round by round: non-stream and stream turns at c=1 and c=16
 # (turns/s, p50, p99, CPU per turn of server + its children, time to first event), then
@@ -32,7 +34,7 @@
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_PYTHON    interpreter of agentengine's runners (default: a virtualenv that
 #                   `agentengine run` makes from each project's requirements, kept in the cache)
-#   BENCH_PEERS_ONLY  langgraph or adk: one pair only
+#   BENCH_PEERS_ONLY  langgraph, adk or adk-stored: one pair only
 #   LANGGRAPH_CLI_VERSION (default 0.4.40), LANGGRAPH_VERSION (1.2.22), ADK_VERSION (2.13.0)
 # Needs: go, python3 (with venv), jq, unshare and nsenter (root or user namespaces).
 set -euo pipefail
@@ -130,12 +132,15 @@ first_answer() {
   return 1
 }
 
-# start_ae NAME PROJECT: agentengine on PROJECT (memory store); sets SERVED_PID, SERVED_URL, COLD.
+# start_ae NAME PROJECT [STORE]: agentengine on PROJECT (STORE memory, the default, or local:
+# a new SQLite file); sets SERVED_PID, SERVED_URL, COLD.
 start_ae() {
-  local name="$1" proj="$2" t0
+  local name="$1" proj="$2" store="${3:-memory}" t0 args=()
+  args=(--session-backend "$store")
+  [ "$store" = local ] && args+=(--session-path "$OUT/$name.sqlite")
   t0="$(now)"
   # No OPENAI_API_KEY: the ADK example then uses its offline model, as under adk api_server.
-  env OPENAI_API_KEY= "$BIN/agentengine" run "$proj" --port 0 --log-level warn --session-backend memory >"$OUT/$name.log" 2>&1 &
+  env OPENAI_API_KEY= "$BIN/agentengine" run "$proj" --port 0 --log-level warn "${args[@]}" >"$OUT/$name.log" 2>&1 &
   SERVED_PID=$!
   PIDS+=("$SERVED_PID")
   for _ in $(seq 1 6000); do
@@ -147,10 +152,10 @@ start_ae() {
   T0="$t0"
 }
 
-# ae_cold NAME PROJECT KIND API APP: starts agentengine and times its cold start (process
+# ae_cold NAME PROJECT KIND API APP [STORE]: starts agentengine and times its cold start (process
 # start to the first answered turn) before the peer starts, so neither start slows the other.
 ae_cold() {
-  start_ae "$1" "$2"
+  start_ae "$1" "$2" "${6:-memory}"
   first_answer - "$SERVED_PID" "$4" "$SERVED_URL" "$5" || { note "agentengine ($3) did not answer"; cat "$OUT/$1.log" >&2; exit 1; }
   since "$T0" >"$RES/$3.cold.ae"
 }
@@ -178,13 +183,23 @@ pair() {
       LANGSMITH_API_KEY= "$LGVENV/bin/langgraph" dev --host 127.0.0.1 --port 2024 --no-browser --no-reload \
       --server-log-level warning) >"$OUT/langgraph-dev.log" 2>&1 &
     peer_pid=$! peer_url=http://127.0.0.1:2024
-  else
+  elif [ "$kind" = adk ]; then
     ae_api=adk ae_app=adk_assistant peer_api=adk peer_app=adk_assistant expect="You said: hello there"
     ae_cold ae-adk "$ADKPROJ" "$kind" "$ae_api" "$ae_app"
     t0="$(now)"
     (cd "$ADKAGENTS" && exec nsenter -t "$NS_PID" -n env PYTHONPATH="$ADKAGENTS/adk_assistant" OPENAI_API_KEY= \
       "$ADKVENV/bin/adk" api_server --host 127.0.0.1 --port 8000 --session_service_uri memory:// --artifact_service_uri memory:// \
       --log_level warning "$ADKAGENTS") >"$OUT/adk-api-server.log" 2>&1 &
+    peer_pid=$! peer_url=http://127.0.0.1:8000
+  else
+    # Each server as a user starts it: its default durable session store, new and empty.
+    ae_api=adk ae_app=adk_assistant peer_api=adk peer_app=adk_assistant expect="You said: hello there"
+    ae_cold ae-adk-stored "$ADKPROJ" "$kind" "$ae_api" "$ae_app" local
+    rm -rf "$OUT/adk-agents-stored" && cp -r "$ADKAGENTS" "$OUT/adk-agents-stored"
+    t0="$(now)"
+    (cd "$OUT/adk-agents-stored" && exec nsenter -t "$NS_PID" -n env PYTHONPATH="$OUT/adk-agents-stored/adk_assistant" OPENAI_API_KEY= \
+      "$ADKVENV/bin/adk" api_server --host 127.0.0.1 --port 8000 --log_level warning "$OUT/adk-agents-stored") \
+      >"$OUT/adk-api-server-stored.log" 2>&1 &
     peer_pid=$! peer_url=http://127.0.0.1:8000
   fi
   PIDS+=("$peer_pid")
@@ -223,8 +238,9 @@ pair() {
   stop "$peer_pid"
 }
 
-if [ "$ONLY" != adk ]; then pair langgraph; fi
-if [ "$ONLY" != langgraph ]; then pair adk; fi
+for kind in langgraph adk adk-stored; do
+  if [ -z "$ONLY" ] || [ "$ONLY" = "$kind" ]; then pair "$kind"; fi
+done
 cat /proc/loadavg >"$RES/loadavg.end"
 
 # One row per point and server: sums over rounds (turns/s = turns / seconds; p50, p99 and
@@ -283,9 +299,10 @@ report_pair() {
 {
   echo "### agentengine vs \`langgraph dev\` and \`adk api_server\`"
   echo
-  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point; every store in memory; langgraph-cli $LGCLI (langgraph $LGVER), google-adk $ADKVER."
+  echo "Machine: $(nproc) CPUs, $(uname -sr); load average at start $(cut -d' ' -f1-3 "$RES/loadavg.start"), at end $(cut -d' ' -f1-3 "$RES/loadavg.end"). $ROUNDS interleaved rounds of ${SECS}s per point; every store in memory but in the adk-stored pair (each server's default: agentengine's SQLite file, \`adk api_server\`'s SQLite under .adk/); langgraph-cli $LGCLI (langgraph $LGVER), google-adk $ADKVER."
   echo
   report_pair langgraph "langgraph dev"
   report_pair adk "adk api_server"
+  report_pair adk-stored "adk api_server (default store)"
 } | tee "$RES/report.md"
 note "results in $RES"

@@ -8,7 +8,8 @@
 #   node    node --test in conformance/node (openai + Vercel AI SDK against a live server)
 #   web     node --test in web/e2e (the bundled Web UI in Debian's Chromium via playwright-core;
 #           screenshots in web/e2e/screenshots/), and ksadk-web, KsADK's own UI, from the cache
-#           scripts/ksadk-web.sh fills (.ci/run does; without it those tests skip, with CI set fail);
+#           scripts/ksadk-web.sh fills (.ci/run does; without it those tests skip, with CI set fail),
+#           and agent-chat-ui against the LangGraph API, built by web/agent-chat-ui/build.mjs;
 #           then ADK's dev UI test on google-adk 1.x, in the frameworks suite's adk-1 environment
 #   fuzz    a short bounded pass (FUZZTIME, default 5s) of every Go fuzz target; crashers
 #           are kept in each package's testdata/fuzz

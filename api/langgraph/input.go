@@ -54,9 +54,6 @@ func (r *runCreate) validate() *apiError {
 	if present(r.InterruptBefore) || present(r.InterruptAfter) {
 		return invalid("interrupt_before and interrupt_after are not offered: pause a graph with interrupt() instead")
 	}
-	if present(r.Checkpoint) || r.CheckpointID != "" {
-		return invalid("running from a checkpoint is not offered: a run continues the thread's latest state")
-	}
 	if r.Webhook != "" {
 		return invalid("webhooks are not offered")
 	}
@@ -67,8 +64,10 @@ func (r *runCreate) validate() *apiError {
 		return invalid("command.update and command.goto are not offered; command.resume is")
 	}
 	hasResume := r.Command != nil && present(r.Command.Resume)
-	if hasResume && present(r.Input) {
-		return invalid("send either input or command, not both")
+	if hasResume {
+		// LangGraph's server runs the command and ignores input beside it (useStream sends
+		// "input": {} with every resume).
+		r.Input = nil
 	}
 	if !hasResume && !present(r.Input) {
 		return invalid("input or command.resume is required")
@@ -97,6 +96,23 @@ func (r *runCreate) validate() *apiError {
 	}
 	_, e := r.modes()
 	return e
+}
+
+// checkpointID is the checkpoint the request names (checkpoint_id, or checkpoint's), "" for none.
+func (r *runCreate) checkpointID() (string, *apiError) {
+	if r.CheckpointID != "" || !present(r.Checkpoint) {
+		return r.CheckpointID, nil
+	}
+	var cp struct {
+		CheckpointID *string `json:"checkpoint_id"`
+	}
+	if err := json.Unmarshal(r.Checkpoint, &cp); err != nil {
+		return "", invalid("checkpoint must be an object with a checkpoint_id")
+	}
+	if cp.CheckpointID == nil {
+		return "", nil
+	}
+	return *cp.CheckpointID, nil
 }
 
 func present(raw json.RawMessage) bool {

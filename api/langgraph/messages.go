@@ -103,7 +103,7 @@ func humanMessage(id string, d session.UserMessageData) message {
 		content = blocks
 	}
 	return message{"content": content, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
-		"type": "human", "name": nil, "id": id, "example": false}
+		"type": "human", "name": nil, "id": id}
 }
 
 func hasNonText(blocks []session.ContentBlock) bool {
@@ -117,7 +117,7 @@ func hasNonText(blocks []session.ContentBlock) bool {
 
 func aiMessage(id, text string) message {
 	return message{"content": text, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
-		"type": "ai", "name": nil, "id": id, "example": false, "tool_calls": []any{}, "invalid_tool_calls": []any{},
+		"type": "ai", "name": nil, "id": id, "tool_calls": []any{}, "invalid_tool_calls": []any{},
 		"usage_metadata": nil}
 }
 
@@ -127,8 +127,8 @@ func aiChunk(id, text string, calls []any) message {
 		calls = []any{}
 	}
 	return message{"content": text, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
-		"type": "AIMessageChunk", "name": nil, "id": id, "example": false, "tool_calls": []any{},
-		"invalid_tool_calls": []any{}, "usage_metadata": nil, "tool_call_chunks": calls}
+		"type": "AIMessageChunk", "name": nil, "id": id, "tool_calls": []any{},
+		"invalid_tool_calls": []any{}, "usage_metadata": nil, "tool_call_chunks": calls, "chunk_position": nil}
 }
 
 func toolCall(d session.ToolCallData) map[string]any {

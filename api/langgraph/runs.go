@@ -129,6 +129,9 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 				return nil, detail(http.StatusConflict, "thread %s belongs to assistant %s; this server runs a thread with the assistant that created it", tid, s.App)
 			}
 			turn.SessionID = s.ID
+			if e := h.atHead(ctx, s, &req); e != nil {
+				return nil, e
+			}
 			if s.ActiveRunStatus == session.StatusInProgress {
 				if e := h.multitask(ctx, s, req.MultitaskStrategy); e != nil {
 					return nil, e
@@ -141,6 +144,13 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 				}
 				turn.Input.Resumes = rs
 			}
+		}
+	}
+	if tid == "" || turn.CreateIfMissing {
+		if cp, e := req.checkpointID(); e != nil {
+			return nil, e
+		} else if cp != "" {
+			return nil, invalid("running from a checkpoint is not offered: a run continues the thread's latest state")
 		}
 	}
 	if !hasResume {
@@ -165,6 +175,24 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 		h.deleteWhenDone(run)
 	}
 	return st, nil
+}
+
+// atHead accepts a run request's checkpoint only when it names the thread's latest state:
+// clients such as useStream send the head they last read with every run, and a run
+// continues from there anyway. Branching from an earlier checkpoint is not offered.
+func (h *Handler) atHead(ctx context.Context, s session.Session, req *runCreate) *apiError {
+	cp, e := req.checkpointID()
+	if e != nil || cp == "" {
+		return e
+	}
+	snap, e := h.snapshot(ctx, s)
+	if e != nil {
+		return e
+	}
+	if head := snap.current.Checkpoint.CheckpointID; head == nil || *head != cp {
+		return invalid("running from a checkpoint is not offered: a run continues the thread's latest state (checkpoint %s is not the latest)", cp)
+	}
+	return nil
 }
 
 func busyThread() *apiError {
@@ -274,7 +302,7 @@ func (h *Handler) waitStatelessRun(c *gin.Context) *apiError {
 }
 
 // writeResult waits for the run and writes what LangGraph's wait and join return: the
-// thread's values at the run's end, {"__interrupt__": [...]} when it paused, or
+// thread's values at the run's end (with "__interrupt__": [...] when it paused), or
 // {"__error__": {...}} when it failed.
 func (h *Handler) writeResult(c *gin.Context, r *host.Run, stateless bool) *apiError {
 	evs, err := r.Wait(c.Request.Context())
@@ -312,9 +340,11 @@ func (h *Handler) writeResult(c *gin.Context, r *host.Run, stateless bool) *apiE
 		return nil
 	}
 	if r.Status() == session.StatusInterrupted && len(approvals) > 0 {
-		// LangGraph answers a paused run with its interrupts only.
+		// LangGraph answers a paused run with the thread's values and its interrupts.
 		ints, _, _ := interruptsOf(r.InvocationID, approvals)
-		httpx.WriteJSON(c, http.StatusOK, gin.H{"__interrupt__": ints})
+		v := p.values()
+		v["__interrupt__"] = ints
+		httpx.WriteJSON(c, http.StatusOK, v)
 		return nil
 	}
 	httpx.WriteJSON(c, http.StatusOK, p.values())

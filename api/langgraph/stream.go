@@ -71,7 +71,7 @@ func (e *encoder) add(ev host.Event) (out []part, done bool) {
 				out = append(out, part{"messages/metadata", map[string]any{ev.ItemID: map[string]any{"metadata": e.meta}}})
 			}
 			e.texts[ev.ItemID] += ev.Text
-			out = append(out, part{"messages/partial", []any{aiChunk(ev.ItemID, e.texts[ev.ItemID], nil)}})
+			out = append(out, part{"messages/partial", []any{aiMessage(ev.ItemID, e.texts[ev.ItemID])}}) // the message so far, as an AIMessage
 		}
 	case host.KindToolArgsDelta:
 		e.streamed[ev.CallID] = true
@@ -152,21 +152,25 @@ func (e *encoder) stored(s *session.Event) (out []part, done bool) {
 			}
 		}
 	case session.TypeApprovalRequest:
-		// An interrupt is an update; a client streaming values but not updates gets it as
-		// a values part, as LangGraph's server sends it (useStream reads it there).
-		name := "updates"
-		if !e.modes["updates"] {
-			name = "values"
-		}
-		if e.modes[name] {
-			ints, _, _ := interruptsOf(e.run.InvocationID, []*session.Event{s})
-			for _, in := range ints {
-				if e.interrupts[in.ID] {
-					continue
-				}
+		// An interrupt is an update, and LangGraph's server ends a paused run's values with
+		// the thread's values and its interrupts (useStream reads them there).
+		ints, _, _ := interruptsOf(e.run.InvocationID, []*session.Event{s})
+		var fresh []interrupt
+		for _, in := range ints {
+			if !e.interrupts[in.ID] {
 				e.interrupts[in.ID] = true
-				out = append(out, part{name, map[string]any{"__interrupt__": []interrupt{in}}})
+				fresh = append(fresh, in)
 			}
+		}
+		if len(fresh) > 0 && e.modes["updates"] {
+			for _, in := range fresh {
+				out = append(out, part{"updates", map[string]any{"__interrupt__": []interrupt{in}}})
+			}
+		}
+		if len(fresh) > 0 && e.modes["values"] {
+			v := e.values.values()
+			v["__interrupt__"] = fresh
+			out = append(out, part{"values", v})
 		}
 	case session.TypeRunStatus:
 		status := host.RunStatusOf(s)

@@ -295,7 +295,7 @@ func TestStreamModes(t *testing.T) {
 	if !strings.HasPrefix(got, "metadata,messages/metadata,messages/partial") || !strings.HasSuffix(got, "messages/partial,messages/complete") {
 		t.Fatalf("messages mode events: %s", got)
 	}
-	if partial := evs[len(evs)-2].Data.([]any)[0].(map[string]any); partial["content"] != "Echo: again" || partial["type"] != "AIMessageChunk" {
+	if partial := evs[len(evs)-2].Data.([]any)[0].(map[string]any); partial["content"] != "Echo: again" || partial["type"] != "ai" {
 		t.Fatalf("last partial: %v", partial)
 	}
 	done := evs[len(evs)-1].Data.([]any)[0].(map[string]any)
@@ -527,7 +527,7 @@ func TestRunErrors(t *testing.T) {
 		{`{"assistant_id":"echo"}`, 422, "input or command.resume is required"},
 		{`{"assistant_id":"echo","input":{"messages":[{"role":"assistant","content":"x"}]}}`, 422, "no user message"},
 		{`{"assistant_id":"echo","input":{"other":1}}`, 422, "text keys"},
-		{`{"assistant_id":"echo","input":{"messages":[]},"command":{"resume":1}}`, 422, "either input or command"},
+		{`{"assistant_id":"echo","input":{"messages":[]},"command":{"resume":1}}`, 409, "no pending interrupt"},
 		{runBody("echo", "x", `"interrupt_before":["a"]`), 422, "interrupt_before"},
 		{runBody("echo", "x", `"checkpoint_id":"c"`), 422, "checkpoint"},
 		{runBody("echo", "x", `"multitask_strategy":"sometimes"`), 422, "multitask_strategy"},
@@ -575,9 +575,12 @@ func TestInterruptInValuesStream(t *testing.T) {
 	if value["name"] != "delete_file" {
 		t.Fatalf("interrupt value: %v", value)
 	}
+	if got := messages(t, last.Data); len(got) != 2 || got[0] != [2]string{"human", "please approve deleting b.txt"} {
+		t.Fatalf("the paused run's last values are the thread's values with the interrupts: %v", got)
+	}
 	e.obj("POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"echo","command":{"resume":{"approve":true}}}`, http.StatusOK)
 	v := e.obj("POST", "/threads/"+tid+"/runs/wait", runBody("echo", "please approve deleting c.txt"), http.StatusOK)
-	if _, ok := v["__interrupt__"]; !ok || len(v) != 1 {
+	if _, ok := v["__interrupt__"]; !ok || len(v) != 2 || len(messages(t, v)) != 6 {
 		t.Fatalf("wait of a paused run: %v", v)
 	}
 }

@@ -21,15 +21,17 @@ const metadataKey = "langgraph_thread_metadata"
 
 // thread is LangGraph's Thread.
 type thread struct {
-	ThreadID   string                 `json:"thread_id"`
-	CreatedAt  string                 `json:"created_at"`
-	UpdatedAt  string                 `json:"updated_at"`
-	Metadata   map[string]any         `json:"metadata"`
-	Status     string                 `json:"status"`
-	Values     any                    `json:"values"`
-	Interrupts map[string][]interrupt `json:"interrupts"`
-	Config     map[string]any         `json:"config"`
-	Error      any                    `json:"error"`
+	ThreadID  string `json:"thread_id"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+	// StateUpdatedAt is when the thread last changed: the session's last update.
+	StateUpdatedAt string                 `json:"state_updated_at"`
+	Metadata       map[string]any         `json:"metadata"`
+	Status         string                 `json:"status"`
+	Values         any                    `json:"values"`
+	Interrupts     map[string][]interrupt `json:"interrupts"`
+	Config         map[string]any         `json:"config"`
+	Error          any                    `json:"error"`
 }
 
 // interrupt is LangGraph's Interrupt: what interrupt() was called with and its id.
@@ -153,10 +155,14 @@ func (h *Handler) threadOf(ctx context.Context, s session.Session) (thread, *api
 	if e != nil {
 		return thread{}, e
 	}
-	t := thread{ThreadID: s.ID, CreatedAt: stamp(s.CreatedAt), UpdatedAt: stamp(s.UpdatedAt), Metadata: st.metadata,
+	t := thread{ThreadID: s.ID, CreatedAt: stamp(s.CreatedAt), UpdatedAt: stamp(s.UpdatedAt), StateUpdatedAt: stamp(s.UpdatedAt), Metadata: st.metadata,
 		Status: st.status, Values: st.current.Values, Interrupts: map[string][]interrupt{}, Config: map[string]any{}}
 	if len(st.current.Interrupts) > 0 {
 		t.Interrupts[st.current.Tasks[0].ID] = st.current.Interrupts
+	}
+	if len(st.history) > 0 {
+		// A thread that has run has its runs' config: none is passed to the graph here.
+		t.Config["configurable"] = map[string]any{}
 	}
 	if len(st.history) == 0 && st.status != "busy" {
 		t.Values = nil // a thread nothing has run on has no values yet, as in LangGraph
@@ -191,16 +197,32 @@ type threadState struct {
 	Interrupts       []interrupt    `json:"interrupts"`
 }
 
+// MarshalJSON adds the flat checkpoint_id and parent_checkpoint_id LangGraph's server still
+// sends beside checkpoint and parent_checkpoint.
+func (s threadState) MarshalJSON() ([]byte, error) {
+	type plain threadState
+	var parent *string
+	if s.ParentCheckpoint != nil {
+		parent = s.ParentCheckpoint.CheckpointID
+	}
+	return json.Marshal(struct {
+		plain
+		CheckpointID       *string `json:"checkpoint_id"`
+		ParentCheckpointID *string `json:"parent_checkpoint_id"`
+	}{plain(s), s.Checkpoint.CheckpointID, parent})
+}
+
 type checkpointRef struct {
 	ThreadID      string         `json:"thread_id"`
 	CheckpointNS  string         `json:"checkpoint_ns"`
 	CheckpointID  *string        `json:"checkpoint_id"`
-	CheckpointMap map[string]any `json:"checkpoint_map"`
+	CheckpointMap map[string]any `json:"checkpoint_map,omitempty"`
 }
 
 type task struct {
 	ID         string      `json:"id"`
 	Name       string      `json:"name"`
+	Path       []string    `json:"path"`
 	Error      *string     `json:"error"`
 	Interrupts []interrupt `json:"interrupts"`
 	Checkpoint any         `json:"checkpoint"`
@@ -341,7 +363,7 @@ func interruptsOf(runID string, approvals []*session.Event) ([]interrupt, []stri
 	if len(nodes) > 0 {
 		name = nodes[0]
 	}
-	return out, nodes, []task{{ID: runID, Name: name, Interrupts: out}}
+	return out, nodes, []task{{ID: runID, Name: name, Path: []string{"__pregel_pull", name}, Interrupts: out}}
 }
 
 func contains(s []string, v string) bool {

@@ -155,7 +155,7 @@ def test_interrupt_resumed_with_command(client: Any) -> None:
     out = client.runs.wait(tid, GRAPH, input={"messages": [{"role": "user", "content": "send an email to bob"}]})
     (pending,) = out["__interrupt__"]
     assert pending["value"]["name"] == "send_email" and pending["value"]["args"]["to"] == "bob@example.com"
-    assert set(out) == {"__interrupt__"}
+    assert set(out) == {"messages", "__interrupt__"} and out["messages"][-1]["tool_calls"][0]["name"] == "send_email"
     t = client.threads.get(tid)
     assert t["status"] == "interrupted"
     assert [i["id"] for i in next(iter(t["interrupts"].values()))] == [pending["id"]]
