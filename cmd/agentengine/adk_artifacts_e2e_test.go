@@ -190,11 +190,8 @@ func adkTeamScenarios() []adkScenario {
 			c.run("t2", "save note title=plan text=one")
 			c.session("t3")
 			c.run("t3", "save note title=plan text=two")
-			// A session's later turns start at the root agent here, where ADK resumes the
-			// agent that answered last (the bridge rebuilds history with the root as
-			// author): each save is a session's first turn.
-			c.session("t4")
-			c.run("t4", "save note title=todo text=call shared=true")
+			// The second turn starts with the scribe, the agent that answered last.
+			c.run("t3", "save note title=todo text=call shared=true")
 			base := "/apps/{app}/users/u1/sessions/t3/artifacts"
 			return []any{c.getSession("t3"), c.get(base), c.get(base + "/plan.md"), c.get(base + "/plan.md/versions"),
 				c.get(base + "/plan.md/versions/0"), c.get("/apps/{app}/users/u1/sessions/t2/artifacts")}
