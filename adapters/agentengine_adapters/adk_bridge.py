@@ -586,6 +586,8 @@ def event_meta(event: Event) -> dict[str, Any]:
     meta: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True, include=fields)
     actions_fields = {f for f in META_ACTIONS if f in type(event.actions).model_fields}
     actions = event.actions.model_dump(mode="json", by_alias=True, exclude_none=True, include=actions_fields)
+    if not actions.get("artifactDelta"):
+        actions.pop("artifactDelta", None)  # ADK's default {}: nothing saved
     # The state delta as the host stores it (temp: keys dropped, as ADK's session drops
     # them), so that it is shown on this event, where ADK writes it.
     delta = proj.host_state_delta(event.actions.state_delta)

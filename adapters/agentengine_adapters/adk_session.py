@@ -29,6 +29,7 @@ from google.genai import types
 
 from . import history as hist
 
+TRANSFER_CALL = "transfer_to_agent"
 CONFIRMATION_CALL = "adk_request_confirmation"
 APP_PREFIX, USER_PREFIX, TEMP_PREFIX = "app:", "user:", "temp:"
 
@@ -51,7 +52,11 @@ def host_state_delta(delta: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def history_events(history: Any, agent_name: str, *, skip_call_ids: Iterable[str] = ()) -> list[Event]:
-    """Host-projected history (session.Message dicts) as ADK session events."""
+    """Host-projected history (session.Message dicts) as ADK session events.
+
+    The history names no agents: events are the root agent's until a transfer_to_agent
+    call with its result, then the agent it named's, as ADK records them. ADK resumes a
+    session with the agent that answered last, so the next turn starts where ADK's would."""
     items = hist.messages(history)
     names = hist.call_names(items)
     skip = set(skip_call_ids)
@@ -60,6 +65,12 @@ def history_events(history: Any, agent_name: str, *, skip_call_ids: Iterable[str
     paired = (results & calls) - skip
     out: list[Event] = []
     invocation = "h-0"
+    author = agent_name
+    transfers = {
+        str(m.get("call_id")): str(_args(m.get("arguments")).get("agent_name") or "")
+        for m in items
+        if m.get("type") == "tool_call" and m.get("name") == TRANSFER_CALL and m.get("call_id")
+    }
     for m in items:
         kind, role, text = m.get("type"), m.get("role"), str(m.get("content") or "")
         call_id = str(m.get("call_id") or "")
@@ -70,10 +81,10 @@ def history_events(history: Any, agent_name: str, *, skip_call_ids: Iterable[str
                 call = types.FunctionCall(id=call_id, name=str(m.get("name") or ""), args=_args(m.get("arguments")))
                 prev = out[-1] if out else None
                 # Parallel calls of one model turn share one event.
-                if prev is not None and prev.author == agent_name and prev.get_function_calls() and prev.content:
+                if prev is not None and prev.author == author and prev.get_function_calls() and prev.content:
                     prev.content.parts = [*(prev.content.parts or []), types.Part(function_call=call)]
                 else:
-                    out.append(_event(agent_name, invocation, "model", [types.Part(function_call=call)]))
+                    out.append(_event(author, invocation, "model", [types.Part(function_call=call)]))
             else:
                 response = types.FunctionResponse(
                     id=call_id, name=hist.result_name(m, names), response=hist.output_object(hist.result_output(m))
@@ -82,14 +93,16 @@ def history_events(history: Any, agent_name: str, *, skip_call_ids: Iterable[str
                 if prev is not None and prev.get_function_responses() and prev.content:
                     prev.content.parts = [*(prev.content.parts or []), types.Part(function_response=response)]
                 else:
-                    out.append(_event(agent_name, invocation, "user", [types.Part(function_response=response)]))
+                    out.append(_event(author, invocation, "user", [types.Part(function_response=response)]))
+                if transfers.get(call_id):
+                    author = transfers[call_id]  # the agent ADK transferred to answers from here
         elif kind == "context_checkpoint":
             out.append(_event(agent_name, invocation, "model", [types.Part(text=f"Summary of the earlier conversation:\n{text}")]))
         elif role == "user" and text:
             invocation = f"h-{m.get('seq') or len(out)}"
             out.append(_event("user", invocation, "user", [types.Part(text=text)]))
         elif role == "assistant" and text:
-            out.append(_event(agent_name, invocation, "model", [types.Part(text=text)]))
+            out.append(_event(author, invocation, "model", [types.Part(text=text)]))
     return out
 
 

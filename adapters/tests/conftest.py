@@ -62,6 +62,7 @@ FILE_FRAMEWORK = {
     "test_deepagents_resume.py": "deepagents",
     "test_examples.py": "langchain",
     "test_adk_artifacts.py": "adk",
+    "test_adk_history.py": "adk",
     "test_isolation.py": "core",
     "test_ksadk_runner_class.py": "core",
     "test_ksadk_patterns.py": "langgraph",

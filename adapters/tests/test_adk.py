@@ -101,8 +101,15 @@ def test_describe_reports_what_adks_dev_ui_draws(adk: Any) -> None:
     native = adk().describe().native
     try:
         import google.adk.cli.utils.graph_visualization  # noqa: F401
-    except ImportError:  # google-adk before 2.0 has no such helpers: no graphs
-        assert native is None
+    except ImportError:
+        # google-adk before 2.0: the root agent's graph as 1.x's agent_graph draws it, and
+        # the agents by name and description.
+        assert native["app_info"]["root_agent"] == {"name": "assistant", "description": "test assistant"}
+        for mode in ("light", "dark"):
+            dot = native["graphs"][mode][""][""]["dotSrc"]
+            assert "digraph" in dot and "get_weather" in dot
+        assert native["graphs"]["light"] != native["graphs"]["dark"]
+        json.dumps(native)
         return
     assert native["app_info"]["root_agent"]["name"] == "assistant"
     assert {t["name"] for t in native["app_info"]["root_agent"]["tools"]} >= {"get_weather", "delete_file"}

@@ -2,13 +2,20 @@ package main_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestPythonADKArtifacts: examples/adk-team's scribe saves, lists and loads notes with
@@ -166,5 +173,128 @@ func TestPythonADKArtifacts(t *testing.T) {
 	}
 	if get("/s2/artifacts", &names); strings.Join(names, ",") != "user:todo.md" {
 		t.Fatalf("the user's artifacts after deleting s1: %v", names)
+	}
+}
+
+// adkTeamScenarios are examples/adk-team's turns compared with adk api_server's: the
+// scribe's saves after the coordinator's transfer, as /run_sse streams them and as the
+// session and the artifact routes show them afterwards.
+func adkTeamScenarios() []adkScenario {
+	return []adkScenario{
+		{name: "team_run_sse_artifact", run: func(c adkClient) []any {
+			c.session("t1")
+			return c.runSSE("t1", `save note title=plan text="buy milk"`)
+		}},
+		{name: "team_artifacts", run: func(c adkClient) []any {
+			c.session("t2")
+			c.run("t2", "save note title=plan text=one")
+			c.session("t3")
+			c.run("t3", "save note title=plan text=two")
+			// The second turn starts with the scribe, the agent that answered last.
+			c.run("t3", "save note title=todo text=call shared=true")
+			base := "/apps/{app}/users/u1/sessions/t3/artifacts"
+			return []any{c.getSession("t3"), c.get(base), c.get(base + "/plan.md"), c.get(base + "/plan.md/versions"),
+				c.get(base + "/plan.md/versions/0"), c.get("/apps/{app}/users/u1/sessions/t2/artifacts")}
+		}},
+	}
+}
+
+// TestADKTeamArtifactEventsMatchADKAPIServer: examples/adk-team's events, artifact deltas
+// and artifact routes are adk api_server's, field by field (ids and times aside; goldens
+// in testdata/adk_api_server_team, recorded with -record-adk).
+func TestADKTeamArtifactEventsMatchADKAPIServer(t *testing.T) {
+	py := needPython(t)
+	golden := filepath.Join("testdata", "adk_api_server_team")
+	if *recordADK {
+		recordADKTeamGoldens(t, py, golden)
+	}
+	dir := copyPyProject(t, "../../examples/adk-team", "")
+	s := startPython(t, dir)
+	c := adkClient{t: t, base: s.url, app: modelOf(t, dir)}
+	for _, sc := range adkTeamScenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			c.t = t
+			b, err := os.ReadFile(filepath.Join(golden, sc.name+".json"))
+			if err != nil {
+				t.Fatalf("%v (record with -record-adk)", err)
+			}
+			var want []any
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			w, g := normalizeADK(want), normalizeADK(sc.run(c))
+			if diffs := diffJSON(w, g, "$"); len(diffs) > 0 {
+				gj, _ := json.MarshalIndent(g, "", "  ")
+				t.Fatalf("differs from adk api_server's (want, got):\n%s\nagentengine's:\n%s", strings.Join(diffs, "\n"), gj)
+			}
+		})
+	}
+}
+
+// recordADKTeamGoldens runs adk api_server (in-memory sessions and artifacts) on a copy
+// of examples/adk-team (as app adk_team: ADK wants an identifier) and records the scenarios.
+func recordADKTeamGoldens(t *testing.T, py, dir string) {
+	t.Helper()
+	agents := t.TempDir()
+	app := filepath.Join(agents, "adk_team") // ADK wants an identifier
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"agent.py", "offline_model.py"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/adk-team", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(app, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(app, "__init__.py"), []byte("from . import agent\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(py, "-m", "google.adk.cli", "api_server", "--port", fmt.Sprint(port),
+		"--session_service_uri", "memory://", "--artifact_service_uri", "memory://", agents)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+app, "OPENAI_API_KEY=")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); _ = cmd.Wait() }()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		if resp, err := http.Get(base + "/list-apps"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("adk api_server did not start:\n%s", logs.String())
+		}
+	}
+	c := adkClient{t: t, base: base, app: "adk_team"}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range adkTeamScenarios() {
+		b, err := json.MarshalIndent(sc.run(c), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, sc.name+".json"), append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version, _ := exec.Command(py, "-c", "import google.adk; print(google.adk.__version__)").Output()
+	readme := "Events and artifacts written by `adk api_server`, google-adk " + strings.TrimSpace(string(version)) +
+		", for examples/adk-team,\nrecorded by `go test ./cmd/agentengine -run TestADKTeamArtifactEventsMatchADKAPIServer -record-adk`.\n"
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(readme), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
