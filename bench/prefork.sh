@@ -76,7 +76,9 @@ run_mode() { # run_mode ROUND MODE
   done
   url="$(sed -n 's/.*agentengine serving .* on \(http:\/\/[^ ]*\).*/\1/p' "$log" | head -1)"
   local lg=("$BIN/loadgen" -api adk -url "$url" -model adk_assistant -scenario nonstream -expect "You said: hello there")
-  "${lg[@]}" -c 16 -d 5s >/dev/null 2>&1 || true
+  # 16 s: the runner processes record their modules after 10 s, and an idle zygote takes
+  # the list in within 5 s (pre-forking); the replacement then starts warm.
+  "${lg[@]}" -c 16 -d 16s >/dev/null 2>&1 || true
   local second
   second="$(sed -n 's/.*runner started: pid=\([0-9]*\) runner="adk_assistant#2" .*/\1/p' "$log" | head -1)"
   [ -n "$second" ] || { note "round $r $mode: no second runner process"; kill "$pid"; return 0; }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -739,4 +740,83 @@ func TestPythonADK(t *testing.T) {
 			t.Fatalf("last %s, calls %v, text %q\n%s", tr.last, tr.calls, tr.text, s.logs)
 		}
 	})
+}
+
+// TestPythonPoolPreforked: with AGENTENGINE_PREFORK=on a pool's processes are forked from
+// one zygote (the host's only child), serve runs, and a process killed with kill -9 is
+// replaced by another fork of the same zygote.
+func TestPythonPoolPreforked(t *testing.T) {
+	t.Setenv("AGENTENGINE_PREFORK", "on")
+	dir := copyPyProject(t, "testdata/pyfixture", "processes: 2\n")
+	s := startPython(t, dir)
+	kids := s.runnerPIDs()
+	if len(kids) != 1 {
+		t.Fatalf("host children %v, want the zygote alone", kids)
+	}
+	zygote := kids[0]
+	forked := func() map[string]bool {
+		out := map[string]bool{}
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", zygote))
+		for _, f := range tasks {
+			b, _ := os.ReadFile(f)
+			for _, p := range strings.Fields(string(b)) {
+				out[p] = true
+			}
+		}
+		return out
+	}
+	if got := forked(); len(got) != 2 {
+		t.Fatalf("zygote %d has children %v, want 2 runner processes", zygote, got)
+	}
+	run := func(conv string) string {
+		return fixturePID(t, s, streamTurnNoFatal(s.url, map[string]any{"model": "pyfixture", "input": "sleep 0", "conversation": conv}))
+	}
+	// Idle members take runs in turn: two runs reach both processes.
+	served := map[string]bool{run("a"): true, run("b"): true}
+	if len(served) != 2 {
+		t.Fatalf("two runs went to %v", served)
+	}
+	for pid := range served {
+		if !forked()[pid] {
+			t.Fatalf("run served by %s, not a child of the zygote %d (%v)", pid, zygote, forked())
+		}
+	}
+	var victim string
+	for pid := range served {
+		victim = pid
+	}
+	n, _ := strconv.Atoi(victim)
+	if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The kill takes effect a little later (a process's threads exit one by one): a run
+	// sent meanwhile fails, as with a started process. Once the host has seen the exit,
+	// no run may go to it.
+	if err := testutil.Wait(20*time.Second, func() error {
+		for _, l := range strings.Split(s.logs.String(), "\n") {
+			if strings.Contains(l, "exited unexpectedly") && strings.Contains(l, "pid="+victim+" ") {
+				return nil
+			}
+		}
+		return errors.New("exit not logged")
+	}); err != nil {
+		t.Fatalf("%v\n%s", err, s.logs)
+	}
+	// Runs keep completing; the killed process's member forks a new one.
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; ; i++ {
+		pid := run(fmt.Sprintf("after-%d", i))
+		if !served[pid] {
+			if !forked()[pid] {
+				t.Fatalf("replacement %s is not a child of the zygote %d", pid, zygote)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no replacement process after kill -9 of %s\n%s", victim, s.logs)
+		}
+	}
+	if !strings.Contains(s.logs.String(), "signal: killed") {
+		t.Errorf("the log does not say how the process ended:\n%s", s.logs)
+	}
 }

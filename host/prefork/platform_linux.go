@@ -19,17 +19,33 @@ func socketpair() ([2]int, error) {
 	return unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 }
 
-// waitExit returns once pid has exited (a zombie counts: the process is not our child,
-// and whoever reaps it may be slow). A pidfd becomes readable then; kernels without
-// pidfds are polled.
-func waitExit(pid int) {
+// openPidfd returns a pidfd for pid, or -1 (gone already, or a kernel without pidfds).
+func openPidfd(pid int) int {
 	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return
+	if err != nil {
+		return -1
 	}
-	if err == nil {
-		defer func() { _ = unix.Close(fd) }()
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	return fd
+}
+
+func closePidfd(fd int) {
+	if fd >= 0 {
+		_ = unix.Close(fd)
+	}
+}
+
+// pidfdExited: a pidfd is readable once its process has exited (zombie included).
+func pidfdExited(fd int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0
+}
+
+// waitExit returns once pid has exited (a zombie counts: the process is not our child,
+// and whoever reaps it may be slow): when its pidfd becomes readable, or else by polling.
+func waitExit(pid, pidfd int) {
+	if pidfd >= 0 {
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 		for {
 			if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
 				return

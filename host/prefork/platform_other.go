@@ -16,7 +16,11 @@ func socketpair() ([2]int, error) {
 	return [2]int{}, errors.New("pre-forking runner processes needs Linux")
 }
 
-func waitExit(pid int) {
+func openPidfd(int) int    { return -1 }
+func closePidfd(int)       {}
+func pidfdExited(int) bool { return false }
+
+func waitExit(pid, _ int) {
 	for syscall.Kill(pid, 0) == nil {
 		time.Sleep(100 * time.Millisecond)
 	}

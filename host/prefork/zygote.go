@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -441,7 +442,13 @@ func (z *Zygote) Close(ctx context.Context) error {
 
 // Child is a process the zygote forked.
 type Child struct {
-	pid    int
+	pid int
+	// pidfd refers to the process while watch waits on it (-1: none); fdMu keeps Exited
+	// from polling it once watch has closed it.
+	fdMu  sync.RWMutex
+	pidfd int
+	// gone: watch saw the exit (the zygote's report with the status may follow).
+	gone   atomic.Bool
 	done   chan struct{}
 	once   sync.Once
 	mu     sync.Mutex
@@ -452,7 +459,7 @@ type Child struct {
 }
 
 func newChild(pid int) *Child {
-	return &Child{pid: pid, done: make(chan struct{}), orphan: make(chan struct{})}
+	return &Child{pid: pid, pidfd: -1, done: make(chan struct{}), orphan: make(chan struct{})}
 }
 
 // Pid returns the process id (also its process group id).
@@ -480,13 +487,38 @@ func (c *Child) exit(status string) {
 
 func (c *Child) orphaned() { c.oonce.Do(func() { close(c.orphan) }) }
 
+// Exited reports whether the process has exited, a zombie not reaped yet included: the
+// host asks before every call, and the zygote's report comes a little later. One poll.
+func (c *Child) Exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+	}
+	if c.gone.Load() {
+		return true
+	}
+	c.fdMu.RLock()
+	defer c.fdMu.RUnlock()
+	if c.pidfd < 0 {
+		return false
+	}
+	return pidfdExited(c.pidfd)
+}
+
 // watch notices the exit of a child whose zygote is gone (nobody reports it then, and
 // nobody may reap it: a zombie counts as exited). While the zygote lives, its report
 // (with the status) is awaited first.
 func (c *Child) watch() {
 	c.wonce.Do(func() {
+		c.pidfd = openPidfd(c.pid)
 		go func() {
-			waitExit(c.pid)
+			waitExit(c.pid, c.pidfd)
+			c.gone.Store(true)
+			c.fdMu.Lock()
+			closePidfd(c.pidfd)
+			c.pidfd = -1
+			c.fdMu.Unlock()
 			select {
 			case <-c.done:
 			case <-c.orphan:

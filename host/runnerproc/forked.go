@@ -30,6 +30,9 @@ type Forked interface {
 	// Status says how it exited ("exit status 1", "signal: killed"); "" while it runs
 	// or when nobody could tell.
 	Status() string
+	// Exited reports whether it has exited, a zombie not reaped yet included; asked
+	// before every call, so it must be cheap.
+	Exited() bool
 }
 
 // forkRunner is go-plugin's runner.Runner for a forked process: go-plugin reads the
@@ -117,6 +120,12 @@ func (r *forkRunner) status() string {
 	default:
 		return ""
 	}
+}
+
+// exited reports whether the forked process has exited (see proc.alive).
+func (r *forkRunner) exited() bool {
+	c := r.forked()
+	return c != nil && c.Exited()
 }
 
 // kill SIGKILLs the process's group (the child made its own, as a started command's is).

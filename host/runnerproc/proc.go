@@ -363,6 +363,10 @@ func (p *proc) alive() bool {
 	}
 	// A killed runner is a zombie a little before go-plugin notices it exited; a call
 	// dispatched to it in that window would fail instead of starting a fresh process.
+	// A forked one is not our child: its pidfd tells.
+	if p.forked != nil {
+		return !p.forked.exited()
+	}
 	return !defunct(p.pid)
 }
 

@@ -47,6 +47,8 @@ ENV_FD = "AGENTENGINE_ZYGOTE_FD"
 MODULES_FILE = "prefork-modules.txt"
 # When a child records its modules: after its first runs, and once more later.
 RECORD_AFTER = (10.0, 60.0)
+# How often an idle zygote looks for a new list.
+PRELOAD_POLL = 5.0
 # The host's pid, for a forked runner's parent watch (its parent is the zygote).
 ENV_WATCH_PID = "AGENTENGINE_WATCH_PID"
 MAX_REQUEST = 1 << 20
@@ -99,7 +101,14 @@ def run(fd: int, load: Callable[[], Runner], what: str) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     ctrl.sendall(json.dumps({"ready": os.getpid()}).encode())
     while True:
-        readable, _, _ = select.select([ctrl.fileno(), wake_r], [], [])
+        readable, _, _ = select.select([ctrl.fileno(), wake_r], [], [], PRELOAD_POLL)
+        if not readable:
+            # Idle: take in what the children recorded now rather than while a fork waits.
+            if preload.load():
+                _check_threads()
+                gc.collect()
+                gc.freeze()
+            continue
         if wake_r in readable:
             try:
                 os.read(wake_r, 512)
