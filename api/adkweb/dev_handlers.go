@@ -37,7 +37,7 @@ func (h *Handler) registerDev(r gin.IRouter) {
 	}
 	r.GET("/dev/apps/:app/build_graph", handle(h.buildGraph))
 	r.GET("/dev/build_graph/:app", handle(h.buildGraph))
-	r.GET("/dev/apps/:app/build_graph_image", handle(h.buildGraphImage(true)))
+	r.GET("/dev/apps/:app/build_graph_image", handle(h.buildGraphImage))
 	r.GET("/dev/build_graph_image/:app", handle(h.earlierGraphImage))
 	h.registerBuilder(r)
 	r.GET("/dev/apps/:app/users/:user/sessions/:session/events/:event/graph", handle(h.eventGraph))
@@ -154,45 +154,46 @@ func (h *Handler) buildGraph(c *gin.Context) *httpError {
 }
 
 // buildGraphImage serves build_graph_image: google-adk 2.x's shape, one DOT source
-// per workflow path under ?node= (the root without it), or the earlier {"dotSrc"} of
-// the root agent. Agents without graphs get {} ({"dotSrc": ""}), which the UI shows as
-// "not available". dark_mode must be a boolean, as FastAPI checks it.
-func (h *Handler) buildGraphImage(perPath bool) func(*gin.Context) *httpError {
-	return func(c *gin.Context) *httpError {
-		app, aerr := h.app(c)
-		if aerr != nil {
-			return aerr
-		}
-		dark, aerr := boolQuery(c, "dark_mode")
-		if aerr != nil {
-			return aerr
-		}
-		mode := "light"
-		if dark {
-			mode = "dark"
-		}
-		d, aerr := h.devInfoOf(c, app)
-		if aerr != nil {
-			return aerr
-		}
-		node := c.Query("node")
-		var graphs map[string]map[string]string
-		if d != nil {
-			var ok bool
-			if graphs, ok = d.Graphs[mode][node]; !ok && node != "" {
-				return detail(http.StatusNotFound, "Node not found: %s", node)
-			}
-		}
-		if perPath {
-			if graphs == nil {
-				graphs = map[string]map[string]string{}
-			}
-			httpx.WriteJSON(c, http.StatusOK, graphs)
-			return nil
-		}
-		httpx.WriteJSON(c, http.StatusOK, gin.H{"dotSrc": graphs[""]["dotSrc"]})
-		return nil
+// per workflow path under ?node= (the root without it). Agents without graphs get {},
+// which the UI shows as "not available".
+func (h *Handler) buildGraphImage(c *gin.Context) *httpError {
+	graphs, _, aerr := h.nodeGraphs(c)
+	if aerr != nil {
+		return aerr
 	}
+	if graphs == nil {
+		graphs = map[string]map[string]string{}
+	}
+	httpx.WriteJSON(c, http.StatusOK, graphs)
+	return nil
+}
+
+// nodeGraphs reads a graph route's app, ?dark_mode= (a boolean, as FastAPI checks it)
+// and ?node= and returns the node's DOT graphs per workflow path as the runner drew
+// them (nil: it drew none; an unknown node is ADK's 404).
+func (h *Handler) nodeGraphs(c *gin.Context) (graphs map[string]map[string]string, node string, aerr *httpError) {
+	app, aerr := h.app(c)
+	if aerr != nil {
+		return nil, "", aerr
+	}
+	dark, aerr := boolQuery(c, "dark_mode")
+	if aerr != nil {
+		return nil, "", aerr
+	}
+	mode := "light"
+	if dark {
+		mode = "dark"
+	}
+	d, aerr := h.devInfoOf(c, app)
+	if aerr != nil || d == nil {
+		return nil, "", aerr
+	}
+	node = c.Query("node")
+	graphs, ok := d.Graphs[mode][node]
+	if !ok && node != "" {
+		return nil, "", detail(http.StatusNotFound, "Node not found: %s", node)
+	}
+	return graphs, node, nil
 }
 
 // runLive answers the UI's live (audio/video) WebSocket by closing it with the reason,

@@ -137,33 +137,13 @@ func highlights(e *Event) [][2]*string {
 // selected event's), so it gets both: the DOT source of the node (the root without
 // ?node=) beside the per-path map of 2.x's route. dark_mode is checked as FastAPI does.
 func (h *Handler) earlierGraphImage(c *gin.Context) *httpError {
-	app, aerr := h.app(c)
+	graphs, node, aerr := h.nodeGraphs(c)
 	if aerr != nil {
 		return aerr
 	}
-	dark, aerr := boolQuery(c, "dark_mode")
-	if aerr != nil {
-		return aerr
-	}
-	mode := "light"
-	if dark {
-		mode = "dark"
-	}
-	d, aerr := h.devInfoOf(c, app)
-	if aerr != nil {
-		return aerr
-	}
-	out := map[string]any{"dotSrc": ""}
-	if d != nil {
-		node := c.Query("node")
-		graphs, ok := d.Graphs[mode][node]
-		if !ok && node != "" {
-			return detail(http.StatusNotFound, "Node not found: %s", node)
-		}
-		for path, g := range graphs {
-			out[path] = g
-		}
-		out["dotSrc"] = graphs[node]["dotSrc"]
+	out := map[string]any{"dotSrc": graphs[node]["dotSrc"]}
+	for path, g := range graphs {
+		out[path] = g
 	}
 	httpx.WriteJSON(c, http.StatusOK, out)
 	return nil
