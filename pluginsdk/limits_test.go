@@ -71,6 +71,8 @@ func TestPythonCapabilitiesMatch(t *testing.T) {
 		want[strings.ToLower(name)] = "False"
 	}
 	want["summarize"] = "None"
+	// Only the Python SDK keeps artifacts (ADK's artifact service, in its ADK bridge).
+	want["artifacts"] = "False"
 	if !reflect.DeepEqual(py, want) {
 		t.Errorf("Python Capabilities fields and defaults %v, want %v (the Go SDK's)", py, want)
 	}
