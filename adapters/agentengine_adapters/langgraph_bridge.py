@@ -138,6 +138,14 @@ class GraphRunner(Runner):
     async def aclose(self) -> None:
         await self.checkpointer.aclose()
 
+    async def call(self, method: str, arg: Any) -> Any:
+        # LangGraph's server API asks for the assistant's graph and schemas (graph_api.py).
+        from . import graph_api
+
+        if method not in graph_api.METHODS:
+            raise NotImplementedError(method)
+        return await graph_api.call(method, arg, await self.graph())
+
     # -- a turn ----------------------------------------------------------------------
 
     async def run(self, request: RunRequest, emit: Emitter) -> None:

@@ -2,6 +2,7 @@ package langgraph
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -133,35 +134,83 @@ func (h *Handler) getAssistant(c *gin.Context) *apiError {
 	return nil
 }
 
-// assistantGraph serves GET /assistants/{id}/graph. The runner does not report a graph's
-// nodes and edges, so this is not offered: 404 for a known assistant says so.
-func (h *Handler) assistantGraph(c *gin.Context) *apiError {
-	if _, ok := h.agent(c.Param("aid")); !ok {
+// introspect asks the assistant's runner about its loaded graph (a langgraph.* call of
+// the LangGraph bridge, answered as LangGraph's server computes it) and writes the answer.
+// What the graph cannot describe is LangGraph's 422.
+func (h *Handler) introspect(c *gin.Context, method string, arg any) *apiError {
+	a, ok := h.agent(c.Param("aid"))
+	if !ok {
 		return assistantNotFound(c.Param("aid"))
 	}
-	return detail(http.StatusNotImplemented, "the graph of assistant %s is not available: agentengine's runners do not report graph structure", c.Param("aid"))
+	raw, err := json.Marshal(arg)
+	if err != nil {
+		return fromHost(h.log, method, err)
+	}
+	out, err := h.rt.AgentCall(c.Request.Context(), a.Name, method, raw)
+	if err != nil {
+		var ce *host.ClientError
+		if errors.As(err, &ce) && errors.Is(ce.Kind, host.ErrInvalidInput) {
+			return detail(http.StatusUnprocessableEntity, "%s", ce.Message)
+		}
+		return fromHost(h.log, method, err)
+	}
+	c.Data(http.StatusOK, "application/json", out)
+	return nil
 }
 
-// assistantSchemas serves GET /assistants/{id}/schemas. The runner does not report the
-// compiled graph's schemas; the answer carries the graph id with null schemas, which
-// clients read as "schema unknown".
+// assistantGraph serves GET /assistants/{id}/graph?xray=: the graph's nodes and edges
+// (xray: true, false or a depth of subgraphs to draw inside).
+func (h *Handler) assistantGraph(c *gin.Context) *apiError {
+	var xray any = false
+	switch q := c.Query("xray"); q {
+	case "", "false", "False":
+	case "true", "True":
+		xray = true
+	default:
+		n, err := strconv.Atoi(q)
+		if err != nil || n <= 0 {
+			return invalid("Invalid xray value")
+		}
+		xray = n
+	}
+	return h.introspect(c, "langgraph.graph", map[string]any{"xray": xray})
+}
+
+// assistantSchemas serves GET /assistants/{id}/schemas: the compiled graph's input,
+// output, state, config and context JSON schemas.
 func (h *Handler) assistantSchemas(c *gin.Context) *apiError {
 	a, ok := h.agent(c.Param("aid"))
 	if !ok {
 		return assistantNotFound(c.Param("aid"))
 	}
-	httpx.WriteJSON(c, http.StatusOK, gin.H{"graph_id": a.Name, "input_schema": nil, "output_schema": nil,
-		"state_schema": nil, "config_schema": nil, "context_schema": nil})
+	schemas := map[string]json.RawMessage{}
+	for _, k := range []string{"input_schema", "output_schema", "state_schema", "config_schema", "context_schema"} {
+		schemas[k] = json.RawMessage("null") // unknown, for a runner that cannot tell
+	}
+	raw, err := h.rt.AgentCall(c.Request.Context(), a.Name, "langgraph.schemas", json.RawMessage(`{}`))
+	var ce *host.ClientError
+	switch {
+	case errors.As(err, &ce) && errors.Is(ce.Kind, host.ErrInvalidInput):
+	case err != nil:
+		return fromHost(h.log, "langgraph.schemas", err)
+	default:
+		if err := json.Unmarshal(raw, &schemas); err != nil {
+			return fromHost(h.log, "langgraph.schemas", err)
+		}
+	}
+	schemas["graph_id"], _ = json.Marshal(a.Name)
+	httpx.WriteJSON(c, http.StatusOK, schemas)
 	return nil
 }
 
-// assistantSubgraphs serves GET /assistants/{id}/subgraphs: none are reported.
+// assistantSubgraphs serves GET /assistants/{id}/subgraphs[/{namespace}]?recurse=: the
+// schemas of the graph's subgraphs by namespace.
 func (h *Handler) assistantSubgraphs(c *gin.Context) *apiError {
-	if _, ok := h.agent(c.Param("aid")); !ok {
-		return assistantNotFound(c.Param("aid"))
+	arg := map[string]any{"namespace": nil, "recurse": c.Query("recurse") == "true" || c.Query("recurse") == "True"}
+	if ns := c.Param("ns"); ns != "" {
+		arg["namespace"] = ns
 	}
-	httpx.WriteJSON(c, http.StatusOK, gin.H{})
-	return nil
+	return h.introspect(c, "langgraph.subgraphs", arg)
 }
 
 // bind decodes a JSON body into v; an empty body leaves v as it is.

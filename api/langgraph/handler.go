@@ -84,6 +84,7 @@ func (h *Handler) Register(r gin.IRouter) {
 	r.GET("/assistants/:aid/graph", handle(h.assistantGraph))
 	r.GET("/assistants/:aid/schemas", handle(h.assistantSchemas))
 	r.GET("/assistants/:aid/subgraphs", handle(h.assistantSubgraphs))
+	r.GET("/assistants/:aid/subgraphs/:ns", handle(h.assistantSubgraphs))
 
 	r.POST("/threads", handle(h.createThread))
 	r.POST("/threads/search", handle(h.searchThreads))

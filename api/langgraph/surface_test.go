@@ -66,7 +66,15 @@ func TestInfoAndAssistants(t *testing.T) {
 		t.Fatalf("schemas: %v", s)
 	}
 	e.fail("GET", "/assistants/other", "", http.StatusNotFound, "Assistant other not found")
-	e.fail("GET", "/assistants/echo/graph", "", http.StatusNotImplemented, "do not report graph structure")
+	// A runner that cannot describe its graph (this one is Go): LangGraph's 422 naming why;
+	// its schemas are unknown (null). The Python bridges' answers: the langgraph-sdk tests.
+	e.fail("GET", "/assistants/echo/graph", "", http.StatusUnprocessableEntity, "does not offer langgraph.graph")
+	e.fail("GET", "/assistants/echo/graph?xray=0", "", http.StatusUnprocessableEntity, "Invalid xray value")
+	e.fail("GET", "/assistants/echo/graph?xray=yes", "", http.StatusUnprocessableEntity, "Invalid xray value")
+	e.fail("GET", "/assistants/nope/subgraphs/x", "", http.StatusNotFound, "Assistant nope not found")
+	if s := e.obj("GET", "/assistants/echo/schemas", "", http.StatusOK); s["state_schema"] != nil || len(s) != 6 {
+		t.Fatalf("schemas of a runner without them: %v", s)
+	}
 	e.fail("POST", "/assistants/search", `{"limit":0}`, http.StatusUnprocessableEntity, "limit")
 	e.fail("POST", "/assistants/search", `{"limit":`, http.StatusUnprocessableEntity, "not valid")
 	e.fail("GET", "/threads/x/nothing", "", http.StatusNotFound, "no route")

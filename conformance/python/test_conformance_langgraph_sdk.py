@@ -165,6 +165,31 @@ def test_assistants(client: Any) -> None:
         client.assistants.get("nope")
 
 
+def test_assistant_graph_schemas_and_subgraphs(client: Any) -> None:
+    """What the runner's loaded graph says of itself, as LangGraph's server computes it."""
+    g = client.assistants.get_graph(GRAPH)
+    assert {n["id"] for n in g["nodes"]} >= {"__start__", "model", "approval", "tools", "__end__"}
+    assert {"source": "__start__", "target": "model"}.items() <= next(
+        e for e in g["edges"] if e["source"] == "__start__"
+    ).items()
+    # xray draws a subgraph's own nodes inside the node that runs it.
+    flat = {n["id"] for n in client.assistants.get_graph(CHANNELS)["nodes"]}
+    deep = {n["id"] for n in client.assistants.get_graph(CHANNELS, xray=True)["nodes"]}
+    assert "inner" in flat and "inner:answer" in deep and "inner:answer" not in flat
+
+    s = client.assistants.get_schemas(CHANNELS)
+    assert s["graph_id"] == CHANNELS
+    assert {"messages", "topic", "visits"} <= set(s["state_schema"]["properties"])
+    assert "messages" in s["input_schema"]["properties"]
+    assert set(s) == {"graph_id", "input_schema", "output_schema", "state_schema", "config_schema", "context_schema"}
+
+    subs = client.assistants.get_subgraphs(CHANNELS)
+    assert list(subs) == ["inner"] and "messages" in subs["inner"]["state_schema"]["properties"]
+    assert client.assistants.get_subgraphs(GRAPH) == {}
+    with pytest.raises(NotFoundError):
+        client.assistants.get_graph("nope")
+
+
 def test_stream_modes_and_a_second_run(client: Any) -> None:
     thread = client.threads.create(metadata={"suite": "sdk", "case": "stream"})
     parts = list(
