@@ -218,16 +218,17 @@ run_web() {
   run_web_adk1
 }
 
-# run_web_adk1: ADK's dev UI test of examples/adk-team once more on google-adk 1.x (the
-# bridge supports both), in the frameworks suite's adk-1 environment (made here when
-# missing: it is cached, and that suite reuses it).
+# run_web_adk1: ADK's dev UI tests (chat, graph, trace, export and import; evals; examples/adk-team's
+# artifacts) once more on google-adk 1.x (the bridge supports both), in the frameworks suite's
+# adk-1 environment (made here when missing: it is cached, and that suite reuses it).
 run_web_adk1() {
   local matrix="${AGENTENGINE_ADAPTERS_MATRIX:-$HOME/.cache/agentengine-test/adapters}"
   local log="$WORK/web-adk1.log" start=$SECONDS
   note "web-adk1: ADK's dev UI on google-adk 1.x ($matrix/adk-1)"
   AGENTENGINE_ADAPTERS_MATRIX="$matrix" bash adapters/tests/run_matrix.sh --prepare adk-1 || record web-adk1 1
-  (cd web/e2e && AGENTENGINE_ADK_PYTHON="$matrix/adk-1/bin/python" node --test --test-concurrency=1 \
-    --test-timeout=600000 --test-reporter=spec tests/adk-dev-ui-artifacts.test.mjs) 2>&1 | tee "$log"
+  (cd web/e2e && AGENTENGINE_ADK_PYTHON="$matrix/adk-1/bin/python" PYTHON="$matrix/adk-1/bin/python" \
+    node --test --test-concurrency=1 --test-timeout=600000 --test-reporter=spec \
+    tests/adk-dev-ui.test.mjs tests/adk-dev-ui-evals.test.mjs tests/adk-dev-ui-artifacts.test.mjs) 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   echo "web-adk1: $((SECONDS - start))s"
   record web-adk1 "$rc" "$log"
