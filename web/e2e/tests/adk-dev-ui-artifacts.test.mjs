@@ -9,75 +9,33 @@
 // scripts/test.sh web makes it), else $PYTHON (the test virtualenv, google-adk 2.x).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, binary, launchBrowser, shot, stopServer } from '../harness.mjs';
+import { binary, launchBrowser, shot, stopServer } from '../harness.mjs';
+import { copyExample, installedADK, startWeb, watch } from '../adkdevui.mjs';
 
 const T = { timeout: 120_000 };
 const PY = process.env.AGENTENGINE_ADK_PYTHON || process.env.PYTHON;
 let tmp; let srv; let browser; let page;
-let browserDir = ''; let adkVersion = ''; let label = '';
+let label = '';
 const problems = [];
 
 function project() {
   if (!PY) throw new Error('set PYTHON or AGENTENGINE_ADK_PYTHON (an interpreter with google-adk)');
-  const dir = join(tmp, 'adk-team');
-  cpSync(join(ROOT, 'examples', 'adk-team'), dir, {
-    recursive: true,
-    filter: (src) => !/(^|\/)(\.venv|\.agentengine|__pycache__)(\/|$)/.test(src.slice(ROOT.length)),
-  });
-  appendFileSync(join(dir, 'agentengine.yaml'), `\npython: ${PY}\n`);
-  return dir;
-}
-
-/** startWeb runs `agentengine web DIR` and resolves with its URLs and log. */
-function startWeb(bin, dir) {
-  const env = { ...process.env, KSADK_SESSION_BACKEND: 'memory' };
-  delete env.OPENAI_API_KEY; // the example's offline model
-  const proc = spawn(bin, ['web', dir, '-p', '0', '--no-open'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => { proc.kill(); reject(new Error(`agentengine web did not start in time:\n${log}`)); }, 180_000);
-    proc.stderr.setEncoding('utf8');
-    proc.stderr.on('data', (chunk) => {
-      log += chunk;
-      const api = /serving .* on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
-      const ui = /ADK dev UI: (.*)/.exec(log);
-      if (api && ui) { clearTimeout(timer); resolvePromise({ url: api[1], devUI: ui[1].trim(), proc, stderr: () => log }); }
-    });
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`agentengine web exited (${code}):\n${log}`)); });
-  });
-}
-
-function shipped(path) {
-  return browserDir !== '' && existsSync(join(browserDir, path.replace(/^\/dev-ui\//, '')));
+  return copyExample(tmp, 'adk-team', PY);
 }
 
 describe('ADK dev UI on a two-agent project with artifacts', () => {
   before(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'agentengine-adkart-'));
     srv = await startWeb(binary(tmp), project());
-    const out = await new Promise((r) => {
-      const p = spawn(PY, ['-c', 'import google.adk, os; print(os.path.join(os.path.dirname(google.adk.__file__), "cli", "browser")); print(google.adk.__version__)']);
-      let s = ''; p.stdout.on('data', (c) => { s += c; }); p.on('exit', () => r(s.trim()));
-    });
-    [browserDir, adkVersion] = out.split('\n');
-    label = `adk${adkVersion.split('.')[0]}`;
+    const adk = await installedADK(PY);
+    label = `adk${adk.major}`;
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.setDefaultTimeout(30_000);
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content.Security.Policy/i.test(m.text()) && !/font/i.test(m.text())) problems.push(`csp: ${m.text()}`);
-    });
-    page.on('response', (r) => {
-      const u = new URL(r.url());
-      if (u.origin !== srv.url) return;
-      if (r.status() === 404 && u.pathname.startsWith('/dev-ui/') && !shipped(u.pathname)) return; // google-adk's own gap
-      if (r.status() >= 400) problems.push(`${r.status()} ${r.request().method()} ${u.pathname}${u.search}`);
-    });
+    watch(page, srv, adk.browserDir, problems);
   }, { timeout: 300_000 });
 
   after(async () => {

@@ -8,49 +8,23 @@
 // virtualenv, which has them).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ROOT, binary, launchBrowser, shot, stopServer } from '../harness.mjs';
+import { binary, launchBrowser, shot, stopServer } from '../harness.mjs';
+import { copyExample, installedADK, startWeb, watch } from '../adkdevui.mjs';
 
 // ADK's evaluator imports a large stack in the runner on first use; the machine is shared.
 const T = { timeout: 300_000 };
 const SLOW = { timeout: 180_000 };
 let tmp; let srv; let browser; let page;
 const problems = [];
-let browserDir = '';
 let adkMajor = 0;
 
 function project() {
   if (process.env.AGENTENGINE_ADK_PROJECT) return resolve(process.env.AGENTENGINE_ADK_PROJECT);
   if (!process.env.PYTHON) throw new Error('set PYTHON (an interpreter with google-adk[eval]) or AGENTENGINE_ADK_PROJECT');
-  const dir = join(tmp, 'adk-assistant');
-  cpSync(join(ROOT, 'examples', 'adk-assistant'), dir, {
-    recursive: true,
-    filter: (src) => !/(^|\/)(\.venv|\.agentengine|__pycache__)(\/|$)/.test(src.slice(ROOT.length)),
-  });
-  appendFileSync(join(dir, 'agentengine.yaml'), `\npython: ${process.env.PYTHON}\n`);
-  return dir;
-}
-
-/** startWeb runs `agentengine web DIR` and resolves with its URL and log. */
-function startWeb(bin, dir) {
-  const env = { ...process.env, KSADK_SESSION_BACKEND: 'memory' };
-  // The example's offline model, and no judge model for ADK's LLM-judged metrics.
-  for (const k of ['OPENAI_API_KEY', 'GOOGLE_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_GENAI_USE_VERTEXAI']) delete env[k];
-  const proc = spawn(bin, ['web', dir, '-p', '0', '--no-open'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => { proc.kill(); reject(new Error(`agentengine web did not start in time:\n${log}`)); }, 180_000);
-    proc.stderr.setEncoding('utf8');
-    proc.stderr.on('data', (chunk) => {
-      log += chunk;
-      const api = /serving .* on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
-      if (api && /ADK dev UI: /.test(log)) { clearTimeout(timer); resolvePromise({ url: api[1], proc, stderr: () => log }); }
-    });
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`agentengine web exited (${code}):\n${log}`)); });
-  });
+  return copyExample(tmp, 'adk-assistant', process.env.PYTHON);
 }
 
 describe('ADK dev UI evals served by agentengine web', () => {
@@ -59,24 +33,12 @@ describe('ADK dev UI evals served by agentengine web', () => {
     const dir = project();
     srv = await startWeb(binary(tmp), dir);
     const py = process.env.AGENTENGINE_ADK_PROJECT ? join(dir, '.venv', 'bin', 'python') : process.env.PYTHON;
-    const out = await new Promise((r) => {
-      const p = spawn(py, ['-c', 'import google.adk, os; print(os.path.join(os.path.dirname(google.adk.__file__), "cli", "browser")); print(google.adk.__version__)']);
-      let s = ''; p.stdout.on('data', (c) => { s += c; }); p.on('exit', () => r(s.trim()));
-    });
-    let version;
-    [browserDir, version] = out.split('\n');
-    adkMajor = Number(version.split('.')[0]);
+    const adk = await installedADK(py);
+    adkMajor = adk.major;
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.setDefaultTimeout(30_000);
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('response', (r) => {
-      const u = new URL(r.url());
-      if (u.origin !== srv.url) return; // the font service of ADK's index.html is blocked by the CSP
-      // Files the installed google-adk references but does not ship are its own gap.
-      if (r.status() === 404 && u.pathname.startsWith('/dev-ui/') && !existsSync(join(browserDir, u.pathname.replace(/^\/dev-ui\//, '')))) return;
-      if (r.status() >= 400) problems.push(`${r.status()} ${r.request().method()} ${u.pathname}${u.search}`);
-    });
+    watch(page, srv, adk.browserDir, problems);
   }, { timeout: 300_000 });
 
   after(async () => {

@@ -8,11 +8,11 @@
 // $PYTHON (the test virtualenv, which has google-adk).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ROOT, binary, launchBrowser, shot, stopServer } from '../harness.mjs';
+import { binary, launchBrowser, shot, stopServer } from '../harness.mjs';
+import { copyExample, installedADK, startWeb, watch } from '../adkdevui.mjs';
 
 const T = { timeout: 120_000 };
 let tmp; let srv; let browser; let page;
@@ -22,41 +22,10 @@ const traceCalls = []; // the trace routes' answers: {path, status, body}
 function project() {
   if (process.env.AGENTENGINE_ADK_PROJECT) return resolve(process.env.AGENTENGINE_ADK_PROJECT);
   if (!process.env.PYTHON) throw new Error('set PYTHON (an interpreter with google-adk) or AGENTENGINE_ADK_PROJECT');
-  const dir = join(tmp, 'adk-assistant');
-  cpSync(join(ROOT, 'examples', 'adk-assistant'), dir, {
-    recursive: true,
-    filter: (src) => !/(^|\/)(\.venv|\.agentengine|__pycache__)(\/|$)/.test(src.slice(ROOT.length)),
-  });
-  appendFileSync(join(dir, 'agentengine.yaml'), `\npython: ${process.env.PYTHON}\n`);
-  return dir;
+  return copyExample(tmp, 'adk-assistant', process.env.PYTHON);
 }
 
-/** startWeb runs `agentengine web DIR` and resolves with its URLs and log. */
-function startWeb(bin, dir) {
-  const env = { ...process.env, KSADK_SESSION_BACKEND: 'memory' };
-  delete env.OPENAI_API_KEY; // the example's offline model
-  const proc = spawn(bin, ['web', dir, '-p', '0', '--no-open'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => { proc.kill(); reject(new Error(`agentengine web did not start in time:\n${log}`)); }, 180_000);
-    proc.stderr.setEncoding('utf8');
-    proc.stderr.on('data', (chunk) => {
-      log += chunk;
-      const api = /serving .* on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
-      const ui = /ADK dev UI: (.*)/.exec(log);
-      if (api && ui) { clearTimeout(timer); resolvePromise({ url: api[1], devUI: ui[1].trim(), proc, stderr: () => log }); }
-    });
-    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`agentengine web exited (${code}):\n${log}`)); });
-  });
-}
-
-/** shipped reports whether the installed google-adk has the dev UI file at path. */
-let browserDir = '';
-let adkVersion = '';
-
-function shipped(path) {
-  return browserDir !== '' && existsSync(join(browserDir, path.replace(/^\/dev-ui\//, '')));
-}
+let adkMajor = 0;
 
 describe('ADK dev UI served by agentengine web', () => {
   before(async () => {
@@ -64,27 +33,18 @@ describe('ADK dev UI served by agentengine web', () => {
     const dir = project();
     srv = await startWeb(binary(tmp), dir);
     const py = process.env.AGENTENGINE_ADK_PROJECT ? join(dir, '.venv', 'bin', 'python') : process.env.PYTHON;
-    const out = await new Promise((r) => {
-      const p = spawn(py, ['-c', 'import google.adk, os; print(os.path.join(os.path.dirname(google.adk.__file__), "cli", "browser")); print(google.adk.__version__)']);
-      let s = ''; p.stdout.on('data', (c) => { s += c; }); p.on('exit', () => r(s.trim()));
-    });
-    [browserDir, adkVersion] = out.split('\n');
+    const adk = await installedADK(py);
+    adkMajor = adk.major;
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.setDefaultTimeout(30_000);
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    // CSP violations, but the web fonts of other origins ADK's page names (refused on purpose).
-    page.on('console', (m) => {
-      if (m.type() === 'error' && /Content.Security.Policy/i.test(m.text()) && !/font/i.test(m.text())) problems.push(`csp: ${m.text()}`);
-    });
+    watch(page, srv, adk.browserDir, problems);
+    // The trace routes' answers, for the Trace tab's test.
     page.on('response', (r) => {
       const u = new URL(r.url());
       if (u.origin === srv.url && /\/debug\/trace\//.test(u.pathname)) {
         traceCalls.push(r.text().then((body) => ({ path: u.pathname, status: r.status(), body }), () => ({ path: u.pathname, status: r.status(), body: '' })));
       }
-      if (u.origin !== srv.url) return; // the font service of ADK's index.html is blocked by the CSP
-      if (r.status() === 404 && u.pathname.startsWith('/dev-ui/') && !shipped(u.pathname)) return; // google-adk's own gap
-      if (r.status() >= 400) problems.push(`${r.status()} ${r.request().method()} ${u.pathname}${u.search}`);
     });
   }, { timeout: 300_000 });
 
@@ -113,7 +73,7 @@ describe('ADK dev UI served by agentengine web', () => {
     await page.getByText('get_weather', { exact: false }).first().waitFor();
     // The agent graph the runner computed, drawn by the UI (Graphviz in WebAssembly);
     // google-adk before 2.0 has no graph helpers for the runner to compute it with.
-    if (Number(adkVersion.split('.')[0]) >= 2) await page.locator('svg .node').first().waitFor();
+    if (adkMajor >= 2) await page.locator('svg .node').first().waitFor();
     await shot(page, 'adk-dev-ui-chat');
     // The session is ours: the ADK web API lists it with the agent's own events.
     const sessions = await (await fetch(`${srv.url}/apps/adk-assistant/users/user/sessions`)).json();
