@@ -78,6 +78,11 @@ STATE_UPDATE = "langgraph_state_update"
 # A LangGraph API run's static breakpoints (payload.metadata, JSON: "*" or node names); a
 # run stopped at one pauses on an approval of kind "breakpoint", whose answer goes on.
 BREAKPOINT_FLAGS = {"interrupt_before": "langgraph_interrupt_before", "interrupt_after": "langgraph_interrupt_after"}
+# The request metadata keys passing a LangGraph API run's config.configurable and context.
+CONFIGURABLE_FLAG = "langgraph_configurable"
+CONTEXT_FLAG = "langgraph_context"
+# Configurable keys that are the runtime's, never the client's.
+_OWN_CONFIGURABLE = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "agentengine", "user_id"})
 
 
 @dataclass
@@ -209,8 +214,10 @@ class GraphRunner(Runner):
             public_thread=request.session_id or thread,
             breakpoints=breakpoints(request.payload),
         )
+        config["configurable"].update(client_configurable(request.payload))
+        context = client_context(request.payload)
         options: dict[str, Any] = {
-            "context": graph_context(getattr(graph, "context_schema", None), ictx),
+            "context": context if context is not None else graph_context(getattr(graph, "context_schema", None), ictx),
             "stream_mode": STREAM_MODES + [m for m in turn.extra_modes if m != "events"],
             "subgraphs": True,
             **turn.breakpoints,
@@ -514,6 +521,31 @@ async def _with_events(events: Any, writer: EventWriter, turn: _Turn) -> Any:
         await writer.native(
             NATIVE_PART, {"mode": "events", "ns": [], "data": public_thread(event, turn.thread, turn.public_thread)}
         )
+
+
+def _flag_object(payload: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    meta = payload.get("metadata")
+    raw = meta.get(key) if isinstance(meta, Mapping) else None
+    if not isinstance(raw, str):
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def client_configurable(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's config.configurable from a LangGraph API client, without the keys the
+    runtime sets itself (the thread, the checkpoint, agentengine's own)."""
+    given = _flag_object(payload, CONFIGURABLE_FLAG) or {}
+    return {k: v for k, v in given.items() if k not in _OWN_CONFIGURABLE}
+
+
+def client_context(payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The run's context from a LangGraph API client (LangGraph coerces it to the graph's
+    context_schema), or None."""
+    return _flag_object(payload, CONTEXT_FLAG)
 
 
 def breakpoints(payload: Mapping[str, Any]) -> dict[str, Any]:

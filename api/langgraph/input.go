@@ -65,6 +65,11 @@ func (r *runCreate) validate() *apiError {
 	if _, e := r.fromCheckpoint(); e != nil {
 		return e
 	}
+	if c, ok := r.Config["configurable"]; ok && c != nil {
+		if _, ok := c.(map[string]any); !ok {
+			return invalid("config.configurable must be an object")
+		}
+	}
 	if r.Webhook != "" {
 		return invalid("webhooks are not offered")
 	}
@@ -126,6 +131,13 @@ func validBreakpoints(raw json.RawMessage) bool {
 
 // breakpointFlags are the request metadata keys passing a run's breakpoints to the bridge.
 var breakpointFlags = [2]string{"langgraph_interrupt_before", "langgraph_interrupt_after"}
+
+// configurableFlag and contextFlag are the request metadata keys passing a run's
+// config.configurable and context (JSON objects) to the bridge.
+const (
+	configurableFlag = "langgraph_configurable"
+	contextFlag      = "langgraph_context"
+)
 
 // fromCheckpoint returns the checkpoint the run starts from (checkpoint_id, or
 // checkpoint.checkpoint_id), "" for the thread's latest.

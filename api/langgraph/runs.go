@@ -114,6 +114,13 @@ func (h *Handler) start(c *gin.Context, tid string) (*started, *apiError) {
 			turn.Metadata[breakpointFlags[i]] = string(raw)
 		}
 	}
+	// The graph gets the client's config.configurable and context, as from LangGraph's server.
+	if cfg, _ := req.Config["configurable"].(map[string]any); len(cfg) > 0 {
+		turn.Metadata[configurableFlag] = string(session.MustJSON(cfg))
+	}
+	if len(req.Context) > 0 {
+		turn.Metadata[contextFlag] = string(session.MustJSON(req.Context))
+	}
 	hasResume := req.Command != nil && present(req.Command.Resume)
 	// replay is the input of a run started again from an earlier checkpoint.
 	var replay *session.UserMessageData

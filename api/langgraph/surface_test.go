@@ -573,6 +573,7 @@ func TestRunErrors(t *testing.T) {
 		{`{"assistant_id":"echo","command":{"resume":1},"checkpoint_id":"c"}`, 422, "takes input"},
 		{`{"assistant_id":"echo","checkpoint_id":"c"}`, 404, "Checkpoint c not found"},
 		{runBody("echo", "x", `"multitask_strategy":"sometimes"`), 422, "multitask_strategy"},
+		{runBody("echo", "x", `"config":{"configurable":5}`), 422, "config.configurable must be an object"},
 		{runBody("echo", "x", `"stream_mode":5`), 422, "stream_mode"},
 		{`{"assistant_id":`, 422, "not valid"},
 	} {

@@ -97,6 +97,33 @@ builder.add_edge("plan", "inner")
 graph = builder.compile()
 """
 
+# A graph that answers with what the run's config.configurable and context say.
+CONFIG = "lg-config"
+CONFIG_SOURCE = """
+from dataclasses import dataclass
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.runtime import Runtime
+
+
+@dataclass
+class Ctx:
+    tone: str = "plain"
+
+
+def answer(state: MessagesState, config: RunnableConfig, runtime: Runtime[Ctx]) -> dict:
+    who = config["configurable"].get("who", "nobody")
+    return {"messages": [AIMessage(f"{runtime.context.tone} hello to {who}")]}
+
+
+builder = StateGraph(MessagesState, context_schema=Ctx)
+builder.add_node("answer", answer)
+builder.add_edge(START, "answer")
+graph = builder.compile()
+"""
+
 
 def write_project(root: Path, name: str, source: str) -> Path:
     project = root / name
@@ -114,6 +141,11 @@ def channels_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def config_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_project(tmp_path_factory.mktemp("lg"), CONFIG, CONFIG_SOURCE)
+
+
+@pytest.fixture(scope="module")
 def blocker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     blocker = tmp_path_factory.mktemp("lg") / BLOCKER
     blocker.mkdir()
@@ -125,7 +157,13 @@ def blocker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def lg_server(agentengine_bin: str, blocker_dir: Path, channels_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:  # noqa: F811
+def lg_server(
+    agentengine_bin: str,  # noqa: F811
+    blocker_dir: Path,
+    channels_dir: Path,
+    config_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
     project = tmp_path_factory.mktemp("lg") / GRAPH
     shutil.copytree(
         REPO_ROOT / "examples" / GRAPH,
@@ -135,7 +173,7 @@ def lg_server(agentengine_bin: str, blocker_dir: Path, channels_dir: Path, tmp_p
     # The test interpreter has the example's packages: no environment is set up.
     with open(Path(project) / "agentengine.yaml", "a") as f:
         f.write(f"\npython: {sys.executable}\n")
-    srv = start_server(agentengine_bin, [str(project), str(blocker_dir), str(channels_dir)])
+    srv = start_server(agentengine_bin, [str(project), str(blocker_dir), str(channels_dir), str(config_dir)])
     try:
         yield srv
     finally:
@@ -158,7 +196,7 @@ def call_id(messages_seen: int, question: str, tool: str) -> str:
 
 def test_assistants(client: Any) -> None:
     found = client.assistants.search()
-    assert [a["assistant_id"] for a in found] == [GRAPH, BLOCKER, CHANNELS]
+    assert [a["assistant_id"] for a in found] == [GRAPH, BLOCKER, CHANNELS, CONFIG]
     a = client.assistants.get(GRAPH)
     assert a["graph_id"] == GRAPH and a["version"] == 1
     with pytest.raises(NotFoundError):
@@ -188,6 +226,16 @@ def test_assistant_graph_schemas_and_subgraphs(client: Any) -> None:
     assert client.assistants.get_subgraphs(GRAPH) == {}
     with pytest.raises(NotFoundError):
         client.assistants.get_graph("nope")
+
+
+def test_config_and_context_reach_the_graph(client: Any) -> None:
+    hi = {"messages": [{"role": "user", "content": "hi"}]}
+    out = client.runs.wait(None, CONFIG, input=hi, config={"configurable": {"who": "ann"}}, context={"tone": "warm"})
+    assert out["messages"][-1]["content"] == "warm hello to ann"
+    thread = client.threads.create(graph_id=CONFIG)
+    out = client.runs.wait(thread["thread_id"], CONFIG, input=hi, config={"configurable": {"who": "bo", "thread_id": "x"}})
+    assert out["messages"][-1]["content"] == "plain hello to bo"  # the runtime keeps its own thread_id
+    assert client.threads.get_state(thread["thread_id"])["values"]["messages"][-1]["content"] == "plain hello to bo"
 
 
 def test_stream_modes_and_a_second_run(client: Any) -> None:
