@@ -3,6 +3,7 @@ package langgraph
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/agentengine/agentengine/session"
 )
@@ -98,8 +99,11 @@ func (p *projector) add(e *session.Event) bool {
 		}
 		var ch map[string]any
 		_ = json.Unmarshal(raw, &ch) // null (a cleared key) or not an object: no channels
+		// A run's end reports the channels it left, often the ones already known: that
+		// changes no values (a values part for it would repeat the last one).
+		same := len(ch) == 0 && len(p.channels) == 0 || reflect.DeepEqual(ch, p.channels)
 		p.channels = ch
-		return true
+		return !same
 	}
 	return false
 }

@@ -1,7 +1,6 @@
 package langgraph
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,8 +53,6 @@ type encoder struct {
 	// interrupts already reported, by id.
 	interrupts map[string]bool
 	meta       map[string]any
-	// sentValues is the last values part sent, encoded.
-	sentValues []byte
 }
 
 func newEncoder(r *host.Run, modes []string, subgraphs bool) *encoder {
@@ -216,13 +213,7 @@ func (e *encoder) stored(s *session.Event) (out []part, done bool) {
 		return out, true
 	}
 	if changed && e.modes["values"] {
-		// A change that leaves the values as they were sent (the channels a run reports at
-		// its end, already in its last messages' values) sends nothing, as from LangGraph.
-		v := e.values.values()
-		if b, err := json.Marshal(v); err != nil || !bytes.Equal(b, e.sentValues) {
-			e.sentValues = b
-			out = append(out, part{"values", v})
-		}
+		out = append(out, part{"values", e.values.values()})
 	}
 	return out, false
 }
