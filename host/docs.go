@@ -13,25 +13,17 @@ import (
 // a missing document is an ErrNotFound ClientError and a malformed key an
 // ErrInvalidInput one.
 
-func docErr(k session.DocKey, err error) error {
+// docErr maps a store error about a document (version >= 0: one version of it).
+func docErr(k session.DocKey, version int64, err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, session.ErrNotFound):
-		return clientErr(ErrNotFound, "", "%s", docNotFoundMessage(k, err))
+		return clientErr(ErrNotFound, "", "%s not found", session.DocLabel(k, version))
 	case errors.Is(err, session.ErrInvalid):
 		return clientErr(ErrInvalidInput, "", "invalid %s: %v", k.Kind, err)
 	}
-	return fmt.Errorf("%s %q: %w", k.Kind, k.Name, err)
-}
-
-// docNotFoundMessage is the store's own message without the sentinel's suffix.
-func docNotFoundMessage(k session.DocKey, err error) string {
-	msg := err.Error()
-	if suffix := ": " + session.ErrNotFound.Error(); len(msg) > len(suffix) && msg[len(msg)-len(suffix):] == suffix {
-		return msg[:len(msg)-len(suffix)] + " not found"
-	}
-	return fmt.Sprintf("%s %q not found", k.Kind, k.Name)
+	return fmt.Errorf("%s: %w", session.DocLabel(k, version), err)
 }
 
 // PutDoc stores the next version of a document and returns its number.
@@ -40,7 +32,7 @@ func (rt *Runtime) PutDoc(ctx context.Context, d session.Doc) (int64, error) {
 		return 0, err
 	}
 	v, err := rt.store.PutDoc(ctx, d)
-	return v, docErr(d.Key, err)
+	return v, docErr(d.Key, -1, err)
 }
 
 // GetDoc returns one version of a document, the latest when version < 0.
@@ -49,7 +41,7 @@ func (rt *Runtime) GetDoc(ctx context.Context, key session.DocKey, version int64
 		return session.Doc{}, err
 	}
 	d, err := rt.store.GetDoc(ctx, key, version)
-	return d, docErr(key, err)
+	return d, docErr(key, version, err)
 }
 
 // DocNames lists the names of a kind's documents in one scope (see session.DocKey).
@@ -70,7 +62,7 @@ func (rt *Runtime) DocVersions(ctx context.Context, key session.DocKey) ([]sessi
 		return nil, err
 	}
 	v, err := rt.store.DocVersions(ctx, key)
-	return v, docErr(key, err)
+	return v, docErr(key, -1, err)
 }
 
 // DeleteDoc deletes every version of a document.
@@ -78,5 +70,5 @@ func (rt *Runtime) DeleteDoc(ctx context.Context, key session.DocKey) error {
 	if err := rt.knownApp(key.App); err != nil {
 		return err
 	}
-	return docErr(key, rt.store.DeleteDoc(ctx, key))
+	return docErr(key, -1, rt.store.DeleteDoc(ctx, key))
 }

@@ -87,10 +87,15 @@ func ValidDocMeta(meta json.RawMessage) error {
 	return nil
 }
 
+// DocLabel names a document, or one version of it (version >= 0), in messages.
+func DocLabel(k DocKey, version int64) string {
+	if version >= 0 {
+		return fmt.Sprintf("%s %q version %d", k.Kind, k.Name, version)
+	}
+	return fmt.Sprintf("%s %q", k.Kind, k.Name)
+}
+
 // DocNotFound is the error for a document (or a version of it) the store does not have.
 func DocNotFound(k DocKey, version int64) error {
-	if version >= 0 {
-		return fmt.Errorf("%s %q version %d: %w", k.Kind, k.Name, version, ErrNotFound)
-	}
-	return fmt.Errorf("%s %q: %w", k.Kind, k.Name, ErrNotFound)
+	return fmt.Errorf("%s: %w", DocLabel(k, version), ErrNotFound)
 }
