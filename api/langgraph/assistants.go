@@ -135,24 +135,33 @@ func (h *Handler) getAssistant(c *gin.Context) *apiError {
 }
 
 // introspect asks the assistant's runner about its loaded graph (a langgraph.* call of
-// the LangGraph bridge, answered as LangGraph's server computes it) and writes the answer.
-// What the graph cannot describe is LangGraph's 422.
-func (h *Handler) introspect(c *gin.Context, method string, arg any) *apiError {
+// the LangGraph bridge, answered as LangGraph's server computes it) and returns the
+// assistant and the answer. A runner or graph that cannot describe it is LangGraph's 422.
+func (h *Handler) introspect(c *gin.Context, method string, arg any) (host.AgentInfo, json.RawMessage, *apiError) {
 	a, ok := h.agent(c.Param("aid"))
 	if !ok {
-		return assistantNotFound(c.Param("aid"))
+		return a, nil, assistantNotFound(c.Param("aid"))
 	}
 	raw, err := json.Marshal(arg)
 	if err != nil {
-		return fromHost(h.log, method, err)
+		return a, nil, fromHost(h.log, method, err)
 	}
 	out, err := h.rt.AgentCall(c.Request.Context(), a.Name, method, raw)
-	if err != nil {
-		var ce *host.ClientError
-		if errors.As(err, &ce) && errors.Is(ce.Kind, host.ErrInvalidInput) {
-			return detail(http.StatusUnprocessableEntity, "%s", ce.Message)
-		}
-		return fromHost(h.log, method, err)
+	var ce *host.ClientError
+	switch {
+	case errors.As(err, &ce) && errors.Is(ce.Kind, host.ErrInvalidInput):
+		return a, nil, detail(http.StatusUnprocessableEntity, "%s", ce.Message)
+	case err != nil:
+		return a, nil, fromHost(h.log, method, err)
+	}
+	return a, out, nil
+}
+
+// relayIntrospection writes the runner's answer to a langgraph.* call as it is.
+func (h *Handler) relayIntrospection(c *gin.Context, method string, arg any) *apiError {
+	_, out, e := h.introspect(c, method, arg)
+	if e != nil {
+		return e
 	}
 	c.Data(http.StatusOK, "application/json", out)
 	return nil
@@ -173,26 +182,21 @@ func (h *Handler) assistantGraph(c *gin.Context) *apiError {
 		}
 		xray = n
 	}
-	return h.introspect(c, "langgraph.graph", map[string]any{"xray": xray})
+	return h.relayIntrospection(c, "langgraph.graph", map[string]any{"xray": xray})
 }
 
 // assistantSchemas serves GET /assistants/{id}/schemas: the compiled graph's input,
 // output, state, config and context JSON schemas.
 func (h *Handler) assistantSchemas(c *gin.Context) *apiError {
-	a, ok := h.agent(c.Param("aid"))
-	if !ok {
-		return assistantNotFound(c.Param("aid"))
-	}
 	schemas := map[string]json.RawMessage{}
 	for _, k := range []string{"input_schema", "output_schema", "state_schema", "config_schema", "context_schema"} {
 		schemas[k] = json.RawMessage("null") // unknown, for a runner that cannot tell
 	}
-	raw, err := h.rt.AgentCall(c.Request.Context(), a.Name, "langgraph.schemas", json.RawMessage(`{}`))
-	var ce *host.ClientError
+	a, raw, e := h.introspect(c, "langgraph.schemas", map[string]any{})
 	switch {
-	case errors.As(err, &ce) && errors.Is(ce.Kind, host.ErrInvalidInput):
-	case err != nil:
-		return fromHost(h.log, "langgraph.schemas", err)
+	case e != nil && e.Status == http.StatusUnprocessableEntity: // the schemas stay unknown
+	case e != nil:
+		return e
 	default:
 		if err := json.Unmarshal(raw, &schemas); err != nil {
 			return fromHost(h.log, "langgraph.schemas", err)
@@ -210,7 +214,7 @@ func (h *Handler) assistantSubgraphs(c *gin.Context) *apiError {
 	if ns := c.Param("ns"); ns != "" {
 		arg["namespace"] = ns
 	}
-	return h.introspect(c, "langgraph.subgraphs", arg)
+	return h.relayIntrospection(c, "langgraph.subgraphs", arg)
 }
 
 // bind decodes a JSON body into v; an empty body leaves v as it is.
