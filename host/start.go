@@ -99,6 +99,9 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 		InvocationID: req.InvocationID, ResponseID: req.ResponseID, Key: key,
 		Status: session.StatusInProgress, Meta: req.Meta, CreatedAt: now, UpdatedAt: now,
 		CreateSession: create,
+		// Nobody but its client can read a turn that announces nothing in a session it
+		// creates, until it ends: its start need not be durable before the run goes on.
+		Unobserved: create && req.Unannounced && !hasStateDelta(opening),
 	}
 	began, end := time.Now(), rt.storeSpan(ctx, "start_run")
 	stored, state, err := rt.startRunInBudget(ctx, run, opening)
@@ -175,7 +178,14 @@ func (rt *Runtime) startRun(ctx context.Context, run session.Run, opening []sess
 		return evs, &st, err
 	}
 	evs, err := rt.store.StartRun(ctx, run, opening...)
-	return evs, nil, err
+	if err != nil || !run.Unobserved {
+		return evs, nil, err
+	}
+	// The store may not have committed an unobserved start yet, and reading the session
+	// would commit it. A session created with no state delta has its app's and user's
+	// state and an empty tier of its own.
+	st, err := rt.store.NewSessionState(ctx, run.Key.App, run.Key.User)
+	return evs, &st, err
 }
 
 // startRunInBudget is startRun for opening events that may write state (a turn's

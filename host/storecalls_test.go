@@ -57,6 +57,8 @@ func (s *callLog) Events(ctx context.Context, k session.Key, q session.EventQuer
 func (s *callLog) StartRun(ctx context.Context, r session.Run, evs ...session.NewEvent) ([]session.Event, error) {
 	if session.IsTerminalStatus(r.Status) {
 		s.add("StartRun(create=%t, whole %s)", r.CreateSession, r.Status)
+	} else if r.Unobserved {
+		s.add("StartRun(create=%t, unobserved)", r.CreateSession)
 	} else {
 		s.add("StartRun(create=%t)", r.CreateSession)
 	}
@@ -120,7 +122,9 @@ func TestTurnStoreCalls(t *testing.T) {
 
 // A turn nobody can know of before it ends (Unannounced) is written as any other: its
 // start through the store's StartRun (which gives its events their seqs), its end
-// through FinishRun; the journal holds exactly what the store recorded.
+// through FinishRun; the journal holds exactly what the store recorded. Its start in a
+// session it creates is marked unobserved (the store may commit it with the end), and
+// the state it is given is a new session's, read without the session.
 func TestUnannouncedTurnStoreCalls(t *testing.T) {
 	log := &callLog{Store: memory.New()}
 	f := newFixtureWith(t, nil, log, host.CompactionPolicy{Disabled: true})
@@ -130,14 +134,14 @@ func TestUnannouncedTurnStoreCalls(t *testing.T) {
 		want []string
 	}{
 		{"new conversation", host.TurnRequest{Input: text("hello")},
-			[]string{"StartRun(create=true)", "State", "FinishRun"}},
+			[]string{"StartRun(create=true, unobserved)", "NewSessionState", "FinishRun"}},
 		{"a failing run", host.TurnRequest{Input: text("fail")},
-			[]string{"StartRun(create=true)", "State", "FinishRun"}},
+			[]string{"StartRun(create=true, unobserved)", "NewSessionState", "FinishRun"}},
 		// The state budget reads the state a write changes.
 		{"a state change mid-run", host.TurnRequest{Input: text("state k=v")},
-			[]string{"StartRun(create=true)", "State", "State", "Append", "FinishRun"}},
+			[]string{"StartRun(create=true, unobserved)", "NewSessionState", "State", "Append", "FinishRun"}},
 		{"a client-named session", host.TurnRequest{SessionID: "named", CreateIfMissing: true, Input: text("hi")},
-			[]string{"GetSession", "StartRun(create=true)", "State", "FinishRun"}},
+			[]string{"GetSession", "StartRun(create=true, unobserved)", "NewSessionState", "FinishRun"}},
 		{"a state delta with the turn", host.TurnRequest{Input: text("hi"), StateDelta: []byte(`{"a":1}`)},
 			[]string{"NewSessionState", "StartRun(create=true)", "State", "FinishRun"}},
 	} {

@@ -58,6 +58,12 @@ type Run struct {
 	// with CreatedAt as the session's creation time when set. A request flag: never
 	// stored, false in every run a store returns.
 	CreateSession bool `json:"-"`
+	// Unobserved says that nobody but the caller can read the run until it ends (a
+	// turn whose client learns of it from its answer, in a session its start creates):
+	// the store may then answer StartRun before the start is durable, and make it
+	// durable with a later write, by the run's FinishRun at the latest. Reads of the
+	// session still see it. A request flag like CreateSession.
+	Unobserved bool `json:"-"`
 }
 
 // EventQuery selects events of one session. Bounds are exclusive; zero means unbounded.

@@ -247,7 +247,16 @@ func turn(ctx context.Context, st session.Store, k session.Key, inv string) erro
 // (a new session, the user message, run_status) and its end (the answer, the closing
 // run_status). cpu-µs/op is the process's CPU (user + system: SQLite's WAL writes are
 // system time) per turn.
+//
+// unobserved is the start of a turn its client learns of only from its answer
+// (session.Run.Unobserved), which the store commits with the turn's end.
 func BenchmarkStatelessTurn(b *testing.B) {
+	for _, unobserved := range []bool{false, true} {
+		b.Run(fmt.Sprintf("unobserved=%t", unobserved), func(b *testing.B) { benchStatelessTurn(b, unobserved) })
+	}
+}
+
+func benchStatelessTurn(b *testing.B, unobserved bool) {
 	st := benchStore(b)
 	ctx := b.Context()
 	b.ReportAllocs()
@@ -258,7 +267,7 @@ func BenchmarkStatelessTurn(b *testing.B) {
 		user := msg("hello there")
 		user.ItemID = "msg_u" + inv
 		if _, err := st.StartRun(ctx, session.Run{Key: k, InvocationID: inv, ResponseID: "resp_" + inv, CreateSession: true,
-			Meta: json.RawMessage(`{"model":"echo-go"}`)},
+			Unobserved: unobserved, Meta: json.RawMessage(`{"model":"echo-go"}`)},
 			user, session.NewEvent{Type: session.TypeRunStatus, Author: "agent",
 				Data: session.MustJSON(session.RunStatusData{Status: session.StatusInProgress})}); err != nil {
 			b.Fatal(err)

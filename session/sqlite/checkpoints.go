@@ -97,6 +97,9 @@ func (s *Store) Checkpoints(ctx context.Context, key session.Key) ([]session.Che
 	if err := core.ValidKey(key); err != nil {
 		return nil, err
 	}
+	if err := s.wr.settle(ctx, &key); err != nil {
+		return nil, err
+	}
 	var out []session.Checkpoint
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		var pk int64

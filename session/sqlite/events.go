@@ -87,6 +87,9 @@ func (s *Store) Events(ctx context.Context, key session.Key, q session.EventQuer
 	if err := core.CheckEventQuery(q); err != nil {
 		return nil, err
 	}
+	if err := s.wr.settle(ctx, &key); err != nil {
+		return nil, err
+	}
 	var (
 		rows *sql.Rows
 		err  error
@@ -181,6 +184,9 @@ func scanEvent(sc scanner, sessionID string) (session.Event, error) {
 func (s *Store) FindItem(ctx context.Context, app, user, itemID string) (session.Event, error) {
 	if app == "" || user == "" || itemID == "" {
 		return session.Event{}, fmt.Errorf("%w: finding an item needs app, user and item id", session.ErrInvalid)
+	}
+	if err := s.wr.settle(ctx, nil); err != nil {
+		return session.Event{}, err
 	}
 	var sid string
 	row := s.r.QueryRowContext(ctx, `SELECT s.id, e.seq, e.invocation_id, e.item_id, e.type, e.author,

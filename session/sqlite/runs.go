@@ -26,7 +26,10 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 	size := keySize(run.Key) + len(run.InvocationID) + len(run.ResponseID) + len(run.Meta) + core.Size(ps)
 	var out []session.Event
 	whole := core.Whole(run)
-	err = s.write(ctx, size, func(t *wtx, now time.Time) error {
+	// An unobserved run's start may be answered before it commits (carry.go), when it
+	// creates its session and changes no state another session reads.
+	early := run.Unobserved && run.CreateSession && !whole && !sharedStateDelta(ps)
+	err = s.wr.doOp(ctx, &op{size: size, early: early, key: run.Key, fn: func(t *wtx, now time.Time) error {
 		c, err := t.session(run.Key)
 		if err == nil && whole {
 			return fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
@@ -36,7 +39,9 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 			if !run.CreatedAt.IsZero() {
 				created = run.CreatedAt
 			}
-			c, err = t.createSession(run.Key, created)
+			if c, err = t.createSession(run.Key, created); err == nil && early {
+				t.mayAnswerEarly()
+			}
 		}
 		if err != nil {
 			return err
@@ -63,9 +68,12 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 		if err != nil {
 			return fmt.Errorf("start run %q: %w", run.InvocationID, err)
 		}
-		out, err = t.appendEvents(c, ps, now)
+		evs, err := t.appendEvents(c, ps, now)
+		if !t.replaying { // its caller has the events of the first run already
+			out = evs
+		}
 		return err
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +145,9 @@ func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string
 	if err := core.ValidKey(key); err != nil {
 		return session.Run{}, err
 	}
+	if err := s.wr.settle(ctx, &key); err != nil {
+		return session.Run{}, err
+	}
 	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs
 		WHERE session_pk = (SELECT pk FROM sessions WHERE app_id = ? AND user_id = ? AND id = ?)
 		AND invocation_id = ?`, key.App, key.User, key.ID, invocationID))
@@ -152,6 +163,9 @@ func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string
 // GetRunByResponseID finds the user's run by response id; deleted ones are ErrNotFound.
 func (s *Store) GetRunByResponseID(ctx context.Context, user, responseID string) (session.Run, error) {
 	if err := core.ValidResponseLookup(user, responseID); err != nil {
+		return session.Run{}, err
+	}
+	if err := s.wr.settle(ctx, nil); err != nil {
 		return session.Run{}, err
 	}
 	r, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs
@@ -184,6 +198,9 @@ func (s *Store) DeleteRunResponse(ctx context.Context, user, responseID string) 
 
 // ActiveRuns lists every in-progress run, oldest first.
 func (s *Store) ActiveRuns(ctx context.Context) ([]session.Run, error) {
+	if err := s.wr.settle(ctx, nil); err != nil {
+		return nil, err
+	}
 	// No ORDER BY: it would make SQLite scan all runs instead of the partial index of
 	// in-progress ones; they are sorted by creation time here.
 	rows, err := s.r.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'in_progress'`)
@@ -204,4 +221,15 @@ func (s *Store) ActiveRuns(ctx context.Context) ([]session.Run, error) {
 	}
 	slices.SortStableFunc(out, func(a, b session.Run) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil
+}
+
+// sharedStateDelta tells whether events change the app's or the user's state, which
+// other sessions read.
+func sharedStateDelta(ps []core.Pending) bool {
+	for _, p := range ps {
+		if p.App != nil || p.User != nil {
+			return true
+		}
+	}
+	return false
 }

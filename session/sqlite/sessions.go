@@ -69,6 +69,9 @@ func (s *Store) GetSession(ctx context.Context, key session.Key) (session.Sessio
 	if err := core.ValidKey(key); err != nil {
 		return session.Session{}, err
 	}
+	if err := s.wr.settle(ctx, &key); err != nil {
+		return session.Session{}, err
+	}
 	r, err := lookup(ctx, s.st.rSession, key)
 	return r.sess, err
 }
@@ -76,6 +79,9 @@ func (s *Store) GetSession(ctx context.Context, key session.Key) (session.Sessio
 // ListSessions pages through the user's sessions of app, most recently updated first.
 func (s *Store) ListSessions(ctx context.Context, app, user string, q session.ListQuery) ([]session.Session, int, error) {
 	if err := core.CheckListQuery(app, user, q); err != nil {
+		return nil, 0, err
+	}
+	if err := s.wr.settle(ctx, nil); err != nil {
 		return nil, 0, err
 	}
 	limit := int64(q.Limit)

@@ -107,6 +107,9 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 	if err := core.ValidKey(key); err != nil {
 		return session.State{}, err
 	}
+	if err := s.wr.settle(ctx, &key); err != nil {
+		return session.State{}, err
+	}
 	var (
 		out       session.State
 		sess      string

@@ -25,6 +25,10 @@ import (
 // transactions it is safe because the cache is dropped whenever another connection (a
 // second Store or process on the file) may have committed, which PRAGMA data_version
 // tells after BEGIN IMMEDIATE, and whenever a transaction of ours is rolled back.
+//
+// One kind of op may be answered before its commit (carry.go): the start of a run
+// nobody else can read until it ends. A batch of only such ops leaves its transaction
+// open, and the next batch (the run's end, at the latest) commits it.
 
 // Batch bounds: enough to amortize a commit over many turns, small enough that one
 // transaction's work (and the wait of its first op) stays short.
@@ -51,6 +55,13 @@ type op struct {
 	size  int // bytes it writes, roughly, for maxBatchBytes
 	state atomic.Int32
 	done  chan error // buffered: the writer never blocks on a reply
+
+	// early: the caller may be answered before the commit when fn says so
+	// (wtx.answerEarly); key is then the session it wrote, and now its time, for a
+	// replay (carry.go).
+	early bool
+	key   session.Key
+	now   time.Time
 }
 
 // A closed store is unavailable to its callers, as a database that went away is.
@@ -75,11 +86,15 @@ type writer struct {
 	rows        map[session.Key]*crow // committed session rows
 	dataVersion int64                 // PRAGMA data_version when rows were last valid
 	txn         uint64                // numbers transactions, for crow.txn
+	answered    []bool                // per op of the batch: answered before the commit
+
+	carry carry // ops answered before their commit, and their open transaction
 }
 
 func newWriter(st *wstatements, clock *core.Clock) *writer {
 	w := &writer{st: st, clock: clock, rows: map[session.Key]*crow{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), exit: make(chan struct{})}
+	w.carry.init()
 	go w.loop()
 	return w
 }
@@ -88,10 +103,15 @@ func newWriter(st *wstatements, clock *core.Clock) *writer {
 // queued is never run, and do returns ctx.Err(); once the writer has taken it, do
 // waits for the commit so that the error it returns says what was stored.
 func (w *writer) do(ctx context.Context, size int, fn func(t *wtx, now time.Time) error) error {
+	return w.doOp(ctx, &op{fn: fn, size: size})
+}
+
+// doOp queues o and waits for its outcome, as do.
+func (w *writer) doOp(ctx context.Context, o *op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	o := &op{ctx: ctx, fn: fn, size: size, done: make(chan error, 1)}
+	o.ctx, o.done = ctx, make(chan error, 1)
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -139,7 +159,11 @@ func (w *writer) loop() {
 	for {
 		select {
 		case <-w.wake:
+		case <-w.carry.due():
+			w.commitCarried()
+			continue
 		case <-w.stop:
+			w.commitCarried()
 			return
 		}
 		for w.take() {
@@ -179,8 +203,11 @@ func (w *writer) run() {
 	const attempts = 3
 	if cap(w.errs) < len(w.batch) {
 		w.errs = make([]error, len(w.batch))
+		w.answered = make([]bool, len(w.batch))
 	}
 	w.errs = w.errs[:len(w.batch)]
+	w.answered = w.answered[:len(w.batch)]
+	clear(w.answered)
 	for i := 1; ; i++ {
 		clear(w.errs)
 		err := w.runOnce()
@@ -200,56 +227,102 @@ func (w *writer) run() {
 		break
 	}
 	for j, o := range w.batch {
-		o.done <- w.errs[j]
+		if !w.answered[j] {
+			o.done <- w.errs[j]
+		}
 	}
 }
 
-// runOnce runs the batch in one transaction. It returns an error when nothing was
-// committed; w.errs holds each op's own outcome.
+// runOnce runs the batch in one transaction, the open one if ops answered early left
+// one (after replaying them when it was rolled back). It returns an error when nothing
+// was committed; w.errs holds each op's own outcome. A batch whose every op may be
+// answered before the commit is answered at once and its transaction left open.
 func (w *writer) runOnce() error {
+	t := w.carry.open
+	if t == nil {
+		var err error
+		if t, err = w.begin(); err != nil {
+			return err
+		}
+		if err := w.replayCarried(t); err != nil {
+			w.rollback()
+			return err
+		}
+	}
+	// A lone op needs no savepoint: if it fails, the transaction is rolled back. Not so
+	// in a transaction that holds ops answered already.
+	single := len(w.batch) == 1 && len(w.carry.ops) == 0
+	ok, early := 0, 0
+	for j, o := range w.batch {
+		if err := o.ctx.Err(); err != nil {
+			w.errs[j] = err // ended while queued: not run
+			continue
+		}
+		t.early = false
+		now := w.clock.Now()
+		err, abort := t.runOp(o, single, now)
+		if abort != nil {
+			// The others fail with the cause, not with this op's own error.
+			w.errs[j] = fmt.Errorf("%w (%w)", err, abort)
+			w.abandonOpen()
+			return abort
+		}
+		if err != nil {
+			w.errs[j] = err
+			if single {
+				w.abandonOpen()
+				return err
+			}
+			continue
+		}
+		ok++
+		if o.early && t.early {
+			o.now = now
+			early++
+		}
+	}
+	if ok == 0 && len(w.carry.ops) == 0 {
+		w.abandonOpen()
+		return nil
+	}
+	if ok > 0 && early == ok && w.carry.room(early) {
+		w.carry.open = t
+		w.answerEarly()
+		return nil
+	}
+	if ok == 0 {
+		w.carry.open = t // nothing of this batch to commit; the carried ops wait on
+		return nil
+	}
+	if err := w.commit(t); err != nil {
+		return err
+	}
+	return nil
+}
+
+// begin starts a write transaction, dropping the row cache when another connection
+// has committed since the last one.
+func (w *writer) begin() (*wtx, error) {
 	if _, err := w.st.begin.Exec(); err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return nil, fmt.Errorf("begin: %w", err)
 	}
 	var version int64
 	if err := w.st.dataVersion.QueryRow().Scan(&version); err != nil {
 		w.rollback()
-		return fmt.Errorf("data version: %w", err)
+		return nil, fmt.Errorf("data version: %w", err)
 	}
 	if version != w.dataVersion {
 		clear(w.rows) // another connection has committed: cached rows may be stale
 		w.dataVersion = version
 	}
 	w.txn++
-	t := wtx{w: w, rows: w.rows, txn: w.txn}
-	// A lone op needs no savepoint: if it fails, the transaction is rolled back.
-	single := len(w.batch) == 1
-	ok := 0
-	for j, o := range w.batch {
-		if err := o.ctx.Err(); err != nil {
-			w.errs[j] = err // ended while queued: not run
-			continue
-		}
-		err, abort := t.runOp(o, single, w.clock.Now())
-		if abort != nil {
-			// The others fail with the cause, not with this op's own error.
-			w.errs[j] = fmt.Errorf("%w (%w)", err, abort)
-			w.rollback()
-			return abort
-		}
-		if err != nil {
-			w.errs[j] = err
-			if single {
-				w.rollback()
-				return err
-			}
-			continue
-		}
-		ok++
-	}
-	if ok == 0 {
-		w.rollback()
-		return nil
-	}
+	return &wtx{w: w, rows: w.rows, txn: w.txn}, nil
+}
+
+// commit writes t's session rows and commits; on failure it rolls back, and the ops
+// answered early are replayed by the next transaction.
+func (w *writer) commit(t *wtx) error {
+	w.carry.open = nil
 	if err := t.flush(); err != nil {
 		w.rollback()
 		return err
@@ -259,7 +332,15 @@ func (w *writer) runOnce() error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	t.committed()
+	w.carry.committed()
 	return nil
+}
+
+// abandonOpen rolls the transaction back; ops answered early in it are replayed by
+// the next one.
+func (w *writer) abandonOpen() {
+	w.carry.open = nil
+	w.rollback()
 }
 
 func (w *writer) rollback() {
@@ -277,6 +358,9 @@ type wtx struct {
 	txn   uint64
 	order []*crow // rows used in this transaction, in first-use order
 	undo  []undo
+	// early is set by the running op when its caller may be answered before the
+	// commit (answerEarly); replaying is set while ops answered so are run again.
+	early, replaying bool
 }
 
 // crow is a cached session row with the changes not yet written.
