@@ -462,6 +462,13 @@ func (t *wtx) session(key session.Key) (*crow, error) {
 	return t.put(key, &crow{row: r}), nil
 }
 
+// cached tells whether key's row is in the cache (its session exists, or was deleted in
+// this transaction).
+func (t *wtx) cached(key session.Key) bool {
+	_, ok := t.rows[key]
+	return ok
+}
+
 // createSession inserts an empty session created at created; ErrExists if the key is
 // taken.
 func (t *wtx) createSession(key session.Key, created time.Time) (*crow, error) {
