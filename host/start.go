@@ -99,9 +99,10 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 		InvocationID: req.InvocationID, ResponseID: req.ResponseID, Key: key,
 		Status: session.StatusInProgress, Meta: req.Meta, CreatedAt: now, UpdatedAt: now,
 		CreateSession: create,
-		// Nobody but its client can read a turn that announces nothing in a session it
-		// creates, until it ends: its start need not be durable before the run goes on.
-		Unobserved: create && req.Unannounced && !hasStateDelta(opening),
+		// Nobody but its client can read a turn that announces nothing, in a session the
+		// runtime names for it, until it ends: its start need not be durable before the
+		// run goes on. (A client-named session may be created by another request meanwhile.)
+		Unobserved: create && req.Unannounced && req.SessionID == "" && !hasStateDelta(opening),
 	}
 	began, end := time.Now(), rt.storeSpan(ctx, "start_run")
 	stored, state, err := rt.startRunInBudget(ctx, run, opening)

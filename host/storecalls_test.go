@@ -123,8 +123,8 @@ func TestTurnStoreCalls(t *testing.T) {
 // A turn nobody can know of before it ends (Unannounced) is written as any other: its
 // start through the store's StartRun (which gives its events their seqs), its end
 // through FinishRun; the journal holds exactly what the store recorded. Its start in a
-// session it creates is marked unobserved (the store may commit it with the end), and
-// the state it is given is a new session's, read without the session.
+// session the runtime names for it is marked unobserved (the store may commit it with
+// the end), and the state it is given is a new session's, read without the session.
 func TestUnannouncedTurnStoreCalls(t *testing.T) {
 	log := &callLog{Store: memory.New()}
 	f := newFixtureWith(t, nil, log, host.CompactionPolicy{Disabled: true})
@@ -141,7 +141,7 @@ func TestUnannouncedTurnStoreCalls(t *testing.T) {
 		{"a state change mid-run", host.TurnRequest{Input: text("state k=v")},
 			[]string{"StartRun(create=true, unobserved)", "NewSessionState", "State", "Append", "FinishRun"}},
 		{"a client-named session", host.TurnRequest{SessionID: "named", CreateIfMissing: true, Input: text("hi")},
-			[]string{"GetSession", "StartRun(create=true, unobserved)", "NewSessionState", "FinishRun"}},
+			[]string{"GetSession", "StartRun(create=true)", "State", "FinishRun"}},
 		{"a state delta with the turn", host.TurnRequest{Input: text("hi"), StateDelta: []byte(`{"a":1}`)},
 			[]string{"NewSessionState", "StartRun(create=true)", "State", "FinishRun"}},
 	} {

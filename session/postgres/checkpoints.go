@@ -63,6 +63,9 @@ func (s *Store) Checkpoints(ctx context.Context, key session.Key) ([]session.Che
 	if err := core.ValidKey(key); err != nil {
 		return nil, err
 	}
+	if err := s.settle(ctx, key); err != nil {
+		return nil, err
+	}
 	var out []session.Checkpoint
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		r, err := lookup(ctx, tx, key, false)

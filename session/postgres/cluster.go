@@ -197,6 +197,9 @@ func (c *cluster) sweep(ctx context.Context) {
 // not be recorded while the database was away). Without a cluster every in-progress run
 // is one.
 func (s *Store) Orphaned(ctx context.Context) ([]session.Run, error) {
+	if err := s.settleAll(ctx); err != nil {
+		return nil, err
+	}
 	if s.cl == nil {
 		return s.ActiveRuns(ctx)
 	}
@@ -243,6 +246,9 @@ func (s *Store) OnFollow(fn func(key session.Key, invocationID string)) {
 // RunOwner returns the replica executing an in-progress run, "" when it is not in
 // progress or nobody owns it.
 func (s *Store) RunOwner(ctx context.Context, key session.Key, invocationID string) (string, error) {
+	if err := s.settle(ctx, key); err != nil {
+		return "", err
+	}
 	var owner string
 	err := s.pool.QueryRow(ctx, `SELECT owner FROM runs
 		WHERE session_pk = (SELECT pk FROM sessions WHERE app_id = $1 AND user_id = $2 AND id = $3)
@@ -259,6 +265,9 @@ func (s *Store) RunOwner(ctx context.Context, key session.Key, invocationID stri
 // RequestCancel asks the replica that owns the run to cancel it. It reports false when
 // the run is not in progress.
 func (s *Store) RequestCancel(ctx context.Context, key session.Key, invocationID string) (bool, error) {
+	if err := s.settle(ctx, key); err != nil {
+		return false, err
+	}
 	if s.cl == nil {
 		return false, nil
 	}

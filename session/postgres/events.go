@@ -176,6 +176,9 @@ func (s *Store) Events(ctx context.Context, key session.Key, q session.EventQuer
 	if err := core.ValidKey(key); err != nil {
 		return nil, err
 	}
+	if err := s.settle(ctx, key); err != nil {
+		return nil, err
+	}
 	if err := core.CheckEventQuery(q); err != nil {
 		return nil, err
 	}
@@ -264,6 +267,9 @@ func scanEvent(sc pgx.Row, sessionID string) (session.Event, error) {
 // FindItem returns the most recently stored event with this item id among the user's
 // sessions of app.
 func (s *Store) FindItem(ctx context.Context, app, user, itemID string) (session.Event, error) {
+	if err := s.settleAll(ctx); err != nil {
+		return session.Event{}, err
+	}
 	if app == "" || user == "" || itemID == "" {
 		return session.Event{}, fmt.Errorf("%w: finding an item needs app, user and item id", session.ErrInvalid)
 	}

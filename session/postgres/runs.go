@@ -40,6 +40,7 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 	}
 	var out []session.Event
 	whole := core.Whole(run)
+	stateInPipeline := st != nil
 	start := func(r *row, b *pgx.Batch) error {
 		now := s.now(r)
 		started := now
@@ -54,7 +55,7 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 			r.pk, esc(run.InvocationID), nullable(esc(run.ResponseID)), esc(run.Key.App), esc(run.Key.User), esc(run.Key.ID),
 			run.Status, nullableJSON(run.Meta), s.replicaID(), ns(started), ns(now))
 		out, err = s.appendEvents(b, r, ps)
-		if err != nil || st == nil {
+		if err != nil || !stateInPipeline {
 			return err
 		}
 		key := r.sess.Key
@@ -68,6 +69,29 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 			return err
 		})
 		return nil
+	}
+	// An unobserved run's start in a new session is kept, and written with its end
+	// (deferred.go); the state it starts with is a new session's.
+	if _, known := s.rows.get(run.Key); !known && deferrable(run, ps) {
+		created := run.CreatedAt
+		if created.IsZero() {
+			created = s.clock.Now()
+		}
+		r, b, err := s.newRow(ctx, run.Key, created)
+		if err != nil {
+			return nil, fmt.Errorf("start run %q: %w", run.InvocationID, err)
+		}
+		if st != nil {
+			if *st, err = s.NewSessionState(ctx, run.Key.App, run.Key.User); err != nil {
+				return nil, err
+			}
+		}
+		stateInPipeline = false // read above
+		if err := start(&r, b); err != nil {
+			return nil, err
+		}
+		s.deferStart(run.Key, r, b)
+		return out, nil
 	}
 	// A session to create is written with the run in one pipeline; an existing one (or
 	// one created meanwhile: writeNew finds the key taken) the usual way.
@@ -114,7 +138,7 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 		return nil, err
 	}
 	var out []session.Event
-	err = s.write(ctx, key, func(r *row, b *pgx.Batch) error {
+	finish := func(r *row, b *pgx.Batch) error {
 		// A run that is not in progress must abort the transaction before its events
 		// are stored: no row updated divides by zero (SQLSTATE 22012).
 		b.Queue(`WITH u AS (UPDATE runs SET status = $1, updated_at = $2
@@ -123,7 +147,12 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 			status, ns(s.now(r)), r.pk, esc(invocationID))
 		out, err = s.appendEvents(b, r, ps)
 		return err
-	})
+	}
+	// The end of a run whose start is kept is written with it.
+	kept, err := s.finishKept(ctx, key, finish)
+	if !kept {
+		err = s.write(ctx, key, finish)
+	}
 	if code, _ := pgCode(err); code == "22012" {
 		cur, gerr := s.GetRun(ctx, key, invocationID)
 		if gerr != nil {
@@ -162,6 +191,9 @@ func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string
 	if err := core.ValidKey(key); err != nil {
 		return session.Run{}, err
 	}
+	if err := s.settle(ctx, key); err != nil {
+		return session.Run{}, err
+	}
 	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM runs
 		WHERE session_pk = (SELECT pk FROM sessions WHERE app_id = $1 AND user_id = $2 AND id = $3)
 		AND invocation_id = $4`, esc(key.App), esc(key.User), esc(key.ID), esc(invocationID)))
@@ -177,6 +209,9 @@ func (s *Store) GetRun(ctx context.Context, key session.Key, invocationID string
 // GetRunByResponseID finds the user's run by response id; deleted ones are ErrNotFound.
 func (s *Store) GetRunByResponseID(ctx context.Context, user, responseID string) (session.Run, error) {
 	if err := core.ValidResponseLookup(user, responseID); err != nil {
+		return session.Run{}, err
+	}
+	if err := s.settleAll(ctx); err != nil {
 		return session.Run{}, err
 	}
 	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM runs
@@ -195,6 +230,9 @@ func (s *Store) DeleteRunResponse(ctx context.Context, user, responseID string) 
 	if err := core.ValidResponseLookup(user, responseID); err != nil {
 		return err
 	}
+	if err := s.settleAll(ctx); err != nil {
+		return err
+	}
 	tag, err := s.pool.Exec(ctx, `UPDATE runs SET deleted = true, updated_at = $1
 		WHERE response_id = $2 AND user_id = $3 AND NOT deleted`, ns(s.clock.Now()), esc(responseID), esc(user))
 	if err != nil {
@@ -210,6 +248,9 @@ func (s *Store) DeleteRunResponse(ctx context.Context, user, responseID string) 
 // includes runs other replicas are executing: the host must not treat them as orphans
 // (see RunOwner).
 func (s *Store) ActiveRuns(ctx context.Context) ([]session.Run, error) {
+	if err := s.settleAll(ctx); err != nil {
+		return nil, err
+	}
 	return s.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'in_progress' ORDER BY created_at, pk`)
 }
 

@@ -70,6 +70,9 @@ func (s *Store) CreateSession(ctx context.Context, key session.Key) (session.Ses
 	if err := core.ValidKey(key); err != nil {
 		return session.Session{}, err
 	}
+	if err := s.settle(ctx, key); err != nil {
+		return session.Session{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return session.Session{}, err
 	}
@@ -92,6 +95,9 @@ func (s *Store) CreateSession(ctx context.Context, key session.Key) (session.Ses
 
 // GetSession returns the session's summary row.
 func (s *Store) GetSession(ctx context.Context, key session.Key) (session.Session, error) {
+	if err := s.settle(ctx, key); err != nil {
+		return session.Session{}, err
+	}
 	r, err := lookup(ctx, s.pool, key, false)
 	return r.sess, err
 }
@@ -99,6 +105,9 @@ func (s *Store) GetSession(ctx context.Context, key session.Key) (session.Sessio
 // ListSessions pages through the user's sessions of app, most recently updated first.
 func (s *Store) ListSessions(ctx context.Context, app, user string, q session.ListQuery) ([]session.Session, int, error) {
 	if err := core.CheckListQuery(app, user, q); err != nil {
+		return nil, 0, err
+	}
+	if err := s.settleAll(ctx); err != nil {
 		return nil, 0, err
 	}
 	var limit *int
@@ -137,6 +146,9 @@ func (s *Store) ListSessions(ctx context.Context, app, user string, q session.Li
 // RenameSession sets the title; a blank title restores the automatic one. It does not
 // count as activity, so UpdatedAt (and list order) stays.
 func (s *Store) RenameSession(ctx context.Context, key session.Key, title string) (session.Session, error) {
+	if err := s.settle(ctx, key); err != nil {
+		return session.Session{}, err
+	}
 	var out session.Session
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		r, err := lookup(ctx, tx, key, true)
@@ -161,6 +173,9 @@ func (s *Store) RenameSession(ctx context.Context, key session.Key, title string
 // DELETE CASCADE), and so does its state, which lives in the session row.
 func (s *Store) DeleteSession(ctx context.Context, key session.Key) error {
 	if err := core.ValidKey(key); err != nil {
+		return err
+	}
+	if err := s.settle(ctx, key); err != nil {
 		return err
 	}
 	s.rows.drop(key)

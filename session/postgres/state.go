@@ -17,6 +17,9 @@ func (s *Store) State(ctx context.Context, key session.Key) (session.State, erro
 	if err := core.ValidKey(key); err != nil {
 		return session.State{}, err
 	}
+	if err := s.settle(ctx, key); err != nil {
+		return session.State{}, err
+	}
 	var sess, app, user []byte
 	err := s.pool.QueryRow(ctx, stateSelect+`s.app_id = $1 AND s.user_id = $2 AND s.id = $3`,
 		esc(key.App), esc(key.User), esc(key.ID)).Scan(&sess, &app, &user)

@@ -41,6 +41,8 @@ type Store struct {
 	rows rowCache // session rows this store wrote last (see write)
 	pks  pkBlock  // session keys drawn ahead (see writeNew)
 
+	deferred deferredStarts // starts of unobserved runs not sent yet (see deferred.go)
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -214,8 +216,14 @@ func checkVersion(ctx context.Context, conn *pgx.Conn) error {
 // the pool; it is safe to call more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.statementTimeout)
+		err := s.settleAll(ctx)
+		cancel()
+		if err != nil {
+			s.closeErr = err
+		}
 		if s.cl != nil {
-			s.closeErr = s.cl.close()
+			s.closeErr = errors.Join(s.closeErr, s.cl.close())
 		}
 		s.pool.Close()
 	})

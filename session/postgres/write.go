@@ -30,6 +30,9 @@ func (s *Store) write(ctx context.Context, key session.Key, fn func(r *row, b *p
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := s.settle(ctx, key); err != nil {
+		return err
+	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("session database: %w", err)
@@ -119,20 +122,36 @@ func (s *Store) writeKnown(ctx context.Context, conn *pgxpool.Conn, r *row, fn f
 // the statements need nothing back from the insert, and the pipeline is one implicit
 // transaction. exists is true, with nothing written, when the key is taken.
 func (s *Store) writeNew(ctx context.Context, key session.Key, created time.Time, fn func(r *row, b *pgx.Batch) error) (exists bool, err error) {
-	if err := ctx.Err(); err != nil {
+	r, b, err := s.newRow(ctx, key, created)
+	if err != nil {
 		return false, err
+	}
+	if err := fn(&r, b); err != nil {
+		return false, err
+	}
+	return s.sendNew(ctx, key, &r, b)
+}
+
+// newRow draws the key of a session to create at created and starts the pipeline that
+// inserts it (see writeNew).
+func (s *Store) newRow(ctx context.Context, key session.Key, created time.Time) (row, *pgx.Batch, error) {
+	if err := ctx.Err(); err != nil {
+		return row{}, nil, err
 	}
 	pk, err := s.pks.next(ctx, s.pool)
 	if err != nil {
-		return false, fmt.Errorf("session database: %w", err)
+		return row{}, nil, fmt.Errorf("session database: %w", err)
 	}
 	at := fromNS(ns(created)) // as the column keeps it
 	r := row{pk: pk, sess: session.Session{Key: key, CreatedAt: at, UpdatedAt: at}, fresh: true}
 	b := &pgx.Batch{}
-	b.Queue("") // the row's insert, first (the run and events refer to it), made below
-	if err := fn(&r, b); err != nil {
-		return false, err
-	}
+	b.Queue("") // the row's insert, first (the run and events refer to it), made by sendNew
+	return r, b, nil
+}
+
+// sendNew sends the pipeline newRow started, with the statements queued on it since
+// and the row's insert as they leave the row.
+func (s *Store) sendNew(ctx context.Context, key session.Key, r *row, b *pgx.Batch) (exists bool, err error) {
 	// Inserted as fn's statements left it: one statement instead of an insert and an
 	// update of the row just inserted.
 	m := &r.sess
@@ -143,8 +162,8 @@ func (s *Store) writeNew(ctx context.Context, key session.Key, created time.Time
 	b.QueuedQueries[0].SQL = `INSERT INTO sessions (pk, app_id, user_id, id, title, first_prompt, last_prompt, last_seq,
 		checkpoint_seq, active_invocation_id, active_run_status, state, created_at, updated_at) OVERRIDING SYSTEM VALUE
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14)`
-	b.QueuedQueries[0].Arguments = []any{pk, esc(key.App), esc(key.User), esc(key.ID), esc(m.Title), esc(m.FirstPrompt),
-		esc(m.LastPrompt), m.LastSeq, m.CheckpointSeq, esc(m.ActiveInvocationID), m.ActiveRunStatus, state, ns(at), ns(m.UpdatedAt)}
+	b.QueuedQueries[0].Arguments = []any{r.pk, esc(key.App), esc(key.User), esc(key.ID), esc(m.Title), esc(m.FirstPrompt),
+		esc(m.LastPrompt), m.LastSeq, m.CheckpointSeq, esc(m.ActiveInvocationID), m.ActiveRunStatus, state, ns(m.CreatedAt), ns(m.UpdatedAt)}
 	r.fresh, r.state = false, ""
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -158,7 +177,7 @@ func (s *Store) writeNew(ctx context.Context, key session.Key, created time.Time
 		}
 		return false, err
 	}
-	s.rows.put(key, r)
+	s.rows.put(key, *r)
 	return false, nil
 }
 

@@ -1,0 +1,232 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentengine/agentengine/internal/testutil"
+	"github.com/agentengine/agentengine/session"
+	"github.com/agentengine/agentengine/session/postgres"
+	"github.com/agentengine/agentengine/session/postgres/internal/pgtest"
+)
+
+func userMessage(text string) session.NewEvent {
+	return session.NewEvent{Type: session.TypeUserMessage, Author: "user", Data: session.MustJSON(session.UserMessageData{Text: text})}
+}
+
+func runStatusEvent(status string) session.NewEvent {
+	return session.NewEvent{Type: session.TypeRunStatus, Author: "agent", Data: session.MustJSON(session.RunStatusData{Status: status})}
+}
+
+// rawConn reads the database as another client would, around the store.
+func rawConn(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// writtenIn returns the transaction ids that wrote the session's row, its runs and its
+// events (empty when the session is not in the database).
+func writtenIn(t *testing.T, c *pgx.Conn, id string) []string {
+	t.Helper()
+	rows, err := c.Query(t.Context(), `SELECT xmin::text FROM sessions WHERE id = $1
+		UNION SELECT r.xmin::text FROM runs r JOIN sessions s ON s.pk = r.session_pk WHERE s.id = $1
+		UNION SELECT e.xmin::text FROM events e JOIN sessions s ON s.pk = e.session_pk WHERE s.id = $1`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xids
+}
+
+func startUnobserved(t *testing.T, st *postgres.Store, key session.Key) ([]session.Event, session.State) {
+	t.Helper()
+	evs, state, err := st.StartRunWithState(t.Context(), session.Run{Key: key, InvocationID: "inv", Status: session.StatusInProgress,
+		CreateSession: true, Unobserved: true}, userMessage("hello"), runStatusEvent(session.StatusInProgress))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs, state
+}
+
+func sameEvents(a, b []session.Event) bool {
+	return slices.EqualFunc(a, b, func(x, y session.Event) bool {
+		return x.Seq == y.Seq && x.Type == y.Type && x.Time.Equal(y.Time) && string(x.Data) == string(y.Data)
+	})
+}
+
+// An unobserved run's start is written with its end, in one transaction, as answered;
+// an observed one's in two.
+func TestUnobservedStartIsWrittenWithItsEnd(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	st := open(t, dsn)
+	raw := rawConn(t, dsn)
+	ctx := t.Context()
+	if _, err := st.Append(ctx, mustCreate(t, st, session.Key{App: "app", User: "u", ID: "seed"}), session.NewEvent{
+		Type: session.TypeUserMessage, Data: session.MustJSON(session.UserMessageData{Text: "x"}), StateDelta: []byte(`{"app:theme":"dark"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, unobserved := range []bool{false, true} {
+		key := session.Key{App: "app", User: "u", ID: fmt.Sprint("s-", unobserved)}
+		started, state, err := st.StartRunWithState(ctx, session.Run{Key: key, InvocationID: "inv", Status: session.StatusInProgress,
+			CreateSession: true, Unobserved: unobserved}, userMessage("hello"), runStatusEvent(session.StatusInProgress))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state.App["theme"] != "dark" || len(state.Session) != 0 {
+			t.Errorf("unobserved=%t: the state a run starts with: %+v", unobserved, state)
+		}
+		if got := writtenIn(t, raw, key.ID); unobserved != (len(got) == 0) {
+			t.Errorf("unobserved=%t: written at its start in %v", unobserved, got)
+		}
+		ended, err := st.FinishRun(ctx, key, "inv", session.StatusCompleted, runStatusEvent(session.StatusCompleted))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 2
+		if unobserved {
+			want = 1
+		}
+		if got := writtenIn(t, raw, key.ID); len(got) != want {
+			t.Errorf("unobserved=%t: the turn was written by transactions %v, want %d", unobserved, got, want)
+		}
+		stored, err := st.Events(ctx, key, session.EventQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameEvents(stored, append(started, ended...)) {
+			t.Errorf("unobserved=%t: stored %+v, answered %+v then %+v", unobserved, stored, started, ended)
+		}
+		run, err := st.GetRun(ctx, key, "inv")
+		if err != nil || run.Status != session.StatusCompleted {
+			t.Errorf("unobserved=%t: run %+v, %v", unobserved, run, err)
+		}
+	}
+}
+
+func mustCreate(t *testing.T, st *postgres.Store, key session.Key) session.Key {
+	t.Helper()
+	if _, err := st.CreateSession(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// Any other use of the session writes a kept start first.
+func TestUnobservedStartIsSeenByEveryUse(t *testing.T) {
+	key := session.Key{App: "app", User: "u", ID: "s"}
+	for name, use := range map[string]func(st *postgres.Store) error{
+		"GetSession": func(st *postgres.Store) error { _, err := st.GetSession(context.Background(), key); return err },
+		"State":      func(st *postgres.Store) error { _, err := st.State(context.Background(), key); return err },
+		"GetRun":     func(st *postgres.Store) error { _, err := st.GetRun(context.Background(), key, "inv"); return err },
+		"Append": func(st *postgres.Store) error {
+			evs, err := st.Append(context.Background(), key, userMessage("more"))
+			if err == nil && evs[0].Seq != 3 {
+				err = fmt.Errorf("appended at seq %d, want 3", evs[0].Seq)
+			}
+			return err
+		},
+		"ListSessions": func(st *postgres.Store) error {
+			ss, _, err := st.ListSessions(context.Background(), "app", "u", session.ListQuery{Limit: 10})
+			if err == nil && len(ss) != 1 {
+				err = errors.New("not listed")
+			}
+			return err
+		},
+		"ActiveRuns": func(st *postgres.Store) error {
+			rs, err := st.ActiveRuns(context.Background())
+			if err == nil && len(rs) != 1 {
+				err = errors.New("not active")
+			}
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dsn := pgtest.Schema(t)
+			st := open(t, dsn)
+			startUnobserved(t, st, key)
+			if err := use(st); err != nil {
+				t.Fatalf("after the start: %v", err)
+			}
+			if got := writtenIn(t, rawConn(t, dsn), key.ID); len(got) == 0 {
+				t.Error("the start is still not written")
+			}
+		})
+	}
+}
+
+// A kept start is written alone once its window has passed, and when the store closes.
+func TestUnobservedStartIsWrittenByItself(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	st := open(t, dsn)
+	raw := rawConn(t, dsn)
+	startUnobserved(t, st, session.Key{App: "app", User: "u", ID: "waits"})
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if len(writtenIn(t, raw, "waits")) == 0 {
+			return errors.New("not written yet")
+		}
+		return nil
+	})
+	startUnobserved(t, st, session.Key{App: "app", User: "u", ID: "closes"})
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(writtenIn(t, raw, "closes")) == 0 {
+		t.Error("the start was lost with the store's close")
+	}
+}
+
+// Many turns at once, unobserved and not, some read between start and end.
+func TestUnobservedTurnsConcurrently(t *testing.T) {
+	st := open(t, pgtest.Schema(t))
+	const turns = 48
+	errc := make(chan error, turns)
+	for i := range turns {
+		go func() {
+			errc <- func() error {
+				ctx := context.Background()
+				key := session.Key{App: "app", User: "u", ID: fmt.Sprint("s", i)}
+				started, err := st.StartRun(ctx, session.Run{Key: key, InvocationID: "inv", Status: session.StatusInProgress,
+					CreateSession: true, Unobserved: i%4 != 0}, userMessage("hello"), runStatusEvent(session.StatusInProgress))
+				if err != nil {
+					return err
+				}
+				if i%3 == 0 {
+					if _, err := st.GetSession(ctx, key); err != nil {
+						return fmt.Errorf("read between start and end: %w", err)
+					}
+				}
+				ended, err := st.FinishRun(ctx, key, "inv", session.StatusCompleted, runStatusEvent(session.StatusCompleted))
+				if err != nil {
+					return err
+				}
+				stored, err := st.Events(ctx, key, session.EventQuery{})
+				if err != nil {
+					return err
+				}
+				if !sameEvents(stored, append(started, ended...)) {
+					return fmt.Errorf("session %s: stored %+v, answered %+v", key.ID, stored, append(started, ended...))
+				}
+				return nil
+			}()
+		}()
+	}
+	for range turns {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
+}
