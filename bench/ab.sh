@@ -3,7 +3,8 @@
 #
 # Usage: bench/ab.sh OLD_BINARY NEW_BINARY [ROUNDS]
 #
-# Starts each binary twice on 127.0.0.1 (memory and SQLite session backends) serving
+# Starts each binary twice on 127.0.0.1 (memory and SQLite session backends; a third time
+# on Postgres when AB_PG_DSN names a database, e.g. from scripts/pg-test.sh start) serving
 # examples/echo-go, then runs loadgen's non-stream scenario (3 s, c=16 then c=1) against
 # the four servers in turn, ROUNDS times (default 3), so that the machine's noise hits both
 # binaries alike. Prints one line per point: turns/s, p50 and the CPU per turn of the
@@ -20,11 +21,18 @@ declare -A URL PID
 port=$((19100 + RANDOM % 500))
 cleanup() { for p in "${PID[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$D"; }
 trap cleanup EXIT
+BACKENDS=(memory local)
+[[ -n "${AB_PG_DSN:-}" ]] && BACKENDS+=(postgres)
 for v in old new; do
-  for b in memory local; do
+  for b in "${BACKENDS[@]}"; do
     bin=$OLD; [[ $v == new ]] && bin=$NEW
     port=$((port + 1))
-    "$bin" run examples/echo-go --port "$port" --session-backend "$b" --session-path "$D/$v.sqlite" >"$D/$v.$b.log" 2>&1 &
+    if [[ $b == postgres ]]; then
+      KSADK_SESSION_BACKEND=postgres KSADK_SESSION_DSN="$AB_PG_DSN" AGENTENGINE_REPLICA_ID="ab-$v" \
+        "$bin" run examples/echo-go --port "$port" >"$D/$v.$b.log" 2>&1 &
+    else
+      "$bin" run examples/echo-go --port "$port" --session-backend "$b" --session-path "$D/$v.sqlite" >"$D/$v.$b.log" 2>&1 &
+    fi
     PID[$v.$b]=$!
     URL[$v.$b]=http://127.0.0.1:$port
   done
@@ -35,7 +43,7 @@ done
 echo "round c backend binary turns/s p50_ms cpu_us_per_turn"
 for r in $(seq "$ROUNDS"); do
   for c in 16 1; do
-    for b in memory local; do
+    for b in "${BACKENDS[@]}"; do
       for v in old new; do
         "$D/loadgen" -json -url "${URL[$v.$b]}" -pid "${PID[$v.$b]}" -scenario nonstream -c "$c" -d 3s >"$D/out.json"
         python3 - "$r" "$c" "$b" "$v" "$D/out.json" <<'PY'
