@@ -57,7 +57,8 @@ type Tracing struct {
 // the SDK's spans directly; anything else otlptracehttp). The protocol
 // is OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf"
 // (the default) or "grpc". OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the
-// resource; OTEL_TRACES_SAMPLER(_ARG) choose the sampler (the SDK reads them).
+// resource; OTEL_TRACES_SAMPLER(_ARG) choose the sampler (the SDK reads them); the
+// OTEL_BSP_* variables configure the batching of exports (batcher).
 func New(ctx context.Context, cfg Config) (*Tracing, error) {
 	getenv := cfg.Getenv
 	if getenv == nil {
@@ -81,7 +82,7 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 		return nil, err
 	}
 	if exp != nil {
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		opts = append(opts, sdktrace.WithSpanProcessor(newBatcher(exp, getenv)))
 		t.exporter = name
 	}
 	t.tp = sdktrace.NewTracerProvider(opts...)
