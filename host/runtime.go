@@ -135,6 +135,9 @@ type Runtime struct {
 	// The span kinds' start options, made once: a call with a new option allocates
 	// the option and its variadic slice every span.
 	internalSpan, clientSpan []trace.SpanStartOption
+	// spanAttrs pools the slices the turn's span attributes are built in (the SDK
+	// copies them into the span): *[]attribute.KeyValue.
+	spanAttrs sync.Pool
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs

@@ -139,8 +139,11 @@ func (ts *turnState) approvalEvent(approvalID, tool, callID string) {
 func (ts *turnState) endTurnSpan(data session.RunStatusData) {
 	span := ts.span
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 9)
-		attrs = append(attrs, semconv.GenAIConversationID(ts.r.Key.ID), attribute.String(attrRunID, ts.r.InvocationID),
+		pooled, _ := ts.rt.spanAttrs.Get().(*[]attribute.KeyValue)
+		if pooled == nil {
+			pooled = new([]attribute.KeyValue)
+		}
+		attrs := append((*pooled)[:0], semconv.GenAIConversationID(ts.r.Key.ID), attribute.String(attrRunID, ts.r.InvocationID),
 			attribute.String(attrStatus, data.Status))
 		if ts.rt.traceUsers {
 			attrs = append(attrs, semconv.EnduserID(ts.r.Key.User))
@@ -156,6 +159,9 @@ func (ts *turnState) endTurnSpan(data session.RunStatusData) {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(data.Error.Code))
 		}
 		span.SetAttributes(attrs...)
+		clear(attrs) // the pool keeps no turn's strings
+		*pooled = attrs[:0]
+		ts.rt.spanAttrs.Put(pooled)
 	}
 	span.End()
 }

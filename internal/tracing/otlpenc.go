@@ -132,8 +132,9 @@ func (e *encoder) encode(spans []sdktrace.ReadOnlySpan) ([]byte, int) {
 			var ss int
 			b, ss = beginMessage(b, fRSScopeSpans)
 			b = appendScope(b, sg.scope)
+			one := len(e.groups) == 1 // mostly: every span is agentengine's own
 			for _, s := range spans {
-				if s == nil || s.Resource().Equivalent() != g.res || s.InstrumentationScope() != sg.scope {
+				if s == nil || !one && (s.Resource().Equivalent() != sg.res || s.InstrumentationScope() != sg.scope) {
 					continue
 				}
 				b = appendSpan(b, s)

@@ -373,3 +373,64 @@ func FuzzPartialSuccess(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkEncode encodes and exports a batch of 512 spans like a turn's (five spans,
+// the server span's and the turn's attributes).
+func BenchmarkEncode(b *testing.B) {
+	rec := &tracetest.SpanRecorder{}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tr := tp.Tracer(ScopeName)
+	for len(rec.Ended()) < 512 {
+		ctx, srv := tr.Start(context.Background(), "POST /v1/responses", trace.WithSpanKind(trace.SpanKindServer))
+		ctx, turn := tr.Start(ctx, "invoke_agent echo")
+		for _, n := range []string{"store start_run", "runner.run echo", "store finish_run"} {
+			_, s := tr.Start(ctx, n, trace.WithSpanKind(trace.SpanKindClient))
+			s.SetAttributes(semconv.DBSystemNameKey.String("memory"), semconv.DBOperationName("start_run"))
+			s.End()
+		}
+		turn.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName("echo"), attribute.String("agentengine.surface", "responses"),
+			semconv.GenAIConversationID("0123456789abcdef"), attribute.String("agentengine.run.id", "run-0123456789"),
+			attribute.String("agentengine.run.status", "completed"), semconv.GenAIUsageInputTokens(12), semconv.GenAIUsageOutputTokens(34))
+		turn.End()
+		srv.SetAttributes(semconv.HTTPRequestMethodKey.String("POST"), semconv.URLScheme("http"), semconv.URLPath("/v1/responses"),
+			semconv.HTTPResponseStatusCode(200), semconv.NetworkProtocolVersion("1.1"), semconv.HTTPRoute("/v1/responses"),
+			semconv.ClientAddress("127.0.0.1"), semconv.UserAgentOriginal("Go-http-client/1.1"))
+		srv.End()
+	}
+	spans := rec.Ended()[:512]
+	b.Run("encode", func(b *testing.B) {
+		var e encoder
+		b.ReportAllocs()
+		for b.Loop() {
+			body, _ := e.encode(spans)
+			b.SetBytes(int64(len(body)))
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/512, "ns/span")
+	})
+	// The whole export to a local receiver (its CPU counted too), ours against
+	// otlptracehttp's.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	b.Cleanup(srv.Close)
+	official, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(srv.URL+"/v1/traces"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ours, _ := httpExporterConfig(mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL}))
+	for _, exp := range []struct {
+		name string
+		e    sdktrace.SpanExporter
+	}{{"export/ours", ours}, {"export/otlptracehttp", official}} {
+		b.Run(exp.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := exp.e.ExportSpans(context.Background(), spans); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/512, "ns/span")
+		})
+	}
+}
