@@ -125,27 +125,36 @@ func (b *batcher) loop() {
 	t := time.NewTimer(b.delay)
 	defer t.Stop()
 	for {
+		all := true
 		select {
 		case <-b.stop:
 			return
 		case <-t.C:
 		case <-b.full:
 			t.Stop()
+			all = false
 		}
-		if err := b.export(context.Background()); err != nil {
+		if err := b.export(context.Background(), all); err != nil {
 			otel.Handle(err)
 		}
 		t.Reset(b.delay)
 	}
 }
 
-// export sends everything queued, in batches of at most maxBatch spans.
-func (b *batcher) export(ctx context.Context) error {
+// export sends what is queued in batches of maxBatch spans: every span when all is
+// set, else only full batches (the spans that ended while the loop was waking stay
+// queued for the next batch, not sent in a small one of their own).
+func (b *batcher) export(ctx context.Context, all bool) error {
 	b.exporting.Lock()
 	defer b.exporting.Unlock()
 	b.mu.Lock()
 	spans, dropped := b.queue, b.dropped
 	b.queue, b.dropped = b.spare[:0], 0
+	if !all {
+		keep := len(spans) % b.maxBatch
+		b.queue = append(b.queue, spans[len(spans)-keep:]...)
+		spans = spans[:len(spans)-keep]
+	}
 	b.mu.Unlock()
 	var errs []error
 	if dropped > 0 {
@@ -158,7 +167,7 @@ func (b *batcher) export(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	clear(spans) // the spans go to the collector, not stay in memory
+	clear(spans[:cap(spans)]) // the spans go to the collector, not stay in memory
 	b.spare = spans[:0]
 	return errors.Join(errs...)
 }
@@ -177,7 +186,7 @@ func (b *batcher) ForceFlush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return b.export(ctx)
+	return b.export(ctx, true)
 }
 
 // Shutdown stops the loop, exports what is queued and shuts the exporter down; later
@@ -195,7 +204,7 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 			err = ctx.Err()
 			return
 		}
-		err = errors.Join(b.export(ctx), b.exp.Shutdown(ctx))
+		err = errors.Join(b.export(ctx, true), b.exp.Shutdown(ctx))
 	})
 	return err
 }

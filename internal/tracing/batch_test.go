@@ -129,13 +129,34 @@ func TestBatcher(t *testing.T) {
 		close(b.stop)
 		<-b.done
 		endSpans(tp, "1", "2", "3", "4", "5", "6")
-		err := b.export(ctx)
+		err := b.export(ctx, true)
 		if err == nil || !strings.Contains(err.Error(), "2 spans dropped") {
 			t.Errorf("export: %v, want 2 spans dropped", err)
 		}
 		_, names, _ := exp.state()
 		if want := []string{"1", "2", "3", "4"}; !slices.Equal(names, want) {
 			t.Errorf("spans %v, want %v", names, want)
+		}
+	})
+
+	t.Run("a wake-up for a full batch sends full batches only", func(t *testing.T) {
+		exp := &countingExporter{}
+		b := newBatcher(exp, env)
+		close(b.stop) // the test drives the exports
+		<-b.done
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
+		endSpans(tp, "a", "b", "c", "d")
+		if err := b.export(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		if batches, _, _ := exp.state(); !slices.Equal(batches, []int{3}) {
+			t.Errorf("batches %v, want [3] (d stays queued)", batches)
+		}
+		if err := b.export(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		if batches, names, _ := exp.state(); !slices.Equal(batches, []int{3, 1}) || !slices.Equal(names, []string{"a", "b", "c", "d"}) {
+			t.Errorf("batches %v of %v, want [3 1] of a b c d", batches, names)
 		}
 	})
 
