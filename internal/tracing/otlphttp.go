@@ -209,13 +209,15 @@ func (e *httpExporter) post(ctx context.Context, body []byte) (retry bool, throt
 	if err != nil {
 		return false, 0, err
 	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("User-Agent", "agentengine OTLP exporter")
-	if e.gzip {
-		req.Header.Set("Content-Encoding", "gzip")
-	}
 	for k, v := range e.headers {
 		req.Header.Set(k, v)
+	}
+	// After the configured headers, as otlptracehttp does: they cannot change the body's
+	// type or encoding.
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	if e.gzip {
+		req.Header.Set("Content-Encoding", "gzip")
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
