@@ -434,6 +434,7 @@ func spanKind(k trace.SpanKind) int {
 		return 4
 	case trace.SpanKindConsumer:
 		return 5
+	case trace.SpanKindUnspecified:
 	}
 	return 0
 }
@@ -445,6 +446,7 @@ func statusCode(c codes.Code) int {
 		return 1
 	case codes.Error:
 		return 2
+	case codes.Unset:
 	}
 	return 0
 }

@@ -97,8 +97,8 @@ func testSpans(t *testing.T) []sdktrace.ReadOnlySpan {
 	rec := &tracetest.SpanRecorder{}
 	newTP := func(res *resource.Resource) *sdktrace.TracerProvider {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(rec),
-			sdktrace.WithSpanLimits(sdktrace.SpanLimits{AttributeCountLimit: 16, EventCountLimit: 2, LinkCountLimit: 1,
-				AttributeValueLengthLimit: -1, AttributePerEventCountLimit: 4, AttributePerLinkCountLimit: 4}))
+			sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{AttributeCountLimit: 16, EventCountLimit: 2, LinkCountLimit: 1,
+				AttributeValueLengthLimit: -1, AttributeValueDepthLimit: -1, AttributePerEventCountLimit: 4, AttributePerLinkCountLimit: 4}))
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		return tp
 	}
