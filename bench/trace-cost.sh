@@ -4,8 +4,9 @@
 # each alike:
 #   off   --no-trace
 #   kept  tracing on (the default): the last traces kept in memory, no exporter
-#   otlp  tracing on, exported over OTLP/HTTP to a local sink (a Python HTTP server that
-#         answers every export with an empty ExportTraceServiceResponse)
+#   otlp  tracing on, exported over OTLP/HTTP to a local sink (a Python HTTP/1.1 server
+#         that keeps connections open and answers every export with an empty
+#         ExportTraceServiceResponse)
 # Each serves examples/echo-go on the memory session backend; loadgen's non-stream
 # scenario runs at c=16 for 5 s against each in turn, ROUNDS times (default 3). Prints the
 # turns/s, p50 and the CPU per turn of the server and its runner (-pid; the sink's CPU is
@@ -29,6 +30,7 @@ python3 - "$sink" >"$D/sink.log" 2>&1 <<'PY' &
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Sink(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keeps the connection open, as a collector does
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.send_response(200)

@@ -132,6 +132,12 @@ type Runtime struct {
 	traced       bool         // a tracer is configured
 	traceUsers   bool
 	traceContent bool
+	// The span kinds' start options, made once: a call with a new option allocates
+	// the option and its variadic slice every span.
+	internalSpan, clientSpan []trace.SpanStartOption
+	// spanAttrs pools the slices the turn's span attributes are built in (the SDK
+	// copies them into the span): *[]attribute.KeyValue.
+	spanAttrs sync.Pool
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs
@@ -199,6 +205,8 @@ func New(cfg Config) (*Runtime, error) {
 	if rt.tracer == nil {
 		rt.tracer = noop.NewTracerProvider().Tracer("")
 	}
+	rt.internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	rt.clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 	if rt.retention <= 0 {
 		// Long enough for a dropped stream to reconnect and replay with the exact live
 		// sequence; short enough that finished runs' deltas don't pile up in memory.

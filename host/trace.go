@@ -32,7 +32,7 @@ func (rt *Runtime) startTurnSpan(ctx context.Context, agent, surface string) (co
 	if !rt.traced {
 		return ctx, noop.Span{}
 	}
-	ctx, span := rt.tracer.Start(ctx, "invoke_agent "+agent, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := rt.tracer.Start(ctx, "invoke_agent "+agent, rt.internalSpan...)
 	if span.IsRecording() {
 		// One call: each one costs the span a lock and may regrow its attributes.
 		if surface != "" {
@@ -49,7 +49,7 @@ func (rt *Runtime) storeSpan(ctx context.Context, op string) func(error) {
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return untracedEnd
 	}
-	_, span := rt.tracer.Start(ctx, "store "+op, trace.WithSpanKind(trace.SpanKindClient))
+	_, span := rt.tracer.Start(ctx, storeSpanName(op), rt.clientSpan...)
 	return func(err error) {
 		// The attributes go with the end, in one call (no start option to allocate).
 		span.SetAttributes(semconv.DBSystemNameKey.String(rt.storeBackend), semconv.DBOperationName(op))
@@ -60,13 +60,27 @@ func (rt *Runtime) storeSpan(ctx context.Context, op string) func(error) {
 	}
 }
 
+// storeSpanName is the span name of a store write: constants for the turn's own writes
+// (no string to build every turn).
+func storeSpanName(op string) string {
+	switch op {
+	case "start_run":
+		return "store start_run"
+	case "append":
+		return "store append"
+	case "finish_run":
+		return "store finish_run"
+	}
+	return "store " + op
+}
+
 // runnerSpan starts the runner call's span and hands its context to the runner in the
 // run request (W3C Trace Context): the runner's own spans join the turn's trace.
 func (rt *Runtime) runnerSpan(ctx context.Context, agent string, rr *runnerv1.RunRequest) (context.Context, trace.Span) {
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, noop.Span{}
 	}
-	ctx, span := rt.tracer.Start(ctx, "runner.run "+agent, trace.WithSpanKind(trace.SpanKindClient))
+	ctx, span := rt.tracer.Start(ctx, "runner.run "+agent, rt.clientSpan...)
 	if sc := span.SpanContext(); sc.IsValid() && sc.IsSampled() {
 		carrier := propagation.MapCarrier{}
 		propagation.TraceContext{}.Inject(ctx, carrier)
@@ -125,8 +139,11 @@ func (ts *turnState) approvalEvent(approvalID, tool, callID string) {
 func (ts *turnState) endTurnSpan(data session.RunStatusData) {
 	span := ts.span
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 9)
-		attrs = append(attrs, semconv.GenAIConversationID(ts.r.Key.ID), attribute.String(attrRunID, ts.r.InvocationID),
+		pooled, _ := ts.rt.spanAttrs.Get().(*[]attribute.KeyValue)
+		if pooled == nil {
+			pooled = new([]attribute.KeyValue)
+		}
+		attrs := append((*pooled)[:0], semconv.GenAIConversationID(ts.r.Key.ID), attribute.String(attrRunID, ts.r.InvocationID),
 			attribute.String(attrStatus, data.Status))
 		if ts.rt.traceUsers {
 			attrs = append(attrs, semconv.EnduserID(ts.r.Key.User))
@@ -142,6 +159,9 @@ func (ts *turnState) endTurnSpan(data session.RunStatusData) {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(data.Error.Code))
 		}
 		span.SetAttributes(attrs...)
+		clear(attrs) // the pool keeps no turn's strings
+		*pooled = attrs[:0]
+		ts.rt.spanAttrs.Put(pooled)
 	}
 	span.End()
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/otel/attribute"
@@ -21,6 +22,8 @@ import (
 // metrics), copies the request twice and sets attributes piecemeal. The attributes are
 // set once, when the request is answered (no sampler of ours reads them at start).
 func serverMiddleware(tracer trace.Tracer, prop propagation.TextMapPropagator) gin.HandlerFunc {
+	// The attributes are built in a pooled slice: the SDK copies them into the span.
+	attrPool := sync.Pool{New: func() any { s := make([]attribute.KeyValue, 0, 11); return &s }}
 	return func(c *gin.Context) {
 		r := c.Request
 		ctx := r.Context()
@@ -46,8 +49,8 @@ func serverMiddleware(tracer trace.Tracer, prop propagation.TextMapPropagator) g
 		if r.TLS != nil {
 			scheme = "https"
 		}
-		attrs := make([]attribute.KeyValue, 0, 11)
-		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(scheme),
+		pooled := attrPool.Get().(*[]attribute.KeyValue)
+		attrs := append((*pooled)[:0], semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(scheme),
 			semconv.URLPath(r.URL.Path), semconv.HTTPResponseStatusCode(status),
 			semconv.NetworkProtocolVersion(protoVersion(r)))
 		if !known {
@@ -69,6 +72,9 @@ func serverMiddleware(tracer trace.Tracer, prop propagation.TextMapPropagator) g
 		}
 		span.SetAttributes(attrs...)
 		span.End()
+		clear(attrs) // the pool keeps no request's strings
+		*pooled = attrs[:0]
+		attrPool.Put(pooled)
 	}
 }
 

@@ -52,10 +52,13 @@ type Tracing struct {
 // New builds the tracer provider. An OTLP exporter is set up when OTEL_TRACES_EXPORTER
 // is "otlp", or unset while an OTLP endpoint is configured
 // (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); the exporters
-// read the endpoint, headers and timeouts from the environment themselves. The protocol
+// read the endpoint, headers and timeouts from the environment (an http or https
+// endpoint without custom certificates gets our own OTLP/HTTP exporter, which encodes
+// the SDK's spans directly; anything else otlptracehttp). The protocol
 // is OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf"
 // (the default) or "grpc". OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the
-// resource; OTEL_TRACES_SAMPLER(_ARG) choose the sampler (the SDK reads them).
+// resource; OTEL_TRACES_SAMPLER(_ARG) choose the sampler (the SDK reads them); the
+// OTEL_BSP_* variables configure the batching of exports (batcher).
 func New(ctx context.Context, cfg Config) (*Tracing, error) {
 	getenv := cfg.Getenv
 	if getenv == nil {
@@ -79,7 +82,7 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 		return nil, err
 	}
 	if exp != nil {
-		opts = append(opts, sdktrace.WithBatcher(exp))
+		opts = append(opts, sdktrace.WithSpanProcessor(newBatcher(exp, getenv)))
 		t.exporter = name
 	}
 	t.tp = sdktrace.NewTracerProvider(opts...)
@@ -114,6 +117,9 @@ func exporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExp
 	}
 	switch proto {
 	case "", "http/protobuf":
+		if e, ok := httpExporterConfig(getenv); ok {
+			return e, "otlp (http/protobuf)", nil
+		}
 		e, err := otlptracehttp.New(ctx)
 		if err != nil {
 			return nil, "", fmt.Errorf("tracing: OTLP HTTP exporter: %w", err)
