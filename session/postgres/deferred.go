@@ -48,16 +48,18 @@ type deferredStart struct {
 func (s *Store) deferStart(key session.Key, r row, b *pgx.Batch) {
 	d := &deferredStart{r: r, b: b}
 	s.deferred.mu.Lock()
+	defer s.deferred.mu.Unlock()
 	if s.deferred.m == nil {
 		s.deferred.m = map[session.Key]*deferredStart{}
 	}
-	s.deferred.m[key] = d
-	s.deferred.mu.Unlock()
+	// Set before d can be found: whoever writes it stops the timer. A timer that fires
+	// first waits for the lock, then finds d.
 	d.timer = time.AfterFunc(deferWindow, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.statementTimeout)
 		defer cancel()
 		_ = s.settle(ctx, key)
 	})
+	s.deferred.m[key] = d
 }
 
 // kept returns key's kept start, if any, locked; the caller calls release.
