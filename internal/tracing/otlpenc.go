@@ -253,6 +253,16 @@ func appendKeyValue(b []byte, num protowire.Number, kv attribute.KeyValue) []byt
 
 // appendAnyValue writes v as an AnyValue. The value is a oneof: a zero value is
 // written too (it is set), unlike a plain proto3 field.
+// appendArray writes items as an ArrayValue (field fAnyArray of an AnyValue), each
+// item an AnyValue made by value.
+func appendArray[T any](b []byte, items []T, value func(T) attribute.Value) []byte {
+	b, a := beginMessage(b, fAnyArray)
+	for _, x := range items {
+		b = appendAnyValue(b, fListValues, value(x))
+	}
+	return endMessage(b, a)
+}
+
 func appendAnyValue(b []byte, num protowire.Number, v attribute.Value) []byte {
 	b, m := beginMessage(b, num)
 	switch v.Type() {
@@ -271,43 +281,15 @@ func appendAnyValue(b []byte, num protowire.Number, v attribute.Value) []byte {
 		b = protowire.AppendTag(b, fAnyBytes, protowire.BytesType)
 		b = protowire.AppendBytes(b, v.AsByteSlice())
 	case attribute.STRINGSLICE:
-		var a int
-		b, a = beginMessage(b, fAnyArray)
-		for _, s := range v.AsStringSlice() {
-			var e int
-			b, e = beginMessage(b, fListValues)
-			b = appendOneofString(b, fAnyString, s)
-			b = endMessage(b, e)
-		}
-		b = endMessage(b, a)
+		b = appendArray(b, v.AsStringSlice(), attribute.StringValue)
 	case attribute.INT64SLICE:
-		var a int
-		b, a = beginMessage(b, fAnyArray)
-		for _, i := range v.AsInt64Slice() {
-			b = appendAnyValue(b, fListValues, attribute.Int64Value(i))
-		}
-		b = endMessage(b, a)
+		b = appendArray(b, v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.BOOLSLICE:
-		var a int
-		b, a = beginMessage(b, fAnyArray)
-		for _, x := range v.AsBoolSlice() {
-			b = appendAnyValue(b, fListValues, attribute.BoolValue(x))
-		}
-		b = endMessage(b, a)
+		b = appendArray(b, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.FLOAT64SLICE:
-		var a int
-		b, a = beginMessage(b, fAnyArray)
-		for _, f := range v.AsFloat64Slice() {
-			b = appendAnyValue(b, fListValues, attribute.Float64Value(f))
-		}
-		b = endMessage(b, a)
+		b = appendArray(b, v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.SLICE:
-		var a int
-		b, a = beginMessage(b, fAnyArray)
-		for _, x := range v.AsSlice() {
-			b = appendAnyValue(b, fListValues, x)
-		}
-		b = endMessage(b, a)
+		b = appendArray(b, v.AsSlice(), func(x attribute.Value) attribute.Value { return x })
 	case attribute.MAP:
 		var a int
 		b, a = beginMessage(b, fAnyKVList)
