@@ -31,6 +31,8 @@
 # Environment:
 #   BENCH_SECONDS   measured seconds per point (default 5)
 #   BENCH_ROUNDS    interleaved rounds (default 3)
+#   BENCH_WARMUP    seconds of unmeasured c=16 load on each server before the rounds, so
+#                   that a runner pool has grown (default 5; 0: none)
 #   BENCH_CACHE     cache directory for the virtualenvs (default ~/.cache/agentengine-bench)
 #   BENCH_OUT       directory for binaries, logs and JSON results (default: a new temp dir)
 #   BENCH_PYTHON    interpreter of agentengine's runners (default: a virtualenv that
@@ -44,6 +46,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 SECS="${BENCH_SECONDS:-5}"
 ROUNDS="${BENCH_ROUNDS:-3}"
+WARM="${BENCH_WARMUP:-5}"
 CACHE="${BENCH_CACHE:-$HOME/.cache/agentengine-bench}"
 OUT="${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/agentengine-peers.XXXXXX")}"
 LGCLI="${LANGGRAPH_CLI_VERSION:-0.4.40}"
@@ -207,6 +210,14 @@ pair() {
   since "$t0" >"$RES/$kind.cold.peer"
   note "$kind: agentengine pid $ae_pid at $ae_url; peer pid $peer_pid at $peer_url (cold start $(cat "$RES/$kind.cold.ae") / $(cat "$RES/$kind.cold.peer") s)"
 
+  # Steady state first: both servers loaded at c=16, unmeasured and unreported, so that a
+  # runner pool that grows under load (agentengine's starts a second Python process, about
+  # a second of CPU) has grown before the first round instead of during it.
+  if [ "$WARM" -gt 0 ]; then
+    note "$kind warm-up, c=16 (${WARM}s each, not reported)"
+    lg "$kind.warmup.ae" - "$ae_pid" "$ae_url" "$ae_api" "$ae_app" "$expect" -scenario nonstream -c 16 -d "${WARM}s"
+    lg "$kind.warmup.peer" ns "$peer_pid" "$peer_url" "$peer_api" "$peer_app" "$expect" -scenario nonstream -c 16 -d "${WARM}s"
+  fi
   local points=("ns.c1:-scenario nonstream -c 1" "ns.c16:-scenario nonstream -c 16" "st.c1:-scenario stream -c 1" "st.c16:-scenario stream -c 16")
   for r in $(seq 1 "$ROUNDS"); do
     for p in "${points[@]}"; do
