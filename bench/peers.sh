@@ -162,6 +162,11 @@ start_ae() {
 # (process start to the first answered turn) before the peer starts, so neither start slows
 # the other.
 ae_cold() {
+  # Without BENCH_PYTHON each project has a virtualenv of its own, made first and untimed:
+  # a cold start is the server's, not a pip install's.
+  if [ -z "${BENCH_PYTHON:-}" ]; then
+    "$BIN/agentengine" setup "$2" >"$OUT/$1.setup.log" 2>&1 || { note "agentengine setup $2 failed"; cat "$OUT/$1.setup.log" >&2; exit 1; }
+  fi
   start_ae "$1" "$2" "${6:-}"
   first_answer - "$SERVED_PID" "$4" "$SERVED_URL" "$5" || { note "agentengine ($3) did not answer"; cat "$OUT/$1.log" >&2; exit 1; }
   since "$T0" >"$RES/$3.cold.ae"
