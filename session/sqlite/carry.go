@@ -73,7 +73,8 @@ func (c *carry) add(o *op) {
 	c.n.Add(1)
 }
 
-// drop forgets the carried ops from i on that keep (nil: none), as committed or given up.
+// drop forgets the carried ops keep does not keep (every op when keep is nil): they are
+// committed, or given up.
 func (c *carry) drop(keep func(*op) bool) {
 	kept := c.ops[:0]
 	c.mu.Lock()
