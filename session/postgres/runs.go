@@ -70,29 +70,6 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 		})
 		return nil
 	}
-	// An unobserved run's start in a new session is kept, and written with its end
-	// (deferred.go); the state it starts with is a new session's.
-	if _, known := s.rows.get(run.Key); !known && deferrable(run, ps) {
-		created := run.CreatedAt
-		if created.IsZero() {
-			created = s.clock.Now()
-		}
-		r, b, err := s.newRow(ctx, run.Key, created)
-		if err != nil {
-			return nil, fmt.Errorf("start run %q: %w", run.InvocationID, err)
-		}
-		if st != nil {
-			if *st, err = s.NewSessionState(ctx, run.Key.App, run.Key.User); err != nil {
-				return nil, err
-			}
-		}
-		stateInPipeline = false // read above
-		if err := start(&r, b); err != nil {
-			return nil, err
-		}
-		s.deferStart(run.Key, r, b)
-		return out, nil
-	}
 	// A session to create is written with the run in one pipeline; an existing one (or
 	// one created meanwhile: writeNew finds the key taken) the usual way.
 	inExisting := true
@@ -100,6 +77,25 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 		created := run.CreatedAt
 		if created.IsZero() {
 			created = s.clock.Now()
+		}
+		if deferrable(run, ps) {
+			// An unobserved run's pipeline is kept, and sent with its end (deferred.go);
+			// the state it starts with is a new session's.
+			r, b, err := s.newRow(ctx, run.Key, created)
+			if err != nil {
+				return nil, fmt.Errorf("start run %q: %w", run.InvocationID, err)
+			}
+			if st != nil {
+				if *st, err = s.NewSessionState(ctx, run.Key.App, run.Key.User); err != nil {
+					return nil, err
+				}
+			}
+			stateInPipeline = false // read above
+			if err := start(&r, b); err != nil {
+				return nil, err
+			}
+			s.deferStart(run.Key, r, b)
+			return out, nil
 		}
 		inExisting, err = s.writeNew(ctx, run.Key, created, start)
 	}

@@ -30,11 +30,11 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 	// creates its session and changes no state another session reads.
 	early := run.Unobserved && run.CreateSession && !whole && !sharedStateDelta(ps)
 	err = s.wr.doOp(ctx, &op{size: size, early: early, key: run.Key, fn: func(t *wtx, now time.Time) error {
-		c, err := t.startSession(run, now)
+		c, created, err := t.startSession(run, now)
 		if err != nil {
 			return err
 		}
-		if c.created && early {
+		if created && early {
 			t.mayAnswerEarly()
 		}
 		// The partial unique index runs_in_progress rejects a second in-progress run, so
@@ -59,7 +59,7 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 		if err != nil {
 			return fmt.Errorf("start run %q: %w", run.InvocationID, err)
 		}
-		evs, err := t.appendEvents(c.crow, ps, now)
+		evs, err := t.appendEvents(c, ps, now)
 		if !t.replaying { // its caller has the events of the first run already
 			out = evs
 		}
@@ -225,47 +225,29 @@ func sharedStateDelta(ps []core.Pending) bool {
 	return false
 }
 
-// startedSession is the session a run starts in, and whether the start created it.
-type startedSession struct {
-	*crow
-	created bool
-}
-
-// startSession returns the session run starts in, created when run.CreateSession says
-// so and it does not exist. A session to create is usually new (a conversation's first
-// turn), so it is inserted without looking it up first; a taken key is then read.
-func (t *wtx) startSession(run session.Run, now time.Time) (startedSession, error) {
-	whole := core.Whole(run)
+// startSession returns the session run starts in, and whether the start created it
+// (run.CreateSession, when it does not exist). A session to create is usually new (a
+// conversation's first turn), so it is inserted without looking it up first; a taken key
+// is then read.
+func (t *wtx) startSession(run session.Run, now time.Time) (c *crow, created bool, err error) {
+	at := now
+	if !run.CreatedAt.IsZero() {
+		at = run.CreatedAt
+	}
 	if run.CreateSession && !t.cached(run.Key) {
-		created := now
-		if !run.CreatedAt.IsZero() {
-			created = run.CreatedAt
-		}
-		c, err := t.createSession(run.Key, created)
-		if err == nil {
-			return startedSession{c, true}, nil
-		}
+		c, err := t.createSession(run.Key, at)
 		if !errors.Is(err, session.ErrExists) {
-			return startedSession{}, err
-		}
-		if whole {
-			return startedSession{}, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
+			return c, err == nil, err
 		}
 	}
-	c, err := t.session(run.Key)
+	c, err = t.session(run.Key)
 	switch {
-	case err == nil && whole:
-		return startedSession{}, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
+	case err == nil && core.Whole(run):
+		return nil, false, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
 	case errors.Is(err, session.ErrNotFound) && run.CreateSession:
 		// Deleted earlier in this transaction: created anew.
-		created := now
-		if !run.CreatedAt.IsZero() {
-			created = run.CreatedAt
-		}
-		c, err = t.createSession(run.Key, created)
-		return startedSession{c, err == nil}, err
-	case err != nil:
-		return startedSession{}, err
+		c, err = t.createSession(run.Key, at)
+		return c, err == nil, err
 	}
-	return startedSession{c, false}, nil
+	return c, false, err
 }

@@ -57,7 +57,7 @@ type op struct {
 	done  chan error // buffered: the writer never blocks on a reply
 
 	// early: the caller may be answered before the commit when fn says so
-	// (wtx.answerEarly); key is then the session it wrote, and now its time, for a
+	// (wtx.mayAnswerEarly); key is then the session it wrote, and now its time, for a
 	// replay (carry.go).
 	early bool
 	key   session.Key
@@ -294,10 +294,7 @@ func (w *writer) runOnce() error {
 		w.carry.open = t // nothing of this batch to commit; the carried ops wait on
 		return nil
 	}
-	if err := w.commit(t); err != nil {
-		return err
-	}
-	return nil
+	return w.commit(t)
 }
 
 // begin starts a write transaction, dropping the row cache when another connection
