@@ -254,7 +254,7 @@ func (h *Handler) saveArtifact(c *gin.Context) *httpError {
 	}
 	var req saveArtifactRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return invalid("model_attributes_type", []any{"body"}, "Input should be a valid dictionary or object to extract fields from")
+		return notAnObject("body")
 	}
 	switch {
 	case req.Filename == nil:
@@ -305,7 +305,7 @@ func docOfPart(raw json.RawMessage, custom json.RawMessage) (session.Doc, *httpE
 		FileSn     json.RawMessage `json:"file_data"`
 	}
 	if json.Unmarshal(raw, &p) != nil {
-		return session.Doc{}, invalid("model_attributes_type", []any{"body", "artifact"}, "Input should be a valid dictionary or object to extract fields from")
+		return session.Doc{}, notAnObject("body", "artifact")
 	}
 	m := artifactMeta{}
 	if len(custom) > 0 && string(custom) != "null" {
@@ -323,7 +323,7 @@ func docOfPart(raw json.RawMessage, custom json.RawMessage) (session.Doc, *httpE
 			DisplaySn   string `json:"display_name"`
 		}
 		if json.Unmarshal(inline, &b) != nil {
-			return d, invalid("model_attributes_type", []any{"body", "artifact", "inlineData"}, "Input should be a valid dictionary or object to extract fields from")
+			return d, notAnObject("body", "artifact", "inlineData")
 		}
 		data, ok := decodeBase64(b.Data)
 		if !ok {

@@ -46,6 +46,12 @@ func invalid(typ string, loc []any, format string, args ...any) *httpError {
 		Fields: []fieldError{{Type: typ, Loc: loc, Msg: fmt.Sprintf(format, args...)}}}
 }
 
+// notAnObject is pydantic's error, as ADK's server answers it, for a request model at loc
+// that is not a JSON object.
+func notAnObject(loc ...any) *httpError {
+	return invalid("model_attributes_type", loc, "Input should be a valid dictionary or object to extract fields from")
+}
+
 func detail(status int, format string, args ...any) *httpError {
 	return &httpError{Status: status, Detail: fmt.Sprintf(format, args...)}
 }

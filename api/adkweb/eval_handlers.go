@@ -235,7 +235,7 @@ func (h *Handler) createEvalSet(c *gin.Context) *httpError {
 		} `json:"evalSet"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		return invalid("model_attributes_type", []any{"body"}, "Input should be a valid dictionary or object to extract fields from")
+		return notAnObject("body")
 	}
 	es := req.Snake
 	if es == nil {
@@ -385,7 +385,7 @@ func (h *Handler) updateEvalCase(c *gin.Context) *httpError {
 	}
 	var upd map[string]json.RawMessage
 	if err := json.Unmarshal(body, &upd); err != nil || upd == nil {
-		return invalid("model_attributes_type", []any{"body"}, "Input should be a valid dictionary or object to extract fields from")
+		return notAnObject("body")
 	}
 	if got := caseID(body); got != "" && got != id {
 		return detail(http.StatusBadRequest, "Eval id in EvalCase should match the eval id in the API route.")
@@ -450,7 +450,7 @@ func (h *Handler) addSessionToEvalSet(c *gin.Context) *httpError {
 	}
 	var req map[string]any
 	if err := json.Unmarshal(body, &req); err != nil || req == nil {
-		return invalid("model_attributes_type", []any{"body"}, "Input should be a valid dictionary or object to extract fields from")
+		return notAnObject("body")
 	}
 	field := func(camel, snake string) (string, *httpError) {
 		v, ok := req[camel]
@@ -536,7 +536,7 @@ func (h *Handler) runEval(wrapped bool) func(*gin.Context) *httpError {
 		}
 		var req map[string]json.RawMessage
 		if err := json.Unmarshal(body, &req); err != nil || req == nil {
-			return invalid("model_attributes_type", []any{"body"}, "Input should be a valid dictionary or object to extract fields from")
+			return notAnObject("body")
 		}
 		pick := func(names ...string) json.RawMessage {
 			for _, n := range names {
