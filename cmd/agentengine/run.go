@@ -305,15 +305,20 @@ func runRun(cmd *cobra.Command, dirs []string, o runOptions) error {
 	if o.listening != nil {
 		o.listening(ln.Addr())
 	}
+	var force <-chan struct{}
 	select {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("serve: %w", err)
 		}
+		force = secondSignal(cmd.ErrOrStderr())
 	case <-ctx.Done():
+		// Listening for the second interrupt before the notice that invites it: one sent
+		// in between went to the first's spent channel and was lost.
+		force = secondSignal(cmd.ErrOrStderr())
 		fmt.Fprintf(cmd.ErrOrStderr(), "shutting down: runs in progress may finish for up to %s (Ctrl-C again to stop them now)\n", o.drain)
 	}
-	if drain(log, srv, st.runtime, o.drain, secondSignal(cmd.ErrOrStderr())) {
+	if drain(log, srv, st.runtime, o.drain, force) {
 		// The runners get no graceful wait either: their process groups are killed.
 		closeWait = forcedCloseWait
 	}
