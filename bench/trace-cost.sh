@@ -59,7 +59,7 @@ done
 for v in off kept otlp; do
   for _ in $(seq 300); do curl -fs "${URL[$v]}/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 done
-echo "round tracing turns/s p50_ms cpu_us_per_turn"
+echo "round tracing turns/s p50_ms cpu_us_per_turn host_us runner_us"
 for r in $(seq "$ROUNDS"); do
   for v in off kept otlp; do
     "$D/loadgen" -json -url "${URL[$v]}" -pid "${PID[$v]}" -scenario nonstream -c 16 -d 5s >"$D/out.json"
@@ -68,8 +68,9 @@ import json, sys
 r, v, path = sys.argv[1:]
 d = json.load(open(path))
 s = d["server"]
-cpu = (s["cpu_s"] + s["child_cpu_s"]) * 1e6 / max(1, d["requests"])
-print(r, v, round(d["turns_per_sec"]), round(d["latency_ms"]["p50"], 3), round(cpu))
+n = max(1, d["requests"])
+host, runner = s["cpu_s"] * 1e6 / n, s["child_cpu_s"] * 1e6 / n
+print(r, v, round(d["turns_per_sec"]), round(d["latency_ms"]["p50"], 3), round(host + runner), round(host), round(runner))
 PY
   done
 done

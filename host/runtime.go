@@ -135,6 +135,8 @@ type Runtime struct {
 	// The span kinds' start options, made once: a call with a new option allocates
 	// the option and its variadic slice every span.
 	internalSpan, clientSpan []trace.SpanStartOption
+	agentSpans               map[string]agentSpanNames // by agent
+	storeAttrs               map[string]storeAttrs     // a store write span's attributes, by operation
 	// spanAttrs pools the slices the turn's span attributes are built in (the SDK
 	// copies them into the span): *[]attribute.KeyValue.
 	spanAttrs sync.Pool
@@ -207,6 +209,8 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	rt.internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	rt.clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	rt.storeAttrs = storeSpanAttrs(rt.storeBackend)
+	rt.agentSpans = map[string]agentSpanNames{}
 	if rt.retention <= 0 {
 		// Long enough for a dropped stream to reconnect and replay with the exact live
 		// sequence; short enough that finished runs' deltas don't pile up in memory.
@@ -227,6 +231,7 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("host: two agents are named %q; names must be unique", a.Name)
 		}
 		rt.agents[a.Name] = a
+		rt.agentSpans[a.Name] = newAgentSpanNames(a.Name)
 		rt.order = append(rt.order, a.Name)
 	}
 	rt.baseCtx, rt.stop = context.WithCancelCause(context.Background())

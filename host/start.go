@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"time"
 
-	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentengine/agentengine/session"
@@ -25,14 +24,11 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 	if err != nil {
 		return nil, err
 	}
-	ctx, span := rt.startTurnSpan(ctx, ag.Name, req.Surface)
+	ctx, span := rt.startTurnSpan(ctx, ag.Name)
 	handed := false // to the run, which ends the span
 	defer func() {
 		if !handed {
-			if err != nil {
-				span.SetStatus(otelcodes.Error, ClientMessage(err))
-			}
-			span.End()
+			rt.failedTurnSpan(span, ag.Name, req.Surface, err)
 		}
 	}()
 	req.App = ag.Name
@@ -104,10 +100,10 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 		// run goes on. (A client-named session may be created by another request meanwhile.)
 		Unobserved: create && req.Unannounced && req.SessionID == "" && !hasStateDelta(opening),
 	}
-	began, end := time.Now(), rt.storeSpan(ctx, "start_run")
+	began, sw := time.Now(), rt.storeSpan(ctx, "start_run")
 	stored, state, err := rt.startRunInBudget(ctx, run, opening)
 	rt.metrics.StoreWrite(rt.storeBackend, time.Since(began))
-	end(err)
+	sw.end(err)
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)
 	}

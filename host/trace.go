@@ -6,7 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -22,42 +21,96 @@ const (
 	attrStatus  = "agentengine.run.status"
 )
 
-// untracedEnd ends the store span of an untraced turn: there is none.
-func untracedEnd(error) {}
+// agentSpanNames are an agent's span names, made once (not a string built every turn).
+type agentSpanNames struct{ turn, runner string }
+
+func newAgentSpanNames(agent string) agentSpanNames {
+	return agentSpanNames{turn: "invoke_agent " + agent, runner: "runner.run " + agent}
+}
+
+// spanNames returns agent's span names.
+func (rt *Runtime) spanNames(agent string) agentSpanNames {
+	if n, ok := rt.agentSpans[agent]; ok {
+		return n
+	}
+	return newAgentSpanNames(agent)
+}
 
 // startTurnSpan starts a turn's invoke_agent span under ctx's span (the HTTP request's).
 // With tracing off (no tracer configured) it is a no-op span, and the turn's other span
-// helpers do nothing either: an untraced turn allocates nothing for its spans.
-func (rt *Runtime) startTurnSpan(ctx context.Context, agent, surface string) (context.Context, trace.Span) {
+// helpers do nothing either: an untraced turn allocates nothing for its spans. Its
+// attributes are set when it ends, all in one call (endTurnSpan, or failedTurnSpan
+// for a turn that never started): each call costs the span a lock and may regrow its
+// attributes, and nothing reads a span's attributes before its end.
+func (rt *Runtime) startTurnSpan(ctx context.Context, agent string) (context.Context, trace.Span) {
 	if !rt.traced {
 		return ctx, noop.Span{}
 	}
-	ctx, span := rt.tracer.Start(ctx, "invoke_agent "+agent, rt.internalSpan...)
+	return rt.tracer.Start(ctx, rt.spanNames(agent).turn, rt.internalSpan...)
+}
+
+// turnSpanAttrs appends the attributes naming a turn's agent and surface.
+func turnSpanAttrs(attrs []attribute.KeyValue, agent, surface string) []attribute.KeyValue {
+	attrs = append(attrs, semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agent))
+	if surface != "" {
+		attrs = append(attrs, attribute.String(attrSurface, surface))
+	}
+	return attrs
+}
+
+// failedTurnSpan ends the span of a turn that failed to start.
+func (rt *Runtime) failedTurnSpan(span trace.Span, agent, surface string, err error) {
 	if span.IsRecording() {
-		// One call: each one costs the span a lock and may regrow its attributes.
-		if surface != "" {
-			span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agent), attribute.String(attrSurface, surface))
-		} else {
-			span.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agent))
+		span.SetAttributes(turnSpanAttrs(make([]attribute.KeyValue, 0, 3), agent, surface)...)
+		if err != nil {
+			span.SetStatus(codes.Error, ClientMessage(err))
 		}
 	}
-	return ctx, span
+	span.End()
+}
+
+// storeAttrs are a store write span's attributes.
+type storeAttrs = []attribute.KeyValue
+
+// storeSpanAttrs makes the attributes of the turn's own store writes' spans once.
+func storeSpanAttrs(backend string) map[string]storeAttrs {
+	m := map[string]storeAttrs{}
+	for _, op := range []string{"start_run", "append", "finish_run"} {
+		m[op] = storeAttrs{semconv.DBSystemNameKey.String(backend), semconv.DBOperationName(op)}
+	}
+	return m
+}
+
+// storeWrite is the span of a store write of the turn (none when the turn is untraced).
+type storeWrite struct {
+	span  trace.Span
+	attrs []attribute.KeyValue
 }
 
 // storeSpan times a store write of the turn as a child span.
-func (rt *Runtime) storeSpan(ctx context.Context, op string) func(error) {
+func (rt *Runtime) storeSpan(ctx context.Context, op string) storeWrite {
 	if !trace.SpanFromContext(ctx).IsRecording() {
-		return untracedEnd
+		return storeWrite{}
 	}
 	_, span := rt.tracer.Start(ctx, storeSpanName(op), rt.clientSpan...)
-	return func(err error) {
-		// The attributes go with the end, in one call (no start option to allocate).
-		span.SetAttributes(semconv.DBSystemNameKey.String(rt.storeBackend), semconv.DBOperationName(op))
-		if err != nil {
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
+	attrs, ok := rt.storeAttrs[op]
+	if !ok {
+		attrs = []attribute.KeyValue{semconv.DBSystemNameKey.String(rt.storeBackend), semconv.DBOperationName(op)}
 	}
+	return storeWrite{span: span, attrs: attrs}
+}
+
+// end ends the write's span, failed when err is set. The attributes go with the end,
+// in one call, from a slice made once per operation (the span copies them).
+func (w storeWrite) end(err error) {
+	if w.span == nil {
+		return
+	}
+	w.span.SetAttributes(w.attrs...)
+	if err != nil {
+		w.span.SetStatus(codes.Error, err.Error())
+	}
+	w.span.End()
 }
 
 // storeSpanName is the span name of a store write: constants for the turn's own writes
@@ -80,13 +133,38 @@ func (rt *Runtime) runnerSpan(ctx context.Context, agent string, rr *runnerv1.Ru
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, noop.Span{}
 	}
-	ctx, span := rt.tracer.Start(ctx, "runner.run "+agent, rt.clientSpan...)
+	ctx, span := rt.tracer.Start(ctx, rt.spanNames(agent).runner, rt.clientSpan...)
 	if sc := span.SpanContext(); sc.IsValid() && sc.IsSampled() {
-		carrier := propagation.MapCarrier{}
-		propagation.TraceContext{}.Inject(ctx, carrier)
-		rr.TraceContext = carrier
+		rr.TraceContext = traceContext(sc)
 	}
 	return ctx, span
+}
+
+// traceContext is sc as W3C Trace Context headers, as propagation.TraceContext
+// injects them ("traceparent" with the sampled and random flags, "tracestate" when there is one),
+// written in one string.
+func traceContext(sc trace.SpanContext) map[string]string {
+	const hexDigits = "0123456789abcdef"
+	var b [55]byte // 00-<32 hex>-<16 hex>-<2 hex>
+	tid, sid := sc.TraceID(), sc.SpanID()
+	flags := byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))
+	i := copy(b[:], "00-")
+	for _, v := range tid {
+		b[i], b[i+1] = hexDigits[v>>4], hexDigits[v&0xf]
+		i += 2
+	}
+	b[i] = '-'
+	i++
+	for _, v := range sid {
+		b[i], b[i+1] = hexDigits[v>>4], hexDigits[v&0xf]
+		i += 2
+	}
+	b[i], b[i+1], b[i+2] = '-', hexDigits[flags>>4], hexDigits[flags&0xf]
+	m := map[string]string{"traceparent": string(b[:])}
+	if ts := sc.TraceState().String(); ts != "" {
+		m["tracestate"] = ts
+	}
+	return m
 }
 
 // toolSpan records a tool call the runner reported, from its call to its result, as the
@@ -143,8 +221,8 @@ func (ts *turnState) endTurnSpan(data session.RunStatusData) {
 		if pooled == nil {
 			pooled = new([]attribute.KeyValue)
 		}
-		attrs := append((*pooled)[:0], semconv.GenAIConversationID(ts.r.Key.ID), attribute.String(attrRunID, ts.r.InvocationID),
-			attribute.String(attrStatus, data.Status))
+		attrs := append(turnSpanAttrs((*pooled)[:0], ts.ag.Name, ts.r.surface), semconv.GenAIConversationID(ts.r.Key.ID),
+			attribute.String(attrRunID, ts.r.InvocationID), attribute.String(attrStatus, data.Status))
 		if ts.rt.traceUsers {
 			attrs = append(attrs, semconv.EnduserID(ts.r.Key.User))
 		}

@@ -2,8 +2,11 @@ package host
 
 import (
 	"context"
+	"maps"
 	"testing"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
@@ -28,8 +31,8 @@ func TestUntracedSpansCostNothing(t *testing.T) {
 // untracedTurn makes a turn's spans; run is made by the caller (its allocation is not
 // the spans').
 func untracedTurn(rt *Runtime, rr *runnerv1.RunRequest, run *Run) {
-	ctx, span := rt.startTurnSpan(context.Background(), "echo", "responses")
-	rt.storeSpan(ctx, "start_run")(nil)
+	ctx, span := rt.startTurnSpan(context.Background(), "echo")
+	rt.storeSpan(ctx, "start_run").end(nil)
 	_, rs := rt.runnerSpan(ctx, "echo", rr)
 	rs.End()
 	ts := turnState{rt: rt, r: run, span: span}
@@ -45,5 +48,28 @@ func BenchmarkUntracedSpans(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		untracedTurn(rt, rr, run)
+	}
+}
+
+// The trace context a runner gets is what OpenTelemetry's W3C propagator injects.
+func TestTraceContextIsW3C(t *testing.T) {
+	state, err := trace.ParseTraceState("vendor=opaque,other=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := trace.TraceID{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c}
+	sid := trace.SpanID{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x01}
+	for _, cfg := range []trace.SpanContextConfig{
+		{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled},
+		{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled | 0x02, TraceState: state},
+		{TraceID: tid, SpanID: sid},
+		{TraceID: trace.TraceID{0xff, 1: 0x0f, 15: 0x01}, SpanID: trace.SpanID{7: 0xf0}, TraceFlags: trace.FlagsSampled, Remote: true},
+	} {
+		sc := trace.NewSpanContext(cfg)
+		want := propagation.MapCarrier{}
+		propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), want)
+		if got := traceContext(sc); !maps.Equal(got, map[string]string(want)) {
+			t.Errorf("traceContext(%v) = %v, want %v", cfg, got, want)
+		}
 	}
 }

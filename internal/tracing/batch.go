@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // batcher is a batching span processor: what sdktrace.NewBatchSpanProcessor does,
@@ -21,19 +22,19 @@ import (
 // only when a batch is full or the schedule delay has passed. Spans beyond the queue's
 // bound are dropped (and reported), as the SDK's are.
 type batcher struct {
-	exp      sdktrace.SpanExporter
+	exp      endedExporter
 	delay    time.Duration // OTEL_BSP_SCHEDULE_DELAY
 	timeout  time.Duration // OTEL_BSP_EXPORT_TIMEOUT (0: none)
 	maxQueue int           // OTEL_BSP_MAX_QUEUE_SIZE
 	maxBatch int           // OTEL_BSP_MAX_EXPORT_BATCH_SIZE
 
 	mu      sync.Mutex
-	queue   []sdktrace.ReadOnlySpan
+	queue   []endedSpan
 	dropped int // spans dropped since the last export
 	stopped bool
 
-	exporting sync.Mutex              // one export at a time
-	spare     []sdktrace.ReadOnlySpan // the queue's other buffer (exporting held)
+	exporting sync.Mutex  // one export at a time
+	spare     []endedSpan // the queue's other buffer (exporting held)
 
 	full     chan struct{} // a batch is waiting (capacity 1)
 	stop     chan struct{}
@@ -50,7 +51,45 @@ const (
 	bspVariablesPrefix = "OTEL_BSP_"
 )
 
-func newBatcher(exp sdktrace.SpanExporter, getenv func(string) string) *batcher {
+// endedExporter sends ended spans: our OTLP/HTTP exporter does so directly, the SDK's
+// exporters through sdkExporter.
+type endedExporter interface {
+	exportEnded(ctx context.Context, spans []endedSpan) error
+	Shutdown(ctx context.Context) error
+}
+
+// sdkExporter hands ended spans to one of the SDK's exporters as read-only spans.
+type sdkExporter struct{ sdktrace.SpanExporter }
+
+func (e sdkExporter) exportEnded(ctx context.Context, spans []endedSpan) error {
+	return e.ExportSpans(ctx, readOnly(spans))
+}
+
+// readOnly gives the SDK's exporters what they read: the SDK's own spans as they are,
+// the recorder's copied into the SDK's read-only form.
+func readOnly(spans []endedSpan) []sdktrace.ReadOnlySpan {
+	out := make([]sdktrace.ReadOnlySpan, len(spans))
+	for i, s := range spans {
+		if ro, ok := s.(sdktrace.ReadOnlySpan); ok {
+			out[i] = ro
+			continue
+		}
+		out[i] = tracetest.SpanStub{
+			Name: s.Name(), SpanContext: s.SpanContext(), Parent: s.Parent(), SpanKind: s.SpanKind(),
+			StartTime: s.StartTime(), EndTime: s.EndTime(), Attributes: s.Attributes(), Events: s.Events(),
+			Links: s.Links(), Status: s.Status(), DroppedAttributes: s.DroppedAttributes(),
+			DroppedEvents: s.DroppedEvents(), DroppedLinks: s.DroppedLinks(), Resource: s.Resource(),
+			InstrumentationScope: s.InstrumentationScope(),
+		}.Snapshot()
+	}
+	return out
+}
+
+func newBatcher(sdkExp sdktrace.SpanExporter, getenv func(string) string) *batcher {
+	var exp endedExporter = sdkExporter{sdkExp}
+	if e, ok := sdkExp.(endedExporter); ok {
+		exp = e
+	}
 	num := func(k string, def int) int {
 		v := strings.TrimSpace(getenv(bspVariablesPrefix + k))
 		if v == "" {
@@ -82,8 +121,8 @@ func newBatcher(exp sdktrace.SpanExporter, getenv func(string) string) *batcher 
 	if b.delay <= 0 {
 		b.delay = defaultBSPDelay
 	}
-	b.queue = make([]sdktrace.ReadOnlySpan, 0, b.maxBatch)
-	b.spare = make([]sdktrace.ReadOnlySpan, 0, b.maxBatch)
+	b.queue = make([]endedSpan, 0, b.maxBatch)
+	b.spare = make([]endedSpan, 0, b.maxBatch)
 	go b.loop()
 	return b
 }
@@ -93,11 +132,15 @@ var _ sdktrace.SpanProcessor = (*batcher)(nil)
 // OnStart implements sdktrace.SpanProcessor.
 func (*batcher) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// OnEnd queues a sampled span for export.
+// OnEnd queues a sampled span the SDK ended for export.
 func (b *batcher) OnEnd(s sdktrace.ReadOnlySpan) {
-	if !s.SpanContext().IsSampled() {
-		return
+	if s.SpanContext().IsSampled() {
+		b.add(s)
 	}
+}
+
+// add queues an ended span for export.
+func (b *batcher) add(s endedSpan) {
 	b.mu.Lock()
 	if b.stopped {
 		b.mu.Unlock()
@@ -172,13 +215,13 @@ func (b *batcher) export(ctx context.Context, all bool) error {
 	return errors.Join(errs...)
 }
 
-func (b *batcher) exportBatch(ctx context.Context, batch []sdktrace.ReadOnlySpan) error {
+func (b *batcher) exportBatch(ctx context.Context, batch []endedSpan) error {
 	if b.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.timeout)
 		defer cancel()
 	}
-	return b.exp.ExportSpans(ctx, batch)
+	return b.exp.exportEnded(ctx, batch)
 }
 
 // ForceFlush exports what is queued now.

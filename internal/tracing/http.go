@@ -24,6 +24,7 @@ import (
 func serverMiddleware(tracer trace.Tracer, prop propagation.TextMapPropagator) gin.HandlerFunc {
 	// The attributes are built in a pooled slice: the SDK copies them into the span.
 	attrPool := sync.Pool{New: func() any { s := make([]attribute.KeyValue, 0, 11); return &s }}
+	serverKind := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)} // made once, not per request
 	return func(c *gin.Context) {
 		r := c.Request
 		ctx := r.Context()
@@ -36,7 +37,7 @@ func serverMiddleware(tracer trace.Tracer, prop propagation.TextMapPropagator) g
 		if route != "" {
 			name = method + " " + route
 		}
-		ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer))
+		ctx, span := tracer.Start(ctx, name, serverKind...)
 		c.Request = r.WithContext(ctx) // a sampled-out span's context travels on too
 		c.Next()
 		if !span.IsRecording() {

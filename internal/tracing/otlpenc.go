@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -97,7 +96,7 @@ type spanGroup struct {
 
 // encode returns the request for spans (valid until the next call) and how many spans
 // it holds.
-func (e *encoder) encode(spans []sdktrace.ReadOnlySpan) ([]byte, int) {
+func (e *encoder) encode(spans []endedSpan) ([]byte, int) {
 	e.groups = e.groups[:0]
 	for _, s := range spans {
 		if s == nil {
@@ -186,7 +185,7 @@ func appendScope(b []byte, sc instrumentation.Scope) []byte {
 	return endMessage(b, m)
 }
 
-func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
+func appendSpan(b []byte, s endedSpan) []byte {
 	b, m := beginMessage(b, fSSSpans)
 	sc := s.SpanContext()
 	tid, sid := sc.TraceID(), sc.SpanID()

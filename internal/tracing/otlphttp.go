@@ -145,6 +145,15 @@ var _ sdktrace.SpanExporter = (*httpExporter)(nil)
 
 // ExportSpans implements sdktrace.SpanExporter.
 func (e *httpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	ended := make([]endedSpan, len(spans))
+	for i, s := range spans {
+		ended[i] = s
+	}
+	return e.exportEnded(ctx, ended)
+}
+
+// exportEnded encodes spans and posts them.
+func (e *httpExporter) exportEnded(ctx context.Context, spans []endedSpan) error {
 	if e.done.Load() {
 		return errors.New("tracing: OTLP exporter is shut down")
 	}

@@ -88,20 +88,30 @@ func (c *capture) last(t *testing.T) *coltracepb.ExportTraceServiceRequest {
 	return c.reqs[len(c.reqs)-1]
 }
 
-// testSpans makes spans covering what a span can carry: every attribute type, events,
-// links, each status, each kind, a remote parent with a trace state, dropped
-// attributes, two resources and three instrumentation scopes (one with attributes and
-// a schema URL, one empty).
+// testSpans makes spanScenario's spans with the SDK's provider.
 func testSpans(t *testing.T) []sdktrace.ReadOnlySpan {
 	t.Helper()
 	rec := &tracetest.SpanRecorder{}
-	newTP := func(res *resource.Resource) *sdktrace.TracerProvider {
+	spanScenario(t, func(res *resource.Resource) trace.TracerProvider {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(rec),
 			sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{AttributeCountLimit: 16, EventCountLimit: 2, LinkCountLimit: 1,
 				AttributeValueLengthLimit: -1, AttributeValueDepthLimit: -1, AttributePerEventCountLimit: 4, AttributePerLinkCountLimit: 4}))
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		return tp
-	}
+	})
+	return rec.Ended()
+}
+
+// scenarioLimits are the span limits spanScenario's providers are made with.
+var scenarioLimits = spanLimits{attrs: 16, events: 2, links: 1, eventAttrs: 4, linkAttrs: 4, valueLen: -1}
+
+// spanScenario makes spans covering what a span can carry, on the providers newTP
+// makes (one a resource; limits as scenarioLimits): every attribute type, events,
+// links, each status, each kind, a remote parent with a trace state, dropped
+// attributes, two resources and three instrumentation scopes (one with attributes and
+// a schema URL, one empty).
+func spanScenario(t *testing.T, newTP func(res *resource.Resource) trace.TracerProvider) {
+	t.Helper()
 	res1 := resource.NewWithAttributes("https://opentelemetry.io/schemas/1.40.0", semconv.ServiceName("one"), semconv.ServiceVersion("1.2.3"),
 		attribute.Int("n", 7))
 	res2 := resource.NewSchemaless(semconv.ServiceName("two"))
@@ -153,7 +163,6 @@ func testSpans(t *testing.T) []sdktrace.ReadOnlySpan {
 		s.End(trace.WithTimestamp(time.Unix(1, 0)))
 	}
 	root.End()
-	return rec.Ended()
 }
 
 // export sends spans through exp and returns what the receiver decoded, its resource
@@ -398,11 +407,15 @@ func BenchmarkEncode(b *testing.B) {
 		srv.End()
 	}
 	spans := rec.Ended()[:512]
+	ended := make([]endedSpan, len(spans))
+	for i, s := range spans {
+		ended[i] = s
+	}
 	b.Run("encode", func(b *testing.B) {
 		var e encoder
 		b.ReportAllocs()
 		for b.Loop() {
-			body, _ := e.encode(spans)
+			body, _ := e.encode(ended)
 			b.SetBytes(int64(len(body)))
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/512, "ns/span")

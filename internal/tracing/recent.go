@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
@@ -71,8 +73,33 @@ func spanSize(name, errText string, attrs []attribute.KeyValue) int {
 	return n
 }
 
-// fromReadOnly converts a span the SDK ended to Recent's form.
-func fromReadOnly(s sdktrace.ReadOnlySpan) Span {
+// endedSpan is a finished span as the kept traces and the exporters read it: the
+// recorder's own span, or the SDK's read-only span (a test's provider, say).
+type endedSpan interface {
+	Name() string
+	SpanContext() trace.SpanContext
+	Parent() trace.SpanContext
+	SpanKind() trace.SpanKind
+	StartTime() time.Time
+	EndTime() time.Time
+	Attributes() []attribute.KeyValue
+	Links() []sdktrace.Link
+	Events() []sdktrace.Event
+	Status() sdktrace.Status
+	InstrumentationScope() instrumentation.Scope
+	Resource() *resource.Resource
+	DroppedAttributes() int
+	DroppedLinks() int
+	DroppedEvents() int
+}
+
+var (
+	_ endedSpan = (*span)(nil)
+	_ endedSpan = sdktrace.ReadOnlySpan(nil)
+)
+
+// fromReadOnly converts an ended span to Recent's form.
+func fromReadOnly(s endedSpan) Span {
 	sp := Span{
 		TraceID: s.SpanContext().TraceID(), SpanID: s.SpanContext().SpanID(), ParentID: s.Parent().SpanID(),
 		Name: s.Name(), Kind: s.SpanKind(), Start: s.StartTime(), End: s.EndTime(),
@@ -86,8 +113,8 @@ func fromReadOnly(s sdktrace.ReadOnlySpan) Span {
 
 // Recent keeps the spans of the last traces in memory, bounded in traces and bytes (the
 // oldest trace goes first). It is a span processor: every span ended in the process is
-// offered to it. It keeps the SDK's own read-only span (immutable once ended, and the
-// same one the exporter gets) and converts it only when read: a turn's spans cost the
+// offered to it. It keeps the ended span itself (immutable once ended, and the same
+// one the exporter gets) and converts it only when read: a turn's spans cost the
 // store a slice slot each. Safe for concurrent use.
 type Recent struct {
 	maxTraces, maxBytes int
@@ -96,12 +123,13 @@ type Recent struct {
 	traces map[trace.TraceID]*recentTrace
 	order  []trace.TraceID // oldest first
 	bytes  int
+	spare  *recentTrace // the last trace dropped, emptied, for the next new one
 }
 
 // recentTrace holds a trace's spans: those the SDK ended here (ended) and those added
 // as data (added, e.g. a runner's).
 type recentTrace struct {
-	ended []sdktrace.ReadOnlySpan
+	ended []endedSpan
 	added []Span
 	bytes int
 }
@@ -153,8 +181,11 @@ var _ sdktrace.SpanProcessor = (*Recent)(nil)
 // OnStart implements sdktrace.SpanProcessor.
 func (*Recent) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// OnEnd keeps the span.
-func (r *Recent) OnEnd(s sdktrace.ReadOnlySpan) {
+// OnEnd keeps a span the SDK ended.
+func (r *Recent) OnEnd(s sdktrace.ReadOnlySpan) { r.keep(s) }
+
+// keep keeps an ended span.
+func (r *Recent) keep(s endedSpan) {
 	size := spanSize(s.Name(), s.Status().Description, s.Attributes()) + 64*len(s.Events())
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -177,7 +208,11 @@ func (r *Recent) Add(sp Span) {
 func (r *Recent) trace(id trace.TraceID) *recentTrace {
 	t, ok := r.traces[id]
 	if !ok {
-		t = &recentTrace{ended: make([]sdktrace.ReadOnlySpan, 0, 8)} // a turn's own spans, mostly
+		if t = r.spare; t != nil {
+			r.spare = nil
+		} else {
+			t = &recentTrace{ended: make([]endedSpan, 0, 8)} // a turn's own spans, mostly
+		}
 		r.traces[id] = t
 		r.order = append(r.order, id)
 	}
@@ -193,8 +228,14 @@ func (r *Recent) grew(t *recentTrace, size int) {
 		old := r.order[0]
 		r.order[0] = trace.TraceID{}
 		r.order = r.order[1:]
-		r.bytes -= r.traces[old].bytes
+		gone := r.traces[old]
+		r.bytes -= gone.bytes
 		delete(r.traces, old)
+		// The next new trace reuses it: once full, the store makes no garbage a trace.
+		clear(gone.ended)
+		clear(gone.added)
+		gone.ended, gone.added, gone.bytes = gone.ended[:0], gone.added[:0], 0
+		r.spare = gone
 	}
 }
 

@@ -39,14 +39,12 @@ type Config struct {
 
 // Tracing is a configured tracer provider.
 type Tracing struct {
-	tp       *sdktrace.TracerProvider
+	tp       *recorder
 	tracer   trace.Tracer
 	exporter string // "otlp (http/protobuf)", "otlp (grpc)" or "" (none)
 	recent   *Recent
-	// keptTP makes spans that only recent keeps (nil when nothing is exported: tp's
-	// spans are only kept then).
-	keptTP *sdktrace.TracerProvider
-	kept   trace.Tracer
+	// kept makes spans that only recent keeps (tracer itself when nothing is exported).
+	kept trace.Tracer
 }
 
 // New builds the tracer provider. An OTLP exporter is set up when OTEL_TRACES_EXPORTER
@@ -54,11 +52,13 @@ type Tracing struct {
 // (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); the exporters
 // read the endpoint, headers and timeouts from the environment (an http or https
 // endpoint without custom certificates gets our own OTLP/HTTP exporter, which encodes
-// the SDK's spans directly; anything else otlptracehttp). The protocol
+// the spans directly; anything else otlptracehttp). The protocol
 // is OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf"
 // (the default) or "grpc". OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name the
-// resource; OTEL_TRACES_SAMPLER(_ARG) choose the sampler (the SDK reads them); the
-// OTEL_BSP_* variables configure the batching of exports (batcher).
+// resource; OTEL_TRACES_SAMPLER(_ARG) choose the sampler (one of the SDK's) and the
+// OTEL_*_LIMIT variables the span limits, as for the SDK's provider; the OTEL_BSP_*
+// variables configure the batching of exports (batcher). Spans are recorded by
+// recorder, a lighter implementation of the trace API than the SDK's provider.
 func New(ctx context.Context, cfg Config) (*Tracing, error) {
 	getenv := cfg.Getenv
 	if getenv == nil {
@@ -72,28 +72,26 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	t := &Tracing{recent: cfg.Recent}
-	if cfg.Recent != nil {
-		opts = append(opts, sdktrace.WithSpanProcessor(cfg.Recent))
-	}
 	exp, name, err := exporter(ctx, getenv)
 	if err != nil {
 		return nil, err
 	}
+	t.tp = &recorder{res: res, sampler: samplerFromEnv(getenv), limits: limitsFromEnv(getenv), keep: cfg.Recent}
 	if exp != nil {
-		opts = append(opts, sdktrace.WithSpanProcessor(newBatcher(exp, getenv)))
+		t.tp.export = newBatcher(exp, getenv)
 		t.exporter = name
 	}
-	t.tp = sdktrace.NewTracerProvider(opts...)
 	t.tracer = t.tp.Tracer(ScopeName, trace.WithInstrumentationVersion(cfg.Version))
 	switch {
 	case cfg.Recent == nil:
 	case exp == nil:
 		t.kept = t.tracer
 	default:
-		t.keptTP = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(cfg.Recent))
-		t.kept = t.keptTP.Tracer(ScopeName, trace.WithInstrumentationVersion(cfg.Version))
+		// The same recorder without the export: these spans are only kept.
+		kept := *t.tp
+		kept.export = nil
+		t.kept = kept.Tracer(ScopeName, trace.WithInstrumentationVersion(cfg.Version))
 	}
 	return t, nil
 }
@@ -161,14 +159,6 @@ func (t *Tracing) KeptTracer() trace.Tracer {
 	return t.kept
 }
 
-// Provider is the tracer provider (the no-op one when t is nil).
-func (t *Tracing) Provider() trace.TracerProvider {
-	if t == nil {
-		return noop.NewTracerProvider()
-	}
-	return t.tp
-}
-
 // Recent is the store of recent traces (nil when t is nil or keeps none).
 func (t *Tracing) Recent() *Recent {
 	if t == nil {
@@ -208,13 +198,8 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	if err := t.tp.Shutdown(ctx); err != nil {
+	if err := t.tp.shutdown(ctx); err != nil {
 		return fmt.Errorf("tracing: shutdown: %w", err)
-	}
-	if t.keptTP != nil {
-		if err := t.keptTP.Shutdown(ctx); err != nil {
-			return fmt.Errorf("tracing: shutdown: %w", err)
-		}
 	}
 	return nil
 }

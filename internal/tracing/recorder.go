@@ -1,0 +1,525 @@
+package tracing
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
+)
+
+// recorder is agentengine's tracer provider. It implements the OpenTelemetry trace API
+// as the SDK's provider does (the same IDs, sampling by the SDK's own samplers from
+// OTEL_TRACES_SAMPLER, the same span limits, status and event rules) but records a
+// span in one small struct that is itself what the kept traces and the exporters read:
+// the SDK's provider records each span twice (a recordingSpan, then a read-only
+// snapshot at its end) with a map to deduplicate its attributes, which on an echo turn
+// was most of what tracing cost (five spans a turn). Spans go to the kept traces
+// (keep) and to the export batcher (export), either of which may be nil.
+type recorder struct {
+	embedded.TracerProvider
+
+	res     *resource.Resource
+	sampler sdktrace.Sampler // nil: parent-based always-on, decided inline
+	limits  spanLimits
+	keep    *Recent
+	export  *batcher
+}
+
+// spanLimits are the SDK's span limits, read from the same variables.
+type spanLimits struct {
+	attrs, events, links, eventAttrs, linkAttrs int // count limits (< 0: none)
+	valueLen                                    int // attribute value length limit (< 0: none)
+}
+
+func limitsFromEnv(getenv func(string) string) spanLimits {
+	num := func(def int, keys ...string) int {
+		for _, k := range keys {
+			v := strings.TrimSpace(getenv(k))
+			if v == "" {
+				continue
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				otel.Handle(fmt.Errorf("tracing: %s=%q is not a number: using %d", k, v, def))
+				return def
+			}
+			return n
+		}
+		return def
+	}
+	return spanLimits{
+		attrs:      num(128, "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_COUNT_LIMIT"),
+		events:     num(128, "OTEL_SPAN_EVENT_COUNT_LIMIT"),
+		links:      num(128, "OTEL_SPAN_LINK_COUNT_LIMIT"),
+		eventAttrs: num(128, "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT"),
+		linkAttrs:  num(128, "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT"),
+		valueLen:   num(-1, "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+	}
+}
+
+// samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name,
+// built from the SDK's samplers; nil for the default (parentbased_always_on), which
+// the recorder decides inline. An unknown sampler or a bad argument is reported and
+// falls back as the SDK's does.
+func samplerFromEnv(getenv func(string) string) sdktrace.Sampler {
+	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
+	arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG"))
+	ratio := func() sdktrace.Sampler {
+		if arg == "" {
+			return sdktrace.TraceIDRatioBased(1)
+		}
+		v, err := strconv.ParseFloat(arg, 64)
+		if err != nil || v < 0 || v > 1 {
+			otel.Handle(fmt.Errorf("tracing: OTEL_TRACES_SAMPLER_ARG=%q is not a ratio in [0, 1]: using 1", arg))
+			v = 1
+		}
+		return sdktrace.TraceIDRatioBased(v)
+	}
+	switch name {
+	case "", "parentbased_always_on":
+		return nil
+	case "always_on":
+		return sdktrace.AlwaysSample()
+	case "always_off":
+		return sdktrace.NeverSample()
+	case "traceidratio":
+		return ratio()
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample())
+	case "parentbased_traceidratio":
+		return sdktrace.ParentBased(ratio())
+	}
+	otel.Handle(fmt.Errorf("tracing: OTEL_TRACES_SAMPLER=%q is not supported: using parentbased_always_on", name))
+	return nil
+}
+
+// Tracer returns a tracer of the instrumentation scope name.
+func (p *recorder) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	c := trace.NewTracerConfig(opts...)
+	if name == "" {
+		name = defaultTracerName // as the SDK names a nameless tracer's scope
+	}
+	return &tracer{p: p, scope: instrumentation.Scope{
+		Name: name, Version: c.InstrumentationVersion(), SchemaURL: c.SchemaURL(), Attributes: c.InstrumentationAttributes(),
+	}}
+}
+
+// shutdown flushes and stops the export (the kept traces need no stopping).
+func (p *recorder) shutdown(ctx context.Context) error {
+	if p.export == nil {
+		return nil
+	}
+	return p.export.Shutdown(ctx)
+}
+
+// defaultTracerName is the scope name the SDK gives a tracer asked for without one.
+const defaultTracerName = "go.opentelemetry.io/otel/sdk/tracer"
+
+type tracer struct {
+	embedded.Tracer
+	p     *recorder
+	scope instrumentation.Scope
+}
+
+// Start starts a span under ctx's span (a new trace when there is none or the options
+// ask for a new root).
+func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	cfg := trace.NewSpanStartConfig(opts...)
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var parent trace.SpanContext
+	if !cfg.NewRoot() {
+		parent = trace.SpanContextFromContext(ctx)
+	}
+	kind := cfg.SpanKind()
+	if kind == trace.SpanKindUnspecified {
+		kind = trace.SpanKindInternal
+	}
+	scc := trace.SpanContextConfig{TraceID: parent.TraceID(), SpanID: newSpanID(), TraceFlags: parent.TraceFlags()}
+	if !parent.TraceID().IsValid() {
+		scc.TraceID = newTraceID()
+	}
+	var (
+		recording    bool
+		samplerAttrs []attribute.KeyValue
+	)
+	if t.p.sampler == nil {
+		// parentbased_always_on: a new trace is sampled, a child follows its parent, and
+		// an unsampled parent's child is dropped (not recorded).
+		sampled := !parent.IsValid() || parent.IsSampled()
+		scc.TraceFlags = scc.TraceFlags.WithSampled(sampled)
+		scc.TraceState = parent.TraceState()
+		recording = sampled
+	} else {
+		pctx := ctx
+		if cfg.NewRoot() {
+			pctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+		}
+		res := t.p.sampler.ShouldSample(sdktrace.SamplingParameters{
+			ParentContext: pctx, TraceID: scc.TraceID, Name: name, Kind: kind, Attributes: cfg.Attributes(), Links: cfg.Links(),
+		})
+		scc.TraceFlags = scc.TraceFlags.WithSampled(res.Decision == sdktrace.RecordAndSample)
+		scc.TraceState = res.Tracestate
+		recording = res.Decision != sdktrace.Drop
+		samplerAttrs = res.Attributes
+	}
+	sc := trace.NewSpanContext(scc)
+	if !recording {
+		u := &unrecorded{sc: sc, p: t.p}
+		return trace.ContextWithSpan(ctx, u), u
+	}
+	s := &span{t: t, sc: sc, parent: parent, name: name, kind: kind, start: cfg.Timestamp()}
+	if s.start.IsZero() {
+		s.start = time.Now()
+	}
+	if attrs := cfg.Attributes(); len(attrs)+len(samplerAttrs) > 0 {
+		s.setAttributes(attrs)
+		s.setAttributes(samplerAttrs)
+	}
+	for _, l := range cfg.Links() {
+		s.addLink(l)
+	}
+	return trace.ContextWithSpan(ctx, s), s
+}
+
+// newTraceID and newSpanID draw random non-zero IDs, as the SDK's default generator does.
+func newTraceID() trace.TraceID {
+	for {
+		var id trace.TraceID
+		hi, lo := rand.Uint64(), rand.Uint64()
+		for i := range 8 {
+			id[i], id[8+i] = byte(hi>>(56-8*i)), byte(lo>>(56-8*i))
+		}
+		if id.IsValid() {
+			return id
+		}
+	}
+}
+
+func newSpanID() trace.SpanID {
+	for {
+		var id trace.SpanID
+		v := rand.Uint64()
+		for i := range 8 {
+			id[i] = byte(v >> (56 - 8*i))
+		}
+		if id.IsValid() {
+			return id
+		}
+	}
+}
+
+// span is a recorded span. Until it ends, its methods lock mu; once ended it is never
+// written again, so the kept traces and the exporters read it without locking (they
+// get it only after its end, through their own locks).
+type span struct {
+	embedded.Span
+	t *tracer
+
+	mu           sync.Mutex
+	ended        bool
+	sc, parent   trace.SpanContext
+	name         string
+	kind         trace.SpanKind
+	start, end   time.Time
+	attrs        []attribute.KeyValue
+	events       []sdktrace.Event
+	links        []sdktrace.Link
+	status       sdktrace.Status
+	droppedAttrs int
+	droppedEvts  int
+	droppedLinks int
+}
+
+func (s *span) SpanContext() trace.SpanContext { return s.sc }
+
+func (s *span) IsRecording() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.ended
+}
+
+func (s *span) SetStatus(code codes.Code, description string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Ok is final and an Error cannot replace it; Unset changes nothing (the SDK's rule).
+	if s.ended || s.status.Code > code {
+		return
+	}
+	st := sdktrace.Status{Code: code}
+	if code == codes.Error {
+		st.Description = description
+	}
+	s.status = st
+}
+
+func (s *span) SetName(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.name = name
+	}
+}
+
+func (s *span) SetAttributes(kv ...attribute.KeyValue) {
+	if len(kv) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.setAttributes(kv)
+	}
+}
+
+// setAttributes adds kv: a key already set takes the new value, a new key beyond the
+// count limit is dropped (and counted), an invalid one too (s.mu held or s unshared).
+func (s *span) setAttributes(kv []attribute.KeyValue) {
+	limits := s.t.p.limits
+	if s.attrs == nil {
+		n := len(kv)
+		if limits.attrs >= 0 {
+			n = min(n, limits.attrs)
+		}
+		s.attrs = make([]attribute.KeyValue, 0, n)
+	}
+next:
+	for _, a := range kv {
+		if !a.Valid() {
+			s.droppedAttrs++
+			continue
+		}
+		if limits.valueLen >= 0 {
+			a = truncate(a, limits.valueLen)
+		}
+		for i := range s.attrs {
+			if s.attrs[i].Key == a.Key {
+				s.attrs[i] = a
+				continue next
+			}
+		}
+		if limits.attrs >= 0 && len(s.attrs) >= limits.attrs {
+			s.droppedAttrs++
+			continue
+		}
+		s.attrs = append(s.attrs, a)
+	}
+}
+
+// dedupe copies attrs with each key once, where it first appears, with its last value
+// (nil for none).
+func dedupe(attrs []attribute.KeyValue) []attribute.KeyValue {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make([]attribute.KeyValue, 0, len(attrs))
+next:
+	for _, a := range attrs {
+		for i := range out {
+			if out[i].Key == a.Key {
+				out[i] = a
+				continue next
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// truncate cuts a string value (or each string of a slice) to at most n characters.
+func truncate(a attribute.KeyValue, n int) attribute.KeyValue {
+	cut := func(v string) string {
+		if len(v) <= n {
+			return v
+		}
+		i, runes := 0, 0
+		for i < len(v) && runes < n {
+			_, size := utf8.DecodeRuneInString(v[i:])
+			i += size
+			runes++
+		}
+		return v[:i]
+	}
+	switch a.Value.Type() {
+	case attribute.STRING:
+		if v := a.Value.AsString(); len(v) > n {
+			return a.Key.String(cut(v))
+		}
+	case attribute.STRINGSLICE:
+		vs := a.Value.AsStringSlice()
+		for i, v := range vs {
+			vs[i] = cut(v)
+		}
+		return a.Key.StringSlice(vs)
+	default: // other values have no length to limit here
+	}
+	return a
+}
+
+func (s *span) AddEvent(name string, opts ...trace.EventOption) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.addEvent(name, trace.NewEventConfig(opts...))
+	}
+}
+
+// addEvent adds an event; beyond the count limit the oldest goes (s.mu held).
+func (s *span) addEvent(name string, c trace.EventConfig) {
+	limits := s.t.p.limits
+	if limits.events == 0 {
+		s.droppedEvts++
+		return
+	}
+	ev := sdktrace.Event{Name: name, Time: c.Timestamp()}
+	if attrs := dedupe(c.Attributes()); len(attrs) > 0 {
+		if limits.eventAttrs >= 0 && len(attrs) > limits.eventAttrs {
+			ev.DroppedAttributeCount = len(attrs) - limits.eventAttrs
+			attrs = attrs[:limits.eventAttrs]
+		}
+		ev.Attributes = attrs
+	}
+	if limits.events > 0 && len(s.events) >= limits.events {
+		copy(s.events, s.events[1:])
+		s.events = s.events[:len(s.events)-1]
+		s.droppedEvts++
+	}
+	s.events = append(s.events, ev)
+}
+
+// RecordError adds an exception event for err (the SDK's attributes).
+func (s *span) RecordError(err error, opts ...trace.EventOption) {
+	if err == nil {
+		return
+	}
+	opts = append(opts, trace.WithAttributes(semconv.ExceptionType(typeName(err)), semconv.ExceptionMessage(err.Error())))
+	s.AddEvent(semconv.ExceptionEventName, opts...)
+}
+
+// typeName names v's type as the SDK's exception events do: the package path and the
+// name, or the type's own string for an unnamed one (a pointer, say).
+func typeName(v any) string {
+	t := reflect.TypeOf(v)
+	if t.PkgPath() == "" && t.Name() == "" {
+		return t.String()
+	}
+	return t.PkgPath() + "." + t.Name()
+}
+
+func (s *span) AddLink(l trace.Link) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.addLink(l)
+	}
+}
+
+// addLink adds a link (one that carries nothing at all is ignored); beyond the count
+// limit the oldest goes.
+func (s *span) addLink(l trace.Link) {
+	if !l.SpanContext.IsValid() && len(l.Attributes) == 0 && l.SpanContext.TraceState().Len() == 0 {
+		return
+	}
+	limits := s.t.p.limits
+	if limits.links == 0 {
+		s.droppedLinks++
+		return
+	}
+	link := sdktrace.Link{SpanContext: l.SpanContext, Attributes: dedupe(l.Attributes)}
+	if limits.linkAttrs >= 0 && len(link.Attributes) > limits.linkAttrs {
+		link.DroppedAttributeCount = len(link.Attributes) - limits.linkAttrs
+		link.Attributes = link.Attributes[:limits.linkAttrs]
+	}
+	if limits.links > 0 && len(s.links) >= limits.links {
+		copy(s.links, s.links[1:])
+		s.links = s.links[:len(s.links)-1]
+		s.droppedLinks++
+	}
+	s.links = append(s.links, link)
+}
+
+func (s *span) TracerProvider() trace.TracerProvider { return s.t.p }
+
+// End ends the span and hands it to the kept traces and the export. Called while a
+// panic unwinds (a deferred End), it records the panic as an exception event first
+// and lets the panic go on, as the SDK does.
+func (s *span) End(opts ...trace.SpanEndOption) {
+	now := time.Now()
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	if r := recover(); r != nil {
+		defer panic(r)
+		s.addEvent(semconv.ExceptionEventName, trace.NewEventConfig(trace.WithAttributes(
+			semconv.ExceptionType(typeName(r)), semconv.ExceptionMessage(fmt.Sprint(r)))))
+	}
+	s.end = now
+	if len(opts) > 0 {
+		if c := trace.NewSpanEndConfig(opts...); !c.Timestamp().IsZero() {
+			s.end = c.Timestamp()
+		}
+	}
+	s.ended = true
+	s.mu.Unlock()
+	p := s.t.p
+	if p.keep != nil {
+		p.keep.keep(s)
+	}
+	if p.export != nil && s.sc.IsSampled() {
+		p.export.add(s)
+	}
+}
+
+// The read side (endedSpan): called only once the span has ended.
+
+func (s *span) Name() string                                { return s.name }
+func (s *span) Parent() trace.SpanContext                   { return s.parent }
+func (s *span) SpanKind() trace.SpanKind                    { return s.kind }
+func (s *span) StartTime() time.Time                        { return s.start }
+func (s *span) EndTime() time.Time                          { return s.end }
+func (s *span) Attributes() []attribute.KeyValue            { return s.attrs }
+func (s *span) Links() []sdktrace.Link                      { return s.links }
+func (s *span) Events() []sdktrace.Event                    { return s.events }
+func (s *span) Status() sdktrace.Status                     { return s.status }
+func (s *span) InstrumentationScope() instrumentation.Scope { return s.t.scope }
+func (s *span) Resource() *resource.Resource                { return s.t.p.res }
+func (s *span) DroppedAttributes() int                      { return s.droppedAttrs }
+func (s *span) DroppedLinks() int                           { return s.droppedLinks }
+func (s *span) DroppedEvents() int                          { return s.droppedEvts }
+
+// unrecorded is a span the sampler dropped: it carries its context (so that children
+// and the runner see the decision) and records nothing.
+type unrecorded struct {
+	embedded.Span
+	sc trace.SpanContext
+	p  *recorder
+}
+
+func (u *unrecorded) SpanContext() trace.SpanContext        { return u.sc }
+func (*unrecorded) IsRecording() bool                       { return false }
+func (*unrecorded) SetStatus(codes.Code, string)            {}
+func (*unrecorded) SetName(string)                          {}
+func (*unrecorded) SetAttributes(...attribute.KeyValue)     {}
+func (*unrecorded) AddEvent(string, ...trace.EventOption)   {}
+func (*unrecorded) AddLink(trace.Link)                      {}
+func (*unrecorded) RecordError(error, ...trace.EventOption) {}
+func (*unrecorded) End(...trace.SpanEndOption)              {}
+func (u *unrecorded) TracerProvider() trace.TracerProvider  { return u.p }

@@ -1,0 +1,56 @@
+package tracing
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// turnSpans makes the five spans of an echo turn as the host and the HTTP middleware
+// make them (a server span, invoke_agent, two store writes and the runner call), with
+// their attributes.
+func turnSpans(tr trace.Tracer) {
+	ctx, srv := tr.Start(context.Background(), "POST /v1/responses", trace.WithSpanKind(trace.SpanKindServer))
+	ctx, turn := tr.Start(ctx, "invoke_agent echo", trace.WithSpanKind(trace.SpanKindInternal))
+	turn.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName("echo"), attribute.String("agentengine.surface", "responses"))
+	for _, n := range []string{"store start_run", "runner.run echo", "store finish_run"} {
+		_, s := tr.Start(ctx, n, trace.WithSpanKind(trace.SpanKindClient))
+		s.SetAttributes(semconv.DBSystemNameKey.String("memory"), semconv.DBOperationName("start_run"))
+		s.End()
+	}
+	turn.SetAttributes(semconv.GenAIConversationID("0123456789abcdef"), attribute.String("agentengine.run.id", "run-0123456789"),
+		attribute.String("agentengine.run.status", "completed"), semconv.GenAIUsageInputTokens(12), semconv.GenAIUsageOutputTokens(34))
+	turn.End()
+	srv.SetAttributes(semconv.HTTPRequestMethodKey.String("POST"), semconv.URLScheme("http"), semconv.URLPath("/v1/responses"),
+		semconv.HTTPResponseStatusCode(200), semconv.NetworkProtocolVersion("1.1"), semconv.HTTPRoute("/v1/responses"),
+		semconv.ClientAddress("127.0.0.1"), semconv.UserAgentOriginal("Go-http-client/1.1"))
+	srv.End()
+}
+
+// BenchmarkTurnSpans is the span work of one echo turn, the traces kept in memory: the
+// SDK's provider against the recorder.
+func BenchmarkTurnSpans(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		tracer func() trace.Tracer
+	}{
+		{"sdk", func() trace.Tracer {
+			return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(NewRecent(0, 0))).Tracer(ScopeName)
+		}},
+		{"recorder", func() trace.Tracer {
+			return (&recorder{limits: limitsFromEnv(func(string) string { return "" }), keep: NewRecent(0, 0)}).Tracer(ScopeName)
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			tr := bc.tracer()
+			b.ReportAllocs()
+			for b.Loop() {
+				turnSpans(tr)
+			}
+		})
+	}
+}

@@ -1,0 +1,245 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+)
+
+// keptSpans returns every span r keeps, trace by trace, in the order they ended.
+func keptSpans(r *Recent) []endedSpan {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []endedSpan
+	for _, id := range r.order {
+		out = append(out, r.traces[id].ended...)
+	}
+	return out
+}
+
+// recorderSpans makes spanScenario's spans with the recorder.
+func recorderSpans(t *testing.T) []endedSpan {
+	t.Helper()
+	kept := NewRecent(100, 1<<30)
+	spanScenario(t, func(res *resource.Resource) trace.TracerProvider {
+		return &recorder{res: res, limits: scenarioLimits, keep: kept}
+	})
+	return keptSpans(kept)
+}
+
+// normalSpan is what a span records, with its IDs replaced by the names of the spans
+// they point at (random IDs differ from one provider to another) and the times the
+// scenario did not set left out.
+type normalSpan struct {
+	Name, Parent                  string
+	Kind                          trace.SpanKind
+	Flags                         trace.TraceFlags
+	TraceState, Scope, Resource   string
+	Attrs                         []attribute.KeyValue
+	Events                        []string
+	Links                         []string
+	Status                        sdktrace.Status
+	Dropped                       [3]int // attributes, events, links
+	ExplicitStart, ExplicitEnd    time.Time
+	SameTraceAsParent, RemoteRoot bool
+}
+
+func normalize(spans []endedSpan) []normalSpan {
+	byID := map[trace.SpanID]endedSpan{}
+	for _, s := range spans {
+		byID[s.SpanContext().SpanID()] = s
+	}
+	explicit := func(ts time.Time) time.Time {
+		if ts.Year() < 2000 {
+			return ts
+		}
+		return time.Time{}
+	}
+	var out []normalSpan
+	for _, s := range spans {
+		n := normalSpan{
+			Name: s.Name(), Kind: s.SpanKind(), Flags: s.SpanContext().TraceFlags(), TraceState: s.SpanContext().TraceState().String(),
+			Scope: fmt.Sprintf("%+v", s.InstrumentationScope()), Resource: s.Resource().String(), Attrs: s.Attributes(),
+			Status: s.Status(), Dropped: [3]int{s.DroppedAttributes(), s.DroppedEvents(), s.DroppedLinks()},
+			ExplicitStart: explicit(s.StartTime()), ExplicitEnd: explicit(s.EndTime()),
+		}
+		if p := s.Parent(); p.IsValid() {
+			n.SameTraceAsParent = p.TraceID() == s.SpanContext().TraceID()
+			if parent, ok := byID[p.SpanID()]; ok {
+				n.Parent = parent.Name()
+			} else {
+				n.Parent, n.RemoteRoot = p.SpanID().String(), p.IsRemote()
+			}
+		}
+		for _, ev := range s.Events() {
+			n.Events = append(n.Events, fmt.Sprintf("%s %v %d %v", ev.Name, ev.Attributes, ev.DroppedAttributeCount, explicit(ev.Time)))
+		}
+		for _, l := range s.Links() {
+			n.Links = append(n.Links, fmt.Sprintf("%s/%s %v %d", l.SpanContext.TraceID(), l.SpanContext.SpanID(), l.Attributes, l.DroppedAttributeCount))
+		}
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b normalSpan) int {
+		return cmpOr(strings.Compare(a.Name, b.Name), int(a.Kind)-int(b.Kind))
+	})
+	return out
+}
+
+func cmpOr(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+func sdkEnded(spans []sdktrace.ReadOnlySpan) []endedSpan {
+	out := make([]endedSpan, len(spans))
+	for i, s := range spans {
+		out[i] = s
+	}
+	return out
+}
+
+// The recorder records what the SDK's provider records for the same calls: names,
+// kinds, parents, flags and trace state, attributes (deduplicated, limited, in the
+// same order), events and links (limited, the oldest dropped), status rules, dropped
+// counts, explicit times, scopes and resources.
+func TestRecorderRecordsWhatTheSDKRecords(t *testing.T) {
+	want, got := normalize(sdkEnded(testSpans(t))), normalize(recorderSpans(t))
+	if len(got) != len(want) {
+		t.Fatalf("%d spans, the SDK %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("span %q:\n got  %+v\n want %+v", want[i].Name, got[i], want[i])
+		}
+	}
+}
+
+// The recorder's spans go out over OTLP as otlptracehttp sends them: our encoder reads
+// them directly, and the SDK's exporters get them copied into the SDK's form.
+func TestRecorderSpansExportAsOTLPTransform(t *testing.T) {
+	spans := recorderSpans(t)
+	var theirs, ours capture
+	theirSrv, ourSrv := theirs.serve(t), ours.serve(t)
+	ctx := context.Background()
+	official, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(theirSrv.URL+"/v1/traces"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = official.Shutdown(ctx) })
+	exp, ok := httpExporterConfig(mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": ourSrv.URL}))
+	if !ok {
+		t.Fatal("an http endpoint is not ours")
+	}
+	want := export(t, &theirs, official, readOnly(spans))
+	if err := exp.exportEnded(ctx, spans); err != nil {
+		t.Fatal(err)
+	}
+	got := export(t, &ours, exp, nil) // an empty batch sends nothing: this reads the request above
+	if !proto.Equal(want, got) {
+		t.Fatalf("the request differs from otlptracehttp's:\ntheirs: %s\nours: %s", prototext.Format(want), prototext.Format(got))
+	}
+}
+
+// OTEL_TRACES_SAMPLER and its argument choose what is recorded and sampled, as they do
+// for the SDK's provider: for a new trace, and under a sampled and an unsampled remote
+// parent.
+func TestRecorderSamplersFromTheEnvironment(t *testing.T) {
+	parent := func(sampled bool) context.Context {
+		cfg := trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, Remote: true}
+		if sampled {
+			cfg.TraceFlags = trace.FlagsSampled
+		}
+		return trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(cfg))
+	}
+	contexts := map[string]context.Context{"root": context.Background(), "sampled parent": parent(true), "unsampled parent": parent(false)}
+	for _, tc := range []struct{ sampler, arg string }{
+		{"", ""}, {"parentbased_always_on", ""}, {"always_on", ""}, {"always_off", ""}, {"traceidratio", "0"},
+		{"traceidratio", "1"}, {"parentbased_always_off", ""}, {"parentbased_traceidratio", "0"}, {"traceidratio", "x"},
+	} {
+		t.Run(tc.sampler+"="+tc.arg, func(t *testing.T) {
+			t.Setenv("OTEL_TRACES_SAMPLER", tc.sampler)
+			t.Setenv("OTEL_TRACES_SAMPLER_ARG", tc.arg)
+			sdk := sdktrace.NewTracerProvider().Tracer("t")
+			ours := (&recorder{sampler: samplerFromEnv(os.Getenv), limits: limitsFromEnv(os.Getenv)}).Tracer("t")
+			for name, ctx := range contexts {
+				_, want := sdk.Start(ctx, "s")
+				_, got := ours.Start(ctx, "s")
+				if got.IsRecording() != want.IsRecording() || got.SpanContext().IsSampled() != want.SpanContext().IsSampled() {
+					t.Errorf("%s: recording %v sampled %v, the SDK %v %v", name, got.IsRecording(), got.SpanContext().IsSampled(),
+						want.IsRecording(), want.SpanContext().IsSampled())
+				}
+				if got.SpanContext().TraceID() != want.SpanContext().TraceID() && trace.SpanContextFromContext(ctx).IsValid() {
+					t.Errorf("%s: a child of a remote parent left its trace", name)
+				}
+			}
+		})
+	}
+}
+
+// The OTEL_*_LIMIT variables limit spans as they do the SDK's: attribute count, value
+// length (in characters), event count.
+func TestRecorderLimitsFromTheEnvironment(t *testing.T) {
+	t.Setenv("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "3")
+	t.Setenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "4")
+	t.Setenv("OTEL_SPAN_EVENT_COUNT_LIMIT", "1")
+	run := func(tp trace.TracerProvider) {
+		_, s := tp.Tracer("t").Start(context.Background(), "s", trace.WithAttributes(attribute.String("a", "ünïcode"),
+			attribute.StringSlice("b", []string{"abcdef", "x"})))
+		s.SetAttributes(attribute.Int("c", 1), attribute.Int("d", 2), attribute.String("a", "again and again"), attribute.String("", "invalid"))
+		s.AddEvent("first")
+		s.RecordError(errors.New("boom"))
+		s.SetStatus(codes.Ok, "")
+		s.SetStatus(codes.Error, "too late")
+		s.End()
+		s.SetAttributes(attribute.Int("after", 1))
+	}
+	rec := tracetest.NewSpanRecorder()
+	run(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	kept := NewRecent(0, 0)
+	run(&recorder{res: resource.Default(), limits: limitsFromEnv(os.Getenv), keep: kept})
+	want, got := normalize(sdkEnded(rec.Ended())), normalize(keptSpans(kept))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("\n got  %+v\n want %+v", got, want)
+	}
+	if len(got) == 1 && len(got[0].Attrs) != 3 {
+		t.Errorf("attributes %v: the count limit is 3", got[0].Attrs)
+	}
+}
+
+// A span ended while a panic unwinds records it, as the SDK's does, and the panic goes on.
+func TestRecorderRecordsAPanic(t *testing.T) {
+	kept := NewRecent(0, 0)
+	tr := (&recorder{limits: limitsFromEnv(os.Getenv), keep: kept}).Tracer("t")
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("the panic became %v", r)
+			}
+		}()
+		_, s := tr.Start(context.Background(), "s")
+		defer s.End()
+		panic("boom")
+	}()
+	spans := keptSpans(kept)
+	if len(spans) != 1 || len(spans[0].Events()) != 1 || spans[0].Events()[0].Name != "exception" {
+		t.Fatalf("spans %v", normalize(spans))
+	}
+}
