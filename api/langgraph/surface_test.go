@@ -400,12 +400,15 @@ func TestBackgroundRunJoinAndCancel(t *testing.T) {
 	e.waitStatus(tid, "busy")
 	// reject is the default strategy on a busy thread.
 	e.fail("POST", "/threads/"+tid+"/runs", runBody("slow", "again"), http.StatusConflict, "already running")
-	// A dropped stream is joined again from the event after the last one it saw.
+	// A dropped stream is joined again from the event after the last one it saw. (Its
+	// ids are the run's event indexes: an event this stream mode does not show, such
+	// as a stored snapshot of the message so far, leaves a gap; the whole stream below
+	// shows that nothing was skipped.)
 	path := "/threads/" + tid + "/runs/" + rid + "/stream?stream_mode=messages-tuple"
 	evs := e.streamUntil(path, 3)
 	lastID := evs[len(evs)-1].ID
 	joined := e.streamUntil(path, 2, "Last-Event-ID", lastID)
-	if joined[0].Event != "messages" || atoi(t, joined[0].ID) != atoi(t, lastID)+1 {
+	if joined[0].Event != "messages" || atoi(t, joined[0].ID) <= atoi(t, lastID) {
 		t.Fatalf("rejoined stream after %s: %v", lastID, joined[0])
 	}
 	e.json("POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=1", "", http.StatusNoContent)

@@ -10,24 +10,36 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+// Options and attributes made once, as the host and the HTTP middleware make them.
+var (
+	serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+	internal   = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	client     = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	storeAttrs = []attribute.KeyValue{semconv.DBSystemNameKey.String("memory"), semconv.DBOperationName("start_run")}
+	turnAttrs  = []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName("echo"),
+		attribute.String("agentengine.surface", "responses"), semconv.GenAIConversationID("0123456789abcdef"),
+		attribute.String("agentengine.run.id", "run-0123456789"), attribute.String("agentengine.run.status", "completed"),
+		semconv.GenAIUsageInputTokens(12), semconv.GenAIUsageOutputTokens(34)}
+	serverAttrs = []attribute.KeyValue{semconv.HTTPRequestMethodKey.String("POST"), semconv.URLScheme("http"),
+		semconv.URLPath("/v1/responses"), semconv.HTTPResponseStatusCode(200), semconv.NetworkProtocolVersion("1.1"),
+		semconv.HTTPRoute("/v1/responses"), semconv.ClientAddress("127.0.0.1"), semconv.UserAgentOriginal("Go-http-client/1.1")}
+	storeNames = []string{"store start_run", "runner.run echo", "store finish_run"}
+)
+
 // turnSpans makes the five spans of an echo turn as the host and the HTTP middleware
 // make them (a server span, invoke_agent, two store writes and the runner call), with
 // their attributes.
 func turnSpans(tr trace.Tracer) {
-	ctx, srv := tr.Start(context.Background(), "POST /v1/responses", trace.WithSpanKind(trace.SpanKindServer))
-	ctx, turn := tr.Start(ctx, "invoke_agent echo", trace.WithSpanKind(trace.SpanKindInternal))
-	turn.SetAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName("echo"), attribute.String("agentengine.surface", "responses"))
-	for _, n := range []string{"store start_run", "runner.run echo", "store finish_run"} {
-		_, s := tr.Start(ctx, n, trace.WithSpanKind(trace.SpanKindClient))
-		s.SetAttributes(semconv.DBSystemNameKey.String("memory"), semconv.DBOperationName("start_run"))
+	ctx, srv := tr.Start(context.Background(), "POST /v1/responses", serverKind...)
+	ctx, turn := tr.Start(ctx, "invoke_agent echo", internal...)
+	for _, n := range storeNames {
+		_, s := tr.Start(ctx, n, client...)
+		s.SetAttributes(storeAttrs...)
 		s.End()
 	}
-	turn.SetAttributes(semconv.GenAIConversationID("0123456789abcdef"), attribute.String("agentengine.run.id", "run-0123456789"),
-		attribute.String("agentengine.run.status", "completed"), semconv.GenAIUsageInputTokens(12), semconv.GenAIUsageOutputTokens(34))
+	turn.SetAttributes(turnAttrs...)
 	turn.End()
-	srv.SetAttributes(semconv.HTTPRequestMethodKey.String("POST"), semconv.URLScheme("http"), semconv.URLPath("/v1/responses"),
-		semconv.HTTPResponseStatusCode(200), semconv.NetworkProtocolVersion("1.1"), semconv.HTTPRoute("/v1/responses"),
-		semconv.ClientAddress("127.0.0.1"), semconv.UserAgentOriginal("Go-http-client/1.1"))
+	srv.SetAttributes(serverAttrs...)
 	srv.End()
 }
 
