@@ -185,14 +185,11 @@ func export(t *testing.T, c *capture, exp sdktrace.SpanExporter, spans []sdktrac
 	return req
 }
 
-// The encoder writes the same request the OTLP exporter's own transform and protobuf
-// marshalling do, for every kind of content a span can carry.
-func TestHTTPExporterMatchesOTLPTransform(t *testing.T) {
-	spans := testSpans(t)
-	if len(spans) != 6 {
-		t.Fatalf("%d spans", len(spans))
-	}
-	var theirs, ours capture
+// exporterPair starts two receivers and returns them with an otlptracehttp exporter
+// sending to the first and ours to the second.
+func exporterPair(t *testing.T) (theirs, ours *capture, official sdktrace.SpanExporter, exp *httpExporter) {
+	t.Helper()
+	theirs, ours = &capture{}, &capture{}
 	theirSrv, ourSrv := theirs.serve(t), ours.serve(t)
 	ctx := context.Background()
 	official, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(theirSrv.URL+"/v1/traces"))
@@ -204,10 +201,22 @@ func TestHTTPExporterMatchesOTLPTransform(t *testing.T) {
 	if !ok {
 		t.Fatal("an http endpoint is not ours")
 	}
+	return theirs, ours, official, exp
+}
+
+// The encoder writes the same request the OTLP exporter's own transform and protobuf
+// marshalling do, for every kind of content a span can carry.
+func TestHTTPExporterMatchesOTLPTransform(t *testing.T) {
+	spans := testSpans(t)
+	if len(spans) != 6 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	theirs, ours, official, exp := exporterPair(t)
+	ctx := context.Background()
 	// Twice: the second request reuses the buffers of the first.
 	for range 2 {
-		want := export(t, &theirs, official, spans)
-		got := export(t, &ours, exp, spans)
+		want := export(t, theirs, official, spans)
+		got := export(t, ours, exp, spans)
 		if !proto.Equal(want, got) {
 			t.Fatalf("the request differs from otlptracehttp's:\ntheirs: %s\nours: %s", prototext.Format(want), prototext.Format(got))
 		}
@@ -215,7 +224,7 @@ func TestHTTPExporterMatchesOTLPTransform(t *testing.T) {
 	// One span at a time (a smaller buffer than the last), and an empty batch (nothing
 	// sent).
 	for _, s := range spans {
-		want, got := export(t, &theirs, official, []sdktrace.ReadOnlySpan{s}), export(t, &ours, exp, []sdktrace.ReadOnlySpan{s})
+		want, got := export(t, theirs, official, []sdktrace.ReadOnlySpan{s}), export(t, ours, exp, []sdktrace.ReadOnlySpan{s})
 		if !proto.Equal(want, got) {
 			t.Fatalf("span %q differs from otlptracehttp's:\ntheirs: %s\nours: %s", s.Name(), prototext.Format(want), prototext.Format(got))
 		}

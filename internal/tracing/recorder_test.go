@@ -13,7 +13,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -136,23 +135,13 @@ func TestRecorderRecordsWhatTheSDKRecords(t *testing.T) {
 // them directly, and the SDK's exporters get them copied into the SDK's form.
 func TestRecorderSpansExportAsOTLPTransform(t *testing.T) {
 	spans := recorderSpans(t)
-	var theirs, ours capture
-	theirSrv, ourSrv := theirs.serve(t), ours.serve(t)
+	theirs, ours, official, exp := exporterPair(t)
 	ctx := context.Background()
-	official, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(theirSrv.URL+"/v1/traces"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = official.Shutdown(ctx) })
-	exp, ok := httpExporterConfig(mapEnv(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": ourSrv.URL}))
-	if !ok {
-		t.Fatal("an http endpoint is not ours")
-	}
-	want := export(t, &theirs, official, readOnly(spans))
+	want := export(t, theirs, official, readOnly(spans))
 	if err := exp.exportEnded(ctx, spans); err != nil {
 		t.Fatal(err)
 	}
-	got := export(t, &ours, exp, nil) // an empty batch sends nothing: this reads the request above
+	got := export(t, ours, exp, nil) // an empty batch sends nothing: this reads the request above
 	if !proto.Equal(want, got) {
 		t.Fatalf("the request differs from otlptracehttp's:\ntheirs: %s\nours: %s", prototext.Format(want), prototext.Format(got))
 	}
