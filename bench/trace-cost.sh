@@ -73,7 +73,21 @@ host, runner = s["cpu_s"] * 1e6 / n, s["child_cpu_s"] * 1e6 / n
 print(r, v, round(d["turns_per_sec"]), round(d["latency_ms"]["p50"], 3), round(host + runner), round(host), round(runner))
 PY
   done
-done
+done | tee "$D/rounds.txt"
+# The medians of the rounds' own ratios to off (each round loads the three servers back
+# to back, so its ratios share the machine's state).
+python3 - "$D/rounds.txt" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l[0].isdigit()]
+by = {}
+for r, v, _, _, total, host, runner in rows:
+    by.setdefault(r, {})[v] = (float(total), float(host))
+for v in ("kept", "otlp"):
+    host = [x[v][1] / x["off"][1] for x in by.values() if v in x and "off" in x]
+    total = [x[v][0] / x["off"][0] for x in by.values() if v in x and "off" in x]
+    if host:
+        print(f"{v}: host CPU per turn {statistics.median(host) - 1:+.1%} over off, host and runner {statistics.median(total) - 1:+.1%} (median of {len(host)} rounds)")
+PY
 n=$(grep -c export "$D/sink.log" || true)
 echo "the sink received $n OTLP exports"
 [[ $n -gt 0 ]] || { echo "nothing was exported: is OTLP export configured?" >&2; exit 1; }
