@@ -38,9 +38,8 @@ func (ts *turnState) store(ctx context.Context, ne session.NewEvent) {
 func (ts *turnState) write(ctx context.Context, extra ...session.NewEvent) {
 	// The store must record what happened even when the run is being cancelled.
 	ctx = context.WithoutCancel(ctx)
-	began, sw := time.Now(), ts.rt.storeSpan(ctx, "append")
+	sw := ts.rt.storeWrite(ctx, "append")
 	evs, err := ts.rt.store.Append(ctx, ts.r.Key, append(ts.deferred, extra...)...)
-	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
 	sw.end(err)
 	if err != nil {
 		ts.storeErr = err

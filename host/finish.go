@@ -45,9 +45,8 @@ func (ts *turnState) recordEnd(ctx context.Context, status string, ne session.Ne
 	r := ts.r
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	began, sw := time.Now(), ts.rt.storeSpan(ctx, "finish_run")
+	sw := ts.rt.storeWrite(ctx, "finish_run")
 	evs, err := ts.rt.recordEnd(ctx, r.Key, r.InvocationID, status, append(ts.deferred, ne)...)
-	ts.rt.metrics.StoreWrite(ts.rt.storeBackend, time.Since(began))
 	sw.end(err)
 	if err != nil {
 		ts.logger().Error("could not record run end", "invocation", r.InvocationID, "status", status, "error", err)

@@ -100,9 +100,8 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 		// run goes on. (A client-named session may be created by another request meanwhile.)
 		Unobserved: create && req.Unannounced && req.SessionID == "" && !hasStateDelta(opening),
 	}
-	began, sw := time.Now(), rt.storeSpan(ctx, "start_run")
+	sw := rt.storeWrite(ctx, "start_run")
 	stored, state, err := rt.startRunInBudget(ctx, run, opening)
-	rt.metrics.StoreWrite(rt.storeBackend, time.Since(began))
 	sw.end(err)
 	if errors.Is(err, session.ErrRunActive) {
 		return nil, clientErr(ErrRunActive, "", "session %q already has a run in progress; wait for it to end or cancel it", key.ID)

@@ -32,7 +32,7 @@ func TestUntracedSpansCostNothing(t *testing.T) {
 // the spans').
 func untracedTurn(rt *Runtime, rr *runnerv1.RunRequest, run *Run) {
 	ctx, span := rt.startTurnSpan(context.Background(), "echo")
-	rt.storeSpan(ctx, "start_run").end(nil)
+	rt.storeWrite(ctx, "start_run").end(nil)
 	_, rs := rt.runnerSpan(ctx, "echo", rr)
 	rs.End()
 	ts := turnState{rt: rt, r: run, span: span}

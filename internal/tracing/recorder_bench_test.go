@@ -54,7 +54,7 @@ func BenchmarkTurnSpans(b *testing.B) {
 			return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(NewRecent(0, 0))).Tracer(ScopeName)
 		}},
 		{"recorder", func() trace.Tracer {
-			return (&recorder{limits: limitsFromEnv(func(string) string { return "" }), keep: NewRecent(0, 0)}).Tracer(ScopeName)
+			return (&recorder{limits: limitsFromEnv(func(string) string { return "" }), keep: NewRecent(0, 0), clock: newClock()}).Tracer(ScopeName)
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

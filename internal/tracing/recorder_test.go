@@ -232,3 +232,28 @@ func TestRecorderRecordsAPanic(t *testing.T) {
 		t.Fatalf("spans %v", normalize(spans))
 	}
 }
+
+// The span clock reads the wall clock's time, never goes back, and takes a new wall-clock
+// reading once its base is a second old.
+func TestClock(t *testing.T) {
+	c := newClock()
+	prev := c.now()
+	for range 1000 {
+		now := c.now()
+		if now.Before(prev) {
+			t.Fatalf("%v after %v", now, prev)
+		}
+		prev = now
+	}
+	if d := time.Since(prev); d < 0 || d > 100*time.Millisecond {
+		t.Errorf("the clock is %v from time.Now", d)
+	}
+	old := time.Now().Add(-2 * time.Second)
+	c.base.Store(&old)
+	if d := time.Since(c.now()); d < 0 || d > 100*time.Millisecond {
+		t.Errorf("a stale base: %v from time.Now", d)
+	}
+	if base := c.base.Load(); time.Since(*base) > time.Second {
+		t.Error("the base was not renewed")
+	}
+}

@@ -77,7 +77,7 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.tp = &recorder{res: res, sampler: samplerFromEnv(getenv), limits: limitsFromEnv(getenv), keep: cfg.Recent}
+	t.tp = &recorder{res: res, sampler: samplerFromEnv(getenv), limits: limitsFromEnv(getenv), keep: cfg.Recent, clock: newClock()}
 	if exp != nil {
 		t.tp.export = newBatcher(exp, getenv)
 		t.exporter = name
