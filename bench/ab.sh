@@ -7,8 +7,8 @@
 # on Postgres when AB_PG_DSN names a database, e.g. from scripts/pg-test.sh start) serving
 # examples/echo-go, then runs loadgen's non-stream scenario (3 s, c=16 then c=1) against
 # the four servers in turn, ROUNDS times (default 3), so that the machine's noise hits both
-# binaries alike. Prints one line per point: turns/s, p50 and the CPU per turn of the
-# server and its runner. Build the binaries first, e.g.
+# binaries alike. Prints one line per point: turns/s, p50, the CPU per turn of the
+# server and its runner, and of the server alone. Build the binaries first, e.g.
 #   git worktree add /tmp/old <commit> && (cd /tmp/old && go build -o /tmp/ae-old ./cmd/agentengine)
 #   go build -o /tmp/ae-new ./cmd/agentengine
 set -euo pipefail
@@ -40,7 +40,7 @@ done
 for k in "${!URL[@]}"; do
   for _ in $(seq 100); do curl -fs "${URL[$k]}/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 done
-echo "round c backend binary turns/s p50_ms cpu_us_per_turn"
+echo "round c backend binary turns/s p50_ms cpu_us_per_turn server_cpu_us_per_turn"
 for r in $(seq "$ROUNDS"); do
   for c in 16 1; do
     for b in "${BACKENDS[@]}"; do
@@ -52,7 +52,8 @@ r, c, b, v, path = sys.argv[1:]
 d = json.load(open(path))
 s = d["server"]
 cpu = (s["cpu_s"] + s["child_cpu_s"]) * 1e6 / max(1, d["requests"])
-print(r, c, b, v, round(d["turns_per_sec"]), round(d["latency_ms"]["p50"], 3), round(cpu))
+host = s["cpu_s"] * 1e6 / max(1, d["requests"])  # the server process alone, its runner apart
+print(r, c, b, v, round(d["turns_per_sec"]), round(d["latency_ms"]["p50"], 3), round(cpu), round(host))
 PY
       done
     done

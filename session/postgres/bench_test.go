@@ -1,7 +1,10 @@
 package postgres_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,4 +107,55 @@ func BenchmarkTurnWrites(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkStatelessTurn is the store's part of a stateless client's non-stream turn,
+// as the runtime makes it, one turn at a time: the run's start in a new session with the
+// state read (StartRunWithState: the user message, run_status) and its end (reasoning,
+// the answer, the closing run_status). The store is a replica (its cluster on), as the
+// server opens it. cpu-µs/op is the process's CPU per turn (user + system).
+//
+// unobserved is the start of a turn its client learns of only from its answer
+// (session.Run.Unobserved), which the store sends with the turn's end.
+func BenchmarkStatelessTurn(b *testing.B) {
+	for _, unobserved := range []bool{false, true} {
+		b.Run(fmt.Sprintf("unobserved=%t", unobserved), func(b *testing.B) {
+			st, err := postgres.Open(b.Context(), pgtest.Schema(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			ctx := b.Context()
+			b.ReportAllocs()
+			start := cpuTime()
+			for i := 0; b.Loop(); i++ {
+				k := session.Key{App: "app", User: "u", ID: fmt.Sprint("s", i)}
+				inv := fmt.Sprint("run_", i)
+				user := session.NewEvent{InvocationID: inv, ItemID: "msg_u" + inv, Type: session.TypeUserMessage,
+					Author: "user", Data: session.MustJSON(session.UserMessageData{Text: "hello there"})}
+				if _, _, err := st.StartRunWithState(ctx, session.Run{Key: k, InvocationID: inv, ResponseID: "resp_" + inv,
+					CreateSession: true, Unobserved: unobserved, Meta: json.RawMessage(`{"model":"echo-go"}`)},
+					user, session.NewEvent{Type: session.TypeRunStatus, Author: "agent",
+						Data: session.MustJSON(session.RunStatusData{Status: session.StatusInProgress})}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := st.FinishRun(ctx, k, inv, session.StatusCompleted,
+					session.NewEvent{InvocationID: inv, ItemID: "rs_" + inv, Type: session.TypeReasoning,
+						Author: "agent", Data: session.MustJSON(session.ReasoningData{Text: "thinking about hello there"})},
+					session.NewEvent{InvocationID: inv, ItemID: "msg_a" + inv, Type: session.TypeAssistantMessage,
+						Author: "agent", Data: session.MustJSON(session.AssistantMessageData{Text: "echo: hello there"})},
+					session.NewEvent{Type: session.TypeRunStatus, Author: "agent", Data: session.MustJSON(session.RunStatusData{
+						Status: session.StatusCompleted, Usage: &session.Usage{InputTokens: 2, OutputTokens: 3}})}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

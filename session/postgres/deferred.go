@@ -34,19 +34,34 @@ type deferredStarts struct {
 	m  map[session.Key]*deferredStart
 }
 
-// deferredStart is a run's start not yet sent; mu is held while it is written or joined
-// by the run's end.
+// deferredStart is a run's start not sent yet: the new session's row, the run's and its
+// opening events' as the start leaves them. mu is held while it is written or joined by
+// the run's end.
 type deferredStart struct {
-	mu    sync.Mutex
-	r     row
-	b     *pgx.Batch
-	timer *time.Timer
-	done  bool
+	mu     sync.Mutex
+	r      row
+	run    runRow
+	events eventRows
+	timer  *time.Timer
+	done   bool
 }
 
-// deferStart keeps a start built on the new row r and pipeline b.
-func (s *Store) deferStart(key session.Key, r row, b *pgx.Batch) {
-	d := &deferredStart{r: r, b: b}
+// keepStart builds the start of run, with its opening events ps, in the new session row
+// r (see newRow) as startRun would send it, and keeps it.
+func (s *Store) keepStart(run session.Run, r row, ps []core.Pending) ([]session.Event, error) {
+	d := &deferredStart{run: s.startedRun(run, &r)}
+	evs, err := s.place(&r, ps)
+	if err != nil {
+		return nil, err
+	}
+	d.events.add(evs)
+	d.r = r
+	s.deferStart(run.Key, d)
+	return evs, nil
+}
+
+// deferStart keeps d.
+func (s *Store) deferStart(key session.Key, d *deferredStart) {
 	s.deferred.mu.Lock()
 	defer s.deferred.mu.Unlock()
 	if s.deferred.m == nil {
@@ -116,8 +131,24 @@ func (s *Store) settleAll(ctx context.Context) error {
 	return nil
 }
 
+// pipeline is the pipeline that creates d's session with the run rr and d's events.
+func (d *deferredStart) pipeline(rr *runRow) *pgx.Batch {
+	b := newPipeline()
+	rr.queue(b, d.r.pk)
+	d.events.queue(b, d.r.pk)
+	return b
+}
+
+// sendKept writes d alone.
 func (s *Store) sendKept(ctx context.Context, key session.Key, d *deferredStart) error {
-	exists, err := s.sendNew(ctx, key, &d.r, d.b)
+	r := d.r
+	return s.sendStart(ctx, key, &r, d.pipeline(&d.run))
+}
+
+// sendStart sends the pipeline of a kept start (with its end's statements, if any); r
+// is the row as they leave it.
+func (s *Store) sendStart(ctx context.Context, key session.Key, r *row, b *pgx.Batch) error {
+	exists, err := s.sendNew(ctx, key, r, b)
 	if err == nil && exists {
 		err = fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
 	}
@@ -127,32 +158,63 @@ func (s *Store) sendKept(ctx context.Context, key session.Key, d *deferredStart)
 	return nil
 }
 
-// finishKept ends a run whose start is kept: fn's statements join the start's pipeline,
-// sent as one transaction. ok is false when key has no kept start.
-func (s *Store) finishKept(ctx context.Context, key session.Key, fn func(r *row, b *pgx.Batch) error) (ok bool, err error) {
+// finishKept ends the run invocationID with status and its closing events ps when key's
+// start is kept: both are sent as one transaction. ok is false when key has no kept
+// start.
+//
+// When the kept start is this run's and the closing events change no state, the end is
+// folded into the start: the run's row is inserted as the end leaves it (the status and
+// time the end's update would set) and the closing events join the opening ones' insert,
+// so the rows stored are the same with two statements fewer; folded is then the closing
+// events as stored. Otherwise fn queues the end's statements after the start's.
+func (s *Store) finishKept(ctx context.Context, key session.Key, invocationID, status string, ps []core.Pending,
+	fn func(r *row, b *pgx.Batch) error) (ok bool, folded []session.Event, err error) {
 	d := s.kept(key)
 	if d == nil {
-		return false, nil
+		return false, nil, nil
 	}
 	defer s.release(key, d)
-	// The row is inserted as both writes leave it (see writeNew).
-	d.r.fresh = true
-	if err := fn(&d.r, d.b); err != nil {
-		// Not ended: the start is written alone, as answered.
-		if serr := s.sendKept(ctx, key, d); serr != nil {
-			return true, fmt.Errorf("%w (and %w)", err, serr)
+	r := d.r
+	if d.run.run.InvocationID == invocationID && plain(ps) {
+		rr := d.run
+		// As FinishRun's update sets them, then its events (see its fn).
+		rr.run.Status, rr.updated = status, ns(s.now(&r))
+		evs, err := s.place(&r, ps)
+		if err != nil {
+			return true, nil, s.startAlone(ctx, key, d, err)
 		}
-		return true, err
+		d.events.add(evs)
+		if err := s.sendStart(ctx, key, &r, d.pipeline(&rr)); err != nil {
+			return true, nil, err
+		}
+		return true, evs, nil
 	}
-	return true, s.sendKept(ctx, key, d)
+	b := d.pipeline(&d.run)
+	// The row is inserted as both writes leave it (see writeNew).
+	r.fresh = true
+	if err := fn(&r, b); err != nil {
+		return true, nil, s.startAlone(ctx, key, d, err)
+	}
+	return true, nil, s.sendStart(ctx, key, &r, b)
+}
+
+// startAlone writes d alone, as answered, after its run's end failed with err (not
+// sent), and returns err with the write's own error, if any.
+func (s *Store) startAlone(ctx context.Context, key session.Key, d *deferredStart, err error) error {
+	if serr := s.sendKept(ctx, key, d); serr != nil {
+		return fmt.Errorf("%w (and %w)", err, serr)
+	}
+	return err
 }
 
 // deferrable tells whether run's start may be kept: an unobserved run that creates its
 // session and changes no state (a state read must not miss it).
 func deferrable(run session.Run, ps []core.Pending) bool {
-	if !run.Unobserved || !run.CreateSession || core.Whole(run) {
-		return false
-	}
+	return run.Unobserved && run.CreateSession && !core.Whole(run) && plain(ps)
+}
+
+// plain tells whether events change neither state nor checkpoints.
+func plain(ps []core.Pending) bool {
 	for _, p := range ps {
 		if p.App != nil || p.User != nil || p.Sess != nil || p.Checkpoints != nil {
 			return false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,13 +174,33 @@ func TestUnobservedStartIsWrittenByItself(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	st := open(t, dsn)
 	raw := rawConn(t, dsn)
+	written := func(ids ...string) {
+		t.Helper()
+		testutil.Eventually(t, 10*time.Second, func() error {
+			for _, id := range ids {
+				if len(writtenIn(t, raw, id)) == 0 {
+					return fmt.Errorf("%s not written yet", id)
+				}
+			}
+			return nil
+		})
+	}
 	startUnobserved(t, st, session.Key{App: "app", User: "u", ID: "waits"})
-	testutil.Eventually(t, 10*time.Second, func() error {
-		if len(writtenIn(t, raw, "waits")) == 0 {
-			return errors.New("not written yet")
-		}
-		return nil
-	})
+	written("waits")
+	// Kept after the first was written (nothing is kept then), and several, one of them
+	// ended meanwhile, the last kept half a window (50 ms) later: not due when the first
+	// are.
+	startUnobserved(t, st, session.Key{App: "app", User: "u", ID: "waits-again"})
+	startUnobserved(t, st, session.Key{App: "app", User: "u", ID: "ends"})
+	time.Sleep(25 * time.Millisecond)
+	startUnobserved(t, st, session.Key{App: "app", User: "u", ID: "waits-too"})
+	if _, err := st.FinishRun(t.Context(), session.Key{App: "app", User: "u", ID: "ends"}, "inv", session.StatusCompleted,
+		runStatusEvent(session.StatusCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	written("waits-again", "waits-too")
+	startUnobserved(t, st, session.Key{App: "app", User: "u", ID: "waits-last"})
+	written("waits-last")
 	startUnobserved(t, st, session.Key{App: "app", User: "u", ID: "closes"})
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -227,6 +248,89 @@ func TestUnobservedTurnsConcurrently(t *testing.T) {
 	for range turns {
 		if err := <-errc; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// An unobserved turn stores the rows an observed one does, whether its end is folded
+// into its kept start (it changes no state) or queued after it (it does): the same
+// columns, and its times in the same order (the run's start, the opening events, the
+// run's end, the closing events and the session's update).
+func TestUnobservedTurnStoresWhatAnObservedOneDoes(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	st := open(t, dsn)
+	raw := rawConn(t, dsn)
+	ctx := t.Context()
+	turn := func(id string, unobserved bool, closingDelta []byte) []string {
+		t.Helper()
+		key := session.Key{App: "app", User: "u", ID: id}
+		user := userMessage("hello there")
+		user.ItemID = "msg_u"
+		if _, _, err := st.StartRunWithState(ctx, session.Run{Key: key, InvocationID: "inv", ResponseID: "resp_" + id,
+			CreateSession: true, Unobserved: unobserved, Meta: []byte(`{"model":"echo"}`)},
+			user, runStatusEvent(session.StatusInProgress)); err != nil {
+			t.Fatal(err)
+		}
+		answer := session.NewEvent{InvocationID: "inv", ItemID: "msg_a", Type: session.TypeAssistantMessage, Author: "agent",
+			Data: session.MustJSON(session.AssistantMessageData{Text: "echo: hello there"}), StateDelta: closingDelta}
+		if _, err := st.FinishRun(ctx, key, "inv", session.StatusCompleted, answer, runStatusEvent(session.StatusCompleted)); err != nil {
+			t.Fatal(err)
+		}
+		// Every column but keys and times, then the times' order.
+		rows, err := raw.Query(ctx, `WITH s AS (SELECT * FROM sessions WHERE id = $1),
+			t AS (SELECT 'run-start' AS what, r.created_at AS at FROM runs r, s WHERE r.session_pk = s.pk
+				UNION ALL SELECT 'run-end', r.updated_at FROM runs r, s WHERE r.session_pk = s.pk
+				UNION ALL SELECT 'event ' || e.seq, e.time FROM events e, s WHERE e.session_pk = s.pk
+				UNION ALL SELECT 'session-created', created_at FROM s
+				UNION ALL SELECT 'session-updated', updated_at FROM s)
+			SELECT row(title, renamed, first_prompt, last_prompt, last_seq, checkpoint_seq, active_invocation_id,
+				active_run_status, state)::text FROM s
+			UNION ALL (SELECT row(r.invocation_id, r.response_id = 'resp_' || $1, r.app_id, r.user_id, r.status,
+				r.deleted, r.meta, r.owner)::text FROM runs r, s WHERE r.session_pk = s.pk)
+			UNION ALL (SELECT row(e.seq, e.invocation_id, e.item_id, e.type, e.author, e.data, e.state_delta)::text
+				FROM events e, s WHERE e.session_pk = s.pk ORDER BY e.id)
+			UNION ALL (SELECT string_agg(what, ' < ' ORDER BY at, what) FROM t)`, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, delta := range [][]byte{nil, []byte(`{"topic":"greeting"}`)} {
+		observed := turn(fmt.Sprint("observed-", delta != nil), false, delta)
+		unobserved := turn(fmt.Sprint("unobserved-", delta != nil), true, delta)
+		if !slices.Equal(observed, unobserved) {
+			t.Errorf("state delta %s: an unobserved turn stored\n%s\nan observed one\n%s", delta,
+				strings.Join(unobserved, "\n"), strings.Join(observed, "\n"))
+		}
+	}
+}
+
+// An end that fails before it is sent (a checkpoint that covers its own seq) leaves the
+// run as its start left it, whether the start was kept or written.
+func TestUnobservedRunsFailedEndLeavesItsStart(t *testing.T) {
+	st := open(t, pgtest.Schema(t))
+	ctx := t.Context()
+	for _, unobserved := range []bool{false, true} {
+		key := session.Key{App: "app", User: "u", ID: fmt.Sprint("s-", unobserved)}
+		if _, _, err := st.StartRunWithState(ctx, session.Run{Key: key, InvocationID: "inv", CreateSession: true,
+			Unobserved: unobserved}, userMessage("hello"), runStatusEvent(session.StatusInProgress)); err != nil {
+			t.Fatal(err)
+		}
+		bad := session.NewEvent{Type: session.TypeContextCheckpoint, Author: "agent",
+			Data: session.MustJSON(session.ContextCheckpointData{Summary: "s", FromSeq: 1, UntilSeq: 99})}
+		if _, err := st.FinishRun(ctx, key, "inv", session.StatusCompleted, bad, runStatusEvent(session.StatusCompleted)); !errors.Is(err, session.ErrInvalid) {
+			t.Fatalf("unobserved=%t: FinishRun: %v, want ErrInvalid", unobserved, err)
+		}
+		run, err := st.GetRun(ctx, key, "inv")
+		if err != nil || run.Status != session.StatusInProgress {
+			t.Errorf("unobserved=%t: run %+v, %v; want it in progress", unobserved, run, err)
+		}
+		if evs, err := st.Events(ctx, key, session.EventQuery{}); err != nil || len(evs) != 2 {
+			t.Errorf("unobserved=%t: events %+v, %v; want the two opening ones", unobserved, evs, err)
 		}
 	}
 }

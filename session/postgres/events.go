@@ -51,31 +51,22 @@ func (s *Store) now(r *row) time.Time {
 
 // appendEvents queues on b the statements that store prepared events after the session's
 // last seq (the caller holds its row lock), apply their state deltas and checkpoints and
-// update the summary row; r is updated to what they write.
+// update the summary row; r is updated to what they write (the caller drops r when this
+// fails).
 func (s *Store) appendEvents(b *pgx.Batch, r *row, ps []core.Pending) ([]session.Event, error) {
-	now := s.now(r)
-	evs, err := core.Assign(ps, r.sess.ID, r.sess.LastSeq, now)
+	evs, err := s.place(r, ps)
 	if err != nil {
 		return nil, err
 	}
-	n := len(evs)
-	var (
-		seq, times             = make([]int64, n), make([]int64, n)
-		inv, typ, author, data = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		item, delta            = make([]*string, n), make([]*string, n)
-		app, user, sess        deltaFold
-	)
-	for i, e := range evs {
-		seq[i], times[i] = e.Seq, ns(e.Time)
-		inv[i], typ[i], author[i], data[i] = esc(e.InvocationID), esc(e.Type), esc(e.Author), string(e.Data)
-		item[i], delta[i] = nullable(esc(e.ItemID)), nullableJSON(e.StateDelta)
+	var app, user, sess deltaFold
+	for i := range ps {
 		app.add(ps[i].App)
 		user.add(ps[i].User)
 		sess.add(ps[i].Sess)
 	}
-	b.Queue(`INSERT INTO events (session_pk, seq, invocation_id, item_id, type, author, data, state_delta, time)
-		SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])`,
-		r.pk, seq, inv, item, typ, author, data, delta, times)
+	var rows eventRows
+	rows.add(evs)
+	rows.queue(b, r.pk)
 	k := r.sess.Key
 	if app.used {
 		set, del, err := app.args()
@@ -97,7 +88,6 @@ func (s *Store) appendEvents(b *pgx.Batch, r *row, ps []core.Pending) ([]session
 	for i := range ps {
 		queueCheckpoints(b, r.pk, ps[i].Checkpoints)
 	}
-	core.Summarize(&r.sess, r.renamed, ps, evs, now)
 	if r.fresh {
 		// The row's insert, queued first, is given what the update would have set.
 		r.fresh = false
@@ -127,6 +117,48 @@ func (s *Store) appendEvents(b *pgx.Batch, r *row, ps []core.Pending) ([]session
 	}
 	b.Queue(sql+` WHERE pk = $9`, args...)
 	return evs, nil
+}
+
+// place gives prepared events their seqs after the session's last and their time (a
+// write's, after every earlier one of the session), and updates r's summary to them.
+func (s *Store) place(r *row, ps []core.Pending) ([]session.Event, error) {
+	now := s.now(r)
+	evs, err := core.Assign(ps, r.sess.ID, r.sess.LastSeq, now)
+	if err != nil {
+		return nil, err
+	}
+	core.Summarize(&r.sess, r.renamed, ps, evs, now)
+	return evs, nil
+}
+
+// eventRows are events as the columns of the statement that inserts them, one statement
+// for any number of events.
+type eventRows struct {
+	seq, times             []int64
+	inv, typ, author, data []string
+	item, delta            []*string
+}
+
+func (e *eventRows) add(evs []session.Event) {
+	if e.seq == nil { // empty arrays, not NULLs, for no events
+		n := len(evs)
+		e.seq, e.times = make([]int64, 0, n), make([]int64, 0, n)
+		e.inv, e.typ, e.author, e.data = make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+		e.item, e.delta = make([]*string, 0, n), make([]*string, 0, n)
+	}
+	for _, ev := range evs {
+		e.seq, e.times = append(e.seq, ev.Seq), append(e.times, ns(ev.Time))
+		e.inv, e.typ = append(e.inv, esc(ev.InvocationID)), append(e.typ, esc(ev.Type))
+		e.author, e.data = append(e.author, esc(ev.Author)), append(e.data, string(ev.Data))
+		e.item, e.delta = append(e.item, nullable(esc(ev.ItemID))), append(e.delta, nullableJSON(ev.StateDelta))
+	}
+}
+
+// queue queues the insert of the events into the session row pk.
+func (e *eventRows) queue(b *pgx.Batch, pk int64) {
+	b.Queue(`INSERT INTO events (session_pk, seq, invocation_id, item_id, type, author, data, state_delta, time)
+		SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])`,
+		pk, e.seq, e.inv, e.item, e.typ, e.author, e.data, e.delta, e.times)
 }
 
 // deltaFold folds a tier's deltas, in order, into the keys to set and the keys to

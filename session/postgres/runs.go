@@ -40,22 +40,13 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 	}
 	var out []session.Event
 	whole := core.Whole(run)
-	stateInPipeline := st != nil
 	start := func(r *row, b *pgx.Batch) error {
-		now := s.now(r)
-		started := now
-		if !run.CreatedAt.IsZero() {
-			started = run.CreatedAt // it may have started before this write
-		}
 		// The partial unique index runs_in_progress rejects a second in-progress run
 		// whichever replica starts it; the violation aborts the transaction.
-		b.Queue(`INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
-			session_id, status, meta, owner, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			r.pk, esc(run.InvocationID), nullable(esc(run.ResponseID)), esc(run.Key.App), esc(run.Key.User), esc(run.Key.ID),
-			run.Status, nullableJSON(run.Meta), s.replicaID(), ns(started), ns(now))
+		rr := s.startedRun(run, r)
+		rr.queue(b, r.pk)
 		out, err = s.appendEvents(b, r, ps)
-		if err != nil || !stateInPipeline {
+		if err != nil || st == nil {
 			return err
 		}
 		key := r.sess.Key
@@ -79,9 +70,9 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 			created = s.clock.Now()
 		}
 		if deferrable(run, ps) {
-			// An unobserved run's pipeline is kept, and sent with its end (deferred.go);
-			// the state it starts with is a new session's.
-			r, b, err := s.newRow(ctx, run.Key, created)
+			// An unobserved run's start is kept, and sent with its end (deferred.go); the
+			// state it starts with is a new session's.
+			r, err := s.newRow(ctx, run.Key, created)
 			if err != nil {
 				return nil, fmt.Errorf("start run %q: %w", run.InvocationID, err)
 			}
@@ -90,12 +81,7 @@ func (s *Store) startRun(ctx context.Context, run session.Run, events []session.
 					return nil, err
 				}
 			}
-			stateInPipeline = false // read above
-			if err := start(&r, b); err != nil {
-				return nil, err
-			}
-			s.deferStart(run.Key, r, b)
-			return out, nil
+			return s.keepStart(run, r, ps)
 		}
 		inExisting, err = s.writeNew(ctx, run.Key, created, start)
 	}
@@ -145,7 +131,10 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 		return err
 	}
 	// The end of a run whose start is kept is written with it.
-	kept, err := s.finishKept(ctx, key, finish)
+	kept, folded, err := s.finishKept(ctx, key, invocationID, status, ps, finish)
+	if folded != nil {
+		out = folded
+	}
 	if !kept {
 		err = s.write(ctx, key, finish)
 	}
@@ -160,6 +149,33 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 		return nil, fmt.Errorf("finish run %q: %w", invocationID, err)
 	}
 	return out, nil
+}
+
+// runRow is a run's row as the statement that inserts it writes it.
+type runRow struct {
+	run              session.Run // key, ids, status and meta
+	owner            string
+	created, updated int64
+}
+
+// startedRun is run's row as its start in the session of r inserts it.
+func (s *Store) startedRun(run session.Run, r *row) runRow {
+	now := s.now(r)
+	started := now
+	if !run.CreatedAt.IsZero() {
+		started = run.CreatedAt // it may have started before this write
+	}
+	return runRow{run: run, owner: s.replicaID(), created: ns(started), updated: ns(now)}
+}
+
+// queue queues the run's insert into the session row pk.
+func (rr *runRow) queue(b *pgx.Batch, pk int64) {
+	run := &rr.run
+	b.Queue(`INSERT INTO runs (session_pk, invocation_id, response_id, app_id, user_id,
+		session_id, status, meta, owner, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		pk, esc(run.InvocationID), nullable(esc(run.ResponseID)), esc(run.Key.App), esc(run.Key.User), esc(run.Key.ID),
+		run.Status, nullableJSON(run.Meta), rr.owner, rr.created, rr.updated)
 }
 
 func scanRun(sc pgx.Row) (session.Run, error) {

@@ -122,35 +122,41 @@ func (s *Store) writeKnown(ctx context.Context, conn *pgxpool.Conn, r *row, fn f
 // the statements need nothing back from the insert, and the pipeline is one implicit
 // transaction. exists is true, with nothing written, when the key is taken.
 func (s *Store) writeNew(ctx context.Context, key session.Key, created time.Time, fn func(r *row, b *pgx.Batch) error) (exists bool, err error) {
-	r, b, err := s.newRow(ctx, key, created)
+	r, err := s.newRow(ctx, key, created)
 	if err != nil {
 		return false, err
 	}
+	b := newPipeline()
 	if err := fn(&r, b); err != nil {
 		return false, err
 	}
 	return s.sendNew(ctx, key, &r, b)
 }
 
-// newRow draws the key of a session to create at created and starts the pipeline that
-// inserts it (see writeNew).
-func (s *Store) newRow(ctx context.Context, key session.Key, created time.Time) (row, *pgx.Batch, error) {
+// newRow draws the key of a session to create at created (see writeNew) and returns its
+// row as inserted, before any write in it.
+func (s *Store) newRow(ctx context.Context, key session.Key, created time.Time) (row, error) {
 	if err := ctx.Err(); err != nil {
-		return row{}, nil, err
+		return row{}, err
 	}
 	pk, err := s.pks.next(ctx, s.pool)
 	if err != nil {
-		return row{}, nil, fmt.Errorf("session database: %w", err)
+		return row{}, fmt.Errorf("session database: %w", err)
 	}
 	at := fromNS(ns(created)) // as the column keeps it
-	r := row{pk: pk, sess: session.Session{Key: key, CreatedAt: at, UpdatedAt: at}, fresh: true}
-	b := &pgx.Batch{}
-	b.Queue("") // the row's insert, first (the run and events refer to it), made by sendNew
-	return r, b, nil
+	return row{pk: pk, sess: session.Session{Key: key, CreatedAt: at, UpdatedAt: at}, fresh: true}, nil
 }
 
-// sendNew sends the pipeline newRow started, with the statements queued on it since
-// and the row's insert as they leave the row.
+// newPipeline starts the pipeline that creates a session: the row's insert first (the
+// run and events refer to it), made by sendNew.
+func newPipeline() *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue("")
+	return b
+}
+
+// sendNew sends the pipeline newPipeline started, with the statements queued on it
+// since and the row's insert as they leave the row.
 func (s *Store) sendNew(ctx context.Context, key session.Key, r *row, b *pgx.Batch) (exists bool, err error) {
 	// Inserted as fn's statements left it: one statement instead of an insert and an
 	// update of the row just inserted.
