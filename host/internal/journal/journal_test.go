@@ -89,3 +89,69 @@ func TestJournalHold(t *testing.T) {
 		t.Fatalf("after release: %+v", got)
 	}
 }
+
+// A log longer than a block reads the same through every accessor, from any index,
+// whether the range it reads starts, ends or crosses a block's edge; compaction keeps
+// the durable events of every block.
+func TestJournalAcrossBlocks(t *testing.T) {
+	const n = 3*blockLen + 5
+	j := newLog()
+	var want []int
+	for i := range n {
+		j.Add(event{durable: i%3 == 0})
+		want = append(want, i)
+	}
+	if got := indexes(j.Snapshot()); !reflect.DeepEqual(got, want) {
+		t.Fatalf("snapshot %v", got)
+	}
+	each := []int{}
+	j.Each(func(e *event) { each = append(each, e.Index) })
+	if !reflect.DeepEqual(each, want) {
+		t.Fatalf("each %v", each)
+	}
+	for _, from := range []int{0, 1, blockLen - 1, blockLen, blockLen + 1, 2*blockLen + 3, n - 1, n} {
+		if got, _, _, _ := j.Read(from); !reflect.DeepEqual(indexes(got), want[from:]) {
+			t.Errorf("Read(%d) %v", from, indexes(got))
+		}
+		if got := j.Cursor(from).Ready(); !reflect.DeepEqual(indexes(got), want[from:]) {
+			t.Errorf("Ready from %d: %v", from, indexes(got))
+		}
+	}
+	// A hold that begins in one block hides the events of the next.
+	j.Hold(event{durable: true})
+	j.Add(event{})
+	if got := j.Snapshot(); len(got) != n {
+		t.Fatalf("while held: %d events visible", len(got))
+	}
+	j.Release(func() {})
+	j.Close()
+	c := j.Cursor(0)
+	if got := drain(t, c); len(got) != n+2 || got[n+1].Index != n+1 {
+		t.Fatalf("after release: %d events", len(got))
+	}
+	var durable []int
+	for _, e := range j.Snapshot() {
+		if e.durable {
+			durable = append(durable, e.Index)
+		}
+	}
+	if dropped := j.Compact(); dropped != n+2-len(durable) {
+		t.Fatalf("compaction dropped %d", dropped)
+	}
+	if got := indexes(j.Snapshot()); !reflect.DeepEqual(got, durable) {
+		t.Fatalf("compacted %v, want %v", got, durable)
+	}
+	if got := indexes(drain(t, j.Cursor(blockLen+1))); !reflect.DeepEqual(got, durable[slicesIndex(durable, blockLen+1):]) {
+		t.Fatalf("compacted from %d: %v", blockLen+1, got)
+	}
+}
+
+// slicesIndex is the position of the first element of s at least v.
+func slicesIndex(s []int, v int) int {
+	for i, x := range s {
+		if x >= v {
+			return i
+		}
+	}
+	return len(s)
+}
