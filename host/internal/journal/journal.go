@@ -20,6 +20,9 @@ type Log[E any] struct {
 	// events Compact keeps.
 	index   func(*E) *int
 	durable func(*E) bool
+	// view, when set, is what readers get of an event: the log may keep an event in a
+	// form lighter than the one it hands out.
+	view func(E) E
 	// events is the sequence until compaction, kept then holds the durable ones.
 	events blocks[E]
 	kept   []E
@@ -119,18 +122,33 @@ func (j *Log[E]) at(p int) *E {
 	return j.events.at(p)
 }
 
-// copyOf returns a copy of the events at positions [from, to); j.mu is held.
+// copyOf returns what readers see of the events at positions [from, to); j.mu is held.
 func (j *Log[E]) copyOf(from, to int) []E {
+	var out []E
 	if j.compacted {
-		return append([]E(nil), j.kept[from:to]...)
+		out = append([]E(nil), j.kept[from:to]...)
+	} else {
+		out = make([]E, 0, to-from)
+		for p := from; p < to; {
+			b := j.events.b[p/blockLen][p%blockLen : min(blockLen, p%blockLen+to-p)]
+			out = append(out, b...)
+			p += len(b)
+		}
 	}
-	out := make([]E, 0, to-from)
-	for p := from; p < to; {
-		b := j.events.b[p/blockLen][p%blockLen : min(blockLen, p%blockLen+to-p)]
-		out = append(out, b...)
-		p += len(b)
+	if j.view != nil {
+		for i := range out {
+			out[i] = j.view(out[i])
+		}
 	}
 	return out
+}
+
+// seen is what readers see of the event at position p; j.mu is held.
+func (j *Log[E]) seen(p int) E {
+	if j.view != nil {
+		return j.view(*j.at(p))
+	}
+	return *j.at(p)
 }
 
 // blockLen is how many events a block of a log holds. A log grows a block at a time: only
@@ -165,9 +183,9 @@ func (j *Log[E]) pos(index int) int {
 }
 
 // New returns an empty log of events whose index field index returns; Compact keeps
-// the events durable reports.
-func New[E any](index func(*E) *int, durable func(*E) bool) *Log[E] {
-	return &Log[E]{index: index, durable: durable}
+// the events durable reports; readers get view of each event (nil: the event itself).
+func New[E any](index func(*E) *int, durable func(*E) bool, view func(E) E) *Log[E] {
+	return &Log[E]{index: index, durable: durable, view: view}
 }
 
 // Add appends e (setting its index) and wakes every waiting subscriber.
@@ -282,13 +300,14 @@ func (j *Log[E]) Close() {
 	j.mu.Unlock()
 }
 
-// Each calls f with each event readers may see, in order, under the log's lock (f must
-// not call back into the log).
+// Each calls f with what readers see of each event they may see, in order, under the
+// log's lock (f must not call back into the log).
 func (j *Log[E]) Each(f func(*E)) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for p := range j.visible() {
-		f(j.at(p))
+		e := j.seen(p)
+		f(&e)
 	}
 }
 
@@ -336,7 +355,7 @@ func (s *Cursor[E]) Next(ctx context.Context) (E, error) {
 			s.j.following++
 		}
 		if p := s.j.pos(s.next); p < s.j.visible() {
-			e := *s.j.at(p)
+			e := s.j.seen(p)
 			s.j.mu.Unlock()
 			s.next = *s.j.index(&e) + 1
 			return e, nil

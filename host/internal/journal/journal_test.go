@@ -16,7 +16,7 @@ type event struct {
 }
 
 func newLog() *Log[event] {
-	return New(func(e *event) *int { return &e.Index }, func(e *event) bool { return e.durable })
+	return New(func(e *event) *int { return &e.Index }, func(e *event) bool { return e.durable }, nil)
 }
 
 func indexes(evs []event) []int {
@@ -154,4 +154,42 @@ func slicesIndex(s []int, v int) int {
 		}
 	}
 	return len(s)
+}
+
+// Readers get the view of each event, through every accessor and after compaction; the
+// log keeps the event as it was added.
+func TestJournalView(t *testing.T) {
+	seq := 7
+	j := New(func(e *event) *int { return &e.Index }, func(e *event) bool { return e.durable },
+		func(e event) event {
+			if e.durable && e.seq == nil {
+				e.seq = &seq
+			}
+			return e
+		})
+	j.Add(event{})
+	j.Add(event{durable: true})
+	j.Close()
+	check := func(name string, evs []event) {
+		t.Helper()
+		for _, e := range evs {
+			if e.durable != (e.seq != nil) {
+				t.Errorf("%s: event %d not seen through the view", name, e.Index)
+			}
+		}
+	}
+	read, _, _, _ := j.Read(0)
+	var each []event
+	j.Each(func(e *event) { each = append(each, *e) })
+	check("Snapshot", j.Snapshot())
+	check("Read", read)
+	check("Each", each)
+	check("Ready", j.Cursor(0).Ready())
+	check("Next", drain(t, j.Cursor(0)))
+	j.Compact()
+	check("Next after compaction", drain(t, j.Cursor(0)))
+	j.Each(func(e *event) { e.seq = nil })
+	if got := j.Snapshot(); len(got) != 1 || got[0].seq != &seq {
+		t.Errorf("after compaction: %+v", got)
+	}
 }
