@@ -55,17 +55,20 @@ func snapshotData(text string, index int) json.RawMessage {
 	return session.MustJSON(session.AssistantStreamSnapshotData{Text: text, StreamSnapshot: true, SnapshotIndex: index})
 }
 
-// storedEvents returns the run's stored events journaled so far, in order.
+// storedEvents returns the run's stored events journaled so far, in order, for the
+// history cache: a stream snapshot without its data, which history never reads (making
+// it again for every snapshot of every run as it ends would be garbage at the worst
+// moment, thousands of streams ending together).
 func storedEvents(j *journal.Log[Event]) []session.Event {
 	n := 0
 	j.Each(func(e *Event) {
-		if e.Kind == KindStored && e.Stored != nil {
+		if (e.Kind == KindStored || e.Kind == kindSnapshot) && e.Stored != nil {
 			n++
 		}
 	})
 	out := make([]session.Event, 0, n)
 	j.Each(func(e *Event) {
-		if e.Kind == KindStored && e.Stored != nil {
+		if (e.Kind == KindStored || e.Kind == kindSnapshot) && e.Stored != nil {
 			out = append(out, *e.Stored)
 		}
 	})

@@ -300,14 +300,13 @@ func (j *Log[E]) Close() {
 	j.mu.Unlock()
 }
 
-// Each calls f with what readers see of each event they may see, in order, under the
-// log's lock (f must not call back into the log).
+// Each calls f with each event readers may see, in order, as the log keeps it (not
+// its view), under the log's lock (f must not call back into the log).
 func (j *Log[E]) Each(f func(*E)) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for p := range j.visible() {
-		e := j.seen(p)
-		f(&e)
+		f(j.at(p))
 	}
 }
 
