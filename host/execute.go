@@ -64,6 +64,7 @@ type turnState struct {
 	msgText     textbuf.Text
 	msgSince    time.Time // the message's first delta or last stream snapshot
 	snapshots   int       // stream snapshots of the message stored so far
+	snapText    string    // while a snapshot is written: its text, for the journal
 	rsID        string
 	rsText      textbuf.Text
 	calls       map[string]*openCall

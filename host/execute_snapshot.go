@@ -27,12 +27,16 @@ func (ts *turnState) snapshotText(ctx context.Context, now time.Time) {
 	}
 	ts.msgSince = now
 	ts.snapshots++
+	text := ts.msgText.String()
 	ne := session.NewEvent{InvocationID: ts.r.InvocationID, ItemID: ts.msgID, Type: session.TypeAssistantStreamSnapshot, Author: ts.r.Agent,
-		Data: session.MustJSON(session.AssistantStreamSnapshotData{Text: ts.msgText.String(), StreamSnapshot: true, SnapshotIndex: ts.snapshots})}
+		Data: snapshotData(text, ts.snapshots)}
 	// Stored with the deferred events in one write, and journaled like every stored
 	// event (a follower that reconnects by seq must find every seq); the wire encoders
-	// skip it, since its followers have the text as deltas.
+	// skip it, since its followers have the text as deltas. The journal keeps it without
+	// its JSON (see kindSnapshot).
+	ts.snapText = text
 	ts.write(ctx, ne)
+	ts.snapText = ""
 }
 
 // orphanEnd is what ends a run nobody executes any more: an assistant_message for each

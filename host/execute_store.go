@@ -48,6 +48,10 @@ func (ts *turnState) write(ctx context.Context, extra ...session.NewEvent) {
 	}
 	evs = ts.releaseHeld(evs)
 	for i := range evs {
+		if ts.snapText != "" && i == len(evs)-1 && evs[i].Type == session.TypeAssistantStreamSnapshot {
+			ts.r.j.Add(snapshotEntry(&evs[i], ts.snapText, ts.snapshots))
+			continue
+		}
 		ts.r.j.Add(Event{Kind: KindStored, Stored: &evs[i]})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +161,73 @@ func TestRecoverKeepsTheSnapshottedTextOfAnOrphanedRun(t *testing.T) {
 	st, _ := session.DataOf[session.RunStatusData](stored[len(stored)-1])
 	if kept.Text != snapped || st.Status != session.StatusInterrupted {
 		t.Fatalf("kept %q (snapshot %q), status %q", kept.Text, snapped, st.Status)
+	}
+}
+
+// The journal keeps a stream snapshot in a lighter form than the stored event, and hands
+// back the stored event itself: every reader of the journal (a follower from the start,
+// one reconnecting by index, a reader of the finished run) sees each snapshot exactly as
+// the store has it, data bytes included.
+func TestJournaledSnapshotsAreTheStoredEvents(t *testing.T) {
+	store := memory.New()
+	rt := slowRuntime(t, &slowAgent{n: 20, pause: 3 * time.Millisecond}, store, 10*time.Millisecond)
+	r, err := rt.Start(context.Background(), host.TurnRequest{App: "slow", Input: text("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var followed []host.Event
+	for sub := r.Subscribe(0); ; {
+		ev, err := sub.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		followed = append(followed, ev)
+	}
+	whole, err := r.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := store.Events(ctx, r.Key, session.EventQuery{InvocationID: r.InvocationID, Types: []string{session.TypeAssistantStreamSnapshot}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) == 0 {
+		t.Fatal("no snapshot stored")
+	}
+	snapshots := func(evs []host.Event) (out []session.Event, first int) {
+		first = -1
+		for _, e := range evs {
+			if e.Kind == host.KindStored && e.Stored.Type == session.TypeAssistantStreamSnapshot {
+				if first < 0 {
+					first = e.Index
+				}
+				out = append(out, *e.Stored)
+			}
+			if e.Kind != host.KindStored && e.Stored != nil {
+				t.Fatalf("a %v event carries a stored event", e.Kind)
+			}
+		}
+		return out, first
+	}
+	got, first := snapshots(followed)
+	var again []host.Event
+	for sub := r.Subscribe(first); ; {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			break
+		}
+		again = append(again, ev)
+	}
+	rejoined, _ := snapshots(again)
+	read, _ := snapshots(whole)
+	for name, evs := range map[string][]session.Event{"followed": got, "rejoined": rejoined, "read whole": read} {
+		if !reflect.DeepEqual(evs, stored) {
+			t.Errorf("%s: journaled snapshots differ from the stored ones:\n%+v\n%+v", name, evs, stored)
+		}
 	}
 }

@@ -293,9 +293,10 @@ func BenchmarkLargeInput(b *testing.B) {
 }
 
 // TestOpenStreamsProfile holds BENCH_PROFILE_STREAMS streams open on the host (memory
-// store, echo-go as a subprocess runner) and, once all are open, writes heap and goroutine
-// profiles to BENCH_PROFILE_DIR (default the test's temp dir) and logs the host's heap
-// per open stream. The load generator runs in this process too: its own allocations are
+// store, echo-go as a subprocess runner) and, once all are open (and BENCH_PROFILE_WAIT
+// later, e.g. 6s: near the streams' end, when their journals are longest), writes heap and
+// goroutine profiles to BENCH_PROFILE_DIR (default the test's temp dir) and logs the
+// host's heap per open stream. The load generator runs in this process too: its own allocations are
 // in package bench/load, apart in the profile (pprof -focus / -ignore).
 //
 //	BENCH_PROFILE_STREAMS=2000 BENCH_PROFILE_DIR=/tmp/sp go test -run OpenStreamsProfile -v ./bench/e2e
@@ -333,6 +334,11 @@ func TestOpenStreamsProfile(t *testing.T) {
 		} else {
 			last, still = g, 0
 		}
+	}
+	// BENCH_PROFILE_WAIT (a duration) waits that much longer: the runs' journals and
+	// stored snapshots grow until the streams end.
+	if d, err := time.ParseDuration(os.Getenv("BENCH_PROFILE_WAIT")); err == nil {
+		time.Sleep(d)
 	}
 	runtime.GC()
 	var during runtime.MemStats

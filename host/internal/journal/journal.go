@@ -20,8 +20,13 @@ type Log[E any] struct {
 	// events Compact keeps.
 	index   func(*E) *int
 	durable func(*E) bool
-	events  []E
-	closed  bool
+	// view, when set, is what readers get of an event: the log may keep an event in a
+	// form lighter than the one it hands out.
+	view func(E) E
+	// events is the sequence until compaction, kept then holds the durable ones.
+	events blocks[E]
+	kept   []E
+	closed bool
 	// wake is closed by the next change; made by the first reader that waits for one
 	// (most runs have none: a channel per event would be most of a short run's garbage).
 	wake chan struct{}
@@ -83,16 +88,90 @@ func (j *Log[E]) compactLocked() (dropped int) {
 	if !j.closed || j.holding || j.compacted {
 		return 0
 	}
-	kept := make([]E, 0, 8)
-	for i := range j.events {
-		if j.durable(&j.events[i]) {
-			kept = append(kept, j.events[i])
+	n := 0
+	for i := range j.events.n {
+		if j.durable(j.events.at(i)) {
+			n++
 		}
 	}
-	dropped = len(j.events) - len(kept)
-	j.events = kept[:len(kept):len(kept)]
+	kept := make([]E, 0, n)
+	for i := range j.events.n {
+		if e := j.events.at(i); j.durable(e) {
+			kept = append(kept, *e)
+		}
+	}
+	dropped = j.events.n - len(kept)
+	j.events, j.kept = blocks[E]{}, kept
 	j.compacted = true
 	return dropped
+}
+
+// len is how many events the log holds; j.mu is held.
+func (j *Log[E]) len() int {
+	if j.compacted {
+		return len(j.kept)
+	}
+	return j.events.n
+}
+
+// at is the event at position p (< j.len()); j.mu is held.
+func (j *Log[E]) at(p int) *E {
+	if j.compacted {
+		return &j.kept[p]
+	}
+	return j.events.at(p)
+}
+
+// copyOf returns what readers see of the events at positions [from, to); j.mu is held.
+func (j *Log[E]) copyOf(from, to int) []E {
+	var out []E
+	if j.compacted {
+		out = append([]E(nil), j.kept[from:to]...)
+	} else {
+		out = make([]E, 0, to-from)
+		for p := from; p < to; {
+			b := j.events.b[p/blockLen][p%blockLen : min(blockLen, p%blockLen+to-p)]
+			out = append(out, b...)
+			p += len(b)
+		}
+	}
+	if j.view != nil {
+		for i := range out {
+			out[i] = j.view(out[i])
+		}
+	}
+	return out
+}
+
+// seen is what readers see of the event at position p; j.mu is held.
+func (j *Log[E]) seen(p int) E {
+	if j.view != nil {
+		return j.view(*j.at(p))
+	}
+	return *j.at(p)
+}
+
+// blockLen is how many events a block of a log holds. A log grows a block at a time: only
+// its last block is partly empty, and nothing is copied as it grows (a slice grown by
+// doubling keeps up to half of itself empty, and copies itself each time; a message
+// streaming for seconds journals a delta and a stored snapshot for each of its pieces).
+// Sixteen is room for a short turn's events (opening, a few deltas, items, end).
+const blockLen = 16
+
+// blocks is an append-only sequence of events in fixed-size blocks.
+type blocks[E any] struct {
+	b []*[blockLen]E
+	n int
+}
+
+func (s *blocks[E]) at(i int) *E { return &s.b[i/blockLen][i%blockLen] }
+
+func (s *blocks[E]) add(e E) {
+	if s.n == len(s.b)*blockLen {
+		s.b = append(s.b, new([blockLen]E))
+	}
+	*s.at(s.n) = e
+	s.n++
 }
 
 // pos is the position of the first event whose Index is at least index; j.mu is held.
@@ -100,21 +179,20 @@ func (j *Log[E]) pos(index int) int {
 	if !j.compacted {
 		return index
 	}
-	return sort.Search(len(j.events), func(i int) bool { return *j.index(&j.events[i]) >= index })
+	return sort.Search(len(j.kept), func(i int) bool { return *j.index(&j.kept[i]) >= index })
 }
 
 // New returns an empty log of events whose index field index returns; Compact keeps
-// the events durable reports.
-func New[E any](index func(*E) *int, durable func(*E) bool) *Log[E] {
-	// Room for a short turn's events (opening, a few deltas, items, end) without regrowing.
-	return &Log[E]{index: index, durable: durable, events: make([]E, 0, 16)}
+// the events durable reports; readers get view of each event (nil: the event itself).
+func New[E any](index func(*E) *int, durable func(*E) bool, view func(E) E) *Log[E] {
+	return &Log[E]{index: index, durable: durable, view: view}
 }
 
 // Add appends e (setting its index) and wakes every waiting subscriber.
 func (j *Log[E]) Add(e E) E {
 	j.mu.Lock()
-	*j.index(&e) = len(j.events)
-	j.events = append(j.events, e)
+	*j.index(&e) = j.events.n
+	j.events.add(e)
 	j.wakeAll()
 	j.mu.Unlock()
 	return e
@@ -130,11 +208,11 @@ func (j *Log[E]) Hold(e E) bool {
 		j.mu.Unlock()
 		return false
 	}
-	*j.index(&e) = len(j.events)
+	*j.index(&e) = j.events.n
 	if !j.holding {
-		j.holding, j.heldFrom = true, len(j.events)
+		j.holding, j.heldFrom = true, j.events.n
 	}
-	j.events = append(j.events, e)
+	j.events.add(e)
 	j.mu.Unlock()
 	return true
 }
@@ -170,7 +248,7 @@ func (j *Log[E]) visible() int {
 	if j.holding {
 		return j.heldFrom
 	}
-	return len(j.events)
+	return j.len()
 }
 
 // Watch marks the journal followed: from then on Hold defers nothing, and a journal
@@ -222,13 +300,13 @@ func (j *Log[E]) Close() {
 	j.mu.Unlock()
 }
 
-// Each calls f with each event readers may see, in order, under the log's lock (f must
-// not call back into the log).
+// Each calls f with each event readers may see, in order, as the log keeps it (not
+// its view), under the log's lock (f must not call back into the log).
 func (j *Log[E]) Each(f func(*E)) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for i := range j.events[:j.visible()] {
-		f(&j.events[i])
+	for p := range j.visible() {
+		f(j.at(p))
 	}
 }
 
@@ -240,7 +318,7 @@ func (j *Log[E]) Read(next int) (evs []E, compacted, complete bool, changed <-ch
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if p, vis := j.pos(next), j.visible(); p < vis {
-		return append([]E(nil), j.events[p:vis]...), j.compacted, false, nil
+		return j.copyOf(p, vis), j.compacted, false, nil
 	}
 	return nil, j.compacted, j.closed && !j.holding, j.changed()
 }
@@ -249,7 +327,7 @@ func (j *Log[E]) Read(next int) (evs []E, compacted, complete bool, changed <-ch
 func (j *Log[E]) Snapshot() []E {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return append([]E(nil), j.events[:j.visible()]...)
+	return j.copyOf(0, j.visible())
 }
 
 // Cursor reads a journal from an index on.
@@ -276,7 +354,7 @@ func (s *Cursor[E]) Next(ctx context.Context) (E, error) {
 			s.j.following++
 		}
 		if p := s.j.pos(s.next); p < s.j.visible() {
-			e := s.j.events[p]
+			e := s.j.seen(p)
 			s.j.mu.Unlock()
 			s.next = *s.j.index(&e) + 1
 			return e, nil
@@ -315,7 +393,7 @@ func (s *Cursor[E]) Ready() []E {
 	if p >= n {
 		return nil
 	}
-	out := append([]E(nil), s.j.events[p:n]...)
+	out := s.j.copyOf(p, n)
 	s.next = *s.j.index(&out[len(out)-1]) + 1
 	return out
 }
