@@ -82,7 +82,9 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 		return nil, err
 	}
 	var out []session.Event
-	err = s.write(ctx, keySize(key)+len(invocationID)+core.Size(ps), func(t *wtx, now time.Time) error {
+	// key: a start of the session carried in the open transaction is this run's, not
+	// another turn's in flight (writer.gather).
+	err = s.wr.doOp(ctx, &op{size: keySize(key) + len(invocationID) + core.Size(ps), key: key, fn: func(t *wtx, now time.Time) error {
 		c, err := t.session(key)
 		if err != nil {
 			return err
@@ -108,7 +110,7 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 		}
 		out, err = t.appendEvents(c, ps, now)
 		return err
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +19,11 @@ import (
 // to a bound) and runs them in one BEGIN IMMEDIATE … COMMIT, each inside its own
 // SAVEPOINT so that a failing op rolls back alone and gets its own error. An op's
 // caller returns only after the commit. The writer never waits for more ops to
-// arrive: a lone op runs at once, in a transaction of its own.
+// arrive when no other turn is in flight: a lone op runs at once, in a transaction of
+// its own. When other turns are in flight (their starts carried, see below), a batch
+// about to commit first lets the ready goroutines run once and takes what they queued
+// (gather): the commit's pages, which every turn rewrites, are then written once for
+// more turns.
 //
 // The writer caches session rows (writer.rows): a row is written once per transaction,
 // before COMMIT, however many ops changed it, and read only when not cached. Within a
@@ -88,12 +94,14 @@ type writer struct {
 	txn         uint64                // numbers transactions, for crow.txn
 	answered    []bool                // per op of the batch: answered before the commit
 
-	carry carry // ops answered before their commit, and their open transaction
+	carry carry  // ops answered before their commit, and their open transaction
+	yield func() // runtime.Gosched; gather calls it before taking more ops
 }
 
 func newWriter(st *wstatements, clock *core.Clock) *writer {
 	w := &writer{st: st, clock: clock, rows: map[session.Key]*crow{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), exit: make(chan struct{})}
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), exit: make(chan struct{}),
+		yield: runtime.Gosched}
 	w.carry.init()
 	go w.loop()
 	return w
@@ -176,9 +184,19 @@ func (w *writer) loop() {
 func (w *writer) take() bool {
 	clear(w.batch)
 	w.batch = w.batch[:0]
+	return w.takeMore()
+}
+
+// takeMore appends the ops queued now to w.batch, within the batch bounds; it tells
+// whether it took any.
+func (w *writer) takeMore() bool {
+	bytes, had := 0, len(w.batch)
+	for _, o := range w.batch {
+		bytes += o.size
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	bytes, i := 0, 0
+	i := 0
 	for ; i < len(w.queue); i++ {
 		o := w.queue[i]
 		if len(w.batch) > 0 && (len(w.batch) == maxBatchOps || bytes+o.size > maxBatchBytes) {
@@ -193,7 +211,7 @@ func (w *writer) take() bool {
 	n := copy(w.queue, w.queue[i:])
 	clear(w.queue[n:])
 	w.queue = w.queue[:n]
-	return len(w.batch) > 0
+	return len(w.batch) > had
 }
 
 // run executes w.batch and replies to every op in it. SQLITE_BUSY can only come from
@@ -253,32 +271,43 @@ func (w *writer) runOnce() error {
 	// in a transaction that holds ops answered already.
 	single := len(w.batch) == 1 && len(w.carry.ops) == 0
 	ok, early := 0, 0
-	for j, o := range w.batch {
-		if err := o.ctx.Err(); err != nil {
-			w.errs[j] = err // ended while queued: not run
-			continue
-		}
-		t.early = false
-		now := w.clock.Now()
-		err, abort := t.runOp(o, single, now)
-		if abort != nil {
-			// The others fail with the cause, not with this op's own error.
-			w.errs[j] = fmt.Errorf("%w (%w)", err, abort)
-			w.abandonOpen()
-			return abort
-		}
-		if err != nil {
-			w.errs[j] = err
-			if single {
-				w.abandonOpen()
-				return err
+	for from, gathers := 0, 0; ; gathers++ {
+		for j := from; j < len(w.batch); j++ {
+			o := w.batch[j]
+			if err := o.ctx.Err(); err != nil {
+				w.errs[j] = err // ended while queued: not run
+				continue
 			}
-			continue
+			t.early = false
+			now := w.clock.Now()
+			err, abort := t.runOp(o, single, now)
+			if abort != nil {
+				// The others fail with the cause, not with this op's own error.
+				w.errs[j] = fmt.Errorf("%w (%w)", err, abort)
+				w.abandonOpen()
+				return abort
+			}
+			if err != nil {
+				w.errs[j] = err
+				if single {
+					w.abandonOpen()
+					return err
+				}
+				continue
+			}
+			ok++
+			if o.early && t.early {
+				o.now = now
+				early++
+			}
 		}
-		ok++
-		if o.early && t.early {
-			o.now = now
-			early++
+		// About to commit: ops queued meanwhile by other turns in flight join this
+		// transaction (gather).
+		if single || ok == 0 || (early == ok && w.carry.room(early)) || gathers == maxGathers {
+			break
+		}
+		if from = len(w.batch); !w.gather() {
+			break
 		}
 	}
 	if ok == 0 && len(w.carry.ops) == 0 {
@@ -295,6 +324,41 @@ func (w *writer) runOnce() error {
 		return nil
 	}
 	return w.commit(t)
+}
+
+// maxGathers bounds how often one transaction waits for more ops (gather).
+const maxGathers = 2
+
+// gather lets the goroutines that are ready run once before a commit, when turns other
+// than the batch's are in flight (their starts carried in this transaction), and takes
+// the ops they queued into the batch: a commit's cost is mostly its pages, which the
+// ops of many turns share. It tells whether it took any. With no other turn in flight
+// (one client), nothing waits.
+func (w *writer) gather() bool {
+	if len(w.batch) >= maxBatchOps || !w.othersInFlight() {
+		return false
+	}
+	w.yield()
+	had := len(w.batch)
+	if !w.takeMore() {
+		return false
+	}
+	for range len(w.batch) - had {
+		w.errs = append(w.errs, nil)
+		w.answered = append(w.answered, false)
+	}
+	return true
+}
+
+// othersInFlight tells whether a carried start belongs to a session no op of the batch
+// writes: a turn whose end is still to come.
+func (w *writer) othersInFlight() bool {
+	for _, c := range w.carry.ops {
+		if !slices.ContainsFunc(w.batch, func(o *op) bool { return o.key == c.key }) {
+			return true
+		}
+	}
+	return false
 }
 
 // begin starts a write transaction, dropping the row cache when another connection
