@@ -342,3 +342,26 @@ func TestEndGathersTurnsInFlight(t *testing.T) {
 		t.Errorf("a turn alone took %d transactions and %d yields, want 1 and 0", got, yields)
 	}
 }
+
+// An op that fails in the transaction of an unobserved start rolls that transaction
+// back (ops run without savepoints until one fails); the start is replayed each time,
+// as answered, and never given up for it: those are not failed commits.
+func TestFailingOpsKeepAnUnobservedStart(t *testing.T) {
+	st := openTest(t)
+	key := session.Key{App: "app", User: "u", ID: "s"}
+	started := startUnobserved(t, st, key, "inv")
+	for range maxReplays + 2 {
+		_, err := st.FinishRun(t.Context(), key, "other", session.StatusCompleted, runStatus(session.StatusCompleted))
+		if !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("finishing a run that does not exist: %v, want ErrNotFound", err)
+		}
+	}
+	ended := finish(t, st, key, "inv")
+	stored, err := st.Events(t.Context(), key, session.EventQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(started, ended...); !slices.EqualFunc(stored, want, sameEvent) {
+		t.Errorf("stored %+v, answered %+v", stored, want)
+	}
+}

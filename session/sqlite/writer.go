@@ -255,21 +255,43 @@ func (w *writer) run() {
 // one (after replaying them when it was rolled back). It returns an error when nothing
 // was committed; w.errs holds each op's own outcome. A batch whose every op may be
 // answered before the commit is answered at once and its transaction left open.
+//
+// The ops run without savepoints first: a failing op is rare, and a savepoint and its
+// release are two statements an op. When one fails, the transaction is rolled back and
+// the batch runs again with each op in a savepoint of its own, so that the failing one
+// rolls back alone (the ops answered early are replayed first, as after a failed
+// commit).
 func (w *writer) runOnce() error {
+	err := w.runTx(false)
+	if !errors.Is(err, errIsolate) {
+		return err
+	}
+	clear(w.errs)
+	return w.runTx(true)
+}
+
+// errIsolate is runTx's outcome when an op run without a savepoint failed: the
+// transaction is rolled back, to be run again with a savepoint an op.
+var errIsolate = errors.New("an op failed: run the batch again, each op in a savepoint")
+
+// runTx runs the batch in one transaction (see runOnce); isolate runs each op in a
+// savepoint, for a batch run again after one of its ops failed.
+func (w *writer) runTx(isolate bool) error {
 	t := w.carry.open
 	if t == nil {
 		var err error
 		if t, err = w.begin(); err != nil {
 			return err
 		}
-		if err := w.replayCarried(t); err != nil {
+		// A replay after a failed op is not a failed commit (replayCarried counts those).
+		if err := w.replayCarried(t, !isolate); err != nil {
 			w.rollback()
 			return err
 		}
 	}
-	// A lone op needs no savepoint: if it fails, the transaction is rolled back. Not so
-	// in a transaction that holds ops answered already.
-	single := len(w.batch) == 1 && len(w.carry.ops) == 0
+	// A lone op in a transaction of its own is never run again: when it fails, the
+	// transaction is rolled back and that is its outcome.
+	lone := len(w.batch) == 1 && len(w.carry.ops) == 0
 	ok, early := 0, 0
 	for from, gathers := 0, 0; ; gathers++ {
 		for j := from; j < len(w.batch); j++ {
@@ -280,7 +302,7 @@ func (w *writer) runOnce() error {
 			}
 			t.early = false
 			now := w.clock.Now()
-			err, abort := t.runOp(o, single, now)
+			err, abort := t.runOp(o, !isolate, now)
 			if abort != nil {
 				// The others fail with the cause, not with this op's own error.
 				w.errs[j] = fmt.Errorf("%w (%w)", err, abort)
@@ -289,9 +311,12 @@ func (w *writer) runOnce() error {
 			}
 			if err != nil {
 				w.errs[j] = err
-				if single {
+				if !isolate {
 					w.abandonOpen()
-					return err
+					if lone && len(w.batch) == 1 {
+						return err
+					}
+					return errIsolate
 				}
 				continue
 			}
@@ -303,7 +328,7 @@ func (w *writer) runOnce() error {
 		}
 		// About to commit: ops queued meanwhile by other turns in flight join this
 		// transaction (gather).
-		if single || ok == 0 || (early == ok && w.carry.room(early)) || gathers == maxGathers {
+		if ok == 0 || (early == ok && w.carry.room(early)) || gathers == maxGathers {
 			break
 		}
 		if from = len(w.batch); !w.gather() {
@@ -443,18 +468,19 @@ type undo struct {
 	prev crow
 }
 
-// runOp runs o's fn inside a savepoint (unless single); on failure it rolls the
-// savepoint and the row cache back to where they were. err is the op's own outcome;
-// abort is set when the transaction cannot go on (a savepoint statement failed).
-func (t *wtx) runOp(o *op, single bool, now time.Time) (err, abort error) {
+// runOp runs o's fn inside a savepoint (unless bare); on failure it rolls the
+// savepoint (when there is one) and the row cache back to where they were. err is the
+// op's own outcome; abort is set when the transaction cannot go on (a savepoint
+// statement failed).
+func (t *wtx) runOp(o *op, bare bool, now time.Time) (err, abort error) {
 	t.undo = t.undo[:0]
-	if !single {
+	if !bare {
 		if _, err := t.w.st.savepoint.Exec(); err != nil {
 			return errBatchAborted, fmt.Errorf("savepoint: %w", err)
 		}
 	}
 	if err = o.fn(t, now); err == nil {
-		if !single {
+		if !bare {
 			if _, err := t.w.st.release.Exec(); err != nil {
 				return errBatchAborted, fmt.Errorf("release savepoint: %w", err)
 			}
@@ -472,7 +498,7 @@ func (t *wtx) runOp(o *op, single bool, now time.Time) (err, abort error) {
 		u.ptr.txn = txn
 		t.rows[u.key] = u.ptr
 	}
-	if !single {
+	if !bare {
 		if _, rerr := t.w.st.rollbackTo.Exec(); rerr != nil {
 			return err, fmt.Errorf("roll back a failed write: %w", rerr)
 		}
