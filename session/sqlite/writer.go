@@ -16,9 +16,9 @@ import (
 
 // Group commit. Every write request (an op) is queued for one writer goroutine, which
 // owns the only write connection. The writer takes every op queued at that moment (up
-// to a bound) and runs them in one BEGIN IMMEDIATE … COMMIT, each inside its own
-// SAVEPOINT so that a failing op rolls back alone and gets its own error. An op's
-// caller returns only after the commit. The writer never waits for more ops to
+// to a bound) and runs them in one BEGIN IMMEDIATE … COMMIT; a failing op rolls back
+// alone and gets its own error (the batch runs again with a SAVEPOINT an op once one
+// has failed, see runOnce). An op's caller returns only after the commit. The writer never waits for more ops to
 // arrive when no other turn is in flight: a lone op runs at once, in a transaction of
 // its own. When other turns are in flight (their starts carried, see below), a batch
 // about to commit first lets the ready goroutines run once and takes what they queued
