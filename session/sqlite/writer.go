@@ -575,6 +575,34 @@ func (t *wtx) createSession(key session.Key, created time.Time) (*crow, error) {
 	return t.put(key, &crow{row: row{pk: pk, sess: session.Session{Key: key, CreatedAt: created, UpdatedAt: created}}}), nil
 }
 
+// createStarted inserts a session created at created that holds the summary of its
+// first events ps (plain ones), stored at now: one insert where createSession and
+// appendEvents would insert the row empty and flush would update it. It returns the
+// events, seqs assigned, for the caller to insert once it may (after the run they
+// belong to); ErrExists if the key is taken.
+func (t *wtx) createStarted(key session.Key, created time.Time, ps []core.Pending, now time.Time) (*crow, []session.Event, error) {
+	evs, err := core.Assign(ps, key.ID, 0, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := session.Session{Key: key, CreatedAt: created, UpdatedAt: created}
+	core.Summarize(&m, false, ps, evs, now)
+	res, err := t.w.st.insertStarted.Exec(key.App, key.User, key.ID, m.Title, m.FirstPrompt, m.LastPrompt, m.LastSeq,
+		m.CheckpointSeq, m.ActiveInvocationID, m.ActiveRunStatus, ns(m.CreatedAt), ns(m.UpdatedAt))
+	if isUnique(err) {
+		return nil, nil, fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("create session %q: %w", key.ID, err)
+	}
+	pk, err := res.LastInsertId()
+	if err != nil {
+		return nil, nil, fmt.Errorf("create session %q: %w", key.ID, err)
+	}
+	t.touch(key)
+	return t.put(key, &crow{row: row{pk: pk, sess: m}}), evs, nil
+}
+
 // put caches a row the running op has created (or read); the caller has touched key.
 func (t *wtx) put(key session.Key, c *crow) *crow {
 	t.rows[key] = c
