@@ -242,26 +242,32 @@ func turn(ctx context.Context, st session.Store, k session.Key, inv string) erro
 	return nil
 }
 
-// BenchmarkStatelessTurn is the store's part of a stateless client's turn, one turn at a
-// time (so every write is a transaction of its own, as under light load): the run's start
-// (a new session, the user message, run_status) and its end (the answer, the closing
-// run_status). cpu-µs/op is the process's CPU (user + system: SQLite's WAL writes are
-// system time) per turn.
+// BenchmarkStatelessTurn is the store's part of a stateless client's turn: the run's
+// start (a new session, the user message, run_status) and its end (the answer, the
+// closing run_status). cpu-µs/op is the process's CPU (user + system: SQLite's WAL
+// writes are system time) per turn.
 //
 // unobserved is the start of a turn its client learns of only from its answer
-// (session.Run.Unobserved), which the store commits with the turn's end.
+// (session.Run.Unobserved), which the store commits with the turn's end. parallel=1 runs
+// one turn at a time (every write a transaction of its own, as under light load);
+// parallel=16 keeps 16 turns in flight, as bench/run.sh's non-stream point does.
 func BenchmarkStatelessTurn(b *testing.B) {
 	for _, unobserved := range []bool{false, true} {
-		b.Run(fmt.Sprintf("unobserved=%t", unobserved), func(b *testing.B) { benchStatelessTurn(b, unobserved) })
+		for _, parallel := range []int{1, 16} {
+			b.Run(fmt.Sprintf("unobserved=%t/parallel=%d", unobserved, parallel), func(b *testing.B) {
+				benchStatelessTurn(b, unobserved, parallel)
+			})
+		}
 	}
 }
 
-func benchStatelessTurn(b *testing.B, unobserved bool) {
+func benchStatelessTurn(b *testing.B, unobserved bool, parallel int) {
 	st := benchStore(b)
 	ctx := b.Context()
 	b.ReportAllocs()
-	start := cpuTime()
-	for i := 0; b.Loop(); i++ {
+	var next atomic.Int64
+	turn := func() error {
+		i := next.Add(1)
 		k := session.Key{App: "app", User: "u", ID: fmt.Sprint("s", i)}
 		inv := fmt.Sprint("run_", i)
 		user := msg("hello there")
@@ -270,17 +276,34 @@ func benchStatelessTurn(b *testing.B, unobserved bool) {
 			Unobserved: unobserved, Meta: json.RawMessage(`{"model":"echo-go"}`)},
 			user, session.NewEvent{Type: session.TypeRunStatus, Author: "agent",
 				Data: session.MustJSON(session.RunStatusData{Status: session.StatusInProgress})}); err != nil {
-			b.Fatal(err)
+			return err
 		}
-		if _, err := st.FinishRun(ctx, k, inv, session.StatusCompleted,
+		_, err := st.FinishRun(ctx, k, inv, session.StatusCompleted,
 			session.NewEvent{InvocationID: inv, ItemID: "rs_" + inv, Type: session.TypeReasoning,
 				Author: "agent", Data: session.MustJSON(session.ReasoningData{Text: "thinking about hello there"})},
 			session.NewEvent{InvocationID: inv, ItemID: "msg_a" + inv, Type: session.TypeAssistantMessage,
 				Author: "agent", Data: session.MustJSON(session.AssistantMessageData{Text: "echo: hello there"})},
 			session.NewEvent{Type: session.TypeRunStatus, Author: "agent", Data: session.MustJSON(session.RunStatusData{
-				Status: session.StatusCompleted, Usage: &session.Usage{InputTokens: 2, OutputTokens: 3}})}); err != nil {
-			b.Fatal(err)
+				Status: session.StatusCompleted, Usage: &session.Usage{InputTokens: 2, OutputTokens: 3}})})
+		return err
+	}
+	start := cpuTime()
+	if parallel == 1 {
+		for b.Loop() {
+			if err := turn(); err != nil {
+				b.Fatal(err)
+			}
 		}
+	} else {
+		b.SetParallelism(max(1, (parallel+runtime.GOMAXPROCS(0)-1)/runtime.GOMAXPROCS(0)))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := turn(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
 	}
 	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 }

@@ -124,15 +124,18 @@ func (w *writer) answerEarly() {
 }
 
 // replayCarried runs the carried ops again in t, a transaction that follows one that
-// failed to commit them. An op that now fails by itself is given up, as are all of them
-// after maxReplays failed commits; an error aborts t.
-func (w *writer) replayCarried(t *wtx) error {
+// was rolled back: failed to commit them (counted), or held an op that failed without a
+// savepoint (runOnce; not counted). An op that now fails by itself is given up, as are
+// all of them after maxReplays failed commits; an error aborts t.
+func (w *writer) replayCarried(t *wtx, counted bool) error {
 	if len(w.carry.ops) == 0 {
 		return nil
 	}
-	if w.carry.failures++; w.carry.failures > maxReplays {
-		w.carry.drop(nil)
-		return nil
+	if counted {
+		if w.carry.failures++; w.carry.failures > maxReplays {
+			w.carry.drop(nil)
+			return nil
+		}
 	}
 	t.replaying = true
 	defer func() { t.replaying = false }()
@@ -168,7 +171,7 @@ func (w *writer) commitCarried() {
 			w.carry.timer.Reset(carryWindow)
 			return
 		}
-		if err := w.replayCarried(t); err != nil || len(w.carry.ops) == 0 {
+		if err := w.replayCarried(t, true); err != nil || len(w.carry.ops) == 0 {
 			w.rollback()
 			if err != nil {
 				w.carry.timer.Reset(carryWindow)

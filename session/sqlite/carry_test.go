@@ -272,3 +272,96 @@ func TestUnobservedTurnsConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// A turn's end, with other turns in flight, takes the writes they queue meanwhile into
+// its commit (writer.gather): two turns' ends, one transaction. A turn alone waits for
+// nothing.
+func TestEndGathersTurnsInFlight(t *testing.T) {
+	st := openTest(t)
+	a := session.Key{App: "app", User: "u", ID: "a"}
+	b := session.Key{App: "app", User: "u", ID: "b"}
+	before := txnNow(t, st)
+	startedA := startUnobserved(t, st, a, "ia")
+	startedB := startUnobserved(t, st, b, "ib")
+	yields := 0
+	var endedB []session.Event
+	doneB := make(chan error, 1)
+	// Set before the next write is queued, which the writer reads it after.
+	st.wr.yield = func() {
+		if yields++; yields > 1 {
+			return
+		}
+		go func() {
+			var err error
+			endedB, err = st.FinishRun(context.Background(), b, "ib", session.StatusCompleted, runStatus(session.StatusCompleted))
+			doneB <- err
+		}()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			st.wr.mu.Lock()
+			n := len(st.wr.queue)
+			st.wr.mu.Unlock()
+			if n > 0 {
+				return
+			}
+		}
+	}
+	endedA := finish(t, st, a, "ia")
+	if err := <-doneB; err != nil {
+		t.Fatal(err)
+	}
+	if got := txnNow(t, st) - before - 1; got != 1 {
+		t.Errorf("two turns took %d transactions, want 1", got)
+	}
+	if yields != 1 {
+		t.Errorf("the writer yielded %d times before the commit, want 1", yields)
+	}
+	for _, c := range []struct {
+		key  session.Key
+		want []session.Event
+	}{{a, append(startedA, endedA...)}, {b, append(startedB, endedB...)}} {
+		stored, err := st.Events(t.Context(), c.key, session.EventQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(stored, c.want, sameEvent) {
+			t.Errorf("%s: stored %+v, answered %+v", c.key.ID, stored, c.want)
+		}
+		run, err := st.GetRun(t.Context(), c.key, "i"+c.key.ID)
+		if err != nil || run.Status != session.StatusCompleted {
+			t.Errorf("%s: run %+v, %v", c.key.ID, run, err)
+		}
+	}
+
+	// One turn alone: its end commits without yielding.
+	yields = 0
+	c := session.Key{App: "app", User: "u", ID: "c"}
+	before = txnNow(t, st)
+	startUnobserved(t, st, c, "ic")
+	finish(t, st, c, "ic")
+	if got := txnNow(t, st) - before - 1; got != 1 || yields != 0 {
+		t.Errorf("a turn alone took %d transactions and %d yields, want 1 and 0", got, yields)
+	}
+}
+
+// An op that fails in the transaction of an unobserved start rolls that transaction
+// back (ops run without savepoints until one fails); the start is replayed each time,
+// as answered, and never given up for it: those are not failed commits.
+func TestFailingOpsKeepAnUnobservedStart(t *testing.T) {
+	st := openTest(t)
+	key := session.Key{App: "app", User: "u", ID: "s"}
+	started := startUnobserved(t, st, key, "inv")
+	for range maxReplays + 2 {
+		_, err := st.FinishRun(t.Context(), key, "other", session.StatusCompleted, runStatus(session.StatusCompleted))
+		if !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("finishing a run that does not exist: %v, want ErrNotFound", err)
+		}
+	}
+	ended := finish(t, st, key, "inv")
+	stored, err := st.Events(t.Context(), key, session.EventQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(started, ended...); !slices.EqualFunc(stored, want, sameEvent) {
+		t.Errorf("stored %+v, answered %+v", stored, want)
+	}
+}

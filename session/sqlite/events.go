@@ -50,18 +50,8 @@ func (t *wtx) appendEvents(c *crow, ps []core.Pending, now time.Time) ([]session
 	if err != nil {
 		return nil, err
 	}
-	args := make([]any, 0, 9*min(len(evs), maxEventsPerInsert))
-	for rest := evs; len(rest) > 0; {
-		chunk := rest[:min(len(rest), maxEventsPerInsert)]
-		rest = rest[len(chunk):]
-		args = args[:0]
-		for _, e := range chunk {
-			args = append(args, c.pk, e.Seq, e.InvocationID, nullable(e.ItemID), e.Type, e.Author,
-				string(e.Data), nullableJSON(e.StateDelta), ns(e.Time))
-		}
-		if _, err := t.w.st.insertEvents[len(chunk)-1].Exec(args...); err != nil {
-			return nil, fmt.Errorf("insert events %d..%d of session %q: %w", chunk[0].Seq, chunk[len(chunk)-1].Seq, c.sess.ID, err)
-		}
+	if err := t.insertEvents(c, evs); err != nil {
+		return nil, err
 	}
 	if err := t.applyDeltas(c, ps); err != nil {
 		return nil, err
@@ -74,6 +64,24 @@ func (t *wtx) appendEvents(c *crow, ps []core.Pending, now time.Time) ([]session
 	core.Summarize(&c.sess, c.renamed, ps, evs, now)
 	c.dirty = true
 	return evs, nil
+}
+
+// insertEvents inserts events of c's session, up to maxEventsPerInsert a statement.
+func (t *wtx) insertEvents(c *crow, evs []session.Event) error {
+	args := make([]any, 0, 9*min(len(evs), maxEventsPerInsert))
+	for rest := evs; len(rest) > 0; {
+		chunk := rest[:min(len(rest), maxEventsPerInsert)]
+		rest = rest[len(chunk):]
+		args = args[:0]
+		for _, e := range chunk {
+			args = append(args, c.pk, e.Seq, e.InvocationID, nullable(e.ItemID), e.Type, e.Author,
+				string(e.Data), nullableJSON(e.StateDelta), ns(e.Time))
+		}
+		if _, err := t.w.st.insertEvents[len(chunk)-1].Exec(args...); err != nil {
+			return fmt.Errorf("insert events %d..%d of session %q: %w", chunk[0].Seq, chunk[len(chunk)-1].Seq, c.sess.ID, err)
+		}
+	}
+	return nil
 }
 
 // Events returns the session's events matching q in ascending seq order. It is one

@@ -30,7 +30,7 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 	// creates its session and changes no state another session reads.
 	early := run.Unobserved && run.CreateSession && !whole && !sharedStateDelta(ps)
 	err = s.wr.doOp(ctx, &op{size: size, early: early, key: run.Key, fn: func(t *wtx, now time.Time) error {
-		c, created, err := t.startSession(run, now)
+		c, created, evs, err := t.startSession(run, ps, now)
 		if err != nil {
 			return err
 		}
@@ -59,7 +59,11 @@ func (s *Store) StartRun(ctx context.Context, run session.Run, events ...session
 		if err != nil {
 			return fmt.Errorf("start run %q: %w", run.InvocationID, err)
 		}
-		evs, err := t.appendEvents(c, ps, now)
+		if evs != nil { // the new session's row holds their summary already
+			err = t.insertEvents(c, evs)
+		} else {
+			evs, err = t.appendEvents(c, ps, now)
+		}
 		if !t.replaying { // its caller has the events of the first run already
 			out = evs
 		}
@@ -82,7 +86,9 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 		return nil, err
 	}
 	var out []session.Event
-	err = s.write(ctx, keySize(key)+len(invocationID)+core.Size(ps), func(t *wtx, now time.Time) error {
+	// key: a start of the session carried in the open transaction is this run's, not
+	// another turn's in flight (writer.gather).
+	err = s.wr.doOp(ctx, &op{size: keySize(key) + len(invocationID) + core.Size(ps), key: key, fn: func(t *wtx, now time.Time) error {
 		c, err := t.session(key)
 		if err != nil {
 			return err
@@ -108,7 +114,7 @@ func (s *Store) FinishRun(ctx context.Context, key session.Key, invocationID, st
 		}
 		out, err = t.appendEvents(c, ps, now)
 		return err
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -228,26 +234,43 @@ func sharedStateDelta(ps []core.Pending) bool {
 // startSession returns the session run starts in, and whether the start created it
 // (run.CreateSession, when it does not exist). A session to create is usually new (a
 // conversation's first turn), so it is inserted without looking it up first; a taken key
-// is then read.
-func (t *wtx) startSession(run session.Run, now time.Time) (c *crow, created bool, err error) {
+// is then read. A session created for events that change no state holds their summary
+// from its insert (createStarted): evs are then those events, seqs assigned, for the
+// caller to insert.
+func (t *wtx) startSession(run session.Run, ps []core.Pending, now time.Time) (c *crow, created bool, evs []session.Event, err error) {
 	at := now
 	if !run.CreatedAt.IsZero() {
 		at = run.CreatedAt
 	}
 	if run.CreateSession && !t.cached(run.Key) {
-		c, err := t.createSession(run.Key, at)
+		if plain(ps) {
+			c, evs, err = t.createStarted(run.Key, at, ps, now)
+		} else {
+			c, err = t.createSession(run.Key, at)
+		}
 		if !errors.Is(err, session.ErrExists) {
-			return c, err == nil, err
+			return c, err == nil, evs, err
 		}
 	}
 	c, err = t.session(run.Key)
 	switch {
 	case err == nil && core.Whole(run):
-		return nil, false, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
+		return nil, false, nil, fmt.Errorf("session %q of a run recorded whole: %w", run.Key.ID, session.ErrExists)
 	case errors.Is(err, session.ErrNotFound) && run.CreateSession:
 		// Deleted earlier in this transaction: created anew.
 		c, err = t.createSession(run.Key, at)
-		return c, err == nil, err
+		return c, err == nil, nil, err
 	}
-	return c, false, err
+	return c, false, nil, err
+}
+
+// plain tells whether events change no state and save no runner checkpoints: besides
+// the events themselves, their session's summary row is all they change.
+func plain(ps []core.Pending) bool {
+	for _, p := range ps {
+		if p.App != nil || p.User != nil || p.Sess != nil || p.Checkpoints != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -67,6 +67,7 @@ type wstatements struct {
 	savepoint, release, rollbackTo *sql.Stmt
 	session, sessionState          *sql.Stmt
 	insertSession, deleteSession   *sql.Stmt
+	insertStarted                  *sql.Stmt
 	updateSession                  *sql.Stmt
 	// insertEvents[k] inserts k+1 events: a turn's events are one statement, not one
 	// per event (each a round of binding, stepping and resetting through cgo).
@@ -97,6 +98,9 @@ func (st *wstatements) prepare(ctx context.Context, conn *sql.Conn) error {
 	st.session = p.stmt(bySessionKey)
 	st.sessionState = p.stmt(`SELECT state FROM sessions WHERE pk = ?`)
 	st.insertSession = p.stmt(`INSERT INTO sessions (app_id, user_id, id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`)
+	st.insertStarted = p.stmt(`INSERT INTO sessions (app_id, user_id, id, title, first_prompt, last_prompt, last_seq,
+		checkpoint_seq, active_invocation_id, active_run_status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	st.deleteSession = p.stmt(`DELETE FROM sessions WHERE pk = ?`)
 	st.lastDocVersion = p.stmt(`SELECT max(version) FROM docs
 		WHERE app_id = ? AND user_id = ? AND session_id = ? AND kind = ? AND name = ?`)

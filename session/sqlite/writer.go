@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,10 +16,14 @@ import (
 
 // Group commit. Every write request (an op) is queued for one writer goroutine, which
 // owns the only write connection. The writer takes every op queued at that moment (up
-// to a bound) and runs them in one BEGIN IMMEDIATE … COMMIT, each inside its own
-// SAVEPOINT so that a failing op rolls back alone and gets its own error. An op's
-// caller returns only after the commit. The writer never waits for more ops to
-// arrive: a lone op runs at once, in a transaction of its own.
+// to a bound) and runs them in one BEGIN IMMEDIATE … COMMIT; a failing op rolls back
+// alone and gets its own error (the batch runs again with a SAVEPOINT an op once one
+// has failed, see runOnce). An op's caller returns only after the commit. The writer never waits for more ops to
+// arrive when no other turn is in flight: a lone op runs at once, in a transaction of
+// its own. When other turns are in flight (their starts carried, see below), a batch
+// about to commit first lets the ready goroutines run once and takes what they queued
+// (gather): the commit's pages, which every turn rewrites, are then written once for
+// more turns.
 //
 // The writer caches session rows (writer.rows): a row is written once per transaction,
 // before COMMIT, however many ops changed it, and read only when not cached. Within a
@@ -88,12 +94,14 @@ type writer struct {
 	txn         uint64                // numbers transactions, for crow.txn
 	answered    []bool                // per op of the batch: answered before the commit
 
-	carry carry // ops answered before their commit, and their open transaction
+	carry carry  // ops answered before their commit, and their open transaction
+	yield func() // runtime.Gosched; gather calls it before taking more ops
 }
 
 func newWriter(st *wstatements, clock *core.Clock) *writer {
 	w := &writer{st: st, clock: clock, rows: map[session.Key]*crow{},
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), exit: make(chan struct{})}
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), exit: make(chan struct{}),
+		yield: runtime.Gosched}
 	w.carry.init()
 	go w.loop()
 	return w
@@ -176,9 +184,19 @@ func (w *writer) loop() {
 func (w *writer) take() bool {
 	clear(w.batch)
 	w.batch = w.batch[:0]
+	return w.takeMore()
+}
+
+// takeMore appends the ops queued now to w.batch, within the batch bounds; it tells
+// whether it took any.
+func (w *writer) takeMore() bool {
+	bytes, had := 0, len(w.batch)
+	for _, o := range w.batch {
+		bytes += o.size
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	bytes, i := 0, 0
+	i := 0
 	for ; i < len(w.queue); i++ {
 		o := w.queue[i]
 		if len(w.batch) > 0 && (len(w.batch) == maxBatchOps || bytes+o.size > maxBatchBytes) {
@@ -193,7 +211,7 @@ func (w *writer) take() bool {
 	n := copy(w.queue, w.queue[i:])
 	clear(w.queue[n:])
 	w.queue = w.queue[:n]
-	return len(w.batch) > 0
+	return len(w.batch) > had
 }
 
 // run executes w.batch and replies to every op in it. SQLITE_BUSY can only come from
@@ -237,48 +255,84 @@ func (w *writer) run() {
 // one (after replaying them when it was rolled back). It returns an error when nothing
 // was committed; w.errs holds each op's own outcome. A batch whose every op may be
 // answered before the commit is answered at once and its transaction left open.
+//
+// The ops run without savepoints first: a failing op is rare, and a savepoint and its
+// release are two statements an op. When one fails, the transaction is rolled back and
+// the batch runs again with each op in a savepoint of its own, so that the failing one
+// rolls back alone (the ops answered early are replayed first, as after a failed
+// commit).
 func (w *writer) runOnce() error {
+	err := w.runTx(false)
+	if !errors.Is(err, errIsolate) {
+		return err
+	}
+	clear(w.errs)
+	return w.runTx(true)
+}
+
+// errIsolate is runTx's outcome when an op run without a savepoint failed: the
+// transaction is rolled back, to be run again with a savepoint an op.
+var errIsolate = errors.New("an op failed: run the batch again, each op in a savepoint")
+
+// runTx runs the batch in one transaction (see runOnce); isolate runs each op in a
+// savepoint, for a batch run again after one of its ops failed.
+func (w *writer) runTx(isolate bool) error {
 	t := w.carry.open
 	if t == nil {
 		var err error
 		if t, err = w.begin(); err != nil {
 			return err
 		}
-		if err := w.replayCarried(t); err != nil {
+		// A replay after a failed op is not a failed commit (replayCarried counts those).
+		if err := w.replayCarried(t, !isolate); err != nil {
 			w.rollback()
 			return err
 		}
 	}
-	// A lone op needs no savepoint: if it fails, the transaction is rolled back. Not so
-	// in a transaction that holds ops answered already.
-	single := len(w.batch) == 1 && len(w.carry.ops) == 0
+	// A lone op in a transaction of its own is never run again: when it fails, the
+	// transaction is rolled back and that is its outcome.
+	lone := len(w.batch) == 1 && len(w.carry.ops) == 0
 	ok, early := 0, 0
-	for j, o := range w.batch {
-		if err := o.ctx.Err(); err != nil {
-			w.errs[j] = err // ended while queued: not run
-			continue
-		}
-		t.early = false
-		now := w.clock.Now()
-		err, abort := t.runOp(o, single, now)
-		if abort != nil {
-			// The others fail with the cause, not with this op's own error.
-			w.errs[j] = fmt.Errorf("%w (%w)", err, abort)
-			w.abandonOpen()
-			return abort
-		}
-		if err != nil {
-			w.errs[j] = err
-			if single {
-				w.abandonOpen()
-				return err
+	for from, gathers := 0, 0; ; gathers++ {
+		for j := from; j < len(w.batch); j++ {
+			o := w.batch[j]
+			if err := o.ctx.Err(); err != nil {
+				w.errs[j] = err // ended while queued: not run
+				continue
 			}
-			continue
+			t.early = false
+			now := w.clock.Now()
+			err, abort := t.runOp(o, !isolate, now)
+			if abort != nil {
+				// The others fail with the cause, not with this op's own error.
+				w.errs[j] = fmt.Errorf("%w (%w)", err, abort)
+				w.abandonOpen()
+				return abort
+			}
+			if err != nil {
+				w.errs[j] = err
+				if !isolate {
+					w.abandonOpen()
+					if lone && len(w.batch) == 1 {
+						return err
+					}
+					return errIsolate
+				}
+				continue
+			}
+			ok++
+			if o.early && t.early {
+				o.now = now
+				early++
+			}
 		}
-		ok++
-		if o.early && t.early {
-			o.now = now
-			early++
+		// About to commit: ops queued meanwhile by other turns in flight join this
+		// transaction (gather).
+		if ok == 0 || (early == ok && w.carry.room(early)) || gathers == maxGathers {
+			break
+		}
+		if from = len(w.batch); !w.gather() {
+			break
 		}
 	}
 	if ok == 0 && len(w.carry.ops) == 0 {
@@ -295,6 +349,41 @@ func (w *writer) runOnce() error {
 		return nil
 	}
 	return w.commit(t)
+}
+
+// maxGathers bounds how often one transaction waits for more ops (gather).
+const maxGathers = 2
+
+// gather lets the goroutines that are ready run once before a commit, when turns other
+// than the batch's are in flight (their starts carried in this transaction), and takes
+// the ops they queued into the batch: a commit's cost is mostly its pages, which the
+// ops of many turns share. It tells whether it took any. With no other turn in flight
+// (one client), nothing waits.
+func (w *writer) gather() bool {
+	if len(w.batch) >= maxBatchOps || !w.othersInFlight() {
+		return false
+	}
+	w.yield()
+	had := len(w.batch)
+	if !w.takeMore() {
+		return false
+	}
+	for range len(w.batch) - had {
+		w.errs = append(w.errs, nil)
+		w.answered = append(w.answered, false)
+	}
+	return true
+}
+
+// othersInFlight tells whether a carried start belongs to a session no op of the batch
+// writes: a turn whose end is still to come.
+func (w *writer) othersInFlight() bool {
+	for _, c := range w.carry.ops {
+		if !slices.ContainsFunc(w.batch, func(o *op) bool { return o.key == c.key }) {
+			return true
+		}
+	}
+	return false
 }
 
 // begin starts a write transaction, dropping the row cache when another connection
@@ -379,18 +468,19 @@ type undo struct {
 	prev crow
 }
 
-// runOp runs o's fn inside a savepoint (unless single); on failure it rolls the
-// savepoint and the row cache back to where they were. err is the op's own outcome;
-// abort is set when the transaction cannot go on (a savepoint statement failed).
-func (t *wtx) runOp(o *op, single bool, now time.Time) (err, abort error) {
+// runOp runs o's fn inside a savepoint (unless bare); on failure it rolls the
+// savepoint (when there is one) and the row cache back to where they were. err is the
+// op's own outcome; abort is set when the transaction cannot go on (a savepoint
+// statement failed).
+func (t *wtx) runOp(o *op, bare bool, now time.Time) (err, abort error) {
 	t.undo = t.undo[:0]
-	if !single {
+	if !bare {
 		if _, err := t.w.st.savepoint.Exec(); err != nil {
 			return errBatchAborted, fmt.Errorf("savepoint: %w", err)
 		}
 	}
 	if err = o.fn(t, now); err == nil {
-		if !single {
+		if !bare {
 			if _, err := t.w.st.release.Exec(); err != nil {
 				return errBatchAborted, fmt.Errorf("release savepoint: %w", err)
 			}
@@ -408,7 +498,7 @@ func (t *wtx) runOp(o *op, single bool, now time.Time) (err, abort error) {
 		u.ptr.txn = txn
 		t.rows[u.key] = u.ptr
 	}
-	if !single {
+	if !bare {
 		if _, rerr := t.w.st.rollbackTo.Exec(); rerr != nil {
 			return err, fmt.Errorf("roll back a failed write: %w", rerr)
 		}
@@ -483,6 +573,34 @@ func (t *wtx) createSession(key session.Key, created time.Time) (*crow, error) {
 	// Cached, so that a later request of the batch needs no lookup.
 	t.touch(key)
 	return t.put(key, &crow{row: row{pk: pk, sess: session.Session{Key: key, CreatedAt: created, UpdatedAt: created}}}), nil
+}
+
+// createStarted inserts a session created at created that holds the summary of its
+// first events ps (plain ones), stored at now: one insert where createSession and
+// appendEvents would insert the row empty and flush would update it. It returns the
+// events, seqs assigned, for the caller to insert once it may (after the run they
+// belong to); ErrExists if the key is taken.
+func (t *wtx) createStarted(key session.Key, created time.Time, ps []core.Pending, now time.Time) (*crow, []session.Event, error) {
+	evs, err := core.Assign(ps, key.ID, 0, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := session.Session{Key: key, CreatedAt: created, UpdatedAt: created}
+	core.Summarize(&m, false, ps, evs, now)
+	res, err := t.w.st.insertStarted.Exec(key.App, key.User, key.ID, m.Title, m.FirstPrompt, m.LastPrompt, m.LastSeq,
+		m.CheckpointSeq, m.ActiveInvocationID, m.ActiveRunStatus, ns(m.CreatedAt), ns(m.UpdatedAt))
+	if isUnique(err) {
+		return nil, nil, fmt.Errorf("session %q: %w", key.ID, session.ErrExists)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("create session %q: %w", key.ID, err)
+	}
+	pk, err := res.LastInsertId()
+	if err != nil {
+		return nil, nil, fmt.Errorf("create session %q: %w", key.ID, err)
+	}
+	t.touch(key)
+	return t.put(key, &crow{row: row{pk: pk, sess: m}}), evs, nil
 }
 
 // put caches a row the running op has created (or read); the caller has touched key.

@@ -630,3 +630,37 @@ func seqsOf(evs []session.Event) []int64 {
 	}
 	return out
 }
+
+// A run's start that creates its session inserts the row with the start's summary
+// (createStarted): the same row as a session created empty, then summarized.
+func TestStartedSessionRowIsTheSummarizedRow(t *testing.T) {
+	st := openTest(t)
+	ctx := t.Context()
+	created := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	start := func(key session.Key, create bool) (session.Session, []session.Event) {
+		t.Helper()
+		evs, err := st.StartRun(ctx, session.Run{Key: key, InvocationID: "inv", CreateSession: create, CreatedAt: created},
+			userMsg("  a first\nprompt  "), runStatus(session.StatusInProgress))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := st.GetSession(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, evs
+	}
+	empty := session.Key{App: "app", User: "u", ID: "empty"}
+	if _, err := st.CreateSession(ctx, empty); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := start(empty, false)
+	got, evs := start(session.Key{App: "app", User: "u", ID: "started"}, true)
+	if !got.CreatedAt.Equal(created) || !got.UpdatedAt.Equal(evs[1].Time) {
+		t.Errorf("created %v, updated %v; want %v and %v", got.CreatedAt, got.UpdatedAt, created, evs[1].Time)
+	}
+	got.Key, got.CreatedAt, got.UpdatedAt = want.Key, want.CreatedAt, want.UpdatedAt
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("started session %+v, want %+v", got, want)
+	}
+}
