@@ -69,7 +69,7 @@ func (s *Store) deferStart(key session.Key, d *deferredStart) {
 	}
 	// Set before d can be found: whoever writes it stops the timer. A timer that fires
 	// first waits for the lock, then finds d.
-	d.timer = time.AfterFunc(deferWindow, func() {
+	d.timer = time.AfterFunc(s.cfg.deferWindow, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.statementTimeout)
 		defer cancel()
 		_ = s.settle(ctx, key)

@@ -73,7 +73,7 @@ func sameEvents(a, b []session.Event) bool {
 // an observed one's in two.
 func TestUnobservedStartIsWrittenWithItsEnd(t *testing.T) {
 	dsn := pgtest.Schema(t)
-	st := open(t, dsn)
+	st := open(t, dsn, postgres.WithDeferWindow(time.Minute))
 	raw := rawConn(t, dsn)
 	ctx := t.Context()
 	if _, err := st.Append(ctx, mustCreate(t, st, session.Key{App: "app", User: "u", ID: "seed"}), session.NewEvent{

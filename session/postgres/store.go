@@ -57,11 +57,13 @@ type config struct {
 	migrate          bool
 	replicaID        string
 	cluster          bool
+	deferWindow      time.Duration // how long an unobserved start waits for its end
 }
 
 func defaultConfig() config {
 	return config{maxConns: DefaultMaxConns, statementTimeout: DefaultStatementTimeout,
-		connectTimeout: DefaultConnectTimeout, leaseTTL: DefaultLeaseTTL, migrate: true, cluster: true}
+		connectTimeout: DefaultConnectTimeout, leaseTTL: DefaultLeaseTTL, migrate: true, cluster: true,
+		deferWindow: deferWindow}
 }
 
 // Option configures Open.

@@ -36,7 +36,8 @@ type carry struct {
 	open     *wtx  // the transaction left open, nil when none
 	ops      []*op // answered, not yet committed, in the order they ran
 	timer    *time.Timer
-	failures int // commits failed since ops were first carried
+	failures int           // commits failed since ops were first carried
+	window   time.Duration // carryWindow; tests that count transactions lengthen it
 
 	// pending counts the carried ops of each session, for reads from other goroutines.
 	mu      sync.Mutex
@@ -46,6 +47,7 @@ type carry struct {
 
 func (c *carry) init() {
 	c.pending = map[session.Key]int{}
+	c.window = carryWindow
 	c.timer = time.NewTimer(time.Hour)
 	c.timer.Stop()
 }
@@ -64,7 +66,7 @@ func (c *carry) room(n int) bool { return len(c.ops)+n <= maxCarried }
 // add carries o: marked pending before its caller is answered.
 func (c *carry) add(o *op) {
 	if len(c.ops) == 0 {
-		c.timer.Reset(carryWindow)
+		c.timer.Reset(c.window)
 	}
 	c.ops = append(c.ops, o)
 	c.mu.Lock()
@@ -168,19 +170,19 @@ func (w *writer) commitCarried() {
 		}
 		var err error
 		if t, err = w.begin(); err != nil {
-			w.carry.timer.Reset(carryWindow)
+			w.carry.timer.Reset(w.carry.window)
 			return
 		}
 		if err := w.replayCarried(t, true); err != nil || len(w.carry.ops) == 0 {
 			w.rollback()
 			if err != nil {
-				w.carry.timer.Reset(carryWindow)
+				w.carry.timer.Reset(w.carry.window)
 			}
 			return
 		}
 	}
 	if err := w.commit(t); err != nil {
-		w.carry.timer.Reset(carryWindow)
+		w.carry.timer.Reset(w.carry.window)
 	}
 }
 
