@@ -367,7 +367,9 @@ func mbOf(b uint64) float64 { return float64(b) / (1 << 20) }
 // BenchmarkTurnTracing is BenchmarkTurn's non-stream turn (memory store) served as
 // `agentengine run` serves it with tracing off, with the recent traces kept in memory,
 // and with those and an OTLP/HTTP exporter to a local sink: for CPU and allocation
-// profiles of what tracing adds (-bench 'TurnTracing/otlp' -cpuprofile ...).
+// profiles of what tracing adds (-bench 'TurnTracing/otlp' -cpuprofile ...). Two more
+// modes split the kept traces' cost: "http-only" (the HTTP server span alone) and
+// "turn-only" (the turn's own spans, no HTTP server span).
 func BenchmarkTurnTracing(b *testing.B) {
 	runner := subprocessRunner(b)
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -375,7 +377,7 @@ func BenchmarkTurnTracing(b *testing.B) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	b.Cleanup(sink.Close)
-	for _, mode := range []string{"off", "kept", "otlp"} {
+	for _, mode := range []string{"off", "kept", "otlp", "http-only", "turn-only"} {
 		b.Run(mode, func(b *testing.B) {
 			var tr *tracing.Tracing
 			if mode != "off" {
@@ -392,14 +394,14 @@ func BenchmarkTurnTracing(b *testing.B) {
 				b.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
 			}
 			cfg := host.Config{Store: memory.New(), Agents: []host.Agent{{Name: agent, Framework: "go", Runner: runner}}}
-			if tr != nil {
+			if tr != nil && mode != "http-only" {
 				cfg.Tracer = tr.Tracer()
 			}
 			rt, err := host.New(cfg)
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv := httptest.NewServer(api.NewRouter(api.Config{Runtime: rt, Trace: tr.Middleware(), Surfaces: []api.Surface{openai.New(openai.Config{Runtime: rt})}}))
+			srv := httptest.NewServer(api.NewRouter(api.Config{Runtime: rt, Trace: serverSpans(mode, tr), Surfaces: []api.Surface{openai.New(openai.Config{Runtime: rt})}}))
 			b.Cleanup(func() {
 				srv.Close()
 				_ = rt.Close(context.Background())
@@ -427,4 +429,12 @@ func processCPU(tb testing.TB) time.Duration {
 		tb.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// serverSpans is the HTTP middleware of BenchmarkTurnTracing's mode (none for turn-only).
+func serverSpans(mode string, tr *tracing.Tracing) gin.HandlerFunc {
+	if mode == "turn-only" {
+		return nil
+	}
+	return tr.Middleware()
 }
