@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -90,18 +88,7 @@ func newBatcher(sdkExp sdktrace.SpanExporter, getenv func(string) string) *batch
 	if e, ok := sdkExp.(endedExporter); ok {
 		exp = e
 	}
-	num := func(k string, def int) int {
-		v := strings.TrimSpace(getenv(bspVariablesPrefix + k))
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			otel.Handle(fmt.Errorf("tracing: %s%s=%q is not a number: using %d", bspVariablesPrefix, k, v, def))
-			return def
-		}
-		return n
-	}
+	num := func(k string, def int) int { return envInt(getenv, def, bspVariablesPrefix+k) }
 	b := &batcher{
 		exp:      exp,
 		delay:    time.Duration(num("SCHEDULE_DELAY", int(defaultBSPDelay/time.Millisecond))) * time.Millisecond,

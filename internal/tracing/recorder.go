@@ -80,21 +80,7 @@ type spanLimits struct {
 }
 
 func limitsFromEnv(getenv func(string) string) spanLimits {
-	num := func(def int, keys ...string) int {
-		for _, k := range keys {
-			v := strings.TrimSpace(getenv(k))
-			if v == "" {
-				continue
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				otel.Handle(fmt.Errorf("tracing: %s=%q is not a number: using %d", k, v, def))
-				return def
-			}
-			return n
-		}
-		return def
-	}
+	num := func(def int, keys ...string) int { return envInt(getenv, def, keys...) }
 	return spanLimits{
 		attrs:      num(128, "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_COUNT_LIMIT"),
 		events:     num(128, "OTEL_SPAN_EVENT_COUNT_LIMIT"),
@@ -103,6 +89,24 @@ func limitsFromEnv(getenv func(string) string) spanLimits {
 		linkAttrs:  num(128, "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT"),
 		valueLen:   num(-1, "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
 	}
+}
+
+// envInt reads the first of keys that is set as a number (def when none is, and when
+// it is not a number, which is reported).
+func envInt(getenv func(string) string, def int, keys ...string) int {
+	for _, k := range keys {
+		v := strings.TrimSpace(getenv(k))
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			otel.Handle(fmt.Errorf("tracing: %s=%q is not a number: using %d", k, v, def))
+			return def
+		}
+		return n
+	}
+	return def
 }
 
 // samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name,
@@ -332,7 +336,6 @@ func (s *span) setAttributes(kv []attribute.KeyValue) {
 		}
 		s.attrs = make([]attribute.KeyValue, 0, n)
 	}
-next:
 	for _, a := range kv {
 		if !a.Valid() {
 			s.droppedAttrs++
@@ -341,11 +344,8 @@ next:
 		if limits.valueLen >= 0 {
 			a = truncate(a, limits.valueLen)
 		}
-		for i := range s.attrs {
-			if s.attrs[i].Key == a.Key {
-				s.attrs[i] = a
-				continue next
-			}
+		if replace(s.attrs, a) {
+			continue
 		}
 		if limits.attrs >= 0 && len(s.attrs) >= limits.attrs {
 			s.droppedAttrs++
@@ -355,6 +355,17 @@ next:
 	}
 }
 
+// replace gives a's key a's value in attrs, reporting whether attrs had the key.
+func replace(attrs []attribute.KeyValue, a attribute.KeyValue) bool {
+	for i := range attrs {
+		if attrs[i].Key == a.Key {
+			attrs[i] = a
+			return true
+		}
+	}
+	return false
+}
+
 // dedupe copies attrs with each key once, where it first appears, with its last value
 // (nil for none).
 func dedupe(attrs []attribute.KeyValue) []attribute.KeyValue {
@@ -362,17 +373,32 @@ func dedupe(attrs []attribute.KeyValue) []attribute.KeyValue {
 		return nil
 	}
 	out := make([]attribute.KeyValue, 0, len(attrs))
-next:
 	for _, a := range attrs {
-		for i := range out {
-			if out[i].Key == a.Key {
-				out[i] = a
-				continue next
-			}
+		if !replace(out, a) {
+			out = append(out, a)
 		}
-		out = append(out, a)
 	}
 	return out
+}
+
+// limitAttrs keeps the first limit of an event's or link's attrs (all when limit < 0)
+// and says how many it dropped.
+func limitAttrs(attrs []attribute.KeyValue, limit int) ([]attribute.KeyValue, int) {
+	if limit >= 0 && len(attrs) > limit {
+		return attrs[:limit], len(attrs) - limit
+	}
+	return attrs, 0
+}
+
+// appendEvicting appends v to s, the oldest going first once s holds limit items (no
+// limit when it is < 0); it says whether one went.
+func appendEvicting[T any](s []T, v T, limit int) ([]T, bool) {
+	evicted := false
+	if limit > 0 && len(s) >= limit {
+		copy(s, s[1:])
+		s, evicted = s[:len(s)-1], true
+	}
+	return append(s, v), evicted
 }
 
 // truncate cuts a string value (or each string of a slice) to at most n characters.
@@ -421,19 +447,11 @@ func (s *span) addEvent(name string, c trace.EventConfig) {
 		return
 	}
 	ev := sdktrace.Event{Name: name, Time: c.Timestamp()}
-	if attrs := dedupe(c.Attributes()); len(attrs) > 0 {
-		if limits.eventAttrs >= 0 && len(attrs) > limits.eventAttrs {
-			ev.DroppedAttributeCount = len(attrs) - limits.eventAttrs
-			attrs = attrs[:limits.eventAttrs]
-		}
-		ev.Attributes = attrs
-	}
-	if limits.events > 0 && len(s.events) >= limits.events {
-		copy(s.events, s.events[1:])
-		s.events = s.events[:len(s.events)-1]
+	ev.Attributes, ev.DroppedAttributeCount = limitAttrs(dedupe(c.Attributes()), limits.eventAttrs)
+	var evicted bool
+	if s.events, evicted = appendEvicting(s.events, ev, limits.events); evicted {
 		s.droppedEvts++
 	}
-	s.events = append(s.events, ev)
 }
 
 // RecordError adds an exception event for err (the SDK's attributes).
@@ -474,17 +492,12 @@ func (s *span) addLink(l trace.Link) {
 		s.droppedLinks++
 		return
 	}
-	link := sdktrace.Link{SpanContext: l.SpanContext, Attributes: dedupe(l.Attributes)}
-	if limits.linkAttrs >= 0 && len(link.Attributes) > limits.linkAttrs {
-		link.DroppedAttributeCount = len(link.Attributes) - limits.linkAttrs
-		link.Attributes = link.Attributes[:limits.linkAttrs]
-	}
-	if limits.links > 0 && len(s.links) >= limits.links {
-		copy(s.links, s.links[1:])
-		s.links = s.links[:len(s.links)-1]
+	link := sdktrace.Link{SpanContext: l.SpanContext}
+	link.Attributes, link.DroppedAttributeCount = limitAttrs(dedupe(l.Attributes), limits.linkAttrs)
+	var evicted bool
+	if s.links, evicted = appendEvicting(s.links, link, limits.links); evicted {
 		s.droppedLinks++
 	}
-	s.links = append(s.links, link)
 }
 
 func (s *span) TracerProvider() trace.TracerProvider { return s.t.p }
