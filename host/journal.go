@@ -22,8 +22,12 @@ const ForgottenRunWeight = 50
 // newJournal returns an empty run journal: host Events, of which compaction keeps the
 // stored ones.
 func newJournal() *journal.Log[Event] {
-	return journal.New(func(e *Event) *int { return &e.Index }, func(e *Event) bool { return e.Kind == KindStored || e.Kind == kindSnapshot }, seenEvent)
+	return journal.New(func(e *Event) *int { return &e.Index }, (*Event).stored, seenEvent)
 }
+
+// stored reports whether the journal keeps e as a stored event (a snapshot in its
+// lighter form included): what compaction keeps and the history cache reads.
+func (e *Event) stored() bool { return e.Kind == KindStored || e.Kind == kindSnapshot }
 
 // kindSnapshot is how the journal keeps a stored assistant_stream_snapshot: its stored
 // event without Data, the text in Text (a view of the message's text builder, shared by
@@ -62,13 +66,13 @@ func snapshotData(text string, index int) json.RawMessage {
 func storedEvents(j *journal.Log[Event]) []session.Event {
 	n := 0
 	j.Each(func(e *Event) {
-		if (e.Kind == KindStored || e.Kind == kindSnapshot) && e.Stored != nil {
+		if e.stored() && e.Stored != nil {
 			n++
 		}
 	})
 	out := make([]session.Event, 0, n)
 	j.Each(func(e *Event) {
-		if (e.Kind == KindStored || e.Kind == kindSnapshot) && e.Stored != nil {
+		if e.stored() && e.Stored != nil {
 			out = append(out, *e.Stored)
 		}
 	})

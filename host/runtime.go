@@ -136,7 +136,7 @@ type Runtime struct {
 	// the option and its variadic slice every span.
 	internalSpan, clientSpan []trace.SpanStartOption
 	agentSpans               map[string]agentSpanNames // by agent
-	storeAttrs               map[string]storeAttrs     // a store write span's attributes, by operation
+	storeOps                 map[string]storeOp        // a store write span's name and attributes, by operation
 	// spanAttrs pools the slices the turn's span attributes are built in (the SDK
 	// copies them into the span): *[]attribute.KeyValue.
 	spanAttrs sync.Pool
@@ -209,7 +209,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	rt.internalSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	rt.clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
-	rt.storeAttrs = storeSpanAttrs(rt.storeBackend)
+	rt.storeOps = storeOps(rt.storeBackend)
 	rt.agentSpans = map[string]agentSpanNames{}
 	if rt.retention <= 0 {
 		// Long enough for a dropped stream to reconnect and replay with the exact live

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/hex"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -69,14 +70,22 @@ func (rt *Runtime) failedTurnSpan(span trace.Span, agent, surface string, err er
 	span.End()
 }
 
-// storeAttrs are a store write span's attributes.
-type storeAttrs = []attribute.KeyValue
+// storeOp is the span name and attributes of a store write's span, made once for each
+// of the turn's own writes (no string or slice to build every turn).
+type storeOp struct {
+	name  string
+	attrs []attribute.KeyValue
+}
 
-// storeSpanAttrs makes the attributes of the turn's own store writes' spans once.
-func storeSpanAttrs(backend string) map[string]storeAttrs {
-	m := map[string]storeAttrs{}
+func newStoreOp(backend, op string) storeOp {
+	return storeOp{name: "store " + op, attrs: []attribute.KeyValue{semconv.DBSystemNameKey.String(backend), semconv.DBOperationName(op)}}
+}
+
+// storeOps makes the spans' names and attributes of the turn's own store writes.
+func storeOps(backend string) map[string]storeOp {
+	m := map[string]storeOp{}
 	for _, op := range []string{"start_run", "append", "finish_run"} {
-		m[op] = storeAttrs{semconv.DBSystemNameKey.String(backend), semconv.DBOperationName(op)}
+		m[op] = newStoreOp(backend, op)
 	}
 	return m
 }
@@ -96,13 +105,13 @@ func (rt *Runtime) storeWrite(ctx context.Context, op string) storeWrite {
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return w
 	}
-	// The span reads its own times: timestamp options would cost it two allocations.
-	_, w.span = rt.tracer.Start(ctx, storeSpanName(op), rt.clientSpan...)
-	attrs, ok := rt.storeAttrs[op]
+	so, ok := rt.storeOps[op]
 	if !ok {
-		attrs = []attribute.KeyValue{semconv.DBSystemNameKey.String(rt.storeBackend), semconv.DBOperationName(op)}
+		so = newStoreOp(rt.storeBackend, op)
 	}
-	w.attrs = attrs
+	// The span reads its own times: timestamp options would cost it two allocations.
+	_, w.span = rt.tracer.Start(ctx, so.name, rt.clientSpan...)
+	w.attrs = so.attrs
 	return w
 }
 
@@ -119,20 +128,6 @@ func (w storeWrite) end(err error) {
 		w.span.SetStatus(codes.Error, err.Error())
 	}
 	w.span.End()
-}
-
-// storeSpanName is the span name of a store write: constants for the turn's own writes
-// (no string to build every turn).
-func storeSpanName(op string) string {
-	switch op {
-	case "start_run":
-		return "store start_run"
-	case "append":
-		return "store append"
-	case "finish_run":
-		return "store finish_run"
-	}
-	return "store " + op
 }
 
 // runnerSpan starts the runner call's span and hands its context to the runner in the
@@ -152,22 +147,15 @@ func (rt *Runtime) runnerSpan(ctx context.Context, agent string, rr *runnerv1.Ru
 // injects them ("traceparent" with the sampled and random flags, "tracestate" when there is one),
 // written in one string.
 func traceContext(sc trace.SpanContext) map[string]string {
-	const hexDigits = "0123456789abcdef"
 	var b [55]byte // 00-<32 hex>-<16 hex>-<2 hex>
 	tid, sid := sc.TraceID(), sc.SpanID()
-	flags := byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))
-	i := copy(b[:], "00-")
-	for _, v := range tid {
-		b[i], b[i+1] = hexDigits[v>>4], hexDigits[v&0xf]
-		i += 2
-	}
-	b[i] = '-'
-	i++
-	for _, v := range sid {
-		b[i], b[i+1] = hexDigits[v>>4], hexDigits[v&0xf]
-		i += 2
-	}
-	b[i], b[i+1], b[i+2] = '-', hexDigits[flags>>4], hexDigits[flags&0xf]
+	flags := [1]byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))}
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:55], flags[:])
 	m := map[string]string{"traceparent": string(b[:])}
 	if ts := sc.TraceState().String(); ts != "" {
 		m["tracestate"] = ts
