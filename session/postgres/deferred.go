@@ -175,7 +175,7 @@ func (s *Store) finishKept(ctx context.Context, key session.Key, invocationID, s
 	}
 	defer s.release(key, d)
 	r := d.r
-	if d.run.run.InvocationID == invocationID && plain(ps) {
+	if d.run.run.InvocationID == invocationID && core.Plain(ps) {
 		rr := d.run
 		// As FinishRun's update sets them, then its events (see its fn).
 		rr.run.Status, rr.updated = status, ns(s.now(&r))
@@ -210,15 +210,5 @@ func (s *Store) startAlone(ctx context.Context, key session.Key, d *deferredStar
 // deferrable tells whether run's start may be kept: an unobserved run that creates its
 // session and changes no state (a state read must not miss it).
 func deferrable(run session.Run, ps []core.Pending) bool {
-	return run.Unobserved && run.CreateSession && !core.Whole(run) && plain(ps)
-}
-
-// plain tells whether events change neither state nor checkpoints.
-func plain(ps []core.Pending) bool {
-	for _, p := range ps {
-		if p.App != nil || p.User != nil || p.Sess != nil || p.Checkpoints != nil {
-			return false
-		}
-	}
-	return true
+	return run.Unobserved && run.CreateSession && !core.Whole(run) && core.Plain(ps)
 }

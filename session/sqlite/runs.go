@@ -243,7 +243,7 @@ func (t *wtx) startSession(run session.Run, ps []core.Pending, now time.Time) (c
 		at = run.CreatedAt
 	}
 	if run.CreateSession && !t.cached(run.Key) {
-		if plain(ps) {
+		if core.Plain(ps) {
 			c, evs, err = t.createStarted(run.Key, at, ps, now)
 		} else {
 			c, err = t.createSession(run.Key, at)
@@ -262,15 +262,4 @@ func (t *wtx) startSession(run session.Run, ps []core.Pending, now time.Time) (c
 		return c, err == nil, nil, err
 	}
 	return c, false, nil, err
-}
-
-// plain tells whether events change no state and save no runner checkpoints: besides
-// the events themselves, their session's summary row is all they change.
-func plain(ps []core.Pending) bool {
-	for _, p := range ps {
-		if p.App != nil || p.User != nil || p.Sess != nil || p.Checkpoints != nil {
-			return false
-		}
-	}
-	return true
 }

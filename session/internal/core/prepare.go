@@ -84,6 +84,18 @@ func Size(ps []Pending) int {
 	return n
 }
 
+// Plain tells whether events change no state (of any tier) and save no runner
+// checkpoints: besides the events themselves, their session's summary row is all they
+// change.
+func Plain(ps []Pending) bool {
+	for _, p := range ps {
+		if p.App != nil || p.User != nil || p.Sess != nil || p.Checkpoints != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // carve appends b to *buf and returns the copy, capped so that appending to it can
 // never reach a neighbour.
 func carve[T ~string | ~[]byte](buf *[]byte, b T) []byte {
