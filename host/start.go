@@ -98,7 +98,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 		// Nobody but its client can read a turn that announces nothing, in a session the
 		// runtime names for it, until it ends: its start need not be durable before the
 		// run goes on. (A client-named session may be created by another request meanwhile.)
-		Unobserved: create && req.Unannounced && req.SessionID == "" && !hasStateDelta(opening),
+		Unobserved: create && req.private() && !hasStateDelta(opening),
 	}
 	sw := rt.storeWrite(ctx, "start_run")
 	stored, state, err := rt.startRunInBudget(ctx, run, opening)
@@ -126,7 +126,7 @@ func (rt *Runtime) Start(ctx context.Context, req TurnRequest) (_ *Run, err erro
 	r := &Run{rt: rt, Key: key, InvocationID: req.InvocationID, ResponseID: req.ResponseID, Agent: ag.Name,
 		CreatedAt: now, Meta: req.Meta, status: session.StatusInProgress,
 		j: newJournal(), done: make(chan struct{}), cancel: cancel,
-		private: req.Unannounced && req.SessionID == "", surface: req.Surface}
+		private: req.private(), surface: req.Surface}
 	for i := range stored {
 		r.j.Add(Event{Kind: KindStored, Stored: &stored[i]})
 	}

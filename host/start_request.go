@@ -19,7 +19,7 @@ func (rt *Runtime) buildRunRequest(ctx context.Context, sess *session.Session, s
 	key := sess.Key
 	// Earlier conversation items a stateless client sent with this turn come last.
 	hist, refs, err := rt.hist.ForTurn(ctx, sess, turnSeq,
-		session.ItemMessages(req.Input.Items, turnSeq), rt.compaction.MaxHistoryBytes)
+		session.ItemMessages(req.Input.Items, turnSeq), rt.compaction.MaxHistoryBytes, !req.private())
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -156,11 +157,12 @@ func TestUnannouncedTurnStoreCalls(t *testing.T) {
 		})
 	}
 	// The next turn of a session started that way reads its row and state as usual, and
-	// its history from the history cache, as after any other turn.
+	// its history from the store: the first turn of a session nobody else knows did not
+	// keep it in the history cache (most such sessions get no second turn).
 	r, _ := f.turn(t, host.TurnRequest{Input: text("hello"), Unannounced: true})
 	log.take()
 	_, evs := f.turn(t, host.TurnRequest{SessionID: r.Key.ID, Input: text("again"), Unannounced: true})
-	if got, want := log.take(), []string{"GetSession", "StartRun(create=false)", "State", "FinishRun"}; !slices.Equal(got, want) {
+	if got, want := log.take(), []string{"GetSession", "StartRun(create=false)", "GetSession", "Events", "Events", "State", "FinishRun"}; !slices.Equal(got, want) {
 		t.Errorf("next turn's store calls\n got %v\nwant %v", got, want)
 	}
 	if h := f.agent.last().Payload.History; len(h) != 2 || h[0].Content != "hello" {
@@ -198,5 +200,44 @@ func assertJournalIsStored(t *testing.T, st session.Store, r *host.Run, evs []ho
 	rec, err := st.GetRun(ctx, r.Key, r.InvocationID)
 	if err != nil || rec.Status != r.Status() || !rec.CreatedAt.Equal(r.CreatedAt) {
 		t.Errorf("run record %+v, %v; the run is %s, created %v", rec, err, r.Status(), r.CreatedAt)
+	}
+}
+
+// The first turn of a session nobody else knows leaves the history cache alone, yet its
+// compaction check reads nothing from the store: the history it made is bounded from
+// the run's own events. A first turn whose history is over the limits (a stateless
+// client's transcript) is compacted all the same.
+func TestPrivateFirstTurnCompactionCheck(t *testing.T) {
+	ctx := t.Context()
+	for _, c := range []struct {
+		name      string
+		items     int
+		wantCalls []string
+		compacted bool
+	}{
+		{"a short turn", 0, []string{"StartRun(create=true, unobserved)", "NewSessionState", "FinishRun"}, false},
+		{"a transcript over the limit", 8, nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log := &callLog{Store: memory.New()}
+			f := newFixtureWith(t, nil, log, host.CompactionPolicy{MaxMessages: 6, KeepMessages: 2})
+			in := text("hello")
+			for i := range c.items {
+				in.Items = append(in.Items, json.RawMessage(fmt.Sprintf(`{"role":"user","content":"item %d"}`, i)))
+			}
+			r, _ := f.turn(t, host.TurnRequest{Input: in, Unannounced: true})
+			wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := f.rt.Idle(wait); err != nil { // the compaction check has run
+				t.Fatal(err)
+			}
+			if got := log.take(); c.wantCalls != nil && !slices.Equal(got, c.wantCalls) {
+				t.Errorf("store calls\n got %v\nwant %v", got, c.wantCalls)
+			}
+			cps, err := f.store.Events(ctx, r.Key, session.EventQuery{Types: []string{session.TypeContextCheckpoint}})
+			if err != nil || (len(cps) == 1) != c.compacted || len(cps) > 1 {
+				t.Errorf("checkpoints %d (%v), want compacted %v", len(cps), err, c.compacted)
+			}
+		})
 	}
 }

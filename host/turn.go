@@ -56,6 +56,10 @@ type TurnRequest struct {
 	Surface string
 }
 
+// private reports whether nobody but the client that sends the turn can know of it
+// before it ends: an unannounced turn in a session the runtime names for it.
+func (req TurnRequest) private() bool { return req.Unannounced && req.SessionID == "" }
+
 // Input is a turn's normalised user input.
 type Input struct {
 	// Content is the current user content as Responses-style blocks; the text blocks'

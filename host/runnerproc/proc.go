@@ -343,8 +343,14 @@ func (p *proc) startedPid() int {
 	return 0
 }
 
-// touch records a sign of life of the process's runs.
-func (p *proc) touch() { p.active.Store(time.Now().UnixNano()) }
+// touch records a sign of life of the process's runs. Signs less than a millisecond
+// apart change nothing the stall watchdog (seconds) can see, and storing each would
+// bounce the field's cache line between the cores that read runs' events.
+func (p *proc) touch() {
+	if now := time.Now().UnixNano(); now-p.active.Load() >= int64(time.Millisecond) {
+		p.active.Store(now)
+	}
+}
 
 // sinceActive is how long the process's runs have gone without a sign of life.
 func (p *proc) sinceActive() time.Duration {

@@ -12,6 +12,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,17 +47,53 @@ const (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	runs        *prometheus.CounterVec
-	inProgress  *prometheus.GaugeVec
-	turn        *prometheus.HistogramVec
-	firstToken  *prometheus.HistogramVec
-	tokens      *prometheus.CounterVec
-	tools       *prometheus.CounterVec
+	runs        children[[2]string, prometheus.Counter]
+	inProgress  children[string, prometheus.Gauge]
+	turn        children[[2]string, prometheus.Observer]
+	firstToken  children[string, prometheus.Observer]
+	tokens      children[[3]string, prometheus.Counter]
+	tools       children[[3]string, prometheus.Counter]
 	restarts    *prometheus.CounterVec
 	procs       *prometheus.GaugeVec
-	storeWrite  *prometheus.HistogramVec
+	storeWrite  children[string, prometheus.Observer]
 	subscribers prometheus.Gauge
-	http        *prometheus.CounterVec
+	http        children[httpLabels, prometheus.Counter]
+}
+
+// children holds a metric vector's children by their label values. Resolving a child
+// through the vector hashes and checks its labels every time, a few hundred
+// nanoseconds, and a turn updates several; a lookup here is a read-locked map access.
+// Labels are bounded by design (see the package's doc), so this map is too, as the
+// vector's own is.
+type children[K comparable, M any] struct {
+	mu    sync.RWMutex
+	byKey map[K]M
+	child func(K) M // resolves a child through the vector
+}
+
+func newChildren[K comparable, M any](child func(K) M) children[K, M] {
+	return children[K, M]{byKey: map[K]M{}, child: child}
+}
+
+func (c *children[K, M]) get(k K) M {
+	c.mu.RLock()
+	m, ok := c.byKey[k]
+	c.mu.RUnlock()
+	if ok {
+		return m
+	}
+	m = c.child(k) // the vector returns the same child to concurrent callers
+	c.mu.Lock()
+	c.byKey[k] = m
+	c.mu.Unlock()
+	return m
+}
+
+// httpLabels are http_requests_total's labels, the code kept as a number until a child
+// is made (strconv.Itoa allocates).
+type httpLabels struct {
+	route string
+	code  int
 }
 
 // Buckets of the turn and first-token histograms, in seconds: agents' turns take from
@@ -70,34 +107,45 @@ var storeBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01
 // process's collectors.
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
-	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_total",
+	runs := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "runs_total",
 		Help: "Runs (turns) ended, by agent and terminal status."}, []string{"agent", "status"})
-	m.inProgress = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "runs_in_progress",
+	inProgress := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "runs_in_progress",
 		Help: "Runs executing on this host, by agent."}, []string{"agent"})
-	m.turn = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "turn_duration_seconds",
+	turn := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "turn_duration_seconds",
 		Help: "Time from a turn's start to its end, by agent and the surface that started it.", Buckets: turnBuckets},
 		[]string{"agent", "surface"})
-	m.firstToken = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "time_to_first_token_seconds",
+	firstToken := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "time_to_first_token_seconds",
 		Help: "Time from a turn's start to the first text or reasoning delta of its answer, by agent.", Buckets: turnBuckets},
 		[]string{"agent"})
-	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "tokens_total",
+	tokens := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "tokens_total",
 		Help: "Tokens the agents' model calls used, as the runners report them, by agent, model and direction (input, output)."},
 		[]string{"agent", "model", "direction"})
-	m.tools = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "tool_calls_total",
+	tools := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "tool_calls_total",
 		Help: "Tool calls of agents, by agent, tool and status (ok, error, approval_required)."}, []string{"agent", "tool", "status"})
 	m.restarts = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "runner_restarts_total",
 		Help: "Runner processes that ended or failed to start unasked, by agent and reason (exited, unhealthy, start_failed)."},
 		[]string{"agent", "reason"})
 	m.procs = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "runner_processes",
 		Help: "Runner processes alive, by agent."}, []string{"agent"})
-	m.storeWrite = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "store_write_seconds",
+	storeWrite := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "store_write_seconds",
 		Help: "Duration of the session store writes of turns, by backend.", Buckets: storeBuckets}, []string{"backend"})
 	m.subscribers = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "stream_subscribers",
 		Help: "Clients following a run's stream now."})
-	m.http = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "http_requests_total",
+	httpRequests := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "http_requests_total",
 		Help: "HTTP requests answered, by route pattern and status code."}, []string{"route", "code"})
-	m.reg.MustRegister(m.runs, m.inProgress, m.turn, m.firstToken, m.tokens, m.tools, m.restarts, m.procs, m.storeWrite,
-		m.subscribers, m.http, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(runs, inProgress, turn, firstToken, tokens, tools, m.restarts, m.procs, storeWrite,
+		m.subscribers, httpRequests, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	m.runs = newChildren(func(l [2]string) prometheus.Counter { return runs.WithLabelValues(l[:]...) })
+	m.inProgress = newChildren(func(agent string) prometheus.Gauge { return inProgress.WithLabelValues(agent) })
+	m.turn = newChildren(func(l [2]string) prometheus.Observer { return turn.WithLabelValues(l[:]...) })
+	m.firstToken = newChildren(func(agent string) prometheus.Observer { return firstToken.WithLabelValues(agent) })
+	m.tokens = newChildren(func(l [3]string) prometheus.Counter { return tokens.WithLabelValues(l[:]...) })
+	m.tools = newChildren(func(l [3]string) prometheus.Counter { return tools.WithLabelValues(l[:]...) })
+	m.storeWrite = newChildren(func(backend string) prometheus.Observer { return storeWrite.WithLabelValues(backend) })
+	m.http = newChildren(func(l httpLabels) prometheus.Counter {
+		return httpRequests.WithLabelValues(l.route, strconv.Itoa(l.code))
+	})
 	return m
 }
 
@@ -114,7 +162,7 @@ func (m *Metrics) RunStarted(agent string) {
 	if m == nil {
 		return
 	}
-	m.inProgress.WithLabelValues(agent).Inc()
+	m.inProgress.get(agent).Inc()
 }
 
 // RunEnded counts a run's end with its terminal status and how long it took.
@@ -122,12 +170,12 @@ func (m *Metrics) RunEnded(agent, surface, status string, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.inProgress.WithLabelValues(agent).Dec()
-	m.runs.WithLabelValues(agent, status).Inc()
+	m.inProgress.get(agent).Dec()
+	m.runs.get([2]string{agent, status}).Inc()
 	if surface == "" {
 		surface = "other"
 	}
-	m.turn.WithLabelValues(agent, surface).Observe(d.Seconds())
+	m.turn.get([2]string{agent, surface}).Observe(d.Seconds())
 }
 
 // FirstToken records the time to a run's first streamed token.
@@ -135,7 +183,7 @@ func (m *Metrics) FirstToken(agent string, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.firstToken.WithLabelValues(agent).Observe(d.Seconds())
+	m.firstToken.get(agent).Observe(d.Seconds())
 }
 
 // Tokens counts one model call's (or usage report's) tokens. An empty model is
@@ -148,10 +196,10 @@ func (m *Metrics) Tokens(agent, model string, input, output int64) {
 		model = "unknown"
 	}
 	if input > 0 {
-		m.tokens.WithLabelValues(agent, model, DirectionInput).Add(float64(input))
+		m.tokens.get([3]string{agent, model, DirectionInput}).Add(float64(input))
 	}
 	if output > 0 {
-		m.tokens.WithLabelValues(agent, model, DirectionOutput).Add(float64(output))
+		m.tokens.get([3]string{agent, model, DirectionOutput}).Add(float64(output))
 	}
 }
 
@@ -160,7 +208,7 @@ func (m *Metrics) ToolCall(agent, tool, status string) {
 	if m == nil {
 		return
 	}
-	m.tools.WithLabelValues(agent, tool, status).Inc()
+	m.tools.get([3]string{agent, tool, status}).Inc()
 }
 
 // StoreWrite records one store write's duration.
@@ -168,7 +216,7 @@ func (m *Metrics) StoreWrite(backend string, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.storeWrite.WithLabelValues(backend).Observe(d.Seconds())
+	m.storeWrite.get(backend).Observe(d.Seconds())
 }
 
 // Subscribed counts a client following a run's stream; call the returned function when
@@ -187,7 +235,7 @@ func (m *Metrics) HTTPRequest(route string, code int) {
 	if m == nil {
 		return
 	}
-	m.http.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	m.http.get(httpLabels{route, code}).Inc()
 }
 
 // Runner returns the callbacks for one agent's runner supervisors: processes alive

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -192,13 +193,22 @@ func (h *Encoded) AppendTo(b []byte) []byte {
 // turnSeq (as session.Project gives them), then items (what a stateless client sent
 // along), within the byte budget. It also returns the session's newest attachment
 // references.
-func (c *Cache) ForTurn(ctx context.Context, sess *session.Session, turnSeq int64, items []session.Message, budget int) (*Encoded, []session.Event, error) {
+//
+// keep says whether the session's entry stays in the cache for its next turn. A
+// session's first turn that only its client can know of passes false: most such
+// sessions are a stateless client's and never get a second turn, and projecting and
+// encoding their history at each run's end cost a busy host a few percent of its CPU
+// for nothing. Extend still sizes that history for compaction's check, and a second
+// turn reads it from the store.
+func (c *Cache) ForTurn(ctx context.Context, sess *session.Session, turnSeq int64, items []session.Message, budget int, keep bool) (*Encoded, []session.Event, error) {
 	key := sess.Key
 	e, err := c.load(ctx, key, turnSeq, sess)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer c.put(key, e)
+	if keep {
+		defer c.put(key, e)
+	}
 	total := e.content
 	for _, m := range items {
 		total += messageBytes(m)
@@ -289,7 +299,10 @@ func (c *Cache) load(ctx context.Context, key session.Key, turnSeq int64, sess *
 }
 
 // Size is the size of a session's whole history through a seq: its messages and
-// their estimated tokens, for compaction's check.
+// their estimated tokens, for compaction's check. After a first turn the cache did not
+// keep (ForTurn), both are upper bounds: enough to conclude that a history is within
+// limits, which is all a first turn's check needs; a check that finds them over reads
+// the history itself.
 type Size struct {
 	through      int64 // 0: unknown
 	msgs, tokens int
@@ -321,6 +334,9 @@ func (c *Cache) SizeOf(ctx context.Context, key session.Key, known Size) (msgs, 
 func (c *Cache) Extend(key session.Key, ran []session.Event) Size {
 	e := c.take(key)
 	if e == nil {
+		if follows(0, ran) && !hasCheckpoint(ran) {
+			return firstTurnBound(ran)
+		}
 		return Size{}
 	}
 	if !follows(e.through, ran) || hasCheckpoint(ran) {
@@ -347,6 +363,26 @@ func (c *Cache) Extend(key session.Key, ran []session.Event) Size {
 	e.through = through
 	c.put(key, e)
 	return Size{through: through, msgs: len(e.msgs), tokens: e.tokens}
+}
+
+// firstTurnBound bounds the history of a session whose whole event log is ran, without
+// projecting it. An event projects to at most one message, or one more for each item of
+// a user message (a JSON object: each opens a brace). A message's estimated tokens are
+// at most a third of the bytes of its text (three-byte CJK characters count one each),
+// which its event's data holds too, but for the prefix and tool name a tool call's or
+// result's text gets: the data's bytes plus a margin per message leave room to spare.
+// Were a bound ever short, compaction would only wait for the session's next turn,
+// whose check reads the history.
+func firstTurnBound(ran []session.Event) Size {
+	msgs, size := 0, 0
+	for i := range ran {
+		msgs++
+		if ran[i].Type == session.TypeUserMessage {
+			msgs += bytes.Count(ran[i].Data, []byte("{"))
+		}
+		size += len(ran[i].Data)
+	}
+	return Size{through: ran[len(ran)-1].Seq, msgs: msgs, tokens: size + 32*msgs}
 }
 
 // follows reports whether evs are the events right after seq through, without a gap.

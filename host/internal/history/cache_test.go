@@ -65,7 +65,7 @@ func TestHistoryCacheMatchesProjection(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				hist, refs, err := c.ForTurn(ctx, &sess, sess.LastSeq+1, nil, 0)
+				hist, refs, err := c.ForTurn(ctx, &sess, sess.LastSeq+1, nil, 0, true)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -152,7 +152,7 @@ func TestHistoryCacheDropsAnOversizedEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.ForTurn(ctx, &sess, 1, nil, 0); err != nil { // the first turn's entry
+	if _, _, err := c.ForTurn(ctx, &sess, 1, nil, 0, true); err != nil { // the first turn's entry
 		t.Fatal(err)
 	}
 	c.entryBytes = 1 << 20
@@ -170,11 +170,52 @@ func TestHistoryCacheDropsAnOversizedEntry(t *testing.T) {
 		t.Errorf("an oversized entry was kept (%d bytes)", e.size)
 	}
 	sess, _ = st.GetSession(ctx, key)
-	hist, _, err := c.ForTurn(ctx, &sess, sess.LastSeq+1, nil, 0)
+	hist, _, err := c.ForTurn(ctx, &sess, sess.LastSeq+1, nil, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := hist.AppendTo(nil); !strings.Contains(string(got), huge[:100]) || len(got) < len(huge) {
 		t.Errorf("history after the drop: %d bytes", len(got))
+	}
+}
+
+// A first turn's bound is never below the history it bounds.
+func TestFirstTurnBoundIsAnUpperBound(t *testing.T) {
+	user := func(text string, items ...string) session.NewEvent {
+		d := session.UserMessageData{Text: text}
+		for _, it := range items {
+			d.Items = append(d.Items, json.RawMessage(it))
+		}
+		return session.NewEvent{InvocationID: "i1", Type: session.TypeUserMessage, Author: "user", Data: session.MustJSON(d)}
+	}
+	for name, evs := range map[string][]session.NewEvent{
+		"a text turn": {user("hello there"), {InvocationID: "i1", Type: session.TypeAssistantMessage, Data: session.MustJSON(session.AssistantMessageData{Text: "you said hello there"})}},
+		"CJK":         {user(strings.Repeat("漢字かなカナ한글", 40))},
+		"a transcript": {user("now", `{"role":"user","content":"a"}`, `{"role":"assistant","content":"b"}`,
+			`{"type":"function_call","call_id":"c","name":"a_rather_long_tool_name_of_sixty_four_characters_0123456789abcd","arguments":"{}"}`,
+			`{"type":"function_call_output","call_id":"c","output":"1"}`)},
+		"tool calls": {user("go"),
+			{InvocationID: "i1", Type: session.TypeToolCall, Data: session.MustJSON(session.ToolCallData{CallID: "c1", Name: "a_rather_long_tool_name_of_sixty_four_characters_0123456789abcd", Arguments: "{}"})},
+			{InvocationID: "i1", Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: "c1", Output: "1"})},
+			{InvocationID: "i1", Type: session.TypeToolResult, Data: session.MustJSON(session.ToolResultData{CallID: "c1", Output: "2"})}},
+	} {
+		ctx := t.Context()
+		st := memory.New()
+		key := session.Key{App: "a", User: "u", ID: "s"}
+		if _, err := st.CreateSession(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		ran, err := st.Append(ctx, key, evs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := session.Project(ran)
+		tokens := 0
+		for _, m := range msgs {
+			tokens += EstimateTokens(m.Content)
+		}
+		if b := New(st).Extend(key, ran); b.through != ran[len(ran)-1].Seq || b.msgs < len(msgs) || b.tokens < tokens {
+			t.Errorf("%s: bound %+v under the history's %d messages, %d tokens", name, b, len(msgs), tokens)
+		}
 	}
 }
