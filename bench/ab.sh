@@ -4,7 +4,8 @@
 # Usage: bench/ab.sh OLD_BINARY NEW_BINARY [ROUNDS]
 #
 # Starts each binary twice on 127.0.0.1 (memory and SQLite session backends; a third time
-# on Postgres when AB_PG_DSN names a database, e.g. from scripts/pg-test.sh start) serving
+# on Postgres when AB_PG_DSN names a database, e.g. from scripts/pg-test.sh start, where
+# each binary gets a database of its own, made and dropped here) serving
 # examples/echo-go, then runs loadgen's non-stream scenario (3 s, c=16 then c=1) against
 # the four servers in turn, ROUNDS times (default 3), so that the machine's noise hits both
 # binaries alike. Prints one line per point: turns/s, p50, the CPU per turn of the
@@ -19,7 +20,13 @@ D=$(mktemp -d)
 go build -o "$D/loadgen" ./bench/cmd/loadgen
 declare -A URL PID
 port=$((19100 + RANDOM % 500))
-cleanup() { for p in "${PID[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$D"; }
+DBS=()
+cleanup() {
+  for p in "${PID[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  for db in "${DBS[@]}"; do psql -q "$AB_PG_DSN" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true; done
+  rm -rf "$D"
+}
 trap cleanup EXIT
 BACKENDS=(memory local)
 [[ -n "${AB_PG_DSN:-}" ]] && BACKENDS+=(postgres)
@@ -28,7 +35,13 @@ for v in old new; do
     bin=$OLD; [[ $v == new ]] && bin=$NEW
     port=$((port + 1))
     if [[ $b == postgres ]]; then
-      KSADK_SESSION_BACKEND=postgres KSADK_SESSION_DSN="$AB_PG_DSN" AGENTENGINE_REPLICA_ID="ab-$v" \
+      # A database of each binary's own: a newer build may migrate the schema past what
+      # an older one accepts.
+      db="ab_${v}_$$"
+      psql -q "$AB_PG_DSN" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null
+      DBS+=("$db")
+      dsn=$(python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$AB_PG_DSN" "$db")
+      KSADK_SESSION_BACKEND=postgres KSADK_SESSION_DSN="$dsn" AGENTENGINE_REPLICA_ID="ab-$v" \
         "$bin" run examples/echo-go --port "$port" >"$D/$v.$b.log" 2>&1 &
     else
       "$bin" run examples/echo-go --port "$port" --session-backend "$b" --session-path "$D/$v.sqlite" >"$D/$v.$b.log" 2>&1 &
