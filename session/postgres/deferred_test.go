@@ -40,17 +40,23 @@ func rawConn(t *testing.T, dsn string) *pgx.Conn {
 // events (empty when the session is not in the database).
 func writtenIn(t *testing.T, c *pgx.Conn, id string) []string {
 	t.Helper()
-	rows, err := c.Query(t.Context(), `SELECT xmin::text FROM sessions WHERE id = $1
+	return textRows(t, c, `SELECT xmin::text FROM sessions WHERE id = $1
 		UNION SELECT r.xmin::text FROM runs r JOIN sessions s ON s.pk = r.session_pk WHERE s.id = $1
 		UNION SELECT e.xmin::text FROM events e JOIN sessions s ON s.pk = e.session_pk WHERE s.id = $1`, id)
+}
+
+// textRows runs a query of one text column and returns its rows.
+func textRows(t *testing.T, c *pgx.Conn, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := c.Query(t.Context(), sql, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	xids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		t.Fatal(err)
 	}
-	return xids
+	return got
 }
 
 func startUnobserved(t *testing.T, st *postgres.Store, key session.Key) ([]session.Event, session.State) {
@@ -277,7 +283,7 @@ func TestUnobservedTurnStoresWhatAnObservedOneDoes(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Every column but keys and times, then the times' order.
-		rows, err := raw.Query(ctx, `WITH s AS (SELECT * FROM sessions WHERE id = $1),
+		return textRows(t, raw, `WITH s AS (SELECT * FROM sessions WHERE id = $1),
 			t AS (SELECT 'run-start' AS what, r.created_at AS at FROM runs r, s WHERE r.session_pk = s.pk
 				UNION ALL SELECT 'run-end', r.updated_at FROM runs r, s WHERE r.session_pk = s.pk
 				UNION ALL SELECT 'event ' || e.seq, e.time FROM events e, s WHERE e.session_pk = s.pk
@@ -290,14 +296,6 @@ func TestUnobservedTurnStoresWhatAnObservedOneDoes(t *testing.T) {
 			UNION ALL (SELECT row(e.seq, e.invocation_id, e.item_id, e.type, e.author, e.data, e.state_delta)::text
 				FROM events e, s WHERE e.session_pk = s.pk ORDER BY e.id)
 			UNION ALL (SELECT string_agg(what, ' < ' ORDER BY at, what) FROM t)`, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
 	}
 	for _, delta := range [][]byte{nil, []byte(`{"topic":"greeting"}`)} {
 		observed := turn(fmt.Sprint("observed-", delta != nil), false, delta)
