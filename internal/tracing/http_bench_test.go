@@ -17,8 +17,7 @@ func BenchmarkServerSpan(b *testing.B) {
 		e := gin.New()
 		name := "off"
 		if traced {
-			p := &recorder{limits: limitsFromEnv(func(string) string { return "" }), keep: NewRecent(0, 0), clock: newClock()}
-			e.Use(serverMiddleware(p.Tracer(ScopeName), propagation.TraceContext{}))
+			e.Use(serverMiddleware(keptRecorder().Tracer(ScopeName), propagation.TraceContext{}))
 			name = "traced"
 		}
 		e.POST("/v1/responses", func(c *gin.Context) { c.Status(http.StatusOK) })

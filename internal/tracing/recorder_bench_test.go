@@ -54,7 +54,7 @@ func BenchmarkTurnSpans(b *testing.B) {
 			return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(NewRecent(0, 0))).Tracer(ScopeName)
 		}},
 		{"recorder", func() trace.Tracer {
-			return (&recorder{limits: limitsFromEnv(func(string) string { return "" }), keep: NewRecent(0, 0), clock: newClock()}).Tracer(ScopeName)
+			return keptRecorder().Tracer(ScopeName)
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -65,4 +65,10 @@ func BenchmarkTurnSpans(b *testing.B) {
 			}
 		})
 	}
+}
+
+// keptRecorder is a recorder as agentengine runs it with no exporter and no OTEL_*
+// variables set: the recent traces kept.
+func keptRecorder() *recorder {
+	return &recorder{limits: limitsFromEnv(func(string) string { return "" }), keep: NewRecent(0, 0), clock: newClock()}
 }
