@@ -100,6 +100,12 @@ class _Turn:
     public_thread: str = ""
     # interrupt_before / interrupt_after of the run (LangGraph's static breakpoints).
     breakpoints: dict[str, Any] = field(default_factory=dict)
+    # The root graph's last "values" part (asked for with forward_updates): the state
+    # the run ended with, read from the stream instead of loading the checkpoint again.
+    final_values: Any = None
+    # An "__interrupt__" update was seen, a breakpoint's empty one included: the last
+    # values part then has the interrupted step's writes applied, the checkpoint not.
+    interrupted: bool = False
 
 
 class GraphRunner(Runner):
@@ -218,7 +224,9 @@ class GraphRunner(Runner):
         context = client_context(request.payload)
         options: dict[str, Any] = {
             "context": context if context is not None else graph_context(getattr(graph, "context_schema", None), ictx),
-            "stream_mode": STREAM_MODES + [m for m in turn.extra_modes if m != "events"],
+            "stream_mode": STREAM_MODES
+            + (["values"] if turn.forward_updates else [])
+            + [m for m in turn.extra_modes if m != "events"],
             "subgraphs": True,
             **turn.breakpoints,
         }
@@ -237,7 +245,7 @@ class GraphRunner(Runner):
             raise
         await writer.finish()
         if turn.forward_updates:
-            await self._report_values(graph, config, writer)
+            await self._report_values(graph, config, writer, None if turn.interrupted else turn.final_values)
         if not request.is_resume and not turn.interrupts and not saved and writer.any_text and not turn.breakpoints:
             # A fresh turn whose stream showed no interrupt and already gave the answer:
             # the final state would add nothing (an interrupt always shows in the
@@ -382,6 +390,7 @@ class GraphRunner(Runner):
                 await self.forward_updates(ns, data, writer)
             for node, update in data.items():
                 if node == "__interrupt__":
+                    turn.interrupted = True
                     turn.interrupts.extend(update)
                 elif not node.startswith("__"):
                     for item in update if isinstance(update, list) else [update]:
@@ -391,6 +400,9 @@ class GraphRunner(Runner):
                             await self.on_update(node, item, ns, writer)
         elif kind == "custom":
             await writer.custom(data)
+        elif kind == "values":
+            if not ns:
+                turn.final_values = data
         elif kind in turn.extra_modes:
             await writer.native(
                 NATIVE_PART,
@@ -431,13 +443,18 @@ class GraphRunner(Runner):
         for message in _messages(snapshot):
             await writer.message(message)
         await writer.finish()
-        await self._report_values(graph, config, writer)
+        await self._report_values(graph, config, writer, getattr(snapshot, "values", None))
 
-    async def _report_values(self, graph: Any, config: dict[str, Any], writer: EventWriter) -> None:
+    async def _report_values(
+        self, graph: Any, config: dict[str, Any], writer: EventWriter, values: Any = None
+    ) -> None:
         """The graph's state at the run's end, every channel but messages, into session
-        state (VALUES_KEY), for the thread state LangGraph API clients read."""
-        snapshot = await _state(graph, config)
-        values = getattr(snapshot, "values", None)
+        state (VALUES_KEY), for the thread state LangGraph API clients read. values: the
+        state if known already (a run's last root "values" part holds the channels a state
+        snapshot reads, the graph's stream channels); otherwise the thread's checkpoint is
+        read."""
+        if values is None:
+            values = getattr(await _state(graph, config), "values", None)
         if isinstance(values, Mapping):
             await writer.state_delta({VALUES_KEY: {k: v for k, v in values.items() if k != "messages"}})
 

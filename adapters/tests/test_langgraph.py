@@ -537,6 +537,81 @@ def test_a_langgraph_api_run_reports_its_channels_and_starts_from_them(project: 
     assert of(other, "state_delta") == [] and text(other) == "none after 3"
 
 
+def test_a_langgraph_api_run_reports_its_channels_from_its_stream(project: Any, monkeypatch: Any) -> None:
+    """The channels a finished API run reports come from its own stream: the thread's
+    checkpoint is not loaded again (a fresh turn reads no state at all)."""
+    from agentengine_adapters import langgraph_bridge
+
+    settings = project(CHANNELS)
+    loads: list[Any] = []
+    real = langgraph_bridge._state
+
+    async def counted(graph: Any, config: dict[str, Any]) -> Any:
+        loads.append(config["configurable"]["thread_id"])
+        return await real(graph, config)
+
+    monkeypatch.setattr(langgraph_bridge, "_state", counted)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "one", metadata={**API_RUN, "langgraph_input": json.dumps({"topic": "owls"})})
+        finally:
+            await close(runner)
+
+    events = run(go)
+    assert json.loads(of(events, "state_delta")[-1].delta_json) == {"langgraph_values": {"topic": "owls", "visits": 1}}
+    assert text(events) == "owls after 1" and loads == []
+
+
+INTERRUPTED_STEP = """
+import operator
+from typing import Annotated
+
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import interrupt
+
+
+class State(MessagesState):
+    visits: Annotated[int, operator.add]
+
+
+def count(state: State) -> dict:
+    return {"visits": 1}
+
+
+def ask(state: State) -> dict:
+    interrupt({"name": "ask", "args": {}, "message": "go on?"})
+    return {"visits": 10}
+
+
+b = StateGraph(State)
+b.add_node("count", count)
+b.add_node("ask", ask)
+b.add_edge(START, "count")
+b.add_edge(START, "ask")
+graph = b.compile()
+"""
+
+
+def test_an_interrupted_api_run_reports_the_checkpoints_channels(project: Any) -> None:
+    """A step cut short by an interrupt: the thread's state as LangGraph reads it (the
+    finished node's pending write applied), not the stream's last "values" part, which
+    also holds the interrupt."""
+    settings = project(INTERRUPTED_STEP)
+
+    async def go() -> list[Any]:
+        runner = make_runner(settings)
+        try:
+            return await turn(runner, "go", metadata=API_RUN)
+        finally:
+            await close(runner)
+
+    events = run(go)
+    assert of(events, "approval_request") and not errors(events)
+    assert json.loads(of(events, "state_delta")[-1].delta_json) == {"langgraph_values": {"visits": 1}}
+
+
 def test_forwarded_stream_modes_name_the_session_thread(project: Any) -> None:
     settings = project(CHANNELS)
 

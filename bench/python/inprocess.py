@@ -33,10 +33,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentengine_adapters.bridges import make_runner
-from agentengine_adapters.checkpoint import attach
 from agentengine_adapters.config import Settings
-from agentengine_adapters.langgraph_bridge import STREAM_MODES
-from agentengine_adapters.loader import kind_of, load_entry
 from agentengine_runner.testing import collect, make_request
 
 
@@ -67,6 +64,10 @@ async def timed(
 
 
 def langgraph_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None]]:
+    # Imported here: an ADK project's environment has no LangGraph.
+    from agentengine_adapters.checkpoint import attach
+    from agentengine_adapters.langgraph_bridge import STREAM_MODES
+    from agentengine_adapters.loader import kind_of, load_entry
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 

@@ -166,6 +166,7 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
             target=_watch_parent, args=(life, grace), name="agentengine-parent-watch", daemon=True
         ).start()
 
+        service.lifelong.ready()
         stdio.write_handshake(handshake_line(env.app_version, "unix", path))
         log.debug("runner serving", extra={"address": path, "pid": os.getpid()})
 

@@ -25,6 +25,7 @@ from .emitter import Emitter, RunCheckpoints, artifacts_from_pb, checkpoint_scop
 from .expand import expand_request
 from .handshake import RUNNER_PROTOCOL
 from .hclog import get_logger
+from .lifelong import LifelongObjects
 from .runner import CallError, Runner, RunnerError, RunRequest, SummarizeRequest
 from .stdio import StdioHub
 from .tracing import trace_ids, trace_scope
@@ -77,6 +78,7 @@ class RunnerService(runner_grpc.RunnerServicer):
         self.run_lane = ""
         self._framework = ""
         self._checkpoints: bool | None = None
+        self.lifelong = LifelongObjects()
 
     def _framework_name(self) -> str:
         # Normally cached by Describe, which the host calls first; a host that doesn't
@@ -144,6 +146,18 @@ class RunnerService(runner_grpc.RunnerServicer):
         Call it in a task of the run's own (cancelling the task cancels the run). batches:
         the emitter coalesces events into RunEventBatches (for a write that is slow, as
         grpc.aio's is)."""
+        self.lifelong.run_started()
+        try:
+            await self._run(request, write, batches)
+        finally:
+            self.lifelong.run_ended()
+
+    async def _run(
+        self,
+        request: pb.RunRequest,
+        write: Callable[[pb.RunEvent], Awaitable[None]],
+        batches: bool,
+    ) -> None:
         try:
             payload = decode_object(request.payload_json, "run payload (payload_json)")
             session_context = decode_object(
