@@ -38,6 +38,8 @@
 #   BENCH_PYTHON    interpreter of agentengine's runners (default: a virtualenv that
 #                   `agentengine run` makes from each project's requirements, kept in the cache)
 #   BENCH_PEERS_ONLY  langgraph, adk (both ADK pairs) or adk-default: those pairs only
+#   BENCH_INPROCESS_TURNS  turns of the framework alone in-process, the floor of the "over
+#                   the framework in-process" line (default 900, in 3 rounds)
 #   LANGGRAPH_CLI_VERSION (default 0.4.40), LANGGRAPH_VERSION (1.2.22), ADK_VERSION (2.13.0)
 # Needs: go, python3 (with venv), jq, unshare and nsenter (root or user namespaces).
 set -euo pipefail
@@ -113,6 +115,7 @@ printf 'google-adk==%s\n' "$ADKVER" >"$ADKPROJ/requirements.txt"
 
 note "building into $BIN"
 go build -o "$BIN/" ./cmd/agentengine ./bench/cmd/loadgen
+go build -o "$BIN/pybench" ./bench/python
 
 unshare -n sleep infinity &
 NS_PID=$!
@@ -253,8 +256,19 @@ pair() {
   stop "$peer_pid"
 }
 
-if [ -z "$ONLY" ] || [ "$ONLY" = langgraph ]; then pair langgraph; fi
-if [ "$ONLY" != langgraph ] && [ "$ONLY" != adk-default ]; then pair adk; fi
+# inprocess KIND PROJECT: the framework alone, the same agent code in one Python process
+# with agentengine's interpreter (bench/python -inprocess-only: LangGraph's astream with
+# its InMemorySaver, ADK's Runner with its InMemorySessionService), CPU per turn; the
+# floor of the report's "over the framework in-process" line. Named inprocess.KIND.json,
+# apart from the KIND.* load results the report globs.
+inprocess() {
+  note "$1: the framework in-process (bench/python -inprocess-only)"
+  "$BIN/pybench" -project "$2" -inprocess-only -turns "${BENCH_INPROCESS_TURNS:-900}" >"$RES/inprocess.$1.json" 2>"$OUT/inprocess.$1.log" ||
+    { note "$1: the in-process measurement failed: see $OUT/inprocess.$1.log"; rm -f "$RES/inprocess.$1.json"; }
+}
+
+if [ -z "$ONLY" ] || [ "$ONLY" = langgraph ]; then pair langgraph; inprocess langgraph "$LGPROJ"; fi
+if [ "$ONLY" != langgraph ] && [ "$ONLY" != adk-default ]; then pair adk; inprocess adk "$ADKPROJ"; fi
 if [ "$ONLY" != langgraph ]; then pair adk-default; fi
 cat /proc/loadavg >"$RES/loadavg.end"
 
@@ -311,6 +325,16 @@ report_pair() {
   printf 'Cold start, process start to the first answered turn: agentengine %.2f s, peer %.2f s: %.2f×.\n' \
     "$(cat "$RES/$kind.cold.ae")" "$(cat "$RES/$kind.cold.peer")" "$(awk -v a="$(cat "$RES/$kind.cold.ae")" -v b="$(cat "$RES/$kind.cold.peer")" 'BEGIN { print (b > 0 ? a / b : 0) }')"
   echo
+  if [ -f "$RES/inprocess.$kind.json" ]; then
+    jq -s -r --arg kind "$kind" '
+      (.[0]) as $in | .[1:] as $loads
+      | [$loads[] | select(.label | test("^" + $kind + "\\.ns\\.c16\\.r[0-9]+\\.ae$"))] as $xs
+      | (([$xs[] | (.server.cpu_s // 0) + (.server.child_cpu_s // 0)] | add // 0) * 1000 / ([$xs[].ok] | add // 1)) as $ae
+      | def r2: (. * 100 | round) / 100;
+        "Over the framework in-process: agentengine at c=16, non-stream, \($ae|r2) ms of CPU per turn (server + children) against \($in.framework_cpu_ms_median|r2) ms for the framework alone in one Python process (`bench/python -inprocess-only`, \($in.turns) turns in \($in.framework_cpu_ms|length) rounds; the bridge'"'"'s runner in-process \($in.bridge_cpu_ms_median|r2) ms): \($ae / $in.framework_cpu_ms_median | r2)×, +\($ae - $in.framework_cpu_ms_median | r2) ms."
+    ' "$RES/inprocess.$kind.json" "$RES/$kind".*.json
+    echo
+  fi
 }
 
 {

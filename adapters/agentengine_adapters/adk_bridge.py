@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import logging
 import os
@@ -580,12 +581,18 @@ def _identifier(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "app"
 
 
+@functools.cache
+def _present(model: type, names: tuple[str, ...]) -> frozenset[str]:
+    """The names among names that model has as fields (they vary across ADK versions)."""
+    return frozenset(n for n in names if n in model.model_fields)  # type: ignore[attr-defined]
+
+
 def event_meta(event: Event) -> dict[str, Any]:
     """The event's own fields, as ADK serialises them (camelCase, no nulls)."""
-    fields = {f for f in META_FIELDS if f in type(event).model_fields}
-    meta: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True, include=fields)
-    actions_fields = {f for f in META_ACTIONS if f in type(event.actions).model_fields}
-    actions = event.actions.model_dump(mode="json", by_alias=True, exclude_none=True, include=actions_fields)
+    fields = _present(type(event), META_FIELDS)
+    meta: dict[str, Any] = event.model_dump(mode="json", by_alias=True, exclude_none=True, include=set(fields))
+    actions_fields = _present(type(event.actions), META_ACTIONS)
+    actions = event.actions.model_dump(mode="json", by_alias=True, exclude_none=True, include=set(actions_fields))
     if not actions.get("artifactDelta"):
         actions.pop("artifactDelta", None)  # ADK's default {}: nothing saved
     # The state delta as the host stores it (temp: keys dropped, as ADK's session drops

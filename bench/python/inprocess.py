@@ -6,9 +6,11 @@ AGENTENGINE_* variables, the bridge on PYTHONPATH). Prints {"graph": [...], "bri
 
 - graph: the framework alone. LangGraph: graph.astream(...) as the bridge calls it
   (stream modes messages+updates+custom, subgraphs, v2) with LangGraph's own
-  InMemorySaver, each turn a new thread. ADK: one Runner with ADK's own
-  InMemorySessionService, each turn a new session, run_async with the bridge's
-  RunConfig (SSE streaming);
+  InMemorySaver, each turn a new thread, deleted after it. ADK: one Runner with ADK's own
+  InMemorySessionService, each turn a new session, deleted after it, run_async with the
+  bridge's RunConfig (SSE streaming). Nothing accumulates from turn to turn, so the
+  figure is the framework's steady cost, not a collector working through a growing
+  store;
 - bridge: the bridge's runner run in-process (input mapping, the framework, event mapping
   into runner events), without go-plugin and gRPC;
 - cpu: [graph, bridge], the process's CPU seconds per turn of each path.
@@ -72,10 +74,12 @@ def langgraph_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None
     from langgraph.checkpoint.memory import InMemorySaver
 
     entry = load_entry(settings)
-    graph = attach(entry.obj, kind_of(entry.obj), InMemorySaver())
+    saver = InMemorySaver()
+    graph = attach(entry.obj, kind_of(entry.obj), saver)
 
     async def turn() -> None:
-        config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+        thread = uuid.uuid4().hex
+        config = {"configurable": {"thread_id": thread}}
         async for _ in graph.astream(
             {"messages": [HumanMessage(text)]},
             config,
@@ -84,6 +88,9 @@ def langgraph_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None
             version="v2",
         ):
             pass
+        # The thread goes when its turn is done, as the bridge's run threads do: a saver
+        # holding every turn ever run would make the collector's work grow turn by turn.
+        await saver.adelete_thread(thread)
 
     return turn
 
@@ -109,6 +116,9 @@ def adk_turn(settings: Settings, text: str) -> Callable[[], Awaitable[None]]:
         message = types.Content(role="user", parts=[types.Part(text=text)])
         async for _ in runner.run_async(user_id="bench", session_id=session.id, new_message=message, run_config=run_config):
             pass
+        # As the LangGraph turn's thread: a service holding every session would make the
+        # collector's work grow turn by turn.
+        await service.delete_session(app_name=settings.agent_name, user_id="bench", session_id=session.id)
 
     return turn
 

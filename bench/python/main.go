@@ -42,6 +42,7 @@ type options struct {
 	project, python, input      string
 	turns, warmup, cold, rounds int
 	profile                     int
+	inProcessOnly               bool
 }
 
 func main() {
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&o.cold, "cold", 5, "cold starts to measure")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds the run-lane and in-process turns are split into, taken in turn")
 	flag.IntVar(&o.profile, "profile", 0, "print the top N functions (cProfile, cumulative) of each in-process path to stderr")
+	flag.BoolVar(&o.inProcessOnly, "inprocess-only", false, "measure only the in-process paths and print their CPU per turn as JSON (for bench/peers.sh)")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/python:", err)
@@ -89,6 +91,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	env := append(slices.Clone(l.Env), project.EnvStateDir+"="+state)
 	v, _ := exec.Command(l.Python.Path, "-c", "import sys; print(sys.version.split()[0])").Output()
 	fmt.Fprintf(os.Stderr, "project %s (%s), Python %s at %s\n", p.Name, p.Framework, trim(v), l.Python.Path)
+	if o.inProcessOnly {
+		return inProcessCPU(ctx, o, l, env, out)
+	}
 
 	cfg := runnerproc.Config{
 		Name: p.Name, Command: l.Command, Dir: l.Dir, Env: env,
@@ -318,6 +323,41 @@ func hostRuntimeTurns(ctx context.Context, o options, sup *runnerproc.Supervisor
 			return fmt.Errorf("host turn ended %s", st)
 		}
 		return nil
+	})
+}
+
+// inProcessCPU prints, as JSON, the in-process paths' CPU per turn in milliseconds, one
+// figure per round, and their median: the floor bench/peers.sh sets a whole server's
+// CPU per turn against.
+func inProcessCPU(ctx context.Context, o options, l project.Launch, env []string, out io.Writer) error {
+	rounds := max(1, min(o.rounds, o.turns))
+	perRound := o
+	perRound.turns = o.turns / rounds
+	var framework, bridge []time.Duration
+	for r := range rounds {
+		fmt.Fprintf(os.Stderr, "round %d of %d: turns in-process in Python (%d + %d warm-up)…\n", r+1, rounds, perRound.turns, o.warmup)
+		inproc, err := inProcess(ctx, perRound, l, env)
+		if err != nil {
+			return err
+		}
+		c := inproc["cpu"]
+		if len(c) != 2 {
+			return errors.New("inprocess.py reported no CPU time")
+		}
+		framework, bridge = append(framework, c[0]), append(bridge, c[1])
+	}
+	msOf := func(ds []time.Duration) []float64 {
+		f := make([]float64, len(ds))
+		for i, d := range ds {
+			f[i] = float64(d.Microseconds()) / 1000
+		}
+		return f
+	}
+	return json.NewEncoder(out).Encode(map[string]any{
+		"framework_cpu_ms": msOf(framework), "bridge_cpu_ms": msOf(bridge),
+		"framework_cpu_ms_median": float64(summarize(framework).p50.Microseconds()) / 1000,
+		"bridge_cpu_ms_median":    float64(summarize(bridge).p50.Microseconds()) / 1000,
+		"turns":                   perRound.turns * rounds,
 	})
 }
 
