@@ -301,3 +301,20 @@ def test_model_name_comes_from_the_providers_response_metadata() -> None:
     assert model_name(AIMessage("x", response_metadata={"model": "llama"})) == "llama"
     assert model_name(AIMessage("x")) == ""
 
+
+
+def test_reasoning_of_a_complete_message_is_what_its_content_blocks_say() -> None:
+    from agentengine_adapters.stream import _reasoning
+    from langchain_core.messages import AIMessage
+
+    cases = [
+        (AIMessage("plain answer"), []),
+        (AIMessage([{"type": "reasoning", "reasoning": "r1"}, {"type": "text", "text": "a"}]), ["r1"]),
+        (AIMessage("a", additional_kwargs={"reasoning_content": "r2"}), ["r2"]),
+        (AIMessage([{"type": "thinking", "thinking": "r3"}, {"type": "text", "text": "a"}],
+                   response_metadata={"model_provider": "anthropic"}), ["r3"]),
+        (AIMessage("a", additional_kwargs={"other": 1}), []),
+    ]
+    for message, want in cases:
+        blocks = [str(b.get("reasoning") or "") for b in message.content_blocks if b.get("type") == "reasoning"]
+        assert _reasoning(message) == blocks == want, message
