@@ -304,8 +304,9 @@ def test_model_name_comes_from_the_providers_response_metadata() -> None:
 
 
 def test_reasoning_of_a_complete_message_is_what_its_content_blocks_say() -> None:
-    from agentengine_adapters.stream import _reasoning
     from langchain_core.messages import AIMessage
+
+    from agentengine_adapters.stream import _reasoning
 
     cases = [
         (AIMessage("plain answer"), []),
