@@ -12,10 +12,25 @@
 # server and its runner, and of the server alone. Build the binaries first, e.g.
 #   git worktree add /tmp/old <commit> && (cd /tmp/old && go build -o /tmp/ae-old ./cmd/agentengine)
 #   go build -o /tmp/ae-new ./cmd/agentengine
+# Another agent (each binary starts its own runner processes for it):
+#   AB_PROJECT   the project directory (default examples/echo-go)
+#   AB_API, AB_MODEL, AB_EXPECT  loadgen's -api, -model and -expect (defaults: responses,
+#                the project's default agent, nothing checked)
+#   AB_BACKENDS  session backends (default "memory local"), AB_SECONDS (default 3),
+#   AB_WARMUP    seconds of unmeasured c=16 load on each server first (default 0), so that
+#                a Python runner pool has grown before the rounds
+# e.g. the LangGraph bench graph over LangGraph's API, as bench/peers.sh serves it:
+#   AB_PROJECT=~/.cache/agentengine-bench/peers-langgraph AB_API=langgraph AB_MODEL=echo-langgraph \
+#     AB_EXPECT="you said" AB_BACKENDS=memory AB_WARMUP=6 bench/ab.sh /tmp/ae-old /tmp/ae-new 3
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -ge 2 ]] || { sed -n 2,12p "$0"; exit 2; }
+[[ $# -ge 2 ]] || { sed -n 2,24p "$0"; exit 2; }
 OLD=$1 NEW=$2 ROUNDS=${3:-3}
+PROJECT=${AB_PROJECT:-examples/echo-go}
+SECS=${AB_SECONDS:-3}
+LOAD=(-api "${AB_API:-responses}")
+[[ -n "${AB_MODEL:-}" ]] && LOAD+=(-model "$AB_MODEL")
+[[ -n "${AB_EXPECT:-}" ]] && LOAD+=(-expect "$AB_EXPECT")
 D=$(mktemp -d)
 go build -o "$D/loadgen" ./bench/cmd/loadgen
 declare -A URL PID
@@ -28,7 +43,7 @@ cleanup() {
   rm -rf "$D"
 }
 trap cleanup EXIT
-BACKENDS=(memory local)
+read -r -a BACKENDS <<<"${AB_BACKENDS:-memory local}"
 [[ -n "${AB_PG_DSN:-}" ]] && BACKENDS+=(postgres)
 for v in old new; do
   for b in "${BACKENDS[@]}"; do
@@ -42,23 +57,29 @@ for v in old new; do
       DBS+=("$db")
       dsn=$(python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$AB_PG_DSN" "$db")
       KSADK_SESSION_BACKEND=postgres KSADK_SESSION_DSN="$dsn" AGENTENGINE_REPLICA_ID="ab-$v" \
-        "$bin" run examples/echo-go --port "$port" >"$D/$v.$b.log" 2>&1 &
+        "$bin" run "$PROJECT" --port "$port" >"$D/$v.$b.log" 2>&1 &
     else
-      "$bin" run examples/echo-go --port "$port" --session-backend "$b" --session-path "$D/$v.sqlite" >"$D/$v.$b.log" 2>&1 &
+      "$bin" run "$PROJECT" --port "$port" --session-backend "$b" --session-path "$D/$v.sqlite" >"$D/$v.$b.log" 2>&1 &
     fi
     PID[$v.$b]=$!
     URL[$v.$b]=http://127.0.0.1:$port
   done
 done
 for k in "${!URL[@]}"; do
-  for _ in $(seq 100); do curl -fs "${URL[$k]}/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  # A Python runner takes a second or more to start.
+  for _ in $(seq 600); do curl -fs "${URL[$k]}/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 done
+if [[ "${AB_WARMUP:-0}" -gt 0 ]]; then
+  for k in "${!URL[@]}"; do
+    "$D/loadgen" -url "${URL[$k]}" "${LOAD[@]}" -scenario nonstream -c 16 -d "${AB_WARMUP}s" >/dev/null
+  done
+fi
 echo "round c backend binary turns/s p50_ms cpu_us_per_turn server_cpu_us_per_turn"
 for r in $(seq "$ROUNDS"); do
   for c in 16 1; do
     for b in "${BACKENDS[@]}"; do
       for v in old new; do
-        "$D/loadgen" -json -url "${URL[$v.$b]}" -pid "${PID[$v.$b]}" -scenario nonstream -c "$c" -d 3s >"$D/out.json"
+        "$D/loadgen" -json -url "${URL[$v.$b]}" -pid "${PID[$v.$b]}" "${LOAD[@]}" -scenario nonstream -c "$c" -d "${SECS}s" >"$D/out.json"
         python3 - "$r" "$c" "$b" "$v" "$D/out.json" <<'PY'
 import json, sys
 r, c, b, v, path = sys.argv[1:]
