@@ -17,7 +17,10 @@ AGENTENGINE_* variables, the bridge on PYTHONPATH). Prints {"graph": [...], "bri
 
 --profile N writes the top N functions by cumulative time of each path (cProfile over
 the measured turns) to stderr, to see what the bridge does per turn that the framework
-alone does not.
+alone does not. --concurrency N runs N turns at a time (asyncio.gather; each turn's time
+is then its group's over N) and --freeze freezes the heap after the warm-up, as a runner
+process does (agentengine_runner.lifelong): together they show a serving runner's turn
+without its process boundary.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import json
 import pstats
@@ -40,24 +44,38 @@ from agentengine_runner.testing import collect, make_request
 
 
 async def timed(
-    turns: int, warmup: int, turn: Callable[[], Awaitable[None]], profile: int = 0, name: str = ""
+    turns: int,
+    warmup: int,
+    turn: Callable[[], Awaitable[None]],
+    profile: int = 0,
+    name: str = "",
+    concurrency: int = 1,
+    freeze: bool = False,
 ) -> tuple[list[float], float]:
     """Wall seconds of each turn, and the process's CPU seconds per turn over them all
     (CPU time is what a loaded machine disturbs least)."""
     for _ in range(warmup):
         await turn()
+    if freeze:
+        gc.freeze()
     out = []
     prof = cProfile.Profile() if profile else None
     cpu = time.process_time()
-    for _ in range(turns):
+    groups = max(turns // concurrency, 1)
+    for _ in range(groups):
         t = time.perf_counter()
         if prof is not None:
             prof.enable()
-        await turn()
+        if concurrency == 1:
+            await turn()
+        else:
+            await asyncio.gather(*(turn() for _ in range(concurrency)))
         if prof is not None:
             prof.disable()
-        out.append(time.perf_counter() - t)
-    cpu = (time.process_time() - cpu) / max(turns, 1)
+        out.extend([(time.perf_counter() - t) / concurrency] * concurrency)
+    cpu = (time.process_time() - cpu) / len(out)
+    if freeze:
+        gc.unfreeze()  # the next path starts from the same collector state
     if prof is not None:
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(profile)
@@ -129,7 +147,10 @@ async def main() -> None:
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--input", default="hello there")
     ap.add_argument("--profile", type=int, default=0)
+    ap.add_argument("--concurrency", type=int, default=1)
+    ap.add_argument("--freeze", action="store_true")
     args = ap.parse_args()
+    shape = {"concurrency": max(args.concurrency, 1), "freeze": args.freeze}
 
     settings = Settings.from_env()
     graph_turn = adk_turn(settings, args.input) if settings.framework == "adk" else langgraph_turn(settings, args.input)
@@ -143,8 +164,8 @@ async def main() -> None:
             raise RuntimeError(f"bridge turn failed: {events}")
 
     try:
-        graph, graph_cpu = await timed(args.turns, args.warmup, graph_turn, args.profile, "framework in-process")
-        bridge, bridge_cpu = await timed(args.turns, args.warmup, bridge_turn, args.profile, "bridge runner in-process")
+        graph, graph_cpu = await timed(args.turns, args.warmup, graph_turn, args.profile, "framework in-process", **shape)
+        bridge, bridge_cpu = await timed(args.turns, args.warmup, bridge_turn, args.profile, "bridge runner in-process", **shape)
         result = {"graph": graph, "bridge": bridge, "cpu": [graph_cpu, bridge_cpu]}
     finally:
         close = getattr(runner, "aclose", None)

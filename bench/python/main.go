@@ -41,8 +41,8 @@ import (
 type options struct {
 	project, python, input      string
 	turns, warmup, cold, rounds int
-	profile                     int
-	inProcessOnly               bool
+	profile, concurrency        int
+	inProcessOnly, freeze       bool
 }
 
 func main() {
@@ -56,6 +56,8 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds the run-lane and in-process turns are split into, taken in turn")
 	flag.IntVar(&o.profile, "profile", 0, "print the top N functions (cProfile, cumulative) of each in-process path to stderr")
 	flag.BoolVar(&o.inProcessOnly, "inprocess-only", false, "measure only the in-process paths and print their CPU per turn as JSON (for bench/peers.sh)")
+	flag.IntVar(&o.concurrency, "concurrency", 1, "in-process paths: turns run at a time (asyncio.gather)")
+	flag.BoolVar(&o.freeze, "freeze", false, "in-process paths: freeze the heap after the warm-up (gc.freeze), as a runner process does")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/python:", err)
@@ -334,6 +336,7 @@ func inProcessCPU(ctx context.Context, o options, l project.Launch, env []string
 	perRound := o
 	perRound.turns = o.turns / rounds
 	var framework, bridge []time.Duration
+	measured := 0
 	for r := range rounds {
 		fmt.Fprintf(os.Stderr, "round %d of %d: turns in-process in Python (%d + %d warm-up)…\n", r+1, rounds, perRound.turns, o.warmup)
 		inproc, err := inProcess(ctx, perRound, l, env)
@@ -345,6 +348,7 @@ func inProcessCPU(ctx context.Context, o options, l project.Launch, env []string
 			return errors.New("inprocess.py reported no CPU time")
 		}
 		framework, bridge = append(framework, c[0]), append(bridge, c[1])
+		measured += len(inproc["graph"])
 	}
 	msOf := func(ds []time.Duration) []float64 {
 		f := make([]float64, len(ds))
@@ -357,7 +361,9 @@ func inProcessCPU(ctx context.Context, o options, l project.Launch, env []string
 		"framework_cpu_ms": msOf(framework), "bridge_cpu_ms": msOf(bridge),
 		"framework_cpu_ms_median": float64(summarize(framework).p50.Microseconds()) / 1000,
 		"bridge_cpu_ms_median":    float64(summarize(bridge).p50.Microseconds()) / 1000,
-		"turns":                   perRound.turns * rounds,
+		"turns":                   measured, // per path: whole groups of -concurrency turns
+		"concurrency":             max(o.concurrency, 1),
+		"freeze":                  o.freeze,
 	})
 }
 
@@ -371,7 +377,12 @@ func inProcess(ctx context.Context, o options, l project.Launch, env []string) (
 	if _, err := os.Stat(script); err != nil {
 		return nil, fmt.Errorf("run from the repository root: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, l.Python.Path, script, "--turns", fmt.Sprint(o.turns), "--warmup", fmt.Sprint(o.warmup), "--input", o.input, "--profile", fmt.Sprint(o.profile))
+	args := []string{script, "--turns", fmt.Sprint(o.turns), "--warmup", fmt.Sprint(o.warmup), "--input", o.input,
+		"--profile", fmt.Sprint(o.profile), "--concurrency", fmt.Sprint(o.concurrency)}
+	if o.freeze {
+		args = append(args, "--freeze")
+	}
+	cmd := exec.CommandContext(ctx, l.Python.Path, args...)
 	cmd.Dir, cmd.Env, cmd.Stderr = l.Dir, env, os.Stderr
 	raw, err := cmd.Output()
 	if err != nil {
