@@ -69,9 +69,13 @@ os.environ.setdefault(
 )
 from .config import Settings
 from .loader import EntryPointError, get_attr, import_module, module_description, parse_entry, prepare_sys_path
+from .missing import remember_missing
 from .resume import Answer, host_resumes, parse_answers
 
 log = logging.getLogger("agentengine_runner.adapters.adk")
+
+# ADK's build_node imports its A2A agent at every call (see missing.py).
+remember_missing("google.adk.agents.remote_a2a_agent", "a2a")
 
 INVALID_RESUME = "invalid_resume"
 CONFIRMATION = "confirmation"

@@ -57,6 +57,7 @@ FILE_FRAMEWORK = {
     "test_adk_openai.py": "adk",
     "test_adk_resume.py": "adk",
     "test_checkpoint.py": "langgraph",
+    "test_missing.py": "core",
     "test_continue.py": "langgraph",
     "test_deepagents.py": "deepagents",
     "test_deepagents_resume.py": "deepagents",

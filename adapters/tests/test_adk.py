@@ -405,3 +405,18 @@ def test_not_an_agent_gives_a_broken_runner(project: Any) -> None:
     events = run(lambda: turn(runner, "hi"))
     assert kinds(events) == ["error"]
     assert "not a google-adk agent" in errors(events)[0].message
+
+
+def test_the_a2a_agent_is_remembered_missing_only_without_a2a() -> None:
+    """ADK's build_node imports its A2A agent at every call; the bridge makes that import
+    fail at once when a2a-sdk is not installed, and leaves it alone when it is."""
+    import importlib.util
+    import sys
+
+    import agentengine_adapters.adk_bridge  # noqa: F401
+
+    name = "google.adk.agents.remote_a2a_agent"
+    if importlib.util.find_spec("a2a") is None:
+        assert sys.modules.get(name, "absent") is None
+    else:
+        assert sys.modules.get(name) is not None
