@@ -18,6 +18,7 @@ its own, in this process and when the host hands it back to another.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import random
 import struct
@@ -453,6 +454,13 @@ class HostSaver(BaseCheckpointSaver[str]):
 
     async def adelete_thread(self, thread_id: str) -> None:
         self.delete_thread(thread_id)
+
+
+# LangGraph reads (a)put_writes' signature at every run, to see whether it takes
+# task_path; inspect.signature returns a function's __signature__ when it has one, so
+# the signature is worked out once here instead (9.8 → 3.3 µs a run, measured alone).
+for _method in (HostSaver.put_writes, HostSaver.aput_writes):
+    _method.__signature__ = inspect.signature(_method)
 
 
 class DurableCheckpointer:
