@@ -4,8 +4,9 @@ A framework that imports an optional module inside a function, and catches the
 ImportError when its dependency is not installed, pays for a whole import attempt at
 every call: a failed import is not cached, so the module's code runs again up to the
 import that fails. google-adk 2.x does this with its A2A agent in `build_node`, which
-runs for the nodes of every turn: about 0.1 ms a turn without a2a-sdk, and several
-milliseconds when the module's bytecode cache is stale. A module set to None in
+runs for the nodes of every turn: without a2a-sdk that was about 0.5 ms of an offline
+ADK turn's 3.1 ms, and several milliseconds more when the module's bytecode cache is
+stale. A module set to None in
 sys.modules makes every later import of it raise ImportError at once; that is what the
 framework gets anyway, sooner.
 """
