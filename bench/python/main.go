@@ -121,9 +121,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	// The bridge's overhead is a difference of two latencies measured apart; in rounds
 	// that take the two paths in turn, a change of the machine's load between them moves
 	// both sides of a round's difference alike.
-	rounds := max(1, min(o.rounds, o.turns))
-	perRound := o
-	perRound.turns = o.turns / rounds
+	rounds, perRound := inRounds(o)
 	var laneTurns, graphTurns, bridgeTurns, overheads []time.Duration
 	var graphCPU, bridgeCPU []time.Duration // in-process CPU per turn, one per round
 	for r := range rounds {
@@ -328,13 +326,19 @@ func hostRuntimeTurns(ctx context.Context, o options, sup *runnerproc.Supervisor
 	})
 }
 
+// inRounds splits o's turns into its rounds: how many, and the options of each.
+func inRounds(o options) (int, options) {
+	rounds := max(1, min(o.rounds, o.turns))
+	perRound := o
+	perRound.turns = o.turns / rounds
+	return rounds, perRound
+}
+
 // inProcessCPU prints, as JSON, the in-process paths' CPU per turn in milliseconds, one
 // figure per round, and their median: the floor bench/peers.sh sets a whole server's
 // CPU per turn against.
 func inProcessCPU(ctx context.Context, o options, l project.Launch, env []string, out io.Writer) error {
-	rounds := max(1, min(o.rounds, o.turns))
-	perRound := o
-	perRound.turns = o.turns / rounds
+	rounds, perRound := inRounds(o)
 	var framework, bridge []time.Duration
 	measured := 0
 	for r := range rounds {
