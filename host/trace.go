@@ -99,10 +99,28 @@ type storeWrite struct {
 	attrs []attribute.KeyValue
 }
 
+// childStarter is a tracer that starts a span under a given parent without making a
+// context for it (agentengine's own tracer provider is one): for the turn's spans that
+// nothing runs under.
+type childStarter interface {
+	StartChild(parent trace.Span, name string, opts ...trace.SpanStartOption) trace.Span
+}
+
+// startLeaf starts a span under parent, a span nothing will run under (its context is
+// not made when the tracer can skip it).
+func startLeaf(tracer trace.Tracer, parent trace.Span, name string, opts ...trace.SpanStartOption) trace.Span {
+	if cs, ok := tracer.(childStarter); ok {
+		return cs.StartChild(parent, name, opts...)
+	}
+	_, span := tracer.Start(trace.ContextWithSpan(context.Background(), parent), name, opts...)
+	return span
+}
+
 // storeWrite starts timing the store write op.
 func (rt *Runtime) storeWrite(ctx context.Context, op string) storeWrite {
 	w := storeWrite{rt: rt, began: time.Now()}
-	if !trace.SpanFromContext(ctx).IsRecording() {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.IsRecording() {
 		return w
 	}
 	so, ok := rt.storeOps[op]
@@ -110,7 +128,7 @@ func (rt *Runtime) storeWrite(ctx context.Context, op string) storeWrite {
 		so = newStoreOp(rt.storeBackend, op)
 	}
 	// The span reads its own times: timestamp options would cost it two allocations.
-	_, w.span = rt.tracer.Start(ctx, so.name, rt.clientSpan...)
+	w.span = startLeaf(rt.tracer, parent, so.name, rt.clientSpan...)
 	w.attrs = so.attrs
 	return w
 }
@@ -179,8 +197,7 @@ func (ts *turnState) toolSpan(callID, name string, start, end time.Time, isError
 			return
 		}
 	}
-	ctx := trace.ContextWithSpan(context.Background(), ts.span)
-	_, span := tracer.Start(ctx, "execute_tool "+name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal),
+	span := startLeaf(tracer, ts.span, "execute_tool "+name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name), semconv.GenAIToolCallID(callID)))
 	if ts.rt.traceContent {
 		span.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(ts.toolArgs[callID]), semconv.GenAIToolCallResultKey.String(result))

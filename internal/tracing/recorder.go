@@ -176,13 +176,28 @@ type tracer struct {
 // Start starts a span under ctx's span (a new trace when there is none or the options
 // ask for a new root).
 func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
-	cfg := trace.NewSpanStartConfig(opts...)
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	s := t.start(ctx, trace.SpanFromContext(ctx), name, opts)
+	return trace.ContextWithSpan(ctx, s), s
+}
+
+// StartChild starts a span under parent and makes no context for it: for a span
+// nothing runs under (a store write's), whose context nobody would read. ctx's own span
+// is not looked at.
+func (t *tracer) StartChild(parent trace.Span, name string, opts ...trace.SpanStartOption) trace.Span {
+	return t.start(nil, parent, name, opts)
+}
+
+// start starts a span under parentSpan (a new trace when it has no valid context or the
+// options ask for a new root). ctx, the context the span starts in, is read only by a
+// configured sampler; nil stands for parentSpan's own context.
+func (t *tracer) start(ctx context.Context, parentSpan trace.Span, name string, opts []trace.SpanStartOption) trace.Span {
+	cfg := trace.NewSpanStartConfig(opts...)
 	var parent trace.SpanContext
 	if !cfg.NewRoot() {
-		parent = trace.SpanContextFromContext(ctx)
+		parent = parentSpan.SpanContext()
 	}
 	kind := cfg.SpanKind()
 	if kind == trace.SpanKindUnspecified {
@@ -205,8 +220,14 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 		recording = sampled
 	} else {
 		pctx := ctx
-		if cfg.NewRoot() {
-			pctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+		switch {
+		case cfg.NewRoot():
+			if pctx == nil {
+				pctx = context.Background()
+			}
+			pctx = trace.ContextWithSpanContext(pctx, trace.SpanContext{})
+		case pctx == nil:
+			pctx = trace.ContextWithSpan(context.Background(), parentSpan)
 		}
 		res := t.p.sampler.ShouldSample(sdktrace.SamplingParameters{
 			ParentContext: pctx, TraceID: scc.TraceID, Name: name, Kind: kind, Attributes: cfg.Attributes(), Links: cfg.Links(),
@@ -218,8 +239,7 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	}
 	sc := trace.NewSpanContext(scc)
 	if !recording {
-		u := &unrecorded{sc: sc, p: t.p}
-		return trace.ContextWithSpan(ctx, u), u
+		return &unrecorded{sc: sc, p: t.p}
 	}
 	s := &span{t: t, sc: sc, parent: parent, name: name, kind: kind, start: cfg.Timestamp()}
 	if s.start.IsZero() {
@@ -232,7 +252,8 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	for _, l := range cfg.Links() {
 		s.addLink(l)
 	}
-	return trace.ContextWithSpan(ctx, s), s
+	s.recording.Store(true)
+	return s
 }
 
 // newTraceID and newSpanID draw random non-zero IDs, as the SDK's default generator does.
@@ -271,6 +292,7 @@ type span struct {
 
 	mu           sync.Mutex
 	ended        bool
+	recording    atomic.Bool // !ended, read without mu: IsRecording is asked often
 	sc, parent   trace.SpanContext
 	name         string
 	kind         trace.SpanKind
@@ -286,11 +308,7 @@ type span struct {
 
 func (s *span) SpanContext() trace.SpanContext { return s.sc }
 
-func (s *span) IsRecording() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.ended
-}
+func (s *span) IsRecording() bool { return s.recording.Load() }
 
 func (s *span) SetStatus(code codes.Code, description string) {
 	s.mu.Lock()
@@ -524,6 +542,7 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 		}
 	}
 	s.ended = true
+	s.recording.Store(false)
 	s.mu.Unlock()
 	p := s.t.p
 	if p.keep != nil {

@@ -178,6 +178,12 @@ func TestRecorderSamplersFromTheEnvironment(t *testing.T) {
 				if got.SpanContext().TraceID() != want.SpanContext().TraceID() && trace.SpanContextFromContext(ctx).IsValid() {
 					t.Errorf("%s: a child of a remote parent left its trace", name)
 				}
+				// StartChild decides as Start does, from the parent it is given.
+				child := ours.(*tracer).StartChild(trace.SpanFromContext(ctx), "s")
+				if child.IsRecording() != want.IsRecording() || child.SpanContext().IsSampled() != want.SpanContext().IsSampled() {
+					t.Errorf("%s: StartChild: recording %v sampled %v, the SDK %v %v", name, child.IsRecording(), child.SpanContext().IsSampled(),
+						want.IsRecording(), want.SpanContext().IsSampled())
+				}
 			}
 		})
 	}
@@ -255,5 +261,37 @@ func TestClock(t *testing.T) {
 	}
 	if base := c.base.Load(); time.Since(*base) > time.Second {
 		t.Error("the base was not renewed")
+	}
+}
+
+// StartChild records the span Start records under the same parent, with no context
+// made for it.
+func TestRecorderStartChild(t *testing.T) {
+	kept := NewRecent(10, 1<<20)
+	tr := (&recorder{limits: limitsFromEnv(func(string) string { return "" }), keep: kept}).Tracer("t")
+	ctx, parent := tr.Start(context.Background(), "parent")
+	_, viaStart := tr.Start(ctx, "child", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attribute.String("k", "v")))
+	viaChild := tr.(*tracer).StartChild(parent, "child", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attribute.String("k", "v")))
+	if !viaChild.IsRecording() {
+		t.Fatal("a child of a recording span is not recording")
+	}
+	viaStart.End()
+	viaChild.End()
+	if viaChild.IsRecording() {
+		t.Error("an ended span is still recording")
+	}
+	parent.End()
+	spans := keptSpans(kept)
+	if len(spans) != 3 {
+		t.Fatalf("kept %d spans, want 3", len(spans))
+	}
+	got, want := normalize(spans[1:2]), normalize(spans[0:1])
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("StartChild recorded\n%+v\nStart\n%+v", got, want)
+	}
+	for _, s := range spans[:2] {
+		if !s.Parent().Equal(parent.SpanContext()) || s.SpanContext().TraceID() != parent.SpanContext().TraceID() {
+			t.Errorf("%s: parent %v, want %v", s.Name(), s.Parent(), parent.SpanContext())
+		}
 	}
 }
