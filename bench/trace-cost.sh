@@ -12,12 +12,19 @@
 # turns/s, p50 and the CPU per turn of the server and its runner (-pid; the sink's CPU is
 # not counted: a collector runs apart from the server).
 #
+# TRACE_COST_RATE=N sends N turns/s to each (loadgen -rate; c=16 still bounds what is in
+# flight) instead of as many as c=16 allows: the three servers then do the same work per
+# second, and a slower one does not also batch differently (a saturated server's store and
+# run lane batch more per write as turns queue up).
+#
 # Usage: bench/trace-cost.sh [BINARY] [ROUNDS]   (default: builds ./cmd/agentengine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=$(mktemp -d)
 BIN=${1:-}
 ROUNDS=${2:-3}
+PACE=()
+[[ ${TRACE_COST_RATE:-0} != 0 ]] && PACE=(-rate "$TRACE_COST_RATE")
 if [[ -z $BIN ]]; then BIN=$D/agentengine; go build -o "$BIN" ./cmd/agentengine; fi
 go build -o "$D/loadgen" ./bench/cmd/loadgen
 declare -A URL PID
@@ -62,7 +69,7 @@ done
 echo "round tracing turns/s p50_ms cpu_us_per_turn host_us runner_us"
 for r in $(seq "$ROUNDS"); do
   for v in off kept otlp; do
-    "$D/loadgen" -json -url "${URL[$v]}" -pid "${PID[$v]}" -scenario nonstream -c 16 -d 5s >"$D/out.json"
+    "$D/loadgen" -json -url "${URL[$v]}" -pid "${PID[$v]}" -scenario nonstream -c 16 "${PACE[@]}" -d 5s >"$D/out.json"
     python3 - "$r" "$v" "$D/out.json" <<'PY'
 import json, sys
 r, v, path = sys.argv[1:]
