@@ -179,7 +179,7 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s := t.start(ctx, trace.SpanFromContext(ctx), name, opts)
+	s := t.start(ctx, true, trace.SpanFromContext(ctx), name, opts)
 	return trace.ContextWithSpan(ctx, s), s
 }
 
@@ -187,13 +187,13 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 // nothing runs under (a store write's), whose context nobody would read. ctx's own span
 // is not looked at.
 func (t *tracer) StartChild(parent trace.Span, name string, opts ...trace.SpanStartOption) trace.Span {
-	return t.start(nil, parent, name, opts)
+	return t.start(context.Background(), false, parent, name, opts)
 }
 
 // start starts a span under parentSpan (a new trace when it has no valid context or the
 // options ask for a new root). ctx, the context the span starts in, is read only by a
-// configured sampler; nil stands for parentSpan's own context.
-func (t *tracer) start(ctx context.Context, parentSpan trace.Span, name string, opts []trace.SpanStartOption) trace.Span {
+// configured sampler; inCtx says whether parentSpan is ctx's own span.
+func (t *tracer) start(ctx context.Context, inCtx bool, parentSpan trace.Span, name string, opts []trace.SpanStartOption) trace.Span {
 	cfg := trace.NewSpanStartConfig(opts...)
 	var parent trace.SpanContext
 	if !cfg.NewRoot() {
@@ -222,12 +222,9 @@ func (t *tracer) start(ctx context.Context, parentSpan trace.Span, name string, 
 		pctx := ctx
 		switch {
 		case cfg.NewRoot():
-			if pctx == nil {
-				pctx = context.Background()
-			}
-			pctx = trace.ContextWithSpanContext(pctx, trace.SpanContext{})
-		case pctx == nil:
-			pctx = trace.ContextWithSpan(context.Background(), parentSpan)
+			pctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+		case !inCtx:
+			pctx = trace.ContextWithSpan(ctx, parentSpan)
 		}
 		res := t.p.sampler.ShouldSample(sdktrace.SamplingParameters{
 			ParentContext: pctx, TraceID: scc.TraceID, Name: name, Kind: kind, Attributes: cfg.Attributes(), Links: cfg.Links(),
