@@ -6,9 +6,8 @@ every call: a failed import is not cached, so the module's code runs again up to
 import that fails. google-adk 2.x does this with its A2A agent in `build_node`, which
 runs for the nodes of every turn: without a2a-sdk that was about 0.5 ms of an offline
 ADK turn's 3.1 ms, and several milliseconds more when the module's bytecode cache is
-stale. A module set to None in
-sys.modules makes every later import of it raise ImportError at once; that is what the
-framework gets anyway, sooner.
+stale. A module set to None in sys.modules makes every later import of it raise
+ImportError at once; that is what the framework gets anyway, sooner.
 """
 
 from __future__ import annotations

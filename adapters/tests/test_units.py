@@ -302,7 +302,6 @@ def test_model_name_comes_from_the_providers_response_metadata() -> None:
     assert model_name(AIMessage("x")) == ""
 
 
-
 def test_reasoning_of_a_complete_message_is_what_its_content_blocks_say() -> None:
     from langchain_core.messages import AIMessage
 

@@ -168,7 +168,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return errors.New("inprocess.py reported no bridge turns")
 	}
 	graph, bridge := summarize(graphTurns), summarize(bridgeTurns)
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", millis(d)) }
 	fmt.Fprintf(out, "### Python bridge: %s (%s), %d turns, input %q\n\n", p.Name, p.Framework, o.turns, o.input)
 	fmt.Fprintf(out, "Python %s, %s/%s, %d CPUs. Command: `go run ./bench/python -project %s -turns %d`\n\n",
 		trim(v), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.project, o.turns)
@@ -357,14 +357,14 @@ func inProcessCPU(ctx context.Context, o options, l project.Launch, env []string
 	msOf := func(ds []time.Duration) []float64 {
 		f := make([]float64, len(ds))
 		for i, d := range ds {
-			f[i] = float64(d.Microseconds()) / 1000
+			f[i] = millis(d)
 		}
 		return f
 	}
 	return json.NewEncoder(out).Encode(map[string]any{
 		"framework_cpu_ms": msOf(framework), "bridge_cpu_ms": msOf(bridge),
-		"framework_cpu_ms_median": float64(summarize(framework).p50.Microseconds()) / 1000,
-		"bridge_cpu_ms_median":    float64(summarize(bridge).p50.Microseconds()) / 1000,
+		"framework_cpu_ms_median": millis(summarize(framework).p50),
+		"bridge_cpu_ms_median":    millis(summarize(bridge).p50),
 		"turns":                   measured, // per path: whole groups of -concurrency turns
 		"concurrency":             max(o.concurrency, 1),
 		"freeze":                  o.freeze,
@@ -424,7 +424,10 @@ func inProcess(ctx context.Context, o options, l project.Launch, env []string) (
 func joinMS(ds []time.Duration) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
-		parts[i] = fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
+		parts[i] = fmt.Sprintf("%.2f ms", millis(d))
 	}
 	return strings.Join(parts, ", ")
 }
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
