@@ -137,9 +137,6 @@ type Runtime struct {
 	internalSpan, clientSpan []trace.SpanStartOption
 	agentSpans               map[string]agentSpanNames // by agent
 	storeOps                 map[string]storeOp        // a store write span's name and attributes, by operation
-	// spanAttrs pools the slices the turn's span attributes are built in (the SDK
-	// copies them into the span): *[]attribute.KeyValue.
-	spanAttrs sync.Pool
 
 	mu          sync.Mutex
 	runs        map[runKey]*Run // live and recently finished runs

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/agentengine/agentengine/internal/spanattr"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 )
@@ -71,14 +72,15 @@ func (rt *Runtime) failedTurnSpan(span trace.Span, agent, surface string, err er
 }
 
 // storeOp is the span name and attributes of a store write's span, made once for each
-// of the turn's own writes (no string or slice to build every turn).
+// of the turn's own writes (no string or slice to build every turn, and none for the
+// span to copy: it keeps the source).
 type storeOp struct {
 	name  string
-	attrs []attribute.KeyValue
+	attrs spanattr.Source
 }
 
 func newStoreOp(backend, op string) storeOp {
-	return storeOp{name: "store " + op, attrs: []attribute.KeyValue{semconv.DBSystemNameKey.String(backend), semconv.DBOperationName(op)}}
+	return storeOp{name: "store " + op, attrs: spanattr.Fixed{semconv.DBSystemNameKey.String(backend), semconv.DBOperationName(op)}}
 }
 
 // storeOps makes the spans' names and attributes of the turn's own store writes.
@@ -96,7 +98,7 @@ type storeWrite struct {
 	rt    *Runtime
 	began time.Time
 	span  trace.Span // nil when untraced
-	attrs []attribute.KeyValue
+	attrs spanattr.Source
 }
 
 // childStarter is a tracer that starts a span under a given parent without making a
@@ -134,14 +136,13 @@ func (rt *Runtime) storeWrite(ctx context.Context, op string) storeWrite {
 }
 
 // end records the write's duration and ends its span, failed when err is set. The
-// attributes go with the end, in one call, from a slice made once per operation (the
-// span copies them).
+// attributes go with the end, in one call, from a source made once per operation.
 func (w storeWrite) end(err error) {
 	w.rt.metrics.StoreWrite(w.rt.storeBackend, time.Since(w.began))
 	if w.span == nil {
 		return
 	}
-	w.span.SetAttributes(w.attrs...)
+	spanattr.Set(w.span, w.attrs)
 	if err != nil {
 		w.span.SetStatus(codes.Error, err.Error())
 	}
@@ -226,33 +227,50 @@ func (ts *turnState) approvalEvent(approvalID, tool, callID string) {
 }
 
 // endTurnSpan ends the invoke_agent span with the turn's session, run, user (when
-// configured) and model, and the run's outcome and usage, set in one call.
+// configured) and model, and the run's outcome and usage, set in one call as a source:
+// the span keeps these few strings rather than a key-value each.
 func (ts *turnState) endTurnSpan(data session.RunStatusData) {
 	span := ts.span
 	if span.IsRecording() {
-		pooled, _ := ts.rt.spanAttrs.Get().(*[]attribute.KeyValue)
-		if pooled == nil {
-			pooled = new([]attribute.KeyValue)
-		}
-		attrs := append(turnSpanAttrs((*pooled)[:0], ts.ag.Name, ts.r.surface), semconv.GenAIConversationID(ts.r.Key.ID),
-			attribute.String(attrRunID, ts.r.InvocationID), attribute.String(attrStatus, data.Status))
+		a := &turnAttrs{agent: ts.ag.Name, surface: ts.r.surface, session: ts.r.Key.ID, run: ts.r.InvocationID,
+			status: data.Status, model: ts.spanModel}
 		if ts.rt.traceUsers {
-			attrs = append(attrs, semconv.EnduserID(ts.r.Key.User))
-		}
-		if ts.spanModel != "" {
-			attrs = append(attrs, semconv.GenAIResponseModel(ts.spanModel))
+			a.user, a.withUser = ts.r.Key.User, true
 		}
 		if u := data.Usage; u != nil {
-			attrs = append(attrs, semconv.GenAIUsageInputTokens(int(u.InputTokens)), semconv.GenAIUsageOutputTokens(int(u.OutputTokens)))
+			a.inputTokens, a.outputTokens, a.withUsage = u.InputTokens, u.OutputTokens, true
 		}
 		if data.Error != nil {
 			span.SetStatus(codes.Error, data.Error.Code)
-			attrs = append(attrs, semconv.ErrorTypeKey.String(data.Error.Code))
+			a.errorType = data.Error.Code
 		}
-		span.SetAttributes(attrs...)
-		clear(attrs) // the pool keeps no turn's strings
-		*pooled = attrs[:0]
-		ts.rt.spanAttrs.Put(pooled)
+		spanattr.Set(span, a)
 	}
 	span.End()
+}
+
+// turnAttrs are an invoke_agent span's attributes at the turn's end.
+type turnAttrs struct {
+	agent, surface, session, run, status, user, model, errorType string
+	inputTokens, outputTokens                                    int64
+	withUser, withUsage                                          bool
+}
+
+// AppendAttributes implements spanattr.Source.
+func (a *turnAttrs) AppendAttributes(dst []attribute.KeyValue) []attribute.KeyValue {
+	dst = append(turnSpanAttrs(dst, a.agent, a.surface), semconv.GenAIConversationID(a.session),
+		attribute.String(attrRunID, a.run), attribute.String(attrStatus, a.status))
+	if a.withUser {
+		dst = append(dst, semconv.EnduserID(a.user))
+	}
+	if a.model != "" {
+		dst = append(dst, semconv.GenAIResponseModel(a.model))
+	}
+	if a.withUsage {
+		dst = append(dst, semconv.GenAIUsageInputTokens(int(a.inputTokens)), semconv.GenAIUsageOutputTokens(int(a.outputTokens)))
+	}
+	if a.errorType != "" {
+		dst = append(dst, semconv.ErrorTypeKey.String(a.errorType))
+	}
+	return dst
 }

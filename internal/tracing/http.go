@@ -4,9 +4,10 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/agentengine/agentengine/internal/spanattr"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -20,10 +21,9 @@ import (
 // OpenTelemetry's gin middleware because that one costs a turn several times more: it
 // records HTTP metrics we keep elsewhere, computes attributes twice (spans and
 // metrics), copies the request twice and sets attributes piecemeal. The attributes are
-// set once, when the request is answered (no sampler of ours reads them at start).
+// set once, when the request is answered (no sampler of ours reads them at start), as
+// a source: the span keeps the request's few strings, not eight key-values.
 func serverMiddleware(tracer trace.Tracer, prop propagation.TextMapPropagator) gin.HandlerFunc {
-	// The attributes are built in a pooled slice: the SDK copies them into the span.
-	attrPool := sync.Pool{New: func() any { s := make([]attribute.KeyValue, 0, 11); return &s }}
 	serverKind := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)} // made once, not per request
 	return func(c *gin.Context) {
 		r := c.Request
@@ -45,38 +45,52 @@ func serverMiddleware(tracer trace.Tracer, prop propagation.TextMapPropagator) g
 			return
 		}
 
-		status := c.Writer.Status()
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		pooled := attrPool.Get().(*[]attribute.KeyValue)
-		attrs := append((*pooled)[:0], semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(scheme),
-			semconv.URLPath(r.URL.Path), semconv.HTTPResponseStatusCode(status),
-			semconv.NetworkProtocolVersion(protoVersion(r)))
+		a := &serverAttrs{method: method, path: r.URL.Path, route: route, status: c.Writer.Status(),
+			proto: protoVersion(r), userAgent: r.UserAgent(), scheme: "http"}
 		if !known {
-			attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
+			a.methodOriginal = r.Method
 		}
-		if route != "" {
-			attrs = append(attrs, semconv.HTTPRoute(route))
+		if r.TLS != nil {
+			a.scheme = "https"
 		}
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-			attrs = append(attrs, semconv.ClientAddress(host))
+			a.client = host
 		}
-		if ua := r.UserAgent(); ua != "" {
-			attrs = append(attrs, semconv.UserAgentOriginal(ua))
-		}
-		if status >= 500 {
+		if a.status >= 500 {
 			// Server spans fail on 5xx only (a 4xx is the client's error).
-			attrs = append(attrs, semconv.ErrorTypeKey.String(strconv.Itoa(status)))
 			span.SetStatus(codes.Error, "")
 		}
-		span.SetAttributes(attrs...)
+		spanattr.Set(span, a)
 		span.End()
-		clear(attrs) // the pool keeps no request's strings
-		*pooled = attrs[:0]
-		attrPool.Put(pooled)
 	}
+}
+
+// serverAttrs are an HTTP server span's attributes ("" and 0 for those not set).
+type serverAttrs struct {
+	method, methodOriginal, scheme, path, route, proto, client, userAgent string
+	status                                                                int
+}
+
+// AppendAttributes implements spanattr.Source.
+func (a *serverAttrs) AppendAttributes(dst []attribute.KeyValue) []attribute.KeyValue {
+	dst = append(dst, semconv.HTTPRequestMethodKey.String(a.method), semconv.URLScheme(a.scheme),
+		semconv.URLPath(a.path), semconv.HTTPResponseStatusCode(a.status), semconv.NetworkProtocolVersion(a.proto))
+	if a.methodOriginal != "" {
+		dst = append(dst, semconv.HTTPRequestMethodOriginal(a.methodOriginal))
+	}
+	if a.route != "" {
+		dst = append(dst, semconv.HTTPRoute(a.route))
+	}
+	if a.client != "" {
+		dst = append(dst, semconv.ClientAddress(a.client))
+	}
+	if a.userAgent != "" {
+		dst = append(dst, semconv.UserAgentOriginal(a.userAgent))
+	}
+	if a.status >= 500 {
+		dst = append(dst, semconv.ErrorTypeKey.String(strconv.Itoa(a.status)))
+	}
+	return dst
 }
 
 // httpMethod is the method as the conventions name it: one of the known methods, or

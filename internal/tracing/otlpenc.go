@@ -85,6 +85,7 @@ const (
 type encoder struct {
 	buf    []byte
 	groups []spanGroup
+	attrs  []attribute.KeyValue // a span's attributes, read from its source (see AttrSource)
 }
 
 // spanGroup is a (resource, scope) pair of the batch: its spans go in one ScopeSpans.
@@ -136,7 +137,14 @@ func (e *encoder) encode(spans []endedSpan) ([]byte, int) {
 				if s == nil || !one && (s.Resource().Equivalent() != sg.res || s.InstrumentationScope() != sg.scope) {
 					continue
 				}
-				b = appendSpan(b, s)
+				var attrs []attribute.KeyValue
+				if sp, ok := s.(*span); ok && sp.src == nil {
+					attrs = sp.attrs // no copy of what the span holds already
+				} else {
+					e.attrs = appendAttrs(e.attrs[:0], s)
+					attrs = e.attrs
+				}
+				b = appendSpan(b, s, attrs)
 				n++
 			}
 			b = appendString(b, fSSSchemaURL, sg.scope.SchemaURL)
@@ -147,6 +155,7 @@ func (e *encoder) encode(spans []endedSpan) ([]byte, int) {
 		}
 		b = endMessage(b, rs)
 	}
+	clear(e.attrs) // keeps no span's strings until the next batch
 	e.buf = b
 	return b, n
 }
@@ -185,7 +194,8 @@ func appendScope(b []byte, sc instrumentation.Scope) []byte {
 	return endMessage(b, m)
 }
 
-func appendSpan(b []byte, s endedSpan) []byte {
+// appendSpan appends span s with its attributes attrs.
+func appendSpan(b []byte, s endedSpan, attrs []attribute.KeyValue) []byte {
 	b, m := beginMessage(b, fSSSpans)
 	sc := s.SpanContext()
 	tid, sid := sc.TraceID(), sc.SpanID()
@@ -202,7 +212,7 @@ func appendSpan(b []byte, s endedSpan) []byte {
 	b = appendVarint(b, fSpanKind, uint64(spanKind(s.SpanKind())))
 	b = appendFixed64(b, fSpanStart, unixNano(s.StartTime().UnixNano()))
 	b = appendFixed64(b, fSpanEnd, unixNano(s.EndTime().UnixNano()))
-	for _, kv := range s.Attributes() {
+	for _, kv := range attrs {
 		b = appendKeyValue(b, fSpanAttributes, kv)
 	}
 	b = appendVarint(b, fSpanDroppedAttrs, uint64(clampUint32(s.DroppedAttributes())))

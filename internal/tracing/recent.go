@@ -123,7 +123,8 @@ type Recent struct {
 	traces map[trace.TraceID]*recentTrace
 	order  []trace.TraceID // oldest first
 	bytes  int
-	spare  *recentTrace // the last trace dropped, emptied, for the next new one
+	spare  *recentTrace         // the last trace dropped, emptied, for the next new one
+	attrs  []attribute.KeyValue // a span's attributes while it is sized or matched (it may keep the last one's values)
 }
 
 // recentTrace holds a trace's spans: those the SDK ended here (ended) and those added
@@ -142,8 +143,9 @@ func (t *recentTrace) spans(out []Span) []Span {
 	return append(out, t.added...)
 }
 
-// has reports whether a span of the trace has the attribute key with value (r.mu held).
-func (t *recentTrace) has(key, value string) bool {
+// has reports whether a span of the trace has the attribute key with value (r.mu held;
+// scratch is r's buffer for reading a span's attributes).
+func (t *recentTrace) has(key, value string, scratch *[]attribute.KeyValue) bool {
 	match := func(attrs []attribute.KeyValue) bool {
 		for _, kv := range attrs {
 			if string(kv.Key) == key {
@@ -153,7 +155,7 @@ func (t *recentTrace) has(key, value string) bool {
 		return false
 	}
 	for _, s := range t.ended {
-		if match(s.Attributes()) {
+		if *scratch = appendAttrs((*scratch)[:0], s); match(*scratch) {
 			return true
 		}
 	}
@@ -186,9 +188,10 @@ func (r *Recent) OnEnd(s sdktrace.ReadOnlySpan) { r.keep(s) }
 
 // keep keeps an ended span.
 func (r *Recent) keep(s endedSpan) {
-	size := spanSize(s.Name(), s.Status().Description, s.Attributes()) + 64*len(s.Events())
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.attrs = appendAttrs(r.attrs[:0], s)
+	size := spanSize(s.Name(), s.Status().Description, r.attrs) + 64*len(s.Events())
 	t := r.trace(s.SpanContext().TraceID())
 	t.ended = append(t.ended, s)
 	r.grew(t, size)
@@ -269,7 +272,7 @@ func (r *Recent) Where(key, value string) []Span {
 	defer r.mu.Unlock()
 	var out []Span
 	for _, id := range r.order {
-		if t := r.traces[id]; t.has(key, value) {
+		if t := r.traces[id]; t.has(key, value, &r.attrs) {
 			out = t.spans(out)
 		}
 	}

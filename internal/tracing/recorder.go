@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentengine/agentengine/internal/spanattr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -238,7 +239,8 @@ func (t *tracer) start(ctx context.Context, inCtx bool, parentSpan trace.Span, n
 	if !recording {
 		return &unrecorded{sc: sc, p: t.p}
 	}
-	s := &span{t: t, sc: sc, parent: parent, name: name, kind: kind, start: cfg.Timestamp()}
+	s := &span{t: t, sc: sc, parentID: parent.SpanID(), parentFlags: parent.TraceFlags(), parentRemote: parent.IsRemote(),
+		name: name, kind: uint8(kind), start: cfg.Timestamp()}
 	if s.start.IsZero() {
 		s.start = t.p.now()
 	}
@@ -282,25 +284,77 @@ func newSpanID() trace.SpanID {
 
 // span is a recorded span. Until it ends, its methods lock mu; once ended it is never
 // written again, so the kept traces and the exporters read it without locking (they
-// get it only after its end, through their own locks).
+// get it only after its end, through their own locks). Its attributes are attrs, or
+// src's until something else is set (see spanattr); its events and links, which a
+// turn's spans seldom have, sit apart (nil until one is added), which keeps a span
+// in a smaller allocation.
 type span struct {
 	embedded.Span
 	t *tracer
 
 	mu           sync.Mutex
+	sc           trace.SpanContext
+	parentID     trace.SpanID // the parent's context is kept as what an ended span's readers use: IDs, flags, remote
+	parentFlags  trace.TraceFlags
+	parentRemote bool
 	ended        bool
+	kind         uint8       // a trace.SpanKind, in a byte: the span fits a smaller allocation
 	recording    atomic.Bool // !ended, read without mu: IsRecording is asked often
-	sc, parent   trace.SpanContext
+	droppedAttrs int32
 	name         string
-	kind         trace.SpanKind
 	start, end   time.Time
 	attrs        []attribute.KeyValue
-	events       []sdktrace.Event
-	links        []sdktrace.Link
+	src          spanattr.Source
 	status       sdktrace.Status
-	droppedAttrs int
-	droppedEvts  int
-	droppedLinks int
+	more         *spanExtras
+}
+
+// spanExtras are a span's events and links.
+type spanExtras struct {
+	events                    []sdktrace.Event
+	links                     []sdktrace.Link
+	droppedEvts, droppedLinks int
+}
+
+// extras returns s's events and links, made on first use (s.mu held or s unshared).
+func (s *span) extras() *spanExtras {
+	if s.more == nil {
+		s.more = &spanExtras{}
+	}
+	return s.more
+}
+
+// SetAttributeSource sets src's attributes on the span (see spanattr): on a span with
+// none yet, under limits that cannot cut them, it keeps src itself and reads it when
+// the span is read.
+func (s *span) SetAttributeSource(src spanattr.Source) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	if l := s.t.p.limits; s.src == nil && len(s.attrs) == 0 && l.valueLen < 0 && (l.attrs < 0 || l.attrs >= spanattr.MaxSource) {
+		s.src = src
+		return
+	}
+	s.setAttributes(src.AppendAttributes(nil))
+}
+
+// appendAttributes appends the span's attributes to dst (read once the span has
+// ended: a source's are made here, into dst).
+func (s *span) appendAttributes(dst []attribute.KeyValue) []attribute.KeyValue {
+	if s.src != nil {
+		return s.src.AppendAttributes(dst)
+	}
+	return append(dst, s.attrs...)
+}
+
+// appendAttrs appends an ended span's attributes to dst.
+func appendAttrs(dst []attribute.KeyValue, s endedSpan) []attribute.KeyValue {
+	if sp, ok := s.(*span); ok {
+		return sp.appendAttributes(dst)
+	}
+	return append(dst, s.Attributes()...)
 }
 
 func (s *span) SpanContext() trace.SpanContext { return s.sc }
@@ -343,6 +397,11 @@ func (s *span) SetAttributes(kv ...attribute.KeyValue) {
 // setAttributes adds kv: a key already set takes the new value, a new key beyond the
 // count limit is dropped (and counted), an invalid one too (s.mu held or s unshared).
 func (s *span) setAttributes(kv []attribute.KeyValue) {
+	if src := s.src; src != nil {
+		// Something more is set: the source's attributes become the span's own first.
+		s.src = nil
+		s.attrs = src.AppendAttributes(make([]attribute.KeyValue, 0, 2*len(kv)+8))
+	}
 	limits := s.t.p.limits
 	if s.attrs == nil {
 		n := len(kv)
@@ -457,15 +516,16 @@ func (s *span) AddEvent(name string, opts ...trace.EventOption) {
 // addEvent adds an event; beyond the count limit the oldest goes (s.mu held).
 func (s *span) addEvent(name string, c trace.EventConfig) {
 	limits := s.t.p.limits
+	x := s.extras()
 	if limits.events == 0 {
-		s.droppedEvts++
+		x.droppedEvts++
 		return
 	}
 	ev := sdktrace.Event{Name: name, Time: c.Timestamp()}
 	ev.Attributes, ev.DroppedAttributeCount = limitAttrs(dedupe(c.Attributes()), limits.eventAttrs)
 	var evicted bool
-	if s.events, evicted = appendEvicting(s.events, ev, limits.events); evicted {
-		s.droppedEvts++
+	if x.events, evicted = appendEvicting(x.events, ev, limits.events); evicted {
+		x.droppedEvts++
 	}
 }
 
@@ -503,15 +563,16 @@ func (s *span) addLink(l trace.Link) {
 		return
 	}
 	limits := s.t.p.limits
+	x := s.extras()
 	if limits.links == 0 {
-		s.droppedLinks++
+		x.droppedLinks++
 		return
 	}
 	link := sdktrace.Link{SpanContext: l.SpanContext}
 	link.Attributes, link.DroppedAttributeCount = limitAttrs(dedupe(l.Attributes), limits.linkAttrs)
 	var evicted bool
-	if s.links, evicted = appendEvicting(s.links, link, limits.links); evicted {
-		s.droppedLinks++
+	if x.links, evicted = appendEvicting(x.links, link, limits.links); evicted {
+		x.droppedLinks++
 	}
 }
 
@@ -552,20 +613,62 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 
 // The read side (endedSpan): called only once the span has ended.
 
-func (s *span) Name() string                                { return s.name }
-func (s *span) Parent() trace.SpanContext                   { return s.parent }
-func (s *span) SpanKind() trace.SpanKind                    { return s.kind }
-func (s *span) StartTime() time.Time                        { return s.start }
-func (s *span) EndTime() time.Time                          { return s.end }
-func (s *span) Attributes() []attribute.KeyValue            { return s.attrs }
-func (s *span) Links() []sdktrace.Link                      { return s.links }
-func (s *span) Events() []sdktrace.Event                    { return s.events }
-func (s *span) Status() sdktrace.Status                     { return s.status }
+func (s *span) Name() string             { return s.name }
+func (s *span) SpanKind() trace.SpanKind { return trace.SpanKind(s.kind) }
+func (s *span) StartTime() time.Time     { return s.start }
+func (s *span) EndTime() time.Time       { return s.end }
+func (s *span) Status() sdktrace.Status  { return s.status }
+func (s *span) DroppedAttributes() int   { return int(s.droppedAttrs) }
+
+// Parent returns the parent's context without its trace state (the span keeps what the
+// exporters and the kept traces read).
+func (s *span) Parent() trace.SpanContext {
+	if !s.parentID.IsValid() {
+		return trace.SpanContext{}
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.sc.TraceID(), SpanID: s.parentID,
+		TraceFlags: s.parentFlags, Remote: s.parentRemote})
+}
+
+// Attributes returns the span's attributes (a source's made anew at each call:
+// appendAttributes reads them into a buffer of the caller's).
+func (s *span) Attributes() []attribute.KeyValue {
+	if s.src != nil {
+		return s.src.AppendAttributes(nil)
+	}
+	return s.attrs
+}
+
 func (s *span) InstrumentationScope() instrumentation.Scope { return s.t.scope }
 func (s *span) Resource() *resource.Resource                { return s.t.p.res }
-func (s *span) DroppedAttributes() int                      { return s.droppedAttrs }
-func (s *span) DroppedLinks() int                           { return s.droppedLinks }
-func (s *span) DroppedEvents() int                          { return s.droppedEvts }
+
+func (s *span) Links() []sdktrace.Link {
+	if s.more == nil {
+		return nil
+	}
+	return s.more.links
+}
+
+func (s *span) Events() []sdktrace.Event {
+	if s.more == nil {
+		return nil
+	}
+	return s.more.events
+}
+
+func (s *span) DroppedLinks() int {
+	if s.more == nil {
+		return 0
+	}
+	return s.more.droppedLinks
+}
+
+func (s *span) DroppedEvents() int {
+	if s.more == nil {
+		return 0
+	}
+	return s.more.droppedEvts
+}
 
 // unrecorded is a span the sampler dropped: it carries its context (so that children
 // and the runner see the decision) and records nothing.

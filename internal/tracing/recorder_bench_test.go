@@ -8,6 +8,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentengine/agentengine/internal/spanattr"
 )
 
 // Options and attributes made once, as the host and the HTTP middleware make them.
@@ -20,26 +22,25 @@ var (
 		attribute.String("agentengine.surface", "responses"), semconv.GenAIConversationID("0123456789abcdef"),
 		attribute.String("agentengine.run.id", "run-0123456789"), attribute.String("agentengine.run.status", "completed"),
 		semconv.GenAIUsageInputTokens(12), semconv.GenAIUsageOutputTokens(34)}
-	serverAttrs = []attribute.KeyValue{semconv.HTTPRequestMethodKey.String("POST"), semconv.URLScheme("http"),
-		semconv.URLPath("/v1/responses"), semconv.HTTPResponseStatusCode(200), semconv.NetworkProtocolVersion("1.1"),
-		semconv.HTTPRoute("/v1/responses"), semconv.ClientAddress("127.0.0.1"), semconv.UserAgentOriginal("Go-http-client/1.1")}
-	storeNames = []string{"store start_run", "runner.run echo", "store finish_run"}
+	storeSource = spanattr.Fixed(storeAttrs)
+	storeNames  = []string{"store start_run", "runner.run echo", "store finish_run"}
 )
 
 // turnSpans makes the five spans of an echo turn as the host and the HTTP middleware
 // make them (a server span, invoke_agent, two store writes and the runner call), with
-// their attributes.
+// their attributes, set as sources as they set them.
 func turnSpans(tr trace.Tracer) {
 	ctx, srv := tr.Start(context.Background(), "POST /v1/responses", serverKind...)
 	ctx, turn := tr.Start(ctx, "invoke_agent echo", internal...)
 	for _, n := range storeNames {
 		_, s := tr.Start(ctx, n, client...)
-		s.SetAttributes(storeAttrs...)
+		spanattr.Set(s, storeSource)
 		s.End()
 	}
-	turn.SetAttributes(turnAttrs...)
+	spanattr.Set(turn, spanattr.Fixed(append(make([]attribute.KeyValue, 0, len(turnAttrs)), turnAttrs...)))
 	turn.End()
-	srv.SetAttributes(serverAttrs...)
+	spanattr.Set(srv, &serverAttrs{method: "POST", scheme: "http", path: "/v1/responses", route: "/v1/responses",
+		status: 200, proto: "1.1", client: "127.0.0.1", userAgent: "Go-http-client/1.1"})
 	srv.End()
 }
 

@@ -16,9 +16,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/agentengine/agentengine/internal/spanattr"
 )
 
 // keptSpans returns every span r keeps, trace by trace, in the order they ended.
@@ -293,5 +296,44 @@ func TestRecorderStartChild(t *testing.T) {
 		if !s.Parent().Equal(parent.SpanContext()) || s.SpanContext().TraceID() != parent.SpanContext().TraceID() {
 			t.Errorf("%s: parent %v, want %v", s.Name(), s.Parent(), parent.SpanContext())
 		}
+	}
+}
+
+// A span given its attributes as a source keeps the source (it copies nothing) and
+// reads it wherever the span is read: the kept traces find a session by it. Under a
+// value length limit the attributes are set at once, cut as SetAttributes cuts them;
+// after the end a source is ignored.
+func TestRecorderAttributeSource(t *testing.T) {
+	src := spanattr.Fixed{semconv.GenAIConversationID("s-1"), attribute.String("long", "abcdef")}
+	for _, tc := range []struct {
+		name     string
+		valueLen int
+		deferred bool
+		long     string
+	}{
+		{"no limits", -1, true, "abcdef"},
+		{"value length limit", 3, false, "abc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kept := NewRecent(10, 1<<20)
+			limits := limitsFromEnv(func(string) string { return "" })
+			limits.valueLen = tc.valueLen
+			tr := (&recorder{limits: limits, keep: kept}).Tracer(ScopeName)
+			_, sp := tr.Start(context.Background(), "invoke_agent echo")
+			spanattr.Set(sp, src)
+			sp.End()
+			spanattr.Set(sp, spanattr.Fixed{attribute.String("late", "x")})
+			if s := sp.(*span); (s.src != nil) != tc.deferred || (s.attrs != nil) == tc.deferred {
+				t.Errorf("source kept %v, attributes copied %v; want the source kept %v", s.src != nil, s.attrs != nil, tc.deferred)
+			}
+			spans := kept.Session("s-1")
+			if len(spans) != 1 {
+				t.Fatalf("the session has %d spans, want 1", len(spans))
+			}
+			want := []attribute.KeyValue{semconv.GenAIConversationID("s-1"), attribute.String("long", tc.long)}
+			if got := spans[0].Attributes; !reflect.DeepEqual(got, want) {
+				t.Errorf("attributes %v, want %v", got, want)
+			}
+		})
 	}
 }
