@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/agentengine/agentengine/internal/spanattr"
+	"github.com/agentengine/agentengine/internal/spanrec"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session"
 )
@@ -76,11 +76,11 @@ func (rt *Runtime) failedTurnSpan(span trace.Span, agent, surface string, err er
 // span to copy: it keeps the source).
 type storeOp struct {
 	name  string
-	attrs spanattr.Source
+	attrs spanrec.Source
 }
 
 func newStoreOp(backend, op string) storeOp {
-	return storeOp{name: "store " + op, attrs: spanattr.Fixed{semconv.DBSystemNameKey.String(backend), semconv.DBOperationName(op)}}
+	return storeOp{name: "store " + op, attrs: spanrec.Fixed{semconv.DBSystemNameKey.String(backend), semconv.DBOperationName(op)}}
 }
 
 // storeOps makes the spans' names and attributes of the turn's own store writes.
@@ -93,12 +93,13 @@ func storeOps(backend string) map[string]storeOp {
 }
 
 // storeWrite times a store write of the turn: for the store-write metric, and as a
-// child span of the turn when it is traced.
+// child span of the turn when it is traced (a leaf recorded on the turn's span, where
+// the tracer can: nothing runs under a store write).
 type storeWrite struct {
-	rt    *Runtime
-	began time.Time
-	span  trace.Span // nil when untraced
-	attrs spanattr.Source
+	rt     *Runtime
+	began  time.Time
+	parent trace.Span // the turn's span; nil when untraced
+	op     storeOp
 }
 
 // childStarter is a tracer that starts a span under a given parent without making a
@@ -121,32 +122,29 @@ func startLeaf(tracer trace.Tracer, parent trace.Span, name string, opts ...trac
 // storeWrite starts timing the store write op.
 func (rt *Runtime) storeWrite(ctx context.Context, op string) storeWrite {
 	w := storeWrite{rt: rt, began: time.Now()}
-	parent := trace.SpanFromContext(ctx)
-	if !parent.IsRecording() {
-		return w
+	if parent := trace.SpanFromContext(ctx); parent.IsRecording() {
+		so, ok := rt.storeOps[op]
+		if !ok {
+			so = newStoreOp(rt.storeBackend, op)
+		}
+		w.parent, w.op = parent, so
 	}
-	so, ok := rt.storeOps[op]
-	if !ok {
-		so = newStoreOp(rt.storeBackend, op)
-	}
-	// The span reads its own times: timestamp options would cost it two allocations.
-	w.span = startLeaf(rt.tracer, parent, so.name, rt.clientSpan...)
-	w.attrs = so.attrs
 	return w
 }
 
-// end records the write's duration and ends its span, failed when err is set. The
-// attributes go with the end, in one call, from a source made once per operation.
+// end records the write's duration and its span, failed when err is set, with the
+// attributes from a source made once per operation.
 func (w storeWrite) end(err error) {
-	w.rt.metrics.StoreWrite(w.rt.storeBackend, time.Since(w.began))
-	if w.span == nil {
+	now := time.Now()
+	w.rt.metrics.StoreWrite(w.rt.storeBackend, now.Sub(w.began))
+	if w.parent == nil {
 		return
 	}
-	spanattr.Set(w.span, w.attrs)
+	l := spanrec.Leaf{Name: w.op.name, Kind: trace.SpanKindClient, Attributes: w.op.attrs, Start: w.began, End: now}
 	if err != nil {
-		w.span.SetStatus(codes.Error, err.Error())
+		l.Error = err.Error()
 	}
-	w.span.End()
+	spanrec.RecordLeaf(w.rt.tracer, w.parent, l)
 }
 
 // runnerSpan starts the runner call's span and hands its context to the runner in the
@@ -244,7 +242,7 @@ func (ts *turnState) endTurnSpan(data session.RunStatusData) {
 			span.SetStatus(codes.Error, data.Error.Code)
 			a.errorType = data.Error.Code
 		}
-		spanattr.Set(span, a)
+		spanrec.SetAttributes(span, a)
 	}
 	span.End()
 }
@@ -256,7 +254,7 @@ type turnAttrs struct {
 	withUser, withUsage                                          bool
 }
 
-// AppendAttributes implements spanattr.Source.
+// AppendAttributes implements spanrec.Source.
 func (a *turnAttrs) AppendAttributes(dst []attribute.KeyValue) []attribute.KeyValue {
 	dst = append(turnSpanAttrs(dst, a.agent, a.surface), semconv.GenAIConversationID(a.session),
 		attribute.String(attrRunID, a.run), attribute.String(attrStatus, a.status))

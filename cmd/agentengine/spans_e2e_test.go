@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
 	"github.com/agentengine/agentengine/internal/otlptest"
 )
 
@@ -84,9 +86,21 @@ func TestServerExportsTheTurnOverOTLP(t *testing.T) {
 		for _, s := range sp {
 			names[strings.Fields(s.Name)[0]] = s.TraceID == traceID && s.Service == "ae-e2e"
 		}
-		return names["POST"] && names["invoke_agent"] && names["runner.run"] && names["execute_tool"]
+		return names["POST"] && names["invoke_agent"] && names["runner.run"] && names["execute_tool"] && names["store"]
 	})
-	if len(spans) < 4 {
+	if len(spans) < 5 {
 		t.Fatalf("spans %+v", spans)
+	}
+	// The turn's store writes are its children, client spans with the store's attributes
+	// and their own times.
+	byName := map[string]otlptest.Span{}
+	for _, s := range spans {
+		byName[s.Name] = s
+	}
+	turn, write := byName["invoke_agent echo-go"], byName["store finish_run"]
+	if write.ParentID != turn.SpanID || write.Kind != tracepb.Span_SPAN_KIND_CLIENT ||
+		write.Attributes["db.operation.name"] != "finish_run" || write.Attributes["db.system.name"] != "memory" ||
+		write.StartNanos == 0 || write.EndNanos < write.StartNanos || write.SpanID == "" || write.SpanID == turn.SpanID {
+		t.Errorf("the store write's span %+v under the turn's %+v", write, turn)
 	}
 }

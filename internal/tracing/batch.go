@@ -133,14 +133,39 @@ func (b *batcher) add(s endedSpan) {
 		b.mu.Unlock()
 		return
 	}
-	if len(b.queue) >= b.maxQueue {
-		b.dropped++
+	b.queueLocked(s)
+	full := len(b.queue) >= b.maxBatch
+	b.mu.Unlock()
+	b.wake(full)
+}
+
+// addSpan queues one of the recorder's ended spans and the leaves recorded on it.
+func (b *batcher) addSpan(s *span) {
+	b.mu.Lock()
+	if b.stopped {
 		b.mu.Unlock()
 		return
 	}
-	b.queue = append(b.queue, s)
+	b.queueLocked(s)
+	for i := range s.leaves {
+		b.queueLocked(&s.leaves[i])
+	}
 	full := len(b.queue) >= b.maxBatch
 	b.mu.Unlock()
+	b.wake(full)
+}
+
+// queueLocked queues s, or drops it when the queue is full (b.mu held).
+func (b *batcher) queueLocked(s endedSpan) {
+	if len(b.queue) >= b.maxQueue {
+		b.dropped++
+		return
+	}
+	b.queue = append(b.queue, s)
+}
+
+// wake tells the export loop that a batch is full.
+func (b *batcher) wake(full bool) {
 	if full {
 		select {
 		case b.full <- struct{}{}:

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/agentengine/agentengine/internal/spanattr"
+	"github.com/agentengine/agentengine/internal/spanrec"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -60,7 +60,7 @@ func serverMiddleware(tracer trace.Tracer, prop propagation.TextMapPropagator) g
 			// Server spans fail on 5xx only (a 4xx is the client's error).
 			span.SetStatus(codes.Error, "")
 		}
-		spanattr.Set(span, a)
+		spanrec.SetAttributes(span, a)
 		span.End()
 	}
 }
@@ -71,7 +71,7 @@ type serverAttrs struct {
 	status                                                                int
 }
 
-// AppendAttributes implements spanattr.Source.
+// AppendAttributes implements spanrec.Source.
 func (a *serverAttrs) AppendAttributes(dst []attribute.KeyValue) []attribute.KeyValue {
 	dst = append(dst, semconv.HTTPRequestMethodKey.String(a.method), semconv.URLScheme(a.scheme),
 		semconv.URLPath(a.path), semconv.HTTPResponseStatusCode(a.status), semconv.NetworkProtocolVersion(a.proto))

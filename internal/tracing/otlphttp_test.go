@@ -27,7 +27,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentengine/agentengine/internal/spanattr"
+	"github.com/agentengine/agentengine/internal/spanrec"
 )
 
 // capture is an OTLP/HTTP receiver keeping each request's decoded body and headers.
@@ -110,8 +110,8 @@ var scenarioLimits = spanLimits{attrs: 16, events: 2, links: 1, eventAttrs: 4, l
 // spanScenario makes spans covering what a span can carry, on the providers newTP
 // makes (one a resource; limits as scenarioLimits): every attribute type, events,
 // links, each status, each kind, a remote parent with a trace state, dropped
-// attributes, attributes given as sources, two resources and three instrumentation
-// scopes (one with attributes and a schema URL, one empty).
+// attributes, attributes given as sources, leaves, two resources and three
+// instrumentation scopes (one with attributes and a schema URL, one empty).
 func spanScenario(t *testing.T, newTP func(res *resource.Resource) trace.TracerProvider) {
 	t.Helper()
 	res1 := resource.NewWithAttributes("https://opentelemetry.io/schemas/1.40.0", semconv.ServiceName("one"), semconv.ServiceVersion("1.2.3"),
@@ -156,6 +156,10 @@ func spanScenario(t *testing.T, newTP func(res *resource.Resource) trace.TracerP
 	child.AddEvent("dropped")
 	child.RecordError(errors.New("boom"))
 	child.SetStatus(codes.Error, "it failed")
+	// Finished children recorded on their parent (leaves); the SDK's provider gets spans.
+	spanrec.RecordLeaf(main, child, spanrec.Leaf{Name: "store append", Kind: trace.SpanKindClient,
+		Attributes: spanrec.Fixed(every[:3]), Start: time.Unix(2, 0), End: time.Unix(3, 0)})
+	spanrec.RecordLeaf(main, child, spanrec.Leaf{Name: "store finish_run", Start: time.Unix(3, 0), End: time.Unix(4, 5), Error: "disk full"})
 	child.End()
 	_, ok := other.Start(ctx, "store write", trace.WithSpanKind(trace.SpanKindClient))
 	ok.SetStatus(codes.Ok, "")
@@ -167,10 +171,10 @@ func spanScenario(t *testing.T, newTP func(res *resource.Resource) trace.TracerP
 	// Attributes given as sources: the recorder keeps the source and reads it when the
 	// span is read; the SDK's spans get them set.
 	_, src := main.Start(ctx, "store start_run", trace.WithSpanKind(trace.SpanKindClient))
-	spanattr.Set(src, spanattr.Fixed(every[:5]))
+	spanrec.SetAttributes(src, spanrec.Fixed(every[:5]))
 	src.End()
 	_, mixed := main.Start(ctx, "source and more")
-	spanattr.Set(mixed, spanattr.Fixed{attribute.String("a", "1"), attribute.String("b", "2")})
+	spanrec.SetAttributes(mixed, spanrec.Fixed{attribute.String("a", "1"), attribute.String("b", "2")})
 	mixed.SetAttributes(attribute.String("a", "3"), attribute.String("c", "4")) // a takes the new value in its place
 	mixed.End()
 	root.End()
@@ -219,7 +223,7 @@ func exporterPair(t *testing.T) (theirs, ours *capture, official sdktrace.SpanEx
 // marshalling do, for every kind of content a span can carry.
 func TestHTTPExporterMatchesOTLPTransform(t *testing.T) {
 	spans := testSpans(t)
-	if len(spans) != 8 {
+	if len(spans) != 10 {
 		t.Fatalf("%d spans", len(spans))
 	}
 	theirs, ours, official, exp := exporterPair(t)

@@ -190,6 +190,21 @@ func (r *Recent) OnEnd(s sdktrace.ReadOnlySpan) { r.keep(s) }
 func (r *Recent) keep(s endedSpan) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.keepLocked(s)
+}
+
+// keepSpan keeps one of the recorder's ended spans and the leaves recorded on it.
+func (r *Recent) keepSpan(s *span) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keepLocked(s)
+	for i := range s.leaves {
+		r.keepLocked(&s.leaves[i])
+	}
+}
+
+// keepLocked keeps an ended span (r.mu held).
+func (r *Recent) keepLocked(s endedSpan) {
 	r.attrs = appendAttrs(r.attrs[:0], s)
 	size := spanSize(s.Name(), s.Status().Description, r.attrs) + 64*len(s.Events())
 	t := r.trace(s.SpanContext().TraceID())

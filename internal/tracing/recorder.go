@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentengine/agentengine/internal/spanattr"
+	"github.com/agentengine/agentengine/internal/spanrec"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -285,9 +285,9 @@ func newSpanID() trace.SpanID {
 // span is a recorded span. Until it ends, its methods lock mu; once ended it is never
 // written again, so the kept traces and the exporters read it without locking (they
 // get it only after its end, through their own locks). Its attributes are attrs, or
-// src's until something else is set (see spanattr); its events and links, which a
-// turn's spans seldom have, sit apart (nil until one is added), which keeps a span
-// in a smaller allocation.
+// src's until something else is set (see spanrec); its events and links, which a
+// turn's spans seldom have, sit apart with its status (nil until one is set), which
+// keeps a span in a smaller allocation.
 type span struct {
 	embedded.Span
 	t *tracer
@@ -304,16 +304,17 @@ type span struct {
 	name         string
 	start, end   time.Time
 	attrs        []attribute.KeyValue
-	src          spanattr.Source
-	status       sdktrace.Status
+	src          spanrec.Source
+	leaves       []leaf // finished children recorded on the span (RecordLeaf)
 	more         *spanExtras
 }
 
-// spanExtras are a span's events and links.
+// spanExtras are a span's events, links and status, which most spans never get.
 type spanExtras struct {
 	events                    []sdktrace.Event
 	links                     []sdktrace.Link
 	droppedEvts, droppedLinks int
+	status                    sdktrace.Status
 }
 
 // extras returns s's events and links, made on first use (s.mu held or s unshared).
@@ -324,16 +325,16 @@ func (s *span) extras() *spanExtras {
 	return s.more
 }
 
-// SetAttributeSource sets src's attributes on the span (see spanattr): on a span with
+// SetAttributeSource sets src's attributes on the span (see spanrec): on a span with
 // none yet, under limits that cannot cut them, it keeps src itself and reads it when
 // the span is read.
-func (s *span) SetAttributeSource(src spanattr.Source) {
+func (s *span) SetAttributeSource(src spanrec.Source) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return
 	}
-	if l := s.t.p.limits; s.src == nil && len(s.attrs) == 0 && l.valueLen < 0 && (l.attrs < 0 || l.attrs >= spanattr.MaxSource) {
+	if l := s.t.p.limits; s.src == nil && len(s.attrs) == 0 && l.valueLen < 0 && (l.attrs < 0 || l.attrs >= spanrec.MaxSource) {
 		s.src = src
 		return
 	}
@@ -351,8 +352,14 @@ func (s *span) appendAttributes(dst []attribute.KeyValue) []attribute.KeyValue {
 
 // appendAttrs appends an ended span's attributes to dst.
 func appendAttrs(dst []attribute.KeyValue, s endedSpan) []attribute.KeyValue {
-	if sp, ok := s.(*span); ok {
-		return sp.appendAttributes(dst)
+	switch s := s.(type) {
+	case *span:
+		return s.appendAttributes(dst)
+	case *leaf:
+		if s.l.Attributes != nil {
+			return s.l.Attributes.AppendAttributes(dst)
+		}
+		return dst
 	}
 	return append(dst, s.Attributes()...)
 }
@@ -365,14 +372,14 @@ func (s *span) SetStatus(code codes.Code, description string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Ok is final and an Error cannot replace it; Unset changes nothing (the SDK's rule).
-	if s.ended || s.status.Code > code {
+	if s.ended || s.Status().Code > code {
 		return
 	}
 	st := sdktrace.Status{Code: code}
 	if code == codes.Error {
 		st.Description = description
 	}
-	s.status = st
+	s.extras().status = st
 }
 
 func (s *span) SetName(name string) {
@@ -604,12 +611,79 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 	s.mu.Unlock()
 	p := s.t.p
 	if p.keep != nil {
-		p.keep.keep(s)
+		p.keep.keepSpan(s)
 	}
 	if p.export != nil && s.sc.IsSampled() {
-		p.export.add(s)
+		p.export.addSpan(s)
 	}
 }
+
+// RecordLeaf records l, a finished child nothing ran under, on s: it goes to the kept
+// traces and the export with s, and reads as a span of its own (a leaf). It does not
+// (false) once s has ended, under a configured sampler (which decides span by span)
+// or under limits that could cut l's attributes.
+func (s *span) RecordLeaf(l spanrec.Leaf) bool {
+	p := s.t.p
+	if lim := p.limits; p.sampler != nil || lim.valueLen >= 0 || (lim.attrs >= 0 && lim.attrs < spanrec.MaxSource) {
+		return false
+	}
+	if l.Kind == trace.SpanKindUnspecified {
+		l.Kind = trace.SpanKindInternal
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return false
+	}
+	if s.leaves == nil {
+		s.leaves = make([]leaf, 0, 2) // a turn's store writes, mostly
+	}
+	s.leaves = append(s.leaves, leaf{p: s, id: newSpanID(), l: l})
+	return true
+}
+
+// leaf is a finished child recorded on its parent span p. Its parent's context is its
+// own but for its span ID (the default sampler records a child of a recorded parent,
+// with the parent's flags and trace state).
+type leaf struct {
+	p  *span
+	id trace.SpanID
+	l  spanrec.Leaf
+}
+
+func (l *leaf) Name() string { return l.l.Name }
+
+func (l *leaf) SpanContext() trace.SpanContext {
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: l.p.sc.TraceID(), SpanID: l.id,
+		TraceFlags: l.p.sc.TraceFlags(), TraceState: l.p.sc.TraceState()})
+}
+
+func (l *leaf) Parent() trace.SpanContext { return l.p.sc }
+func (l *leaf) SpanKind() trace.SpanKind  { return l.l.Kind }
+func (l *leaf) StartTime() time.Time      { return l.l.Start }
+func (l *leaf) EndTime() time.Time        { return l.l.End }
+
+func (l *leaf) Attributes() []attribute.KeyValue {
+	if l.l.Attributes == nil {
+		return nil
+	}
+	return l.l.Attributes.AppendAttributes(nil)
+}
+
+func (l *leaf) Status() sdktrace.Status {
+	if l.l.Error == "" {
+		return sdktrace.Status{}
+	}
+	return sdktrace.Status{Code: codes.Error, Description: l.l.Error}
+}
+
+func (*leaf) Links() []sdktrace.Link                        { return nil }
+func (*leaf) Events() []sdktrace.Event                      { return nil }
+func (*leaf) DroppedAttributes() int                        { return 0 }
+func (*leaf) DroppedLinks() int                             { return 0 }
+func (*leaf) DroppedEvents() int                            { return 0 }
+func (l *leaf) InstrumentationScope() instrumentation.Scope { return l.p.t.scope }
+func (l *leaf) Resource() *resource.Resource                { return l.p.t.p.res }
 
 // The read side (endedSpan): called only once the span has ended.
 
@@ -617,8 +691,13 @@ func (s *span) Name() string             { return s.name }
 func (s *span) SpanKind() trace.SpanKind { return trace.SpanKind(s.kind) }
 func (s *span) StartTime() time.Time     { return s.start }
 func (s *span) EndTime() time.Time       { return s.end }
-func (s *span) Status() sdktrace.Status  { return s.status }
-func (s *span) DroppedAttributes() int   { return int(s.droppedAttrs) }
+func (s *span) Status() sdktrace.Status {
+	if s.more == nil {
+		return sdktrace.Status{}
+	}
+	return s.more.status
+}
+func (s *span) DroppedAttributes() int { return int(s.droppedAttrs) }
 
 // Parent returns the parent's context without its trace state (the span keeps what the
 // exporters and the kept traces read).

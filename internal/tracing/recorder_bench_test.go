@@ -3,13 +3,14 @@ package tracing
 import (
 	"context"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentengine/agentengine/internal/spanattr"
+	"github.com/agentengine/agentengine/internal/spanrec"
 )
 
 // Options and attributes made once, as the host and the HTTP middleware make them.
@@ -22,24 +23,28 @@ var (
 		attribute.String("agentengine.surface", "responses"), semconv.GenAIConversationID("0123456789abcdef"),
 		attribute.String("agentengine.run.id", "run-0123456789"), attribute.String("agentengine.run.status", "completed"),
 		semconv.GenAIUsageInputTokens(12), semconv.GenAIUsageOutputTokens(34)}
-	storeSource = spanattr.Fixed(storeAttrs)
+	storeSource = spanrec.Fixed(storeAttrs)
 	storeNames  = []string{"store start_run", "runner.run echo", "store finish_run"}
 )
 
 // turnSpans makes the five spans of an echo turn as the host and the HTTP middleware
-// make them (a server span, invoke_agent, two store writes and the runner call), with
-// their attributes, set as sources as they set them.
+// make them (a server span, invoke_agent, two store writes as leaves and the runner
+// call), with their attributes, set as sources as they set them.
 func turnSpans(tr trace.Tracer) {
 	ctx, srv := tr.Start(context.Background(), "POST /v1/responses", serverKind...)
 	ctx, turn := tr.Start(ctx, "invoke_agent echo", internal...)
 	for _, n := range storeNames {
-		_, s := tr.Start(ctx, n, client...)
-		spanattr.Set(s, storeSource)
-		s.End()
+		if n == "runner.run echo" {
+			_, s := tr.Start(ctx, n, client...)
+			s.End()
+			continue
+		}
+		began := time.Now()
+		spanrec.RecordLeaf(tr, turn, spanrec.Leaf{Name: n, Kind: trace.SpanKindClient, Attributes: storeSource, Start: began, End: time.Now()})
 	}
-	spanattr.Set(turn, spanattr.Fixed(append(make([]attribute.KeyValue, 0, len(turnAttrs)), turnAttrs...)))
+	spanrec.SetAttributes(turn, spanrec.Fixed(append(make([]attribute.KeyValue, 0, len(turnAttrs)), turnAttrs...)))
 	turn.End()
-	spanattr.Set(srv, &serverAttrs{method: "POST", scheme: "http", path: "/v1/responses", route: "/v1/responses",
+	spanrec.SetAttributes(srv, &serverAttrs{method: "POST", scheme: "http", path: "/v1/responses", route: "/v1/responses",
 		status: 200, proto: "1.1", client: "127.0.0.1", userAgent: "Go-http-client/1.1"})
 	srv.End()
 }

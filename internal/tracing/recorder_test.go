@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentengine/agentengine/internal/spanattr"
+	"github.com/agentengine/agentengine/internal/spanrec"
 )
 
 // keptSpans returns every span r keeps, trace by trace, in the order they ended.
@@ -304,7 +304,7 @@ func TestRecorderStartChild(t *testing.T) {
 // value length limit the attributes are set at once, cut as SetAttributes cuts them;
 // after the end a source is ignored.
 func TestRecorderAttributeSource(t *testing.T) {
-	src := spanattr.Fixed{semconv.GenAIConversationID("s-1"), attribute.String("long", "abcdef")}
+	src := spanrec.Fixed{semconv.GenAIConversationID("s-1"), attribute.String("long", "abcdef")}
 	for _, tc := range []struct {
 		name     string
 		valueLen int
@@ -320,9 +320,9 @@ func TestRecorderAttributeSource(t *testing.T) {
 			limits.valueLen = tc.valueLen
 			tr := (&recorder{limits: limits, keep: kept}).Tracer(ScopeName)
 			_, sp := tr.Start(context.Background(), "invoke_agent echo")
-			spanattr.Set(sp, src)
+			spanrec.SetAttributes(sp, src)
 			sp.End()
-			spanattr.Set(sp, spanattr.Fixed{attribute.String("late", "x")})
+			spanrec.SetAttributes(sp, spanrec.Fixed{attribute.String("late", "x")})
 			if s := sp.(*span); (s.src != nil) != tc.deferred || (s.attrs != nil) == tc.deferred {
 				t.Errorf("source kept %v, attributes copied %v; want the source kept %v", s.src != nil, s.attrs != nil, tc.deferred)
 			}
@@ -333,6 +333,55 @@ func TestRecorderAttributeSource(t *testing.T) {
 			want := []attribute.KeyValue{semconv.GenAIConversationID("s-1"), attribute.String("long", tc.long)}
 			if got := spans[0].Attributes; !reflect.DeepEqual(got, want) {
 				t.Errorf("attributes %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// A leaf is recorded on its parent span, not as a span of its own: the kept traces get
+// it when the parent ends, under the parent, with the parent's trace, flags and trace
+// state. A configured sampler (which decides span by span) or a parent that has ended
+// gets a span instead.
+func TestRecorderLeaves(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	for _, tc := range []struct {
+		name     string
+		sampler  sdktrace.Sampler
+		endFirst bool
+		onParent bool
+	}{
+		{"default", nil, false, true},
+		{"sampler configured", sdktrace.AlwaysSample(), false, false},
+		{"parent ended", nil, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kept := NewRecent(10, 1<<20)
+			tr := (&recorder{limits: limitsFromEnv(noEnv), keep: kept, sampler: tc.sampler}).Tracer(ScopeName)
+			_, parent := tr.Start(context.Background(), "invoke_agent echo")
+			if tc.endFirst {
+				parent.End()
+			}
+			spanrec.RecordLeaf(tr, parent, spanrec.Leaf{Name: "store start_run", Kind: trace.SpanKindClient,
+				Attributes: spanrec.Fixed{attribute.String("db.operation.name", "start_run")},
+				Start:      time.Unix(10, 0), End: time.Unix(11, 0), Error: "boom"})
+			if onParent := len(parent.(*span).leaves) == 1; onParent != tc.onParent {
+				t.Fatalf("recorded on the parent: %v, want %v", onParent, tc.onParent)
+			}
+			if tc.onParent && len(kept.Trace(parent.SpanContext().TraceID())) != 0 {
+				t.Error("the leaf was kept before its parent ended")
+			}
+			parent.End()
+			var leafSpan Span
+			for _, s := range kept.Trace(parent.SpanContext().TraceID()) {
+				if s.Name == "store start_run" {
+					leafSpan = s
+				}
+			}
+			psc := parent.SpanContext()
+			if leafSpan.ParentID != psc.SpanID() || leafSpan.TraceID != psc.TraceID() || !leafSpan.SpanID.IsValid() ||
+				leafSpan.SpanID == psc.SpanID() || leafSpan.Kind != trace.SpanKindClient || !leafSpan.Start.Equal(time.Unix(10, 0)) ||
+				!leafSpan.End.Equal(time.Unix(11, 0)) || !leafSpan.Failed || leafSpan.Error != "boom" || len(leafSpan.Attributes) != 1 {
+				t.Errorf("the leaf as kept: %+v (parent %v)", leafSpan, psc)
 			}
 		})
 	}

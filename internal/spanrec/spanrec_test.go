@@ -1,4 +1,4 @@
-package spanattr_test
+package spanrec_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/agentengine/agentengine/internal/spanattr"
+	"github.com/agentengine/agentengine/internal/spanrec"
 )
 
 // A span that cannot keep a source (the SDK's) gets the source's attributes set, after
@@ -20,7 +20,7 @@ func TestSetOnOtherSpans(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	_, sp := tp.Tracer("test").Start(context.Background(), "op")
 	sp.SetAttributes(attribute.String("first", "1"))
-	spanattr.Set(sp, spanattr.Fixed{attribute.String("a", "x"), attribute.Int("n", 2)})
+	spanrec.SetAttributes(sp, spanrec.Fixed{attribute.String("a", "x"), attribute.Int("n", 2)})
 	sp.End()
 	want := []attribute.KeyValue{attribute.String("first", "1"), attribute.String("a", "x"), attribute.Int("n", 2)}
 	if got := rec.Ended()[0].Attributes(); !reflect.DeepEqual(got, want) {
@@ -28,7 +28,7 @@ func TestSetOnOtherSpans(t *testing.T) {
 	}
 
 	_, quiet := noop.NewTracerProvider().Tracer("").Start(context.Background(), "op")
-	spanattr.Set(quiet, panicking{}) // not read: nothing is recorded
+	spanrec.SetAttributes(quiet, panicking{}) // not read: nothing is recorded
 }
 
 type panicking struct{}
