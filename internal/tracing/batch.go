@@ -122,37 +122,8 @@ func (*batcher) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 // OnEnd queues a sampled span the SDK ended for export.
 func (b *batcher) OnEnd(s sdktrace.ReadOnlySpan) {
 	if s.SpanContext().IsSampled() {
-		b.add(s)
+		b.add(s, nil)
 	}
-}
-
-// add queues an ended span for export.
-func (b *batcher) add(s endedSpan) {
-	b.mu.Lock()
-	if b.stopped {
-		b.mu.Unlock()
-		return
-	}
-	b.queueLocked(s)
-	full := len(b.queue) >= b.maxBatch
-	b.mu.Unlock()
-	b.wake(full)
-}
-
-// addSpan queues one of the recorder's ended spans and the leaves recorded on it.
-func (b *batcher) addSpan(s *span) {
-	b.mu.Lock()
-	if b.stopped {
-		b.mu.Unlock()
-		return
-	}
-	b.queueLocked(s)
-	for i := range s.leaves {
-		b.queueLocked(&s.leaves[i])
-	}
-	full := len(b.queue) >= b.maxBatch
-	b.mu.Unlock()
-	b.wake(full)
 }
 
 // queueLocked queues s, or drops it when the queue is full (b.mu held).
@@ -164,8 +135,20 @@ func (b *batcher) queueLocked(s endedSpan) {
 	b.queue = append(b.queue, s)
 }
 
-// wake tells the export loop that a batch is full.
-func (b *batcher) wake(full bool) {
+// add queues an ended span for export, with the leaves recorded on it (one lock for
+// all); those beyond the queue's bound are dropped.
+func (b *batcher) add(s endedSpan, leaves []leaf) {
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return
+	}
+	b.queueLocked(s)
+	for i := range leaves {
+		b.queueLocked(&leaves[i])
+	}
+	full := len(b.queue) >= b.maxBatch
+	b.mu.Unlock()
 	if full {
 		select {
 		case b.full <- struct{}{}:

@@ -6,13 +6,13 @@ import (
 	"strconv"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/agentengine/agentengine/internal/spanrec"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentengine/agentengine/internal/spanrec"
 )
 
 // serverMiddleware starts each HTTP request's server span with the HTTP semantic

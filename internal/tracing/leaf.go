@@ -19,7 +19,7 @@ import (
 // or under limits that could cut l's attributes.
 func (s *span) RecordLeaf(l spanrec.Leaf) bool {
 	p := s.t.p
-	if lim := p.limits; p.sampler != nil || lim.valueLen >= 0 || (lim.attrs >= 0 && lim.attrs < spanrec.MaxSource) {
+	if p.sampler != nil || !p.limits.keepSources() {
 		return false
 	}
 	if l.Kind == trace.SpanKindUnspecified {

@@ -85,7 +85,7 @@ const (
 type encoder struct {
 	buf    []byte
 	groups []spanGroup
-	attrs  []attribute.KeyValue // a span's attributes, read from its source (see AttrSource)
+	attrs  []attribute.KeyValue // a span's attributes, when its source makes them (see spanrec)
 }
 
 // spanGroup is a (resource, scope) pair of the batch: its spans go in one ScopeSpans.
@@ -137,14 +137,7 @@ func (e *encoder) encode(spans []endedSpan) ([]byte, int) {
 				if s == nil || !one && (s.Resource().Equivalent() != sg.res || s.InstrumentationScope() != sg.scope) {
 					continue
 				}
-				var attrs []attribute.KeyValue
-				if sp, ok := s.(*span); ok && sp.src == nil {
-					attrs = sp.attrs // no copy of what the span holds already
-				} else {
-					e.attrs = appendAttrs(e.attrs[:0], s)
-					attrs = e.attrs
-				}
-				b = appendSpan(b, s, attrs)
+				b = appendSpan(b, s, spanAttributes(s, &e.attrs))
 				n++
 			}
 			b = appendString(b, fSSSchemaURL, sg.scope.SchemaURL)

@@ -155,7 +155,7 @@ func (t *recentTrace) has(key, value string, scratch *[]attribute.KeyValue) bool
 		return false
 	}
 	for _, s := range t.ended {
-		if *scratch = appendAttrs((*scratch)[:0], s); match(*scratch) {
+		if match(spanAttributes(s, scratch)) {
 			return true
 		}
 	}
@@ -184,29 +184,21 @@ var _ sdktrace.SpanProcessor = (*Recent)(nil)
 func (*Recent) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd keeps a span the SDK ended.
-func (r *Recent) OnEnd(s sdktrace.ReadOnlySpan) { r.keep(s) }
+func (r *Recent) OnEnd(s sdktrace.ReadOnlySpan) { r.keep(s, nil) }
 
-// keep keeps an ended span.
-func (r *Recent) keep(s endedSpan) {
+// keep keeps an ended span and the leaves recorded on it (one lock for all).
+func (r *Recent) keep(s endedSpan, leaves []leaf) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.keepLocked(s)
-}
-
-// keepSpan keeps one of the recorder's ended spans and the leaves recorded on it.
-func (r *Recent) keepSpan(s *span) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.keepLocked(s)
-	for i := range s.leaves {
-		r.keepLocked(&s.leaves[i])
+	for i := range leaves {
+		r.keepLocked(&leaves[i])
 	}
 }
 
 // keepLocked keeps an ended span (r.mu held).
 func (r *Recent) keepLocked(s endedSpan) {
-	r.attrs = appendAttrs(r.attrs[:0], s)
-	size := spanSize(s.Name(), s.Status().Description, r.attrs) + 64*len(s.Events())
+	size := spanSize(s.Name(), s.Status().Description, spanAttributes(s, &r.attrs)) + 64*len(s.Events())
 	t := r.trace(s.SpanContext().TraceID())
 	t.ended = append(t.ended, s)
 	r.grew(t, size)

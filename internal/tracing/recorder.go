@@ -17,6 +17,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
+
+	"github.com/agentengine/agentengine/internal/spanrec"
 )
 
 // recorder is agentengine's tracer provider. It implements the OpenTelemetry trace API
@@ -73,6 +75,13 @@ func (p *recorder) now() time.Time {
 type spanLimits struct {
 	attrs, events, links, eventAttrs, linkAttrs int // count limits (< 0: none)
 	valueLen                                    int // attribute value length limit (< 0: none)
+}
+
+// keepSources reports whether the limits leave a source's attributes as they are (no
+// value length limit, a count limit of at least spanrec.MaxSource): only then may a
+// span keep a source, or a leaf, instead of setting its attributes now.
+func (l spanLimits) keepSources() bool {
+	return l.valueLen < 0 && (l.attrs < 0 || l.attrs >= spanrec.MaxSource)
 }
 
 func limitsFromEnv(getenv func(string) string) spanLimits {

@@ -72,34 +72,32 @@ func (s *span) SetAttributeSource(src spanrec.Source) {
 	if s.ended {
 		return
 	}
-	if l := s.t.p.limits; s.src == nil && len(s.attrs) == 0 && l.valueLen < 0 && (l.attrs < 0 || l.attrs >= spanrec.MaxSource) {
+	if s.src == nil && len(s.attrs) == 0 && s.t.p.limits.keepSources() {
 		s.src = src
 		return
 	}
 	s.setAttributes(src.AppendAttributes(nil))
 }
 
-// appendAttributes appends the span's attributes to dst (read once the span has
-// ended: a source's are made here, into dst).
-func (s *span) appendAttributes(dst []attribute.KeyValue) []attribute.KeyValue {
-	if s.src != nil {
-		return s.src.AppendAttributes(dst)
-	}
-	return append(dst, s.attrs...)
-}
-
-// appendAttrs appends an ended span's attributes to dst.
-func appendAttrs(dst []attribute.KeyValue, s endedSpan) []attribute.KeyValue {
+// spanAttributes returns an ended span's attributes: the slice a span holds, or those
+// its source (or a leaf's) makes, written into *scratch, a buffer of the caller's.
+func spanAttributes(s endedSpan, scratch *[]attribute.KeyValue) []attribute.KeyValue {
+	var src spanrec.Source
 	switch s := s.(type) {
 	case *span:
-		return s.appendAttributes(dst)
-	case *leaf:
-		if s.l.Attributes != nil {
-			return s.l.Attributes.AppendAttributes(dst)
+		if s.src == nil {
+			return s.attrs
 		}
-		return dst
+		src = s.src
+	case *leaf:
+		if src = s.l.Attributes; src == nil {
+			return nil
+		}
+	default:
+		return s.Attributes()
 	}
-	return append(dst, s.Attributes()...)
+	*scratch = src.AppendAttributes((*scratch)[:0])
+	return *scratch
 }
 
 func (s *span) SpanContext() trace.SpanContext { return s.sc }
@@ -349,10 +347,10 @@ func (s *span) End(opts ...trace.SpanEndOption) {
 	s.mu.Unlock()
 	p := s.t.p
 	if p.keep != nil {
-		p.keep.keepSpan(s)
+		p.keep.keep(s, s.leaves)
 	}
 	if p.export != nil && s.sc.IsSampled() {
-		p.export.addSpan(s)
+		p.export.add(s, s.leaves)
 	}
 }
 
