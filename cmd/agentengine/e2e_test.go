@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +176,26 @@ func (s *server) runnerPIDs() []int {
 		}
 	}
 	return pids
+}
+
+// stopped reports whether every thread of process pid is stopped by a signal.
+func stopped(pid int) error {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(tasks) == 0 {
+		return fmt.Errorf("process %d has no threads to read (%v)", pid, err)
+	}
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		// The state follows the parenthesised command name, which may hold spaces.
+		rest := b[bytes.LastIndexByte(b, ')')+1:]
+		if fields := bytes.Fields(rest); len(fields) == 0 || string(fields[0]) != "T" {
+			return fmt.Errorf("%s: not stopped (%q)", f, rest[:min(len(rest), 4)])
+		}
+	}
+	return nil
 }
 
 func copyProject(t *testing.T) string {
@@ -509,17 +530,32 @@ func firstN(s string, n int) string {
 // waiting on it fails with that reason instead of hanging, the process is replaced, and
 // the next turn is answered.
 func TestWedgedRunnerFailsTheTurnAndIsReplaced(t *testing.T) {
-	s := startServer(t, copyProject(t), "--session-backend", "memory", "--runner-stall-timeout", "500ms")
-	if got := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "warm up"})); got["status"] != "completed" {
-		t.Fatalf("warm-up turn: %v", got)
-	}
-	pids := s.runnerPIDs()
-	if len(pids) != 1 {
-		t.Fatalf("runner processes %v", pids)
-	}
+	s := startServer(t, copyProject(t), "--session-backend", "memory", "--runner-stall-timeout", "1s")
+	// On a loaded machine the watchdog may find the first run slow and its process slow to
+	// answer, and replace the process just after that run ended; the process to stop is
+	// the one that served two turns in a row, a watchdog's ping apart.
+	var pids []int
+	testutil.Eventually(t, 30*time.Second, func() error {
+		if got := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "warm up"})); got["status"] != "completed" {
+			return fmt.Errorf("warm-up turn: %v", got)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		before := s.runnerPIDs()
+		if got := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "warm up"})); got["status"] != "completed" {
+			return fmt.Errorf("second warm-up turn: %v", got)
+		}
+		if after := s.runnerPIDs(); len(before) != 1 || !slices.Equal(before, after) {
+			return fmt.Errorf("runner processes %v, then %v", before, after)
+		}
+		pids = before
+		return nil
+	})
 	if err := syscall.Kill(pids[0], syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// A stop takes effect as the process's threads are next scheduled: on a loaded machine
+	// one of them can still serve a turn meanwhile.
+	testutil.Eventually(t, 10*time.Second, func() error { return stopped(pids[0]) })
 	got := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "anyone there?"}))
 	e, _ := got["error"].(map[string]any)
 	if got["status"] != "failed" || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "stopped responding") {
