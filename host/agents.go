@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 )
 
@@ -94,13 +97,28 @@ func (rt *Runtime) ResolveAgent(name string) (AgentInfo, error) {
 	return AgentInfo{Name: a.Name, Description: a.Description, Framework: a.Framework}, nil
 }
 
-// AgentNative returns the framework-native description of the agent its runner reported
-// in Describe (DescribeResponse.native_json; nil when it sent none): the ADK bridge's
-// is the app info and graphs ADK's dev UI shows.
+// NativeCall is the Call method the host makes for an agent's framework-native
+// description when its runner's Describe carried none. A runner for which that
+// description is costly answers it here, on first need, rather than at every process
+// start: the ADK bridge's (ADK's app info and dev UI graphs) imports ADK's dev server and
+// Graphviz, about 33 MB and a second a process, which a process serving turns never uses.
+const NativeCall = "agent.native"
+
+// AgentNative returns the framework-native description of the agent (nil when its
+// runner has none): what it reported in Describe (DescribeResponse.native_json), else its
+// answer to NativeCall, kept until the agent reloads. The ADK bridge's is the app info
+// and graphs ADK's dev UI shows.
 func (rt *Runtime) AgentNative(ctx context.Context, name string) (json.RawMessage, error) {
 	ag, err := rt.agent(name)
 	if err != nil {
 		return nil, err
+	}
+	rt.mu.Lock()
+	kept, ok := rt.natives[ag.Name]
+	gen := rt.reloads[ag.Name]
+	rt.mu.Unlock()
+	if ok {
+		return kept, nil
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -108,10 +126,27 @@ func (rt *Runtime) AgentNative(ctx context.Context, name string) (json.RawMessag
 	if err != nil {
 		return nil, fmt.Errorf("%w: describe the agent's runner: %w", ErrUnavailable, err)
 	}
-	if n := d.GetNativeJson(); len(n) > 0 && json.Valid(n) {
-		return n, nil
+	native := json.RawMessage(d.GetNativeJson())
+	if len(native) == 0 {
+		resp, err := ag.Runner.Call(dctx, &runnerv1.CallRequest{Method: NativeCall, Json: []byte("null")})
+		switch {
+		case status.Code(err) == codes.Unimplemented:
+			// A runner without it: no native description.
+		case err != nil:
+			return nil, callError(ag.Name, NativeCall, err)
+		default:
+			native = resp.GetJson()
+		}
 	}
-	return nil, nil
+	if len(native) == 0 || !json.Valid(native) || string(native) == "null" {
+		native = nil
+	}
+	rt.mu.Lock()
+	if rt.reloads[ag.Name] == gen { // not the answer of a runner a reload replaced meanwhile
+		rt.natives[ag.Name] = native
+	}
+	rt.mu.Unlock()
+	return native, nil
 }
 
 // capabilities returns what the agent's runner reported in Describe (the supervisor

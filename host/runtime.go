@@ -3,6 +3,7 @@ package host
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -144,8 +145,10 @@ type Runtime struct {
 	held        heldEnds        // run ends the store could not record yet
 	noSummarize map[string]bool // agents whose runner has no Summarize
 	caps        map[string]*runnerv1.Capabilities
-	agentErrs   map[string]string // unavailable agents → why (SetAgentError)
-	reloadErrs  map[string]string // agents whose last reload failed → why
+	natives     map[string]json.RawMessage // AgentNative's answers, by agent
+	reloads     map[string]uint64          // AgentReloaded calls, by agent
+	agentErrs   map[string]string          // unavailable agents → why (SetAgentError)
+	reloadErrs  map[string]string          // agents whose last reload failed → why
 
 	hist        *history.Cache   // projected history of recently active sessions
 	memoryFreed func(events int) // Config.MemoryFreed, never nil
@@ -189,6 +192,8 @@ func New(cfg Config) (*Runtime, error) {
 		compacting:  map[string]bool{},
 		noSummarize: map[string]bool{},
 		caps:        map[string]*runnerv1.Capabilities{},
+		natives:     map[string]json.RawMessage{},
+		reloads:     map[string]uint64{},
 		agentErrs:   map[string]string{},
 		reloadErrs:  map[string]string{},
 	}

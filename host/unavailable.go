@@ -58,11 +58,13 @@ func (rt *Runtime) ReloadErrors() []AgentError {
 }
 
 // AgentReloaded forgets what the agent's previous runner reported of itself
-// (capabilities), so the next turn asks the new one.
+// (capabilities, native description), so the next use asks the new one.
 func (rt *Runtime) AgentReloaded(name string) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	delete(rt.caps, name)
+	delete(rt.natives, name)
+	rt.reloads[name]++
 	delete(rt.noSummarize, name)
 }
 

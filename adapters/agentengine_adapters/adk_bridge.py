@@ -38,11 +38,12 @@ import functools
 import json
 import logging
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentengine_runner import Capabilities, Description, Emitter, Runner, RunnerError, RunRequest
+from agentengine_runner import NATIVE_CALL, Capabilities, Description, Emitter, Runner, RunnerError, RunRequest
 from agentengine_runner.tracing import records_spans
 from google.adk.agents import BaseAgent
 from google.adk.agents.callback_context import CallbackContext
@@ -216,9 +217,12 @@ class AdkRunner(Runner):
         # Pending approvals per (app, user, session); the approval detail carries the same
         # data, so a restarted runner resumes too.
         self._pending: dict[tuple[str, str, str], dict[str, Pending]] = {}
-        # Computed once, while the process starts (before the host's health-checked
-        # Describe): drawing the graphs imports Graphviz and takes seconds.
-        self._dev_info = dev_info(obj, self.agent)
+        # What ADK's dev UI draws, computed on the host's first NATIVE_CALL and kept: the
+        # drawing imports ADK's dev server and Graphviz (~330 modules, ~33 MB and about a
+        # second), which a process that only serves turns never needs.
+        self._dev_info: dict[str, Any] | None = None
+        self._dev_info_ready = False
+        self._dev_info_lock = threading.Lock()
 
     def describe(self) -> Description:
         description = str(getattr(self.agent, "description", "") or "") or module_description(self.entry.module)
@@ -227,12 +231,25 @@ class AdkRunner(Runner):
             agent_name=self.settings.agent_name,
             description=description,
             capabilities=Capabilities(resume=True, artifacts=True),
-            native=self._dev_info,
         )
+
+    async def native(self) -> dict[str, Any] | None:
+        """The dev UI's app info and graphs (dev_info), computed once on a worker thread so
+        that runs in flight on this process's event loop are not held up meanwhile."""
+        return await asyncio.to_thread(self._dev_info_once)
+
+    def _dev_info_once(self) -> dict[str, Any] | None:
+        with self._dev_info_lock:
+            if not self._dev_info_ready:
+                self._dev_info = dev_info(self.entry.obj, self.agent)
+                self._dev_info_ready = True
+            return self._dev_info
 
     async def call(self, method: str, arg: Any) -> Any:
         from . import adk_graph
 
+        if method == NATIVE_CALL:
+            return await self.native()
         if method == adk_graph.GRAPH:
             return await adk_graph.agent_graph(self.agent, arg)
         # ADK's evaluation (the dev UI's Eval tab), imported on first use: its imports

@@ -6,9 +6,11 @@ import json
 from typing import Any
 
 import pytest
+from agentengine_runner import NATIVE_CALL
 from agentengine_runner.testing import collect, make_request
 from conftest import errors, kinds, make_runner, natives, of, run, text
 
+from agentengine_adapters import adk_bridge
 from agentengine_adapters.adk_bridge import AdkRunner
 from agentengine_adapters.broken import BrokenRunner
 
@@ -98,7 +100,11 @@ def test_describe(adk: Any) -> None:
 
 
 def test_describe_reports_what_adks_dev_ui_draws(adk: Any) -> None:
-    native = adk().describe().native
+    runner = adk()
+    # Not at start: a process serving turns never pays for the dev UI's drawing.
+    assert runner.describe().native is None
+    native = run(lambda: runner.call(NATIVE_CALL, None))
+    assert run(lambda: runner.call(NATIVE_CALL, None)) is native  # computed once
     try:
         import google.adk.cli.utils.graph_visualization  # noqa: F401
     except ImportError:
@@ -118,6 +124,19 @@ def test_describe_reports_what_adks_dev_ui_draws(adk: Any) -> None:
         assert "digraph" in dot and "get_weather" in dot
     assert native["graphs"]["light"] != native["graphs"]["dark"]
     json.dumps(native)  # what the runner sends as native_json
+
+
+def test_dev_ui_drawing_waits_for_the_hosts_call(adk: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Drawing imports ADK's dev server and Graphviz (~33 MB, about a second): a process
+    # that only serves turns must not, so neither its start nor describe() draws.
+    drawn: list[Any] = []
+    monkeypatch.setattr(adk_bridge, "dev_info", lambda obj, agent: drawn.append(agent) or {"app_info": {}})
+    runner = adk()
+    runner.describe()
+    run(lambda: turn(runner, "hi"))
+    assert drawn == []
+    assert run(lambda: runner.call(NATIVE_CALL, None)) == {"app_info": {}}
+    assert len(drawn) == 1
 
 
 def test_streamed_text_is_not_counted_twice(adk: Any) -> None:

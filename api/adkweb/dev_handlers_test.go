@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,20 +143,20 @@ func TestDevRoutesAreOwned(t *testing.T) {
 	}
 }
 
-// nativeRunner is a runner whose Describe reports a native description, as the ADK
-// bridge does.
+// nativeRunner is a runner that answers host.NativeCall with a native description, as
+// the ADK bridge does, and counts the calls.
 type nativeRunner struct {
 	runnerv1.RunnerClient
 	native string
+	calls  *atomic.Int32
 }
 
-func (n nativeRunner) Describe(ctx context.Context, in *runnerv1.DescribeRequest, opts ...grpc.CallOption) (*runnerv1.DescribeResponse, error) {
-	d, err := n.RunnerClient.Describe(ctx, in, opts...)
-	if err != nil {
-		return nil, err
+func (n nativeRunner) Call(ctx context.Context, in *runnerv1.CallRequest, opts ...grpc.CallOption) (*runnerv1.CallResponse, error) {
+	if in.GetMethod() != host.NativeCall {
+		return n.RunnerClient.Call(ctx, in, opts...)
 	}
-	d.NativeJson = []byte(n.native)
-	return d, nil
+	n.calls.Add(1)
+	return &runnerv1.CallResponse{Json: []byte(n.native)}, nil
 }
 
 // TestGraphRoutesServeTheRunnersGraphs: build_graph and build_graph_image answer what the
@@ -166,7 +167,8 @@ func TestGraphRoutesServeTheRunnersGraphs(t *testing.T) {
 	native := `{"app_info":{"name":"assistant","root_agent":{"name":"assistant","sub_agents":[{"name":"helper"}]}},
 		"graphs":{"light":{"":{"":{"dotSrc":"digraph {a}"}},"helper":{"helper":{"dotSrc":"digraph {h}"}}},
 		          "dark":{"":{"":{"dotSrc":"digraph {A}"}},"helper":{"helper":{"dotSrc":"digraph {H}"}}}}}`
-	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "adk", Framework: "adk", Runner: nativeRunner{client, native}}}})
+	var calls atomic.Int32
+	rt, err := host.New(host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "adk", Framework: "adk", Runner: nativeRunner{client, native, &calls}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,5 +200,9 @@ func TestGraphRoutesServeTheRunnersGraphs(t *testing.T) {
 		if status != tc.status || string(mustJSON(got)) != string(mustJSON(want)) {
 			t.Errorf("GET %s = %d %s, want %d %s", tc.path, status, b, tc.status, tc.want)
 		}
+	}
+	// The runner draws once; the host keeps the drawing until the agent reloads.
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the runner was asked for its native description %d times, want once", n)
 	}
 }

@@ -189,7 +189,7 @@ func (s *Supervisor) spawn(abort <-chan struct{}) (*proc, error) {
 	}
 	// The protocol version is checked before any run: a runner built for another
 	// version would misread requests instead of failing clearly. A runner may do real
-	// work to describe itself (ADK's dev UI graphs import modules the first time): it has
+	// work to describe itself (the first import of a large framework's modules): it has
 	// what is left of the start timeout, not the health check's few seconds.
 	dctx, dcancel := context.WithDeadline(context.Background(), t0.Add(cfg.StartTimeout))
 	defer dcancel()

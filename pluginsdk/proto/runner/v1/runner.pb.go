@@ -82,9 +82,12 @@ type DescribeResponse struct {
 	// The host then sends runs there instead of calling Run: one long-lived connection
 	// carries every run, so a run costs no gRPC call (about 0.5 ms in Python's grpc.aio).
 	RunLane string `protobuf:"bytes,6,opt,name=run_lane,json=runLane,proto3" json:"run_lane,omitempty"`
-	// A framework-native description of the loaded agent, as JSON (empty: none). The ADK
-	// bridge sends {"app_info": <ADK's app info>, "graphs": {"light"|"dark": {node: {path:
-	// {"dotSrc": <DOT>}}}}}: what ADK's dev UI reads from build_graph and build_graph_image.
+	// A framework-native description of the loaded agent, as JSON (empty: none). When it is
+	// empty the host asks Call with method "agent.native" on first need, and keeps the
+	// answer until the agent reloads: a description that is costly to compute belongs
+	// there. The ADK bridge answers that call with {"app_info": <ADK's app info>, "graphs":
+	// {"light"|"dark": {node: {path: {"dotSrc": <DOT>}}}}}: what ADK's dev UI reads from
+	// build_graph and build_graph_image.
 	NativeJson    []byte `protobuf:"bytes,7,opt,name=native_json,json=nativeJson,proto3" json:"native_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -23,6 +23,7 @@ from .context import (
 from .emitter import Emitter
 from .handshake import APP_PROTOCOL_VERSION, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE
 from .runner import (
+    NATIVE_CALL,
     Artifact,
     CallError,
     Capabilities,
@@ -40,6 +41,7 @@ __all__ = [
     "APP_PROTOCOL_VERSION",
     "MAGIC_COOKIE_KEY",
     "MAGIC_COOKIE_VALUE",
+    "NATIVE_CALL",
     "Artifact",
     "Broker",
     "CallError",

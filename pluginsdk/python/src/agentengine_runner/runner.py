@@ -53,8 +53,16 @@ class Description:
     description: str = ""
     capabilities: Capabilities = field(default_factory=Capabilities)
     # A framework-native description of the loaded agent (JSON-encodable), sent as
-    # DescribeResponse.native_json; the ADK bridge's is what ADK's dev UI draws graphs from.
+    # DescribeResponse.native_json. One that is costly to compute is better answered by
+    # the Call method NATIVE_CALL, which the host makes on first need and keeps (the ADK
+    # bridge's, what ADK's dev UI draws graphs from, is).
     native: Any = None
+
+
+# The Call method the host makes for an agent's framework-native description when its
+# Describe carried none; the answer is JSON (null: none). The host keeps it until the
+# agent's code reloads.
+NATIVE_CALL = "agent.native"
 
 
 @dataclass(frozen=True)
