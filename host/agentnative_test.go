@@ -3,7 +3,10 @@ package host_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -21,7 +24,8 @@ type describedRunner struct {
 	described string
 	out       string
 	err       error
-	calls     int
+	gate      chan struct{} // nil, or a call waits for it to close
+	calls     atomic.Int32
 }
 
 func (r *describedRunner) Describe(context.Context, *runnerv1.DescribeRequest, ...grpc.CallOption) (*runnerv1.DescribeResponse, error) {
@@ -32,7 +36,10 @@ func (r *describedRunner) Call(_ context.Context, in *runnerv1.CallRequest, _ ..
 	if in.GetMethod() != host.NativeCall {
 		return nil, status.Error(codes.Unimplemented, in.GetMethod())
 	}
-	r.calls++
+	r.calls.Add(1)
+	if r.gate != nil {
+		<-r.gate
+	}
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -41,7 +48,8 @@ func (r *describedRunner) Call(_ context.Context, in *runnerv1.CallRequest, _ ..
 
 // TestAgentNative: the native description is Describe's when it carries one, else the
 // runner's answer to NativeCall, asked once and kept until the agent reloads; a runner
-// without the call has none; a failed call is an error and is asked again next time.
+// without the call, or refusing it, has none; a runner that cannot be reached is an error,
+// and is asked again next time.
 func TestAgentNative(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -55,6 +63,8 @@ func TestAgentNative(t *testing.T) {
 		{"null", &describedRunner{out: `null`}, "", 2, nil},
 		{"invalid JSON", &describedRunner{out: `{`}, "", 2, nil},
 		{"no such call", &describedRunner{err: status.Error(codes.Unimplemented, "no")}, "", 2, nil},
+		{"refused", &describedRunner{err: status.Error(codes.InvalidArgument, "unknown method")}, "", 2, nil},
+		{"a bug in the runner", &describedRunner{err: status.Error(codes.Unknown, "KeyError")}, "", 2, nil},
 		{"runner gone", &describedRunner{err: status.Error(codes.Unavailable, "gone")}, "", 3, host.ErrUnavailable},
 	}
 	for _, tt := range tests {
@@ -77,9 +87,39 @@ func TestAgentNative(t *testing.T) {
 			read()
 			rt.AgentReloaded("a")
 			read()
-			if tt.runner.calls != tt.calls {
-				t.Errorf("the runner was called %d times, want %d", tt.runner.calls, tt.calls)
+			if n := int(tt.runner.calls.Load()); n != tt.calls {
+				t.Errorf("the runner was called %d times, want %d", n, tt.calls)
 			}
 		})
+	}
+}
+
+// TestAgentNativeAsksOnceAtATime: callers that come while the runner is being asked wait
+// for its answer instead of asking too (the dev UI's first page load asks three times at
+// once, and each answer may cost a runner process a second of drawing).
+func TestAgentNativeAsksOnceAtATime(t *testing.T) {
+	r := &describedRunner{out: `{"c":1}`, gate: make(chan struct{})}
+	rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "a", Framework: "adk", Runner: r}}})
+	var wg sync.WaitGroup
+	got := make([]string, 5)
+	for i := range got {
+		wg.Go(func() {
+			out, err := rt.AgentNative(context.Background(), "a")
+			got[i] = string(out)
+			if err != nil {
+				got[i] = err.Error()
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond) // let them all come while the first is asking
+	close(r.gate)
+	wg.Wait()
+	for i, g := range got {
+		if g != `{"c":1}` {
+			t.Errorf("caller %d got %s", i, g)
+		}
+	}
+	if n := r.calls.Load(); n != 1 {
+		t.Errorf("the runner was asked %d times, want once", n)
 	}
 }

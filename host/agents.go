@@ -113,13 +113,52 @@ func (rt *Runtime) AgentNative(ctx context.Context, name string) (json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	rt.mu.Lock()
-	kept, ok := rt.natives[ag.Name]
-	gen := rt.reloads[ag.Name]
-	rt.mu.Unlock()
-	if ok {
-		return kept, nil
+	// One question at a time per agent: the dev UI asks for the app info and both modes'
+	// graphs at once, and each answer may cost a runner process a second and 22 MB.
+	var asking chan struct{}
+	var gen uint64
+	for asking == nil {
+		rt.mu.Lock()
+		kept, ok := rt.natives[ag.Name]
+		gen = rt.reloads[ag.Name]
+		other, busy := rt.nativeAsks[ag.Name]
+		if !ok && !busy {
+			asking = make(chan struct{})
+			rt.nativeAsks[ag.Name] = asking
+		}
+		rt.mu.Unlock()
+		if ok {
+			return kept, nil
+		}
+		if busy {
+			select {
+			case <-other: // answered (or failed: then this caller asks)
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%w: %w", ErrUnavailable, ctx.Err())
+			}
+		}
 	}
+	defer func() {
+		rt.mu.Lock()
+		delete(rt.nativeAsks, ag.Name)
+		rt.mu.Unlock()
+		close(asking)
+	}()
+	native, err := rt.askNative(ctx, ag)
+	if err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	if rt.reloads[ag.Name] == gen { // not the answer of a runner a reload replaced meanwhile
+		rt.natives[ag.Name] = native
+	}
+	rt.mu.Unlock()
+	return native, nil
+}
+
+// askNative asks the agent's runner for its native description: Describe's, else its
+// answer to NativeCall.
+func (rt *Runtime) askNative(ctx context.Context, ag Agent) (json.RawMessage, error) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	d, err := ag.Runner.Describe(dctx, &runnerv1.DescribeRequest{})
@@ -129,24 +168,38 @@ func (rt *Runtime) AgentNative(ctx context.Context, name string) (json.RawMessag
 	native := json.RawMessage(d.GetNativeJson())
 	if len(native) == 0 {
 		resp, err := ag.Runner.Call(dctx, &runnerv1.CallRequest{Method: NativeCall, Json: []byte("null")})
-		switch {
-		case status.Code(err) == codes.Unimplemented:
-			// A runner without it: no native description.
-		case err != nil:
+		if err != nil && !refused(err) {
 			return nil, callError(ag.Name, NativeCall, err)
-		default:
+		}
+		if err != nil {
+			// A runner without it (or whose own call method refuses names it does not
+			// know some other way): no native description, which every caller has a
+			// fallback for.
+			if status.Code(err) != codes.Unimplemented {
+				rt.log.Warn("the agent's runner refused its native description", "agent", ag.Name, "error", err)
+			}
+		} else {
 			native = resp.GetJson()
 		}
 	}
 	if len(native) == 0 || !json.Valid(native) || string(native) == "null" {
-		native = nil
+		return nil, nil
 	}
-	rt.mu.Lock()
-	if rt.reloads[ag.Name] == gen { // not the answer of a runner a reload replaced meanwhile
-		rt.natives[ag.Name] = native
-	}
-	rt.mu.Unlock()
 	return native, nil
+}
+
+// refused reports whether a call's error is the runner's answer rather than a failure to
+// reach it: asking again would get the same.
+func refused(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok {
+		return false
+	}
+	switch st.Code() { //nolint:exhaustive // the rest are answers
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted, codes.ResourceExhausted:
+		return false
+	}
+	return true
 }
 
 // capabilities returns what the agent's runner reported in Describe (the supervisor
