@@ -57,7 +57,9 @@ type Config struct {
 	MaxRunsPerUser int
 	// SnapshotInterval is how often the text of a message still streaming is stored
 	// (assistant_stream_snapshot), so that a host that dies mid-message loses at most
-	// about that much of it (default 250 ms; a message that ends sooner costs no write).
+	// about that much of it (default 500 ms, KsADK's interval; a message that ends
+	// sooner costs no write). Each snapshot holds the whole text so far, so a shorter
+	// interval costs every stream's store and journal more the longer the message grows.
 	SnapshotInterval time.Duration
 	// MemoryFreed, when set, is told how much finished runs' memory the runtime let go of
 	// (in dropped live events; a run forgotten whole counts ForgottenRunWeight), so that
@@ -90,7 +92,7 @@ type Config struct {
 }
 
 // DefaultSnapshotInterval is Config.SnapshotInterval's default.
-const DefaultSnapshotInterval = 250 * time.Millisecond
+const DefaultSnapshotInterval = 500 * time.Millisecond
 
 // Runtime runs turns for every surface. It is safe for concurrent use.
 type Runtime struct {
