@@ -568,8 +568,8 @@ def _dev_info_1x(agent: BaseAgent) -> dict[str, Any] | None:
         from google.adk.cli.agent_graph import get_agent_graph
 
         def dot(dark: bool) -> str:
-            # get_agent_graph is a coroutine; describe() runs inside the server's event
-            # loop, so it gets a loop of its own.
+            # get_agent_graph is a coroutine, and a thread with a running event loop
+            # cannot run another: it gets a loop of its own.
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 graph = pool.submit(asyncio.run, get_agent_graph(agent, [], dark_mode=dark)).result(timeout=30)
             return str(getattr(graph, "source", "") or "")
