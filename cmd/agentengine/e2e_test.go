@@ -178,26 +178,6 @@ func (s *server) runnerPIDs() []int {
 	return pids
 }
 
-// stopped reports whether every thread of process pid is stopped by a signal.
-func stopped(pid int) error {
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
-	if err != nil || len(tasks) == 0 {
-		return fmt.Errorf("process %d has no threads to read (%v)", pid, err)
-	}
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		// The state follows the parenthesised command name, which may hold spaces.
-		rest := b[bytes.LastIndexByte(b, ')')+1:]
-		if fields := bytes.Fields(rest); len(fields) == 0 || string(fields[0]) != "T" {
-			return fmt.Errorf("%s: not stopped (%q)", f, rest[:min(len(rest), 4)])
-		}
-	}
-	return nil
-}
-
 func copyProject(t *testing.T) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "echo-go")
@@ -553,9 +533,7 @@ func TestWedgedRunnerFailsTheTurnAndIsReplaced(t *testing.T) {
 	if err := syscall.Kill(pids[0], syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	// A stop takes effect as the process's threads are next scheduled: on a loaded machine
-	// one of them can still serve a turn meanwhile.
-	testutil.Eventually(t, 10*time.Second, func() error { return stopped(pids[0]) })
+	testutil.Eventually(t, 10*time.Second, func() error { return testutil.Stopped(pids[0]) })
 	got := decode(t, post(t, s.url+"/v1/responses", map[string]any{"model": "echo-go", "input": "anyone there?"}))
 	e, _ := got["error"].(map[string]any)
 	if got["status"] != "failed" || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "stopped responding") {

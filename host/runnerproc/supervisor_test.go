@@ -194,19 +194,6 @@ func processGone(pid int) bool {
 	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
 
-// procState is the process's state letter in /proc (R running, S sleeping, T stopped).
-func procState(pid int) byte {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0
-	}
-	return b[i+2]
-}
-
 func waitGone(t *testing.T, what string, gone func() bool) {
 	t.Helper()
 	testutil.Eventually(t, 5*time.Second, func() error {
@@ -768,7 +755,7 @@ func TestWedgedRunnerFailsItsRunAndIsReplaced(t *testing.T) {
 	if err := os.Remove(exe); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, "the running state of the stopped runner", func() bool { return procState(pid) == 'T' })
+	testutil.Eventually(t, 5*time.Second, func() error { return testutil.Stopped(pid) })
 	st, err := s.Run(ctx, runReq("anyone there?", ""))
 	if err == nil {
 		for err == nil {
