@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentengine/agentengine/host"
+	"github.com/agentengine/agentengine/internal/testutil"
 	runnerv1 "github.com/agentengine/agentengine/pluginsdk/proto/runner/v1"
 	"github.com/agentengine/agentengine/session/memory"
 )
@@ -121,5 +122,35 @@ func TestAgentNativeAsksOnceAtATime(t *testing.T) {
 	}
 	if n := r.calls.Load(); n != 1 {
 		t.Errorf("the runner was asked %d times, want once", n)
+	}
+}
+
+// TestAgentNativeAfterAReloadMeanwhile: the answer of a runner that a reload replaced
+// while it was being asked is returned to its caller but not kept; the next caller asks
+// again.
+func TestAgentNativeAfterAReloadMeanwhile(t *testing.T) {
+	r := &describedRunner{out: `{"c":1}`, gate: make(chan struct{})}
+	rt := startRuntime(t, host.Config{Store: memory.New(), Agents: []host.Agent{{Name: "a", Framework: "adk", Runner: r}}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := rt.AgentNative(context.Background(), "a")
+		done <- err
+	}()
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if r.calls.Load() == 0 {
+			return errors.New("the runner has not been asked yet")
+		}
+		return nil
+	})
+	rt.AgentReloaded("a")
+	close(r.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if out, err := rt.AgentNative(context.Background(), "a"); err != nil || string(out) != `{"c":1}` {
+		t.Fatalf("= %s, %v", out, err)
+	}
+	if n := r.calls.Load(); n != 2 {
+		t.Errorf("the runner was asked %d times, want twice (the first answer predates the reload)", n)
 	}
 }

@@ -108,7 +108,7 @@ const NativeCall = "agent.native"
 // runner has none): what it reported in Describe (DescribeResponse.native_json), else its
 // answer to NativeCall, kept until the agent reloads. The ADK bridge's is the app info
 // and graphs ADK's dev UI shows.
-func (rt *Runtime) AgentNative(ctx context.Context, name string) (json.RawMessage, error) {
+func (rt *Runtime) AgentNative(ctx context.Context, name string) (native json.RawMessage, err error) {
 	ag, err := rt.agent(name)
 	if err != nil {
 		return nil, err
@@ -116,11 +116,9 @@ func (rt *Runtime) AgentNative(ctx context.Context, name string) (json.RawMessag
 	// One question at a time per agent: the dev UI asks for the app info and both modes'
 	// graphs at once, and each answer may cost a runner process a second and 22 MB.
 	var asking chan struct{}
-	var gen uint64
 	for asking == nil {
 		rt.mu.Lock()
 		kept, ok := rt.natives[ag.Name]
-		gen = rt.reloads[ag.Name]
 		other, busy := rt.nativeAsks[ag.Name]
 		if !ok && !busy {
 			asking = make(chan struct{})
@@ -140,20 +138,17 @@ func (rt *Runtime) AgentNative(ctx context.Context, name string) (json.RawMessag
 	}
 	defer func() {
 		rt.mu.Lock()
-		delete(rt.nativeAsks, ag.Name)
+		// A reload meanwhile forgot this question: its answer is the replaced runner's.
+		if rt.nativeAsks[ag.Name] == asking {
+			delete(rt.nativeAsks, ag.Name)
+			if err == nil {
+				rt.natives[ag.Name] = native
+			}
+		}
 		rt.mu.Unlock()
 		close(asking)
 	}()
-	native, err := rt.askNative(ctx, ag)
-	if err != nil {
-		return nil, err
-	}
-	rt.mu.Lock()
-	if rt.reloads[ag.Name] == gen { // not the answer of a runner a reload replaced meanwhile
-		rt.natives[ag.Name] = native
-	}
-	rt.mu.Unlock()
-	return native, nil
+	return rt.askNative(ctx, ag)
 }
 
 // askNative asks the agent's runner for its native description: Describe's, else its

@@ -149,7 +149,6 @@ type Runtime struct {
 	caps        map[string]*runnerv1.Capabilities
 	natives     map[string]json.RawMessage // AgentNative's answers, by agent
 	nativeAsks  map[string]chan struct{}   // AgentNative's questions in flight, by agent
-	reloads     map[string]uint64          // AgentReloaded calls, by agent
 	agentErrs   map[string]string          // unavailable agents → why (SetAgentError)
 	reloadErrs  map[string]string          // agents whose last reload failed → why
 
@@ -197,7 +196,6 @@ func New(cfg Config) (*Runtime, error) {
 		caps:        map[string]*runnerv1.Capabilities{},
 		natives:     map[string]json.RawMessage{},
 		nativeAsks:  map[string]chan struct{}{},
-		reloads:     map[string]uint64{},
 		agentErrs:   map[string]string{},
 		reloadErrs:  map[string]string{},
 	}

@@ -64,7 +64,7 @@ func (rt *Runtime) AgentReloaded(name string) {
 	defer rt.mu.Unlock()
 	delete(rt.caps, name)
 	delete(rt.natives, name)
-	rt.reloads[name]++
+	delete(rt.nativeAsks, name)
 	delete(rt.noSummarize, name)
 }
 
