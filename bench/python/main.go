@@ -43,6 +43,7 @@ type options struct {
 	turns, warmup, cold, rounds int
 	profile, concurrency        int
 	inProcessOnly, freeze       bool
+	memory                      bool
 }
 
 func main() {
@@ -58,6 +59,7 @@ func main() {
 	flag.BoolVar(&o.inProcessOnly, "inprocess-only", false, "measure only the in-process paths and print their CPU per turn as JSON (for bench/peers.sh)")
 	flag.IntVar(&o.concurrency, "concurrency", 1, "in-process paths: turns run at a time (asyncio.gather)")
 	flag.BoolVar(&o.freeze, "freeze", false, "in-process paths: freeze the heap after the warm-up (gc.freeze), as a runner process does")
+	flag.BoolVar(&o.memory, "memory", false, "print what a runner process's memory is made of, stage by stage (memory.py: imports, the agent, the first turn, -turns more at -concurrency), and nothing else")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/python:", err)
@@ -95,6 +97,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(os.Stderr, "project %s (%s), Python %s at %s\n", p.Name, p.Framework, trim(v), l.Python.Path)
 	if o.inProcessOnly {
 		return inProcessCPU(ctx, o, l, env, out)
+	}
+	if o.memory {
+		return memoryStages(ctx, o, l, env, out)
 	}
 
 	cfg := runnerproc.Config{
@@ -369,6 +374,25 @@ func inProcessCPU(ctx context.Context, o options, l project.Launch, env []string
 		"concurrency":             max(o.concurrency, 1),
 		"freeze":                  o.freeze,
 	})
+}
+
+// memoryStages runs memory.py with the runner's interpreter and environment; its
+// markdown table goes to out.
+func memoryStages(ctx context.Context, o options, l project.Launch, env []string, out io.Writer) error {
+	script, err := filepath.Abs(filepath.Join("bench", "python", "memory.py"))
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(script); err != nil {
+		return fmt.Errorf("run from the repository root: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, l.Python.Path, script, "--turns", fmt.Sprint(o.turns),
+		"--concurrency", fmt.Sprint(o.concurrency), "--input", o.input)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = l.Dir, env, out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("memory.py: %w", err)
+	}
+	return nil
 }
 
 // inProcess runs inprocess.py with the runner's interpreter and environment.
