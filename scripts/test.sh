@@ -22,7 +22,7 @@
 #           an environment holding only that framework (langgraph 0.6/1.x, langchain,
 #           deepagents, google-adk 1.x/2.x)
 #   compat  pluginsdk/python/tests/compat/run.sh: the runner SDK on the oldest and newest
-#           grpcio/protobuf it supports, beside opentelemetry-proto, and beside the real ksadk
+#           protobuf it supports, beside opentelemetry-proto, and beside the real ksadk
 #
 # The go suite runs the Postgres store and multi-replica tests against a throwaway server
 # from scripts/pg-test.sh when Debian's postgresql is installed (required when CI is set).
@@ -304,7 +304,7 @@ run_frameworks() {
 }
 
 run_compat() {
-  run_pytest_suite compat "pluginsdk/python/tests/compat/run.sh (oldest/newest grpcio+protobuf, opentelemetry-proto, real ksadk)" \
+  run_pytest_suite compat "pluginsdk/python/tests/compat/run.sh (oldest/newest protobuf, opentelemetry-proto, real ksadk)" \
     env COMPAT_DIR="${COMPAT_DIR:-$HOME/.cache/agentengine-test/compat}" bash pluginsdk/python/tests/compat/run.sh
 }
 

@@ -36,7 +36,8 @@ from .loader import (
 )
 
 MIN_PYTHON = (3, 11)
-RUNTIME_IMPORTS = {"grpcio": "grpc", "protobuf": "google.protobuf"}
+# Import names of the runner's requirements whose import name differs from the distribution's.
+RUNTIME_IMPORTS = {"protobuf": "google.protobuf", "grpcio": "grpc"}
 
 
 @dataclass
@@ -84,8 +85,8 @@ def check_python(project_dir: Path) -> Check:
 def check_runtime(project_dir: Path) -> Check:
     problems, found = [], []
     wanted = pins.runtime()
-    for dist, module in RUNTIME_IMPORTS.items():
-        spec = wanted.get(dist, "")
+    for dist, spec in wanted.items():
+        module = RUNTIME_IMPORTS.get(dist, dist.replace("-", "_"))
         try:
             importlib.import_module(module)
             have = metadata.version(dist)
@@ -96,8 +97,8 @@ def check_runtime(project_dir: Path) -> Check:
         if spec and not pins.satisfies(have, spec):
             problems.append(f"{dist} is {have}; the runner needs {dist}{spec}")
     if problems:
-        return Check("grpc_protobuf", False, "; ".join(problems), install_fix(project_dir, *(d + s for d, s in wanted.items())))
-    return Check("grpc_protobuf", True, ", ".join(found))
+        return Check("runtime", False, "; ".join(problems), install_fix(project_dir, *(d + s for d, s in wanted.items())))
+    return Check("runtime", True, ", ".join(found))
 
 
 def check_framework(framework: str, project_dir: Path) -> Check:

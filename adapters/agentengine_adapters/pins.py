@@ -15,7 +15,6 @@ from pathlib import Path
 # Used when runner-requirements.txt is not next to this package (a copy of the adapters
 # on its own); a test keeps it equal to the file.
 RUNTIME = {
-    "grpcio": ">=1.60",
     "protobuf": ">=4.25,<8",
 }
 

@@ -20,8 +20,11 @@ ROOT="$(dirname "$ADAPTERS")"
 BASE_PYTHON="${BASE_PYTHON:-python3}"
 MATRIX="${AGENTENGINE_ADAPTERS_MATRIX:-$HOME/.cache/agentengine-test/adapters}"
 RUNNER_REQS="$ROOT/pluginsdk/python/runner-requirements.txt"
+# The tests' own: pytest, and grpcio as the gRPC client of a runner process (the runner
+# itself serves gRPC without it).
+TEST_REQS="pytest grpcio"
 
-# name | framework marker | requirements (besides the runner's and pytest)
+# name | framework marker | requirements (besides the runner's and the tests')
 ENVS=(
   "langgraph-0.6|langgraph|langgraph>=0.6,<0.7"
   "langgraph-1|langgraph|langgraph>=1,<2"
@@ -37,7 +40,7 @@ prepare=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --list)
-      for e in "${ENVS[@]}"; do IFS='|' read -r n m r <<<"$e"; printf '%-14s -m "core or %s"  pip install %s pytest -r %s\n' "$n" "$m" "$r" "${RUNNER_REQS#$ROOT/}"; done
+      for e in "${ENVS[@]}"; do IFS='|' read -r n m r <<<"$e"; printf '%-14s -m "core or %s"  pip install %s %s -r %s\n' "$n" "$m" "$r" "$TEST_REQS" "${RUNNER_REQS#$ROOT/}"; done
       exit 0 ;;
     --prepare) prepare=1; shift ;;
     --) shift; pytest_args=("$@"); break ;;
@@ -52,13 +55,13 @@ for e in "${ENVS[@]}"; do
     continue
   fi
   venv="$MATRIX/$name"
-  stamp="$reqs | $(cat "$RUNNER_REQS" 2>/dev/null)"
+  stamp="$reqs | $TEST_REQS | $(cat "$RUNNER_REQS" 2>/dev/null)"
   if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$stamp" ]; then
     printf '\n==> %s: creating %s\n' "$name" "$venv"
     rm -rf "$venv"
     "$BASE_PYTHON" -m venv "$venv"
     # shellcheck disable=SC2086  # reqs is a list of requirement specifiers
-    "$venv/bin/python" -m pip install -q $reqs pytest -r "$RUNNER_REQS"
+    "$venv/bin/python" -m pip install -q $reqs $TEST_REQS -r "$RUNNER_REQS"
     printf '%s' "$stamp" >"$venv/.requirements"
   fi
   if [ "$prepare" -eq 1 ]; then

@@ -245,7 +245,7 @@ def test_doctor_on_a_good_project(tmp_path: Path) -> None:
     code, report, stderr = doctor(project)
     assert code == 0 and report["ok"] is True, report
     names = [c["name"] for c in report["checks"]]
-    assert names == ["python", "grpc_protobuf", "framework", "checkpointer", "entry_module", "agent_variable", "hook"]
+    assert names == ["python", "runtime", "framework", "checkpointer", "entry_module", "agent_variable", "hook"]
     assert all(set(c) == {"name", "ok", "detail", "fix"} for c in report["checks"])
     assert "noise on stdout" in stderr  # the project's print went to stderr
 

@@ -59,7 +59,7 @@ func main() {
 	flag.BoolVar(&o.inProcessOnly, "inprocess-only", false, "measure only the in-process paths and print their CPU per turn as JSON (for bench/peers.sh)")
 	flag.IntVar(&o.concurrency, "concurrency", 1, "in-process paths: turns run at a time (asyncio.gather)")
 	flag.BoolVar(&o.freeze, "freeze", false, "in-process paths: freeze the heap after the warm-up (gc.freeze), as a runner process does")
-	flag.BoolVar(&o.memory, "memory", false, "print what a runner process's memory is made of, stage by stage (memory.py: imports, the agent, the first turn, -turns more at -concurrency), and nothing else")
+	flag.BoolVar(&o.memory, "memory", false, "print what a runner process's memory is made of, stage by stage (memory.py: the SDK, the agent, the first turn, -turns more at -concurrency), and nothing else")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/python:", err)

@@ -5,7 +5,7 @@ Started by `go run ./bench/python -memory` with the runner's interpreter and env
 imports, in the order it does, then runs the bridge's turns in-process, and prints a
 markdown table of the process's RSS (and its anonymous part, from
 /proc/self/smaps_rollup) and module count after each stage. The file-backed part of the
-RSS (shared libraries, gRPC's among them) is the difference of the two columns.
+RSS (shared libraries) is the difference of the two columns.
 """
 
 from __future__ import annotations
@@ -67,13 +67,10 @@ def main() -> None:
     ap.add_argument("--input", default="hello there")
     args = ap.parse_args()
     stage("the interpreter, its site imports and this script")
-    import grpc.aio  # noqa: F401  (what serve() imports first)
-
-    stage("grpc.aio imported")
     import agentengine_adapters.bridges  # noqa: F401
-    import agentengine_runner  # noqa: F401
+    import agentengine_runner.server  # noqa: F401  (its gRPC server, what serve() starts)
 
-    stage("the runner SDK and the bridges imported")
+    stage("the runner SDK, its gRPC server and the bridges imported")
     asyncio.run(turns(args.turns, max(args.concurrency, 1), args.input))
     print("| stage | RSS MB | anonymous MB | modules |")
     print("|---|---:|---:|---:|")

@@ -20,7 +20,7 @@ func newDoctorCmd() *cobra.Command {
 Python projects the interpreter, its version (3.11+, which the runner SDK needs), the
 virtualenv, the installed requirements, the packages the code imports that its
 requirements do not list but KsADK would have installed (litellm for ADK's LiteLlm,
-python-dotenv, ...), and, from inside Python, grpcio and protobuf, the framework, the
+python-dotenv, ...), and, from inside Python, protobuf, the framework, the
 entry point's object and its hook signatures. Every problem comes with the command that
 fixes it; a fix installs only into the project's own virtualenv (with its pip), else it
 is "agentengine setup DIR", never into an interpreter outside the project.

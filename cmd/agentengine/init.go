@@ -33,7 +33,7 @@ Frameworks:
       installs the requirements. Without OPENAI_API_KEY (in NAME/.env) the agent uses
       offline_model.py, a small scripted stand-in for a language model.
   python  a runner written on agentengine's Python runner SDK (shipped inside the
-      binary): agent.py, requirements.txt (only grpcio and protobuf), .gitignore.
+      binary): agent.py, requirements.txt (only protobuf), .gitignore.
   go  a Go runner built on agentengine's Go SDK, which is copied into
       NAME/third_party/agentengine so the project builds without fetching it.
 

@@ -91,7 +91,7 @@ func newAgentRunner(ctx context.Context, p *project.Project, o launchOptions) (a
 		if err := pyenv.Ensure(ctx, p, opt); err != nil {
 			return nil, fmt.Errorf("prepare the Python environment of %s: %w", o.display, err)
 		}
-		// An environment the runner cannot load in (protobuf or grpcio out of range) is
+		// An environment the runner cannot load in (protobuf out of range) is
 		// reported here, naming the package, rather than as a failed runner start.
 		in, _ := p.FindPython()
 		if need.None() && o.checkedPython != "" && in.Path == o.checkedPython {

@@ -13,7 +13,7 @@ import (
 )
 
 func newSetupCmd() *cobra.Command {
-	runner := "grpcio, protobuf"
+	runner := "protobuf"
 	if reqs, err := pybridge.RunnerRequirements(agentengine.PythonBridge); err == nil {
 		runner = strings.Join(reqs, ", ")
 	}

@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[2]
 ONE_TURN = (Path(__file__).parent / "one_turn.py").read_text()
 # What the runner SDK needs beside a project's own requirements, when the host does not say.
 RUNNER_REQUIREMENTS_FILE = REPO / "pluginsdk" / "python" / "runner-requirements.txt"
-FALLBACK_RUNNER_REQUIREMENTS = ["grpcio>=1.60", "grpcio-health-checking>=1.60", "protobuf>=4.25,<8"]
+FALLBACK_RUNNER_REQUIREMENTS = ["protobuf>=4.25,<8"]
 FAKE_ANSWER = "The fake model says hello."
 FAKE_MODEL = "fake-model-7"
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// RunnerRequirements returns the runner SDK's own requirements (e.g. "grpcio>=1.60") from
+// RunnerRequirements returns the runner SDK's own requirements (e.g. "protobuf>=4.25,<8") from
 // the embedded bridge: what has to be installed into a project's environment besides the
 // project's own requirements. Blank lines and # comments are dropped.
 func RunnerRequirements(src fs.FS) ([]string, error) {

@@ -47,7 +47,7 @@ type DoctorOptions struct {
 // Doctor checks a project from its config to its entry point and says, per problem,
 // the command that fixes it. Host-side checks come first (config, interpreter, version,
 // environment, requirements); then the bridge's doctor (`python -m agentengine_adapters
-// doctor`, run with the runner's environment) checks grpcio, the framework, the entry
+// doctor`, run with the runner's environment) checks protobuf, the framework, the entry
 // point and the hook signatures from inside Python.
 func Doctor(ctx context.Context, dir string, opt DoctorOptions) Report {
 	r := Report{OK: true}

@@ -11,7 +11,7 @@ import (
 )
 
 // CheckRunner tells, before a runner starts, whether the project's interpreter has what
-// the runner SDK needs (grpcio and protobuf in the runner's ranges). An environment that
+// the runner SDK needs (protobuf in the runner's range). An environment that
 // cannot host the runner is an error naming the package, what is installed, what the
 // runner needs and what to change; otherwise the runner would die on import with a
 // protobuf version error. A failed probe is not an error: the runner's own start reports.

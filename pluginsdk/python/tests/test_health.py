@@ -1,4 +1,4 @@
-"""The SDK's own grpc.health.v1.Health service, over a real gRPC channel."""
+"""The SDK's own grpc.health.v1.Health service, served by rpc.Server to a grpcio client."""
 
 from __future__ import annotations
 
@@ -11,21 +11,20 @@ from contextlib import asynccontextmanager
 import grpc
 import pytest
 
-from agentengine_runner import health
+from agentengine_runner import health, rpc
 from agentengine_runner._proto.grpc_health.v1 import health_pb2, health_pb2_grpc
 
 
 @asynccontextmanager
 async def _serve(servicer: health.HealthServicer) -> AsyncIterator[health_pb2_grpc.HealthStub]:
     with tempfile.TemporaryDirectory(prefix="aeh-", dir="/tmp") as d:
-        server = grpc.aio.server()
+        server = rpc.Server(1 << 20)
         health.add_to_server(servicer, server)
         path = os.path.join(d, "h.sock")
-        server.add_insecure_port(f"unix:{path}")
-        await server.start()
+        await server.start_unix(path)
         async with grpc.aio.insecure_channel(f"unix:{path}") as channel:
             yield health_pb2_grpc.HealthStub(channel)
-        await server.stop(None)
+        await server.stop(0.1)
 
 
 def test_check_watch_and_shutdown() -> None:

@@ -17,6 +17,7 @@ import pytest
 from agentengine_runner import (
     Capabilities,
     RunnerError,
+    rpc,
 )
 from agentengine_runner._proto.plugin import grpc_broker_pb2 as broker_pb
 from agentengine_runner._proto.plugin import grpc_broker_pb2_grpc as broker_grpc
@@ -150,12 +151,12 @@ def test_collect_helper() -> None:
 def test_broker_records_host_announcements(tmp_path: object) -> None:
     async def main() -> None:
         broker = Broker()
-        server = grpc.aio.server()
-        broker_grpc.add_GRPCBrokerServicer_to_server(BrokerService(broker), server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
+        server = rpc.Server(1 << 20)
+        server.add("/plugin.GRPCBroker/StartStream", rpc.STREAM_STREAM, BrokerService(broker).StartStream, broker_pb.ConnInfo.FromString)
+        path = os.path.join(str(tmp_path), "b.sock")
+        await server.start_unix(path)
         try:
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            async with grpc.aio.insecure_channel(f"unix:{path}") as ch:
                 stream = broker_grpc.GRPCBrokerStub(ch).StartStream()
                 waiter = asyncio.create_task(broker.address(7, timeout=5))
                 await asyncio.sleep(0.01)
@@ -165,7 +166,7 @@ def test_broker_records_host_announcements(tmp_path: object) -> None:
                     await broker.address(8, timeout=0.05)
                 await stream.done_writing()
         finally:
-            await server.stop(0)
+            await server.stop(0.1)
 
     asyncio.run(main())
 

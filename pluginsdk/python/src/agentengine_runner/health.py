@@ -1,4 +1,4 @@
-"""grpc.health.v1.Health on grpc.aio, over the SDK's own stubs.
+"""grpc.health.v1.Health, over the SDK's own messages.
 
 The SDK used to depend on grpcio-health-checking for this; its releases pin narrow protobuf
 ranges, which made the runner uninstallable next to common project dependencies. The host
@@ -10,9 +10,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-import grpc
-
-from ._proto.grpc_health.v1 import health_pb2, health_pb2_grpc
+from ._proto.grpc_health.v1 import health_pb2
+from .rpc import UNARY_STREAM, UNARY_UNARY, Server, ServicerContext, StatusCode
 
 ServingStatus = health_pb2.HealthCheckResponse.ServingStatus
 SERVING: ServingStatus = health_pb2.HealthCheckResponse.SERVING
@@ -20,7 +19,7 @@ NOT_SERVING: ServingStatus = health_pb2.HealthCheckResponse.NOT_SERVING
 SERVICE_UNKNOWN: ServingStatus = health_pb2.HealthCheckResponse.SERVICE_UNKNOWN
 
 
-class HealthServicer(health_pb2_grpc.HealthServicer):
+class HealthServicer:
     def __init__(self) -> None:
         self._status: dict[str, ServingStatus] = {}
         self._changed = asyncio.Condition()
@@ -42,15 +41,15 @@ class HealthServicer(health_pb2_grpc.HealthServicer):
             self._changed.notify_all()
 
     async def Check(  # noqa: N802 (gRPC method name)
-        self, request: health_pb2.HealthCheckRequest, context: grpc.aio.ServicerContext
+        self, request: health_pb2.HealthCheckRequest, context: ServicerContext
     ) -> health_pb2.HealthCheckResponse:
         status = self._status.get(request.service)
         if status is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown service {request.service!r}")
+            await context.abort(StatusCode.NOT_FOUND, f"unknown service {request.service!r}")
         return health_pb2.HealthCheckResponse(status=status)
 
     async def Watch(  # noqa: N802 (gRPC method name)
-        self, request: health_pb2.HealthCheckRequest, context: grpc.aio.ServicerContext
+        self, request: health_pb2.HealthCheckRequest, context: ServicerContext
     ) -> AsyncIterator[health_pb2.HealthCheckResponse]:
         last: ServingStatus | None = None
         while True:
@@ -63,5 +62,11 @@ class HealthServicer(health_pb2_grpc.HealthServicer):
             yield health_pb2.HealthCheckResponse(status=status)
 
 
-def add_to_server(servicer: HealthServicer, server: grpc.aio.Server) -> None:
-    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+def add_to_server(servicer: HealthServicer, server: Server) -> None:
+    server.add_service(
+        "grpc.health.v1.Health",
+        {
+            "Check": (UNARY_UNARY, servicer.Check, health_pb2.HealthCheckRequest.FromString),
+            "Watch": (UNARY_STREAM, servicer.Watch, health_pb2.HealthCheckRequest.FromString),
+        },
+    )

@@ -1,4 +1,4 @@
-"""serve(): the go-plugin server side of a runner process, on grpc.aio.
+"""serve(): the go-plugin server side of a runner process (gRPC served by rpc.py).
 
 Lifecycle contract (what go-plugin's Go client expects of a plugin process): cookie check, one handshake line on the
 real stdout, health "plugin"=SERVING, GRPCController/Shutdown and GRPCStdio served, SIGINT
@@ -19,19 +19,14 @@ import threading
 import time
 from dataclasses import dataclass
 
-import grpc
-
 from . import health, stdio
-from ._proto.plugin import grpc_broker_pb2_grpc as broker_grpc
-from ._proto.plugin import grpc_controller_pb2_grpc as controller_grpc
-from ._proto.plugin import grpc_stdio_pb2_grpc as stdio_grpc
-from ._proto.runner.v1 import runner_pb2_grpc as runner_grpc
 from .context import use_ksadk
 from .handshake import HandshakeEnv, HandshakeError, check_env, handshake_line
 from .hclog import get_logger, handler, install_root_handler
 from .lane import LaneServer
+from .rpc import Server
 from .runner import Runner
-from .services import Broker, BrokerService, ControllerService, RunnerService, StdioService
+from .services import Broker, BrokerService, ControllerService, RunnerService, StdioService, add_services
 
 log = get_logger()
 
@@ -123,24 +118,14 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
     life = _Lifecycle(loop, asyncio.Event())
     hub = stdio.hub() or stdio.StdioHub()
 
-    server = grpc.aio.server(
-        # The same limits as the host and the Go SDK (runnerplugin.MaxMessageBytes).
-        options=[
-            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-        ]
-    )
+    # The same limit as the host and the Go SDK (runnerplugin.MaxMessageBytes).
+    server = Server(MAX_MESSAGE_BYTES)
     health_servicer = health.HealthServicer()
     await health_servicer.set(HEALTH_SERVICE, health.SERVING)
     await health_servicer.set("", health.SERVING)
     health.add_to_server(health_servicer, server)
     service = RunnerService(runner)
-    runner_grpc.add_RunnerServicer_to_server(service, server)
-    controller_grpc.add_GRPCControllerServicer_to_server(
-        ControllerService(life.request_stop), server
-    )
-    stdio_grpc.add_GRPCStdioServicer_to_server(StdioService(hub), server)
-    broker_grpc.add_GRPCBrokerServicer_to_server(BrokerService(_broker), server)
+    add_services(server, service, ControllerService(life.request_stop), StdioService(hub), BrokerService(_broker))
 
     sock_dir, own_dir = _socket_dir(env)
     path = os.path.join(sock_dir, f"r{os.getpid()}.sock")
@@ -151,8 +136,7 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
             raise HandshakeError(f"unix socket path too long ({len(path)} bytes): {path}")
         if os.path.exists(path):
             os.unlink(path)  # stale socket of a dead process with our pid
-        server.add_insecure_port(f"unix:{path}")
-        await server.start()
+        await server.start_unix(path)
         if lane is not None:
             await lane.start(lane_path)
             service.run_lane = lane_path
@@ -179,12 +163,6 @@ async def _serve(runner: Runner, env: HandshakeEnv, grace: float) -> None:
         if lane is not None:
             await lane.close(grace)
         await server.stop(grace)
-        # grpc's per-RPC tasks can still be winding down after stop() returns; if
-        # asyncio.run() cancels them, grpc logs a bogus "Exception not handled" error with
-        # a raw traceback on stderr. Give them a moment (user tasks may never finish).
-        others = asyncio.all_tasks() - {asyncio.current_task()}
-        if others:
-            await asyncio.wait(others, timeout=0.2)
     finally:
         _remove(lane_path, None)
         _remove(path, sock_dir if own_dir else None)

@@ -1,4 +1,4 @@
-"""gRPC servicers: the runner protocol plus go-plugin's controller, stdio and broker."""
+"""gRPC services: the runner protocol plus go-plugin's controller, stdio and broker."""
 
 from __future__ import annotations
 
@@ -9,23 +9,19 @@ import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, cast
 
-import grpc
 from google.protobuf import empty_pb2
 
 from ._proto.plugin import grpc_broker_pb2 as broker_pb
-from ._proto.plugin import grpc_broker_pb2_grpc as broker_grpc
 from ._proto.plugin import grpc_controller_pb2 as controller_pb
-from ._proto.plugin import grpc_controller_pb2_grpc as controller_grpc
 from ._proto.plugin import grpc_stdio_pb2 as stdio_pb
-from ._proto.plugin import grpc_stdio_pb2_grpc as stdio_grpc
 from ._proto.runner.v1 import runner_pb2 as pb
-from ._proto.runner.v1 import runner_pb2_grpc as runner_grpc
 from .context import InvocationContext, invocation_scope
 from .emitter import Emitter, RunCheckpoints, artifacts_from_pb, checkpoint_scope, checkpoints_from_pb
 from .expand import expand_request
 from .handshake import RUNNER_PROTOCOL
 from .hclog import get_logger
 from .lifelong import LifelongObjects
+from .rpc import STREAM_STREAM, UNARY_STREAM, UNARY_UNARY, Server, ServicerContext, StatusCode
 from .runner import CallError, Runner, RunnerError, RunRequest, SummarizeRequest
 from .stdio import StdioHub
 from .tracing import trace_ids, trace_scope
@@ -65,13 +61,13 @@ def decode_object(raw: bytes, what: str) -> dict[str, Any]:
 
 # CallError codes → gRPC status codes (the host maps these to its error kinds).
 CALL_CODES = {
-    "invalid_argument": grpc.StatusCode.INVALID_ARGUMENT,
-    "failed_precondition": grpc.StatusCode.FAILED_PRECONDITION,
-    "not_found": grpc.StatusCode.NOT_FOUND,
+    "invalid_argument": StatusCode.INVALID_ARGUMENT,
+    "failed_precondition": StatusCode.FAILED_PRECONDITION,
+    "not_found": StatusCode.NOT_FOUND,
 }
 
 
-class RunnerService(runner_grpc.RunnerServicer):
+class RunnerService:
     def __init__(self, runner: Runner) -> None:
         self._runner = runner
         # The run lane's socket path once it serves (lane.LaneServer), for Describe.
@@ -99,13 +95,13 @@ class RunnerService(runner_grpc.RunnerServicer):
         return bool(self._checkpoints)
 
     async def Describe(
-        self, request: pb.DescribeRequest, context: grpc.aio.ServicerContext
+        self, request: pb.DescribeRequest, context: ServicerContext
     ) -> pb.DescribeResponse:
         try:
             d = self._runner.describe()
         except Exception as exc:
             log.error("describe failed", exc_info=True)
-            await context.abort(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+            await context.abort(StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
         self._framework = d.framework
         caps = d.capabilities
         self._checkpoints = caps.checkpoints
@@ -129,7 +125,7 @@ class RunnerService(runner_grpc.RunnerServicer):
             native_json=b"" if d.native is None else json.dumps(d.native, separators=(",", ":"), default=str).encode(),
         )
 
-    async def Run(self, request: pb.RunRequest, context: grpc.aio.ServicerContext) -> None:
+    async def Run(self, request: pb.RunRequest, context: ServicerContext) -> None:
         # A coroutine handler writing with context.write (not an async generator pulling from
         # a queue): user code then runs in this RPC's own task, so a client cancel cancels
         # it directly, and each run gets its own contextvars copy.
@@ -144,8 +140,8 @@ class RunnerService(runner_grpc.RunnerServicer):
     ) -> None:
         """One run, its events written with write: what Run and the run lane both serve.
         Call it in a task of the run's own (cancelling the task cancels the run). batches:
-        the emitter coalesces events into RunEventBatches (for a write that is slow, as
-        grpc.aio's is)."""
+        the emitter coalesces events into RunEventBatches (for a write that is slow, as a
+        gRPC call's is)."""
         self.lifelong.run_started()
         try:
             await self._run(request, write, batches)
@@ -228,67 +224,67 @@ class RunnerService(runner_grpc.RunnerServicer):
         )
 
     async def Summarize(
-        self, request: pb.SummarizeRequest, context: grpc.aio.ServicerContext
+        self, request: pb.SummarizeRequest, context: ServicerContext
     ) -> pb.SummarizeResponse:
         if not self._runner.supports_summarize():
-            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "runner does not summarize")
+            await context.abort(StatusCode.UNIMPLEMENTED, "runner does not summarize")
         try:
             history = json.loads(request.history_json) if request.history_json else []
             if not isinstance(history, list):
                 raise ValueError("history_json must be a JSON array")
         except ValueError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            await context.abort(StatusCode.INVALID_ARGUMENT, str(exc))
         try:
             summary = await self._runner.summarize(
                 SummarizeRequest(history=history, instructions=request.instructions)
             )
         except NotImplementedError:
-            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "runner does not summarize")
+            await context.abort(StatusCode.UNIMPLEMENTED, "runner does not summarize")
         except Exception as exc:
             log.error("summarize failed", extra={"error": traceback.format_exc()})
-            await context.abort(grpc.StatusCode.UNKNOWN, f"{type(exc).__name__}: {exc}")
+            await context.abort(StatusCode.UNKNOWN, f"{type(exc).__name__}: {exc}")
         return pb.SummarizeResponse(summary=summary)
 
-    async def Call(self, request: pb.CallRequest, context: grpc.aio.ServicerContext) -> pb.CallResponse:
+    async def Call(self, request: pb.CallRequest, context: ServicerContext) -> pb.CallResponse:
         try:
             arg = json.loads(request.json) if request.json else None
         except ValueError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{request.method}: the argument is not JSON: {exc}")
+            await context.abort(StatusCode.INVALID_ARGUMENT, f"{request.method}: the argument is not JSON: {exc}")
         try:
             result = await self._runner.call(request.method, arg)
             out = json.dumps(result, separators=(",", ":")).encode()
         except NotImplementedError:
-            await context.abort(grpc.StatusCode.UNIMPLEMENTED, f"the runner has no method {request.method!r}")
+            await context.abort(StatusCode.UNIMPLEMENTED, f"the runner has no method {request.method!r}")
         except CallError as exc:
-            await context.abort(CALL_CODES.get(exc.code, grpc.StatusCode.INVALID_ARGUMENT), str(exc))
+            await context.abort(CALL_CODES.get(exc.code, StatusCode.INVALID_ARGUMENT), str(exc))
         except Exception as exc:
             log.error("call failed", extra={"method": request.method, "error": traceback.format_exc()})
-            await context.abort(grpc.StatusCode.UNKNOWN, f"{type(exc).__name__}: {exc}")
+            await context.abort(StatusCode.UNKNOWN, f"{type(exc).__name__}: {exc}")
         return pb.CallResponse(json=out)
 
 
-class ControllerService(controller_grpc.GRPCControllerServicer):
+class ControllerService:
     """plugin.GRPCController: the host's Kill() asks for a graceful exit here."""
 
     def __init__(self, request_stop: Callable[[str], None]) -> None:
         self._request_stop = request_stop
 
     async def Shutdown(
-        self, request: controller_pb.Empty, context: grpc.aio.ServicerContext
+        self, request: controller_pb.Empty, context: ServicerContext
     ) -> controller_pb.Empty:
         # Answer first; stopping is scheduled so this reply still goes out.
         asyncio.get_running_loop().call_soon(self._request_stop, "shutdown requested by host")
         return controller_pb.Empty()
 
 
-class StdioService(stdio_grpc.GRPCStdioServicer):
+class StdioService:
     """plugin.GRPCStdio: forwards captured stdout to the host's SyncStdout."""
 
     def __init__(self, hub: StdioHub) -> None:
         self._hub = hub
 
     async def StreamStdio(
-        self, request: empty_pb2.Empty, context: grpc.aio.ServicerContext
+        self, request: empty_pb2.Empty, context: ServicerContext
     ) -> AsyncIterator[stdio_pb.StdioData]:
         while True:
             await self._hub.wait()
@@ -328,23 +324,45 @@ class Broker:
         info = self._infos[service_id]
         return info.network, info.address
 
-    async def dial(self, service_id: int, timeout: float = 5.0) -> grpc.aio.Channel:
+    async def dial(self, service_id: int, timeout: float = 5.0) -> Any:
+        """A grpc.aio channel to a brokered host server. It needs grpcio in the agent's
+        environment: the runner itself serves without it."""
+        import grpc  # a client of the host's servers only: most runners never dial one
+
         network, address = await self.address(service_id, timeout)
         target = f"unix:{address}" if network == "unix" else address
         return grpc.aio.insecure_channel(target)
 
 
-class BrokerService(broker_grpc.GRPCBrokerServicer):
+class BrokerService:
     def __init__(self, broker: Broker) -> None:
         self._broker = broker
 
     async def StartStream(
         self,
         request_iterator: AsyncIterator[broker_pb.ConnInfo],
-        context: grpc.aio.ServicerContext,
+        context: ServicerContext,
     ) -> None:
         # We never announce servers of our own, so nothing is written back.
         async for info in request_iterator:
             if info.HasField("knock"):
                 continue  # multiplexing knocks; we don't advertise multiplexing
             self._broker.add(info)
+
+
+def add_services(
+    server: Server, runner: RunnerService, controller: ControllerService, stdio: StdioService, broker: BrokerService
+) -> None:
+    """Registers the runner protocol and go-plugin's controller, stdio and broker."""
+    server.add_service(
+        "agentengine.runner.v1.Runner",
+        {
+            "Describe": (UNARY_UNARY, runner.Describe, pb.DescribeRequest.FromString),
+            "Run": (UNARY_STREAM, runner.Run, pb.RunRequest.FromString),
+            "Summarize": (UNARY_UNARY, runner.Summarize, pb.SummarizeRequest.FromString),
+            "Call": (UNARY_UNARY, runner.Call, pb.CallRequest.FromString),
+        },
+    )
+    server.add_service("plugin.GRPCController", {"Shutdown": (UNARY_UNARY, controller.Shutdown, controller_pb.Empty.FromString)})
+    server.add_service("plugin.GRPCStdio", {"StreamStdio": (UNARY_STREAM, stdio.StreamStdio, empty_pb2.Empty.FromString)})
+    server.add_service("plugin.GRPCBroker", {"StartStream": (STREAM_STREAM, broker.StartStream, broker_pb.ConnInfo.FromString)})

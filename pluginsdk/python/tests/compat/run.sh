@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Proves the runner SDK's dependency ranges (pyproject.toml, runner-requirements.txt) at
-# both ends, each in a fresh venv with the SDK installed the way a project gets it
-# (`pip install <sdk dir>`, not editable):
-#   oldest  grpcio 1.60.x + protobuf 4.25.x
-#   newest  the latest grpcio + the latest protobuf 7.x (+ the latest grpcio-health-checking,
-#           whose health.proto differs from the SDK's restated one)
+# Proves the runner SDK's dependency range (pyproject.toml, runner-requirements.txt:
+# protobuf only; the SDK serves gRPC itself) at both ends, each in a fresh venv with the
+# SDK installed the way a project gets it (`pip install <sdk dir>`, not editable), plus
+# grpcio as the tests' client:
+#   oldest  protobuf 4.25.x (a grpcio 1.60.x client)
+#   newest  the latest protobuf 7.x (the latest grpcio client + the latest
+#           grpcio-health-checking, whose health.proto differs from the SDK's restated one)
 #   otel    opentelemetry-proto <= 1.41 (what ksadk allows; it needs protobuf < 7) and
 #           grpcio-health-checking next to the SDK
 #   ksadk   the real ksadk package (whatever pip resolves for it; heavy: ~700 MB)
@@ -101,7 +102,7 @@ otel() {
 ksadk() {
   local vpy
   vpy=$(fresh ksadk)
-  "$vpy" -m pip install -q ksadk "$src" pytest
+  "$vpy" -m pip install -q ksadk "$src" pytest grpcio
   AGENTENGINE_TEST_REAL_KSADK=1 suite "$vpy"
 }
 
