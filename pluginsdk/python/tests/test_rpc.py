@@ -201,3 +201,68 @@ def test_a_runner_process_does_not_import_grpcio() -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60)
+
+
+# -- raw frames: what grpcio's client never sends, but a peer may ----------------------
+
+
+def _frame(kind: int, flags: int, stream_id: int, payload: bytes = b"") -> bytes:
+    n = len(payload)
+    return bytes([n >> 16, (n >> 8) & 0xFF, n & 0xFF, kind, flags]) + stream_id.to_bytes(4, "big") + payload
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> tuple[int, int, int, bytes]:
+    head = await reader.readexactly(9)
+    n = int.from_bytes(head[:3], "big")
+    return head[3], head[4], int.from_bytes(head[5:9], "big") & 0x7FFFFFFF, await reader.readexactly(n)
+
+
+def test_raw_frames_padding_priority_continuation_and_ping() -> None:
+    async def echo(req: pb.CallRequest, ctx: rpc.ServicerContext) -> pb.CallResponse:
+        return pb.CallResponse(json=req.json)
+
+    async def scenario() -> None:
+        with tempfile.TemporaryDirectory(prefix="aer-", dir="/tmp") as d:
+            server = rpc.Server(1 << 20)
+            server.add("/t.T/Echo", rpc.UNARY_UNARY, echo, pb.CallRequest.FromString)
+            path = os.path.join(d, "s.sock")
+            await server.start_unix(path)
+            reader, writer = await asyncio.open_unix_connection(path)
+            try:
+                writer.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + _frame(4, 0, 0))
+                block = _hpack.encode(
+                    [(b":method", b"POST"), (b":scheme", b"http"), (b":path", b"/t.T/Echo"), (b"content-type", b"application/grpc")]
+                )
+                # HEADERS: padded, with a priority, the block split over a CONTINUATION.
+                head = bytes([3]) + bytes(5) + block[:10] + b"\0\0\0"
+                writer.write(_frame(1, 0x8 | 0x20, 1, head) + _frame(9, 0x4, 1, block[10:]))
+                body = pb.CallRequest(json=b"hello").SerializeToString()
+                message = b"\0" + len(body).to_bytes(4, "big") + body
+                writer.write(_frame(0, 0x8 | 0x1, 1, bytes([2]) + message + b"\0\0"))
+                writer.write(_frame(6, 0, 0, b"12345678"))
+                # A second stream whose HEADERS end it (a unary call without its request),
+                # the END_STREAM flag on the HEADERS frame, the block ending in a CONTINUATION.
+                writer.write(_frame(1, 0x1, 3, block[:5]) + _frame(9, 0x4, 3, block[5:]))
+                await writer.drain()
+                dec = _hpack.Decoder()
+                seen: dict[int, list[tuple[int, object]]] = {1: [], 3: []}
+                pong = False
+                while not (pong and any(fl & 0x1 for _, fl in seen[1]) and seen[3]):
+                    kind, flags, sid, payload = await asyncio.wait_for(_read_frame(reader), 5)
+                    if kind == 6:
+                        assert flags & 0x1 and payload == b"12345678"
+                        pong = True
+                    elif kind == 1:
+                        headers = dict(dec.decode(payload))
+                        seen[sid].append((kind, flags))
+                        if sid == 1 and flags & 0x1:
+                            assert headers[b"grpc-status"] == b"0"
+                        if sid == 3:
+                            assert headers[b"grpc-status"] == str(int(rpc.StatusCode.INTERNAL)).encode()
+                    elif kind == 0 and sid == 1:
+                        assert pb.CallResponse.FromString(payload[5:]).json == b"hello"
+            finally:
+                writer.close()
+                await server.stop(0.1)
+
+    asyncio.run(scenario())

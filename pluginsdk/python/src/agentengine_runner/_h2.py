@@ -157,12 +157,14 @@ class Connection:
                 block = _unpad(flags, payload)
                 if flags & PRIORITY_FLAG:
                     block = block[5:]
-                while not flags & END_HEADERS:
-                    kind2, flags, id2, more = await self._read_frame()
+                last = flags
+                while not last & END_HEADERS:
+                    kind2, last, id2, more = await self._read_frame()
                     if kind2 != CONTINUATION or id2 != stream_id:
                         raise ConnectionError_(PROTOCOL_ERROR, "header block interrupted")
                     block += more
-                self._headers(stream_id, flags, block, payload)
+                # END_STREAM is the HEADERS frame's flag, not a CONTINUATION's.
+                self._headers(stream_id, flags & END_STREAM, block)
             elif kind == DATA:
                 self._data(stream_id, flags, payload)
             elif kind == SETTINGS:
@@ -190,7 +192,7 @@ class Connection:
                 raise ConnectionError_(PROTOCOL_ERROR, "CONTINUATION without HEADERS")
             # PRIORITY and unknown frame types are ignored (RFC 9113 5.3.2, 4.1).
 
-    def _headers(self, stream_id: int, flags: int, block: bytes, _raw: bytes) -> None:
+    def _headers(self, stream_id: int, end_stream: int, block: bytes) -> None:
         try:
             headers = self._decoder.decode(block)
         except HPACKError as exc:
@@ -209,7 +211,7 @@ class Connection:
             self._write(_frame(RST_STREAM, 0, stream_id, struct.pack(">I", REFUSED_STREAM)))
             return
         stream = Stream(self, stream_id, headers, self._peer_window)
-        stream.ended = bool(flags & END_STREAM)
+        stream.ended = bool(end_stream)
         self._streams[stream_id] = stream
         stream.task = asyncio.get_running_loop().create_task(self._run(stream))
 
