@@ -108,6 +108,8 @@ def test_unary_status_and_messages() -> None:
             await ctx.abort(rpc.StatusCode.FAILED_PRECONDITION, "nicht möglich: 100% kaputt\nzeile 2")
         if req.method == "raise":
             raise ValueError("boom")
+        if req.method == "long":
+            await ctx.abort(rpc.StatusCode.INVALID_ARGUMENT, "é" * 50_000)
         return pb.CallResponse(json=req.json)
 
     async def scenario() -> None:
@@ -124,6 +126,10 @@ def test_unary_status_and_messages() -> None:
                 await call(pb.CallRequest(method="raise"), timeout=5)
             assert err.value.code() == grpc.StatusCode.UNKNOWN
             assert "boom" in (err.value.details() or "")
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await call(pb.CallRequest(method="long"), timeout=5)
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert err.value.details() == "é" * (rpc.MAX_DETAILS // 2)  # cut, whole characters
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await _unary(ch, "Missing")(pb.CallRequest(), timeout=5)
             assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED

@@ -80,6 +80,10 @@ class ServicerContext:
 
 UNARY_UNARY, UNARY_STREAM, STREAM_UNARY, STREAM_STREAM = "unary_unary", "unary_stream", "stream_unary", "stream_stream"
 
+# The longest status message sent, in UTF-8 bytes: percent-encoded (at most three times
+# as long) the trailers stay under the 8 KiB of metadata grpcio's clients accept.
+MAX_DETAILS = 2500
+
 
 @dataclass(frozen=True)
 class Method:
@@ -145,7 +149,8 @@ class _Call:
     def finish(self, code: StatusCode, details: str = "") -> None:
         trailers = [(b"grpc-status", str(int(code)).encode())]
         if details:
-            trailers.append((b"grpc-message", _percent_encode(details)))
+            cut = details.encode("utf-8", "replace")[:MAX_DETAILS].decode("utf-8", "ignore")
+            trailers.append((b"grpc-message", _percent_encode(cut)))
         if not self._headers_sent:  # trailers-only response
             self._headers_sent = True
             trailers = [(b":status", b"200"), (b"content-type", b"application/grpc"), *trailers]
