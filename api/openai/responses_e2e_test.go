@@ -380,7 +380,8 @@ func TestResponsesConcurrentRun(t *testing.T) {
 }
 
 func TestResponsesBackgroundAndCancel(t *testing.T) {
-	e := newEnv(t, Config{})
+	// A cancel that finds no active run returns the response as it is after CancelWait.
+	e := newEnv(t, Config{CancelWait: 2 * time.Second})
 	slow := `"model_options":{"delay_ms":50,"deltas":200}`
 	bg := e.json("POST", "/v1/responses", `{"model":"echo","input":"slow","background":true,`+slow+`}`, 200)
 	id := str(bg["id"])
@@ -416,7 +417,15 @@ func TestResponsesBackgroundAndCancel(t *testing.T) {
 		rid = run.ResponseID
 		return nil
 	})
-	e.json("POST", "/v1/responses/"+rid+"/cancel", "", 200)
+	// The store names the run before the runtime can cancel it (a client learns the id
+	// later, from response.created): a cancel in between finds no active run and returns
+	// the response unchanged, so it is sent until it takes.
+	testutil.Eventually(t, 8*time.Second, func() error {
+		if c := e.json("POST", "/v1/responses/"+rid+"/cancel", "", 200); c["status"] != "cancelled" {
+			return fmt.Errorf("cancel answered %v", c["status"])
+		}
+		return nil
+	})
 	evs := <-done
 	final := checkResponsesStream(t, evs)
 	if evs[len(evs)-1].Name != "response.incomplete" || final["status"] != "cancelled" {
