@@ -37,7 +37,7 @@ from .loader import (
 
 MIN_PYTHON = (3, 11)
 # Import names of the runner's requirements whose import name differs from the distribution's.
-RUNTIME_IMPORTS = {"protobuf": "google.protobuf", "grpcio": "grpc"}
+RUNTIME_IMPORTS = {"protobuf": "google.protobuf"}
 
 
 @dataclass

@@ -27,12 +27,11 @@ END_HEADERS = 0x4
 PADDED = 0x8
 PRIORITY_FLAG = 0x20
 
-SETTINGS_HEADER_TABLE_SIZE = 0x1
 SETTINGS_ENABLE_PUSH = 0x2
 SETTINGS_INITIAL_WINDOW_SIZE = 0x4
 SETTINGS_MAX_FRAME_SIZE = 0x5
 
-NO_ERROR, PROTOCOL_ERROR, INTERNAL_ERROR, FLOW_CONTROL_ERROR = 0x0, 0x1, 0x2, 0x3
+NO_ERROR, PROTOCOL_ERROR, FLOW_CONTROL_ERROR = 0x0, 0x1, 0x3
 FRAME_SIZE_ERROR, REFUSED_STREAM, CANCEL, COMPRESSION_ERROR = 0x6, 0x7, 0x8, 0x9
 
 DEFAULT_WINDOW = 65_535
@@ -81,6 +80,13 @@ class Stream:
 
     def _wake(self) -> None:
         self._arrived.set()
+
+    def _abort(self) -> None:
+        """The stream is gone (reset, or its connection closed): its handler is cancelled."""
+        self.reset = True
+        self._wake()
+        if self.task is not None:
+            self.task.cancel()
 
 
 def _frame(kind: int, flags: int, stream_id: int, payload: bytes = b"") -> bytes:
@@ -132,10 +138,7 @@ class Connection:
             pass  # the peer went away
         finally:
             for stream in list(self._streams.values()):
-                stream.reset = True
-                stream._wake()
-                if stream.task is not None:
-                    stream.task.cancel()
+                stream._abort()
             self._streams.clear()
             self._window_opened.set()
             self._writer.close()
@@ -179,10 +182,8 @@ class Connection:
             elif kind == RST_STREAM:
                 stream = self._streams.pop(stream_id, None)
                 if stream is not None:
-                    stream.reset = stream.closed = True
-                    stream._wake()
-                    if stream.task is not None:
-                        stream.task.cancel()
+                    stream.closed = True
+                    stream._abort()
                     self._window_opened.set()
             elif kind == GOAWAY:
                 self._going_away = True
@@ -202,9 +203,9 @@ class Connection:
             stream.ended = True
             stream._wake()
             return
-        if stream_id % 2 == 0 or stream_id <= self._last_id:
-            if stream_id <= self._last_id:
-                return  # a stream we already closed
+        if stream_id <= self._last_id:
+            return  # a stream we already closed
+        if stream_id % 2 == 0:
             raise ConnectionError_(PROTOCOL_ERROR, f"stream id {stream_id}")
         self._last_id = stream_id
         if self._going_away:
@@ -219,9 +220,9 @@ class Connection:
         try:
             await self._on_stream(stream)
         finally:
-            if not stream.closed and not stream.reset:
-                self.reset_stream(stream, CANCEL)
-            self._streams.pop(stream.id, None)
+            # A handler that ended without closing its stream leaves it reset; either way
+            # the stream is forgotten.
+            self.reset_stream(stream, CANCEL)
 
     def _data(self, stream_id: int, flags: int, payload: bytes) -> None:
         self._unacked += len(payload)

@@ -74,11 +74,11 @@ class ServicerContext:
         """Sends one response message of a server-streaming method."""
         await self._call.send(message)
 
-    def cancelled(self) -> bool:
-        return self._call.stream.reset
-
 
 UNARY_UNARY, UNARY_STREAM, STREAM_UNARY, STREAM_STREAM = "unary_unary", "unary_stream", "stream_unary", "stream_stream"
+
+# A response's headers, before its messages (or with its status, when it has none).
+RESPONSE_HEADERS = [(b":status", b"200"), (b"content-type", b"application/grpc")]
 
 # The longest status message sent, in UTF-8 bytes: percent-encoded (at most three times
 # as long) the trailers stay under the 8 KiB of metadata grpcio's clients accept.
@@ -137,7 +137,7 @@ class _Call:
     def _send_headers(self) -> None:
         if not self._headers_sent:
             self._headers_sent = True
-            self.stream.conn.send_headers(self.stream, [(b":status", b"200"), (b"content-type", b"application/grpc")])
+            self.stream.conn.send_headers(self.stream, RESPONSE_HEADERS)
 
     async def send(self, message: Message) -> None:
         data = message.SerializeToString()
@@ -153,7 +153,7 @@ class _Call:
             trailers.append((b"grpc-message", _percent_encode(cut)))
         if not self._headers_sent:  # trailers-only response
             self._headers_sent = True
-            trailers = [(b":status", b"200"), (b"content-type", b"application/grpc"), *trailers]
+            trailers = [*RESPONSE_HEADERS, *trailers]
         self.stream.conn.send_headers(self.stream, trailers, end_stream=True)
 
 
@@ -164,8 +164,7 @@ class Server:
         self._max = max_message_bytes
         self._methods: dict[bytes, Method] = {}
         self._server: asyncio.Server | None = None
-        self._conns: set[_h2.Connection] = set()
-        self._conn_tasks: set[asyncio.Task[None]] = set()
+        self._conns: dict[_h2.Connection, asyncio.Task[Any] | None] = {}  # each with its serving task
 
     def add(self, path: str, kind: str, handler: Callable[..., Any], request: Callable[[bytes], Any]) -> None:
         """Registers handler for the method at path ("/package.Service/Method")."""
@@ -180,16 +179,11 @@ class Server:
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = _h2.Connection(reader, writer, self._stream)
-        self._conns.add(conn)
-        task = asyncio.current_task()
-        if task is not None:
-            self._conn_tasks.add(task)
+        self._conns[conn] = asyncio.current_task()
         try:
             await conn.serve()
         finally:
-            self._conns.discard(conn)
-            if task is not None:
-                self._conn_tasks.discard(task)
+            del self._conns[conn]
 
     async def stop(self, grace: float) -> None:
         """Takes no new calls, lets those in progress finish for up to grace seconds,
@@ -205,10 +199,10 @@ class Server:
                 t.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=0.1)
-        for conn in list(self._conns):
+        for conn, task in list(self._conns.items()):
             await conn.close()
-        for t in list(self._conn_tasks):
-            t.cancel()
+            if task is not None:
+                task.cancel()
 
     async def _stream(self, stream: _h2.Stream) -> None:
         call = _Call(stream, self._max)
